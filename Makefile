@@ -1,0 +1,33 @@
+# Everything a fresh machine needs: `make demo` and `make test` set themselves up.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.xrelay-installed
+
+.PHONY: setup demo test pytest lit bench clean
+
+setup: $(STAMP)
+
+# Re-installs only when the project's dependencies change; quick when already done.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/python examples/pass_instrument_tutorial.py
+
+test: pytest lit
+
+pytest: setup
+	$(BIN)/python -m pytest
+
+lit: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -v tests/filecheck
+
+bench: setup
+	$(BIN)/python benchmarks/instrument_overhead.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,18 @@
+"""The `xdsl.universe` entry point: lets the stock `xdsl-opt` load the nn dialect and xrelay's passes."""
+
+from xdsl.universe import Universe
+
+
+def _nn_dialect():
+    from xrelay.dialects.nn import NN
+
+    return NN
+
+
+def _passes():
+    from xrelay.passes import ALL_PASSES
+
+    return ALL_PASSES
+
+
+XRELAY_UNIVERSE = Universe(all_dialects={"nn": _nn_dialect}, all_passes={})

@@ -1,1 +1,21 @@
-"""xrelay.dialects"""
+"""xrelay.dialects: the nn dialect and the context every parser and pass uses."""
+
+from xdsl.context import Context
+
+
+def make_context() -> Context:
+    """A context with builtin, func, arith, tensor, linalg, memref, scf and nn loaded."""
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.dialects.linalg import Linalg
+    from xdsl.dialects.memref import MemRef
+    from xdsl.dialects.scf import Scf
+    from xdsl.dialects.tensor import Tensor
+
+    from xrelay.dialects.nn import NN
+
+    ctx = Context()
+    for dialect in (Builtin, Func, Arith, Tensor, Linalg, MemRef, Scf, NN):
+        ctx.load_dialect(dialect)
+    return ctx

@@ -1,0 +1,162 @@
+"""`nn.constant`: a tensor literal whose data lives in a `DenseIntOrFPElementsAttr`.
+
+The op prints as ``nn.constant dense<"0x..."> : tensor<...>``. The hex is written here
+with `bytes.hex` because xDSL's attribute printer first unpacks every element (far too
+slow for model weights); xDSL's parser already decodes hex with `bytes.fromhex`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    TensorType,
+    f16,
+    f32,
+    f64,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute
+from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, result_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from xrelay.dialects.infer import ShapeError
+
+_DTYPE_TO_ELEMENT: dict[np.dtype, Attribute] = {
+    np.dtype("float32"): f32,
+    np.dtype("float16"): f16,
+    np.dtype("float64"): f64,
+    np.dtype("int32"): i32,
+    np.dtype("int64"): i64,
+}
+
+# Decimal lists are kept for tiny constants only (readable scalars in lit tests).
+SMALL_CONSTANT_ELEMENTS = 16
+
+
+def element_type_of(dtype: np.dtype | type) -> Attribute:
+    """The xDSL element type for a numpy dtype (f32, f16, f64, i32, i64)."""
+    dtype = np.dtype(dtype)
+    try:
+        return _DTYPE_TO_ELEMENT[dtype]
+    except KeyError:
+        raise TypeError(f"nn.constant: unsupported dtype {dtype} (use f32, f16, f64, i32, i64)") from None
+
+
+def dtype_of(element_type: Attribute) -> np.dtype:
+    """The little-endian numpy dtype for an xDSL element type."""
+    if isinstance(element_type, Float32Type):
+        return np.dtype("<f4")
+    if isinstance(element_type, Float16Type):
+        return np.dtype("<f2")
+    if isinstance(element_type, Float64Type):
+        return np.dtype("<f8")
+    if isinstance(element_type, IntegerType) and element_type.width.data in (32, 64):
+        return np.dtype("<i4" if element_type.width.data == 32 else "<i8")
+    raise TypeError(f"unsupported element type {element_type} (use f32, f16, f64, i32, i64)")
+
+
+def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
+    """A dense attribute holding a little-endian copy of `array`'s bytes."""
+    array = np.asarray(array)
+    element = element_type_of(array.dtype)
+    data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+    return DenseIntOrFPElementsAttr(TensorType(element, array.shape), BytesAttr(data))
+
+
+def attr_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """Read-only zero-copy numpy view of a dense attribute (a splat broadcasts, still no copy)."""
+    tensor_type = attr.type
+    shape = tuple(tensor_type.get_shape())
+    flat = np.frombuffer(attr.data.data, dtype=dtype_of(tensor_type.get_element_type()))
+    if flat.size == 1 and int(np.prod(shape)) != 1:
+        return np.broadcast_to(flat.reshape(()), shape)
+    return flat.reshape(shape)
+
+
+def _print_dense(attr: DenseIntOrFPElementsAttr, printer: Printer) -> None:
+    data = attr.data.data
+    itemsize = dtype_of(attr.type.get_element_type()).itemsize
+    if (
+        len(data) > itemsize
+        and data[:itemsize] == data[itemsize : 2 * itemsize]  # cheap test before the full one
+        and data == data[:itemsize] * (len(data) // itemsize)
+    ):
+        # A splat prints as its one value, e.g. dense<0.000000e+00> : tensor<64xf32>.
+        attr = DenseIntOrFPElementsAttr(attr.type, BytesAttr(data[:itemsize]))
+    if len(attr) <= SMALL_CONSTANT_ELEMENTS:
+        printer.print_attribute(attr)  # xDSL's decimal form is fast enough for a few elements
+        return
+    printer.print_string('dense<"0x' + attr.data.data.hex().upper() + '"> : ')
+    printer.print_attribute(attr.type)
+
+
+def _parse_dense(parser: Parser) -> DenseIntOrFPElementsAttr:
+    """Parse ``dense<...> : tensor<...>``; xDSL decodes hex payloads with bytes.fromhex."""
+    pos = parser.pos
+    attr = parser.parse_attribute()
+    if not isinstance(attr, DenseIntOrFPElementsAttr) or not isinstance(attr.type, TensorType):
+        parser.raise_error(f"nn.constant expects a dense tensor attribute, got {attr}", pos)
+    return attr
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A tensor constant; `ConstantOp(np_array)` builds it, `op.numpy()` reads it back."""
+
+    name = "nn.constant"
+    value = attr_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+
+    def __init__(self, value: np.ndarray | DenseIntOrFPElementsAttr):
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            value = dense_attr(np.asarray(value))
+        super().__init__(result_types=[value.type], attributes={"value": value})
+
+    def numpy(self) -> np.ndarray:
+        """Read-only view over the attribute's bytes (no copy)."""
+        return attr_numpy(self.value)
+
+    def attrs(self) -> dict[str, object]:
+        return {"value": self.numpy()}
+
+    def infer_result_types(self) -> list[TensorType]:
+        if not isinstance(self.value.type, TensorType):
+            raise ShapeError(f"nn.constant: value type {self.value.type} is not a tensor")
+        return [self.value.type]
+
+    def verify_(self) -> None:
+        expected = self.infer_result_types()
+        if self.result.type != expected[0]:
+            raise VerifyException(
+                f"nn.constant: result type {self.result.type} differs from value type {expected[0]}"
+            )
+        size = int(np.prod(expected[0].get_shape()))
+        length = len(self.value.data.data) // dtype_of(expected[0].get_element_type()).itemsize
+        if length not in (1, size):
+            raise VerifyException(f"nn.constant: value holds {length} elements, type {expected[0]} needs {size}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_dense(self.value, printer)
+        extra = {k: v for k, v in self.attributes.items() if k != "value"}
+        if extra:
+            printer.print_op_attributes(extra)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = _parse_dense(parser)
+        extra = parser.parse_optional_attr_dict()
+        op = cls(value)
+        op.attributes.update(extra)
+        return op

@@ -1,0 +1,480 @@
+"""The `nn` dialect: Relay's neural-network operators on builtin ranked tensors.
+
+Every op derives from `NNOp`, which supplies the shared machinery: construction from
+operands and plain Python attributes with result-type inference, `attrs()`,
+`infer_result_types()`, the verifier and the custom assembly format
+``nn.op(%a, %b) {attrs} : (types) -> types``. An op class only declares its operands,
+its attributes with Relay's defaults, and its shape rule from `infer`.
+Attributes equal to their default are left out of the IR, so equal ops print equally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    attr_def,
+    irdl_op_definition,
+    opt_attr_def,
+    operand_def,
+    result_def,
+    traits_def,
+)
+from xdsl.irdl.constraints import ConstraintContext
+from xdsl.irdl.operations import OptAttributeDef
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from xrelay.dialects import infer
+from xrelay.dialects.constant import ConstantOp
+from xrelay.dialects.infer import ShapeError
+
+__all__ = ["NN", "OPS", "NNOp", "ShapeError", "ConstantOp", "make"]
+
+# --- attribute kinds: plain Python value <-> builtin attribute ---------------------------
+
+INTS = DenseArrayBase.constr(i64)
+INT = IntegerAttr.constr(i64)
+FLOAT = FloatAttr.constr(Float64Type)
+BOOL = IntegerAttr.constr(i1)
+
+
+def _to_attr(value: object) -> Attribute:
+    if isinstance(value, bool):
+        return BoolAttr.from_bool(value)
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, f64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, Sequence):
+        return DenseArrayBase.from_list(i64, [int(v) for v in value])
+    raise TypeError(f"unsupported attribute value {value!r}")
+
+
+def _to_python(attr: Attribute) -> object:
+    if isinstance(attr, DenseArrayBase):
+        return tuple(attr.get_values())
+    if isinstance(attr, IntegerAttr):
+        if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+            return bool(attr.value.data)
+        return int(attr.value.data)
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    return attr
+
+
+def ints(default: Sequence[int] | None = None) -> Any:
+    """An int-list attribute (`array<i64: ...>`), optional with a default."""
+    return opt_attr_def(INTS, None if default is None else _to_attr(tuple(default)))
+
+
+def int_(default: int | None = None) -> Any:
+    return opt_attr_def(INT, None if default is None else _to_attr(default))
+
+
+def float_(default: float) -> Any:
+    return opt_attr_def(FLOAT, _to_attr(float(default)))
+
+
+def bool_(default: bool) -> Any:
+    return opt_attr_def(BOOL, _to_attr(default))
+
+
+def str_(default: str | None = None) -> Any:
+    return opt_attr_def(StringAttr, None if default is None else StringAttr(default))
+
+
+# Relay accepts an int for 2-D window attributes and 1/2/4-tuples for padding.
+_NORMALISE: dict[str, Callable[[Any], tuple[int, ...]]] = {
+    "padding": infer.pad4,
+    "strides": infer.pair,
+    "dilation": infer.pair,
+    "pool_size": infer.pair,
+    "kernel_size": infer.pair,
+}
+
+
+def _as_value(operand: SSAValue | Operation) -> SSAValue:
+    if isinstance(operand, Operation):
+        if len(operand.results) != 1:
+            raise TypeError(f"operand {operand.name} must have exactly one result")
+        return operand.results[0]
+    return SSAValue.get(operand)
+
+
+class NNOp(IRDLOperation):
+    """Shared machinery of the nn ops (not an op itself)."""
+
+    assembly_format = "`(` operands `)` attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    SHAPE_RULE: ClassVar[Callable[[list[tuple[int, ...]], dict], Any]]
+
+    def __init__(self, *operands: SSAValue | Operation, **attrs: object):
+        op_def = self.get_irdl_definition()
+        if len(operands) != len(op_def.operands):
+            names = ", ".join(name for name, _ in op_def.operands)
+            raise TypeError(f"{self.name} takes {len(op_def.operands)} operands ({names}), got {len(operands)}")
+        attributes = self.attributes_from_python(attrs)
+        values = [_as_value(o) for o in operands]
+        result_types = type(self).infer_types([v.type for v in values], attributes)
+        super().__init__(operands=values, result_types=result_types, attributes=attributes)
+
+    @classmethod
+    def attributes_from_python(cls, attrs: dict[str, object]) -> dict[str, Attribute]:
+        """IR attributes from Python values; values equal to the default are dropped."""
+        op_def = cls.get_irdl_definition()
+        attributes: dict[str, Attribute] = {}
+        for key, value in attrs.items():
+            if key not in op_def.attributes:
+                raise TypeError(f"{cls.name} has no attribute '{key}' (has {', '.join(op_def.attributes)})")
+            if value is None:
+                continue
+            if key in _NORMALISE:
+                value = _NORMALISE[key](value)
+            attr_def_ = op_def.attributes[key]
+            attr = _to_attr(value)
+            if isinstance(value, int) and not isinstance(value, bool) and not _fits(attr_def_.constr, attr):
+                attr = _to_attr(float(value))  # e.g. epsilon=1
+            if not _fits(attr_def_.constr, attr):
+                raise TypeError(f"{cls.name}: attribute '{key}' has the wrong kind: {value!r}")
+            if attr != attr_def_.default_value:
+                attributes[key] = attr
+        for key, attr_def_ in op_def.attributes.items():
+            if not isinstance(attr_def_, OptAttributeDef) and key not in attributes:
+                raise TypeError(f"{cls.name}: required attribute '{key}' is missing")
+        return attributes
+
+    @classmethod
+    def python_attrs(cls, attributes: dict[str, Attribute]) -> dict[str, object]:
+        op_def = cls.get_irdl_definition()
+        result: dict[str, object] = {}
+        for key, attr_def_ in op_def.attributes.items():
+            attr = attributes.get(key, attr_def_.default_value)
+            result[key] = None if attr is None else _to_python(attr)
+        return result
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[TensorType]:
+        """Result types for these operand types and IR attributes (raises ShapeError)."""
+        op_def = cls.get_irdl_definition()
+        names = [name for name, _ in op_def.operands]
+        for name, t in zip(names, operand_types):
+            if not isinstance(t, TensorType):
+                raise ShapeError(f"{cls.name}: operand '{name}' must be a ranked tensor, got {t}")
+        element = operand_types[0].get_element_type()
+        for name, t in zip(names[1:], operand_types[1:]):
+            if t.get_element_type() != element:
+                raise ShapeError(
+                    f"{cls.name}: operand '{name}' element type {t.get_element_type()} differs from "
+                    f"'{names[0]}' element type {element}"
+                )
+        shapes = [tuple(t.get_shape()) for t in operand_types]
+        try:
+            out = cls.SHAPE_RULE(shapes, cls.python_attrs(attributes))
+        except ShapeError as e:
+            raise ShapeError(f"{cls.name}: {e}") from None
+        out_shapes = out if len(op_def.results) > 1 else [out]
+        return [TensorType(element, shape) for shape in out_shapes]
+
+    def attrs(self) -> dict[str, object]:
+        """Every attribute as a plain Python value, defaults filled in, None when absent."""
+        return self.python_attrs(self.attributes)
+
+    def infer_result_types(self) -> list[TensorType]:
+        """Result types recomputed from the current operands and attributes."""
+        return self.infer_types([o.type for o in self.operands], self.attributes)
+
+    def verify_(self) -> None:
+        try:
+            expected = self.infer_result_types()
+        except ShapeError as e:
+            raise VerifyException(str(e)) from None
+        actual = [r.type for r in self.results]
+        if actual != expected:
+            raise VerifyException(
+                f"{self.name}: result types ({', '.join(map(str, actual))}) differ from the inferred "
+                f"({', '.join(map(str, expected))}) for operand types "
+                f"({', '.join(str(o.type) for o in self.operands)})"
+            )
+
+
+def _fits(constr, attr: Attribute) -> bool:
+    try:
+        constr.verify(attr, ConstraintContext())
+    except VerifyException:
+        return False
+    return True
+
+
+# --- the ops -----------------------------------------------------------------------------
+
+T = TensorType
+
+
+@irdl_op_definition
+class Conv2DOp(NNOp):
+    """2-D convolution (Relay nn.conv2d)."""
+
+    name = "nn.conv2d"
+    data = operand_def(T)
+    weight = operand_def(T)
+    result = result_def(T)
+    strides = ints((1, 1))
+    padding = ints((0, 0, 0, 0))
+    dilation = ints((1, 1))
+    groups = int_(1)
+    channels = int_()
+    kernel_size = ints()
+    data_layout = str_("NCHW")
+    kernel_layout = str_("OIHW")
+    out_layout = str_("")
+    SHAPE_RULE = staticmethod(infer.conv2d)
+
+
+@irdl_op_definition
+class BatchNormOp(NNOp):
+    """Batch normalisation; results are (out, mean, var) like Relay."""
+
+    name = "nn.batch_norm"
+    data = operand_def(T)
+    gamma = operand_def(T)
+    beta = operand_def(T)
+    moving_mean = operand_def(T)
+    moving_var = operand_def(T)
+    output = result_def(T)
+    mean = result_def(T)
+    var = result_def(T)
+    axis = int_(1)
+    epsilon = float_(1e-5)
+    center = bool_(True)
+    scale = bool_(True)
+    SHAPE_RULE = staticmethod(infer.batch_norm)
+
+
+@irdl_op_definition
+class ReluOp(NNOp):
+    name = "nn.relu"
+    data = operand_def(T)
+    result = result_def(T)
+    SHAPE_RULE = staticmethod(infer.same)
+
+
+@irdl_op_definition
+class MaxPool2DOp(NNOp):
+    name = "nn.max_pool2d"
+    data = operand_def(T)
+    result = result_def(T)
+    pool_size = ints((1, 1))
+    strides = ints((1, 1))
+    dilation = ints((1, 1))
+    padding = ints((0, 0, 0, 0))
+    layout = str_("NCHW")
+    ceil_mode = bool_(False)
+    SHAPE_RULE = staticmethod(infer.pool2d)
+
+
+@irdl_op_definition
+class AvgPool2DOp(NNOp):
+    name = "nn.avg_pool2d"
+    data = operand_def(T)
+    result = result_def(T)
+    pool_size = ints((1, 1))
+    strides = ints((1, 1))
+    dilation = ints((1, 1))
+    padding = ints((0, 0, 0, 0))
+    layout = str_("NCHW")
+    ceil_mode = bool_(False)
+    count_include_pad = bool_(False)
+    SHAPE_RULE = staticmethod(infer.pool2d)
+
+
+@irdl_op_definition
+class GlobalAvgPool2DOp(NNOp):
+    name = "nn.global_avg_pool2d"
+    data = operand_def(T)
+    result = result_def(T)
+    layout = str_("NCHW")
+    SHAPE_RULE = staticmethod(infer.global_pool2d)
+
+
+@irdl_op_definition
+class BatchFlattenOp(NNOp):
+    name = "nn.batch_flatten"
+    data = operand_def(T)
+    result = result_def(T)
+    SHAPE_RULE = staticmethod(infer.batch_flatten)
+
+
+@irdl_op_definition
+class DenseOp(NNOp):
+    """data [.., K] x weight [N, K] -> [.., N]."""
+
+    name = "nn.dense"
+    data = operand_def(T)
+    weight = operand_def(T)
+    result = result_def(T)
+    units = int_()
+    SHAPE_RULE = staticmethod(infer.dense)
+
+
+@irdl_op_definition
+class BiasAddOp(NNOp):
+    name = "nn.bias_add"
+    data = operand_def(T)
+    bias = operand_def(T)
+    result = result_def(T)
+    axis = int_(1)
+    SHAPE_RULE = staticmethod(infer.bias_add)
+
+
+@irdl_op_definition
+class SoftmaxOp(NNOp):
+    name = "nn.softmax"
+    data = operand_def(T)
+    result = result_def(T)
+    axis = int_(-1)
+    SHAPE_RULE = staticmethod(infer.softmax)
+
+
+class _BinaryOp(NNOp):
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    SHAPE_RULE = staticmethod(infer.broadcast)
+
+
+@irdl_op_definition
+class AddOp(_BinaryOp):
+    name = "nn.add"
+
+
+@irdl_op_definition
+class SubtractOp(_BinaryOp):
+    name = "nn.subtract"
+
+
+@irdl_op_definition
+class MultiplyOp(_BinaryOp):
+    name = "nn.multiply"
+
+
+@irdl_op_definition
+class DivideOp(_BinaryOp):
+    name = "nn.divide"
+
+
+@irdl_op_definition
+class SqrtOp(NNOp):
+    name = "nn.sqrt"
+    data = operand_def(T)
+    result = result_def(T)
+    SHAPE_RULE = staticmethod(infer.same)
+
+
+@irdl_op_definition
+class NegativeOp(NNOp):
+    name = "nn.negative"
+    data = operand_def(T)
+    result = result_def(T)
+    SHAPE_RULE = staticmethod(infer.same)
+
+
+@irdl_op_definition
+class ExpandDimsOp(NNOp):
+    name = "nn.expand_dims"
+    data = operand_def(T)
+    result = result_def(T)
+    axis = attr_def(INT)
+    num_newaxis = int_(1)
+    SHAPE_RULE = staticmethod(infer.expand_dims)
+
+
+@irdl_op_definition
+class ReshapeOp(NNOp):
+    name = "nn.reshape"
+    data = operand_def(T)
+    result = result_def(T)
+    newshape = attr_def(INTS)
+    SHAPE_RULE = staticmethod(infer.reshape)
+
+
+@irdl_op_definition
+class TransposeOp(NNOp):
+    name = "nn.transpose"
+    data = operand_def(T)
+    result = result_def(T)
+    axes = ints()
+    SHAPE_RULE = staticmethod(infer.transpose)
+
+
+@irdl_op_definition
+class LayoutTransformOp(NNOp):
+    name = "nn.layout_transform"
+    data = operand_def(T)
+    result = result_def(T)
+    src_layout = attr_def(StringAttr)
+    dst_layout = attr_def(StringAttr)
+    SHAPE_RULE = staticmethod(infer.layout_transform)
+
+
+_ALL_OPS: list[type[Operation]] = [
+    Conv2DOp,
+    BatchNormOp,
+    ReluOp,
+    MaxPool2DOp,
+    AvgPool2DOp,
+    GlobalAvgPool2DOp,
+    BatchFlattenOp,
+    DenseOp,
+    BiasAddOp,
+    SoftmaxOp,
+    AddOp,
+    SubtractOp,
+    MultiplyOp,
+    DivideOp,
+    SqrtOp,
+    NegativeOp,
+    ExpandDimsOp,
+    ReshapeOp,
+    TransposeOp,
+    LayoutTransformOp,
+    ConstantOp,
+]
+
+OPS: dict[str, type[Operation]] = {op.name: op for op in _ALL_OPS}
+"""Op name ("nn.conv2d") -> op class."""
+
+NN = Dialect("nn", _ALL_OPS, [])
+"""The nn dialect."""
+
+
+def make(op_name: str, operands: Sequence[SSAValue | Operation], **attrs: object) -> Operation:
+    """Build the nn op called `op_name` (e.g. "nn.conv2d"), inferring its result types."""
+    try:
+        cls = OPS[op_name]
+    except KeyError:
+        raise KeyError(f"unknown nn op '{op_name}'") from None
+    if cls is ConstantOp:
+        return ConstantOp(attrs["value"])
+    return cls(*operands, **attrs)

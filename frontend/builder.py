@@ -1,0 +1,181 @@
+"""`GraphBuilder`: builds a `func.func @main` over `nn` ops the way TVM's `relay.testing.layers` builds Relay.
+
+Parameters are created on first use as `@main` block arguments named by their `name_hint`, so the
+argument order is the order of first use — the order Relay's `free_vars` gives the tutorial's ResNet.
+Parameter shapes are derived from the operand types the `nn` ops infer (as Relay's InferType does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+
+from xrelay.dialects import nn
+
+_ELEMENT_TYPES: dict[str, Attribute] = {
+    "float32": Float32Type(),
+    "float16": Float16Type(),
+    "float64": Float64Type(),
+    "int32": IntegerType(32),
+    "int64": IntegerType(64),
+}
+
+
+def element_type(dtype: str) -> Attribute:
+    """The builtin element type for a Relay/numpy dtype name (`"float32"` -> `f32`)."""
+    try:
+        return _ELEMENT_TYPES[str(np.dtype(dtype))]
+    except (KeyError, TypeError) as err:
+        raise ValueError(
+            f"unsupported dtype {dtype!r}; expected one of {sorted(_ELEMENT_TYPES)}"
+        ) from err
+
+
+def numpy_dtype(elem: Attribute) -> np.dtype:
+    """The numpy dtype of a builtin element type (`f32` -> `float32`)."""
+    for name, attr in _ELEMENT_TYPES.items():
+        if attr == elem:
+            return np.dtype(name)
+    raise ValueError(f"unsupported element type {elem}")
+
+
+def shape_of(value: SSAValue | Operation) -> tuple[int, ...]:
+    """The static shape of a tensor value (or of a one-result op's result)."""
+    if isinstance(value, Operation):
+        value = value.results[0]
+    assert isinstance(value.type, TensorType), f"expected a tensor, got {value.type}"
+    return tuple(value.type.get_shape())
+
+
+def pad4(padding: Sequence[int]) -> tuple[int, int, int, int]:
+    """Relay's padding expansion: (p,) / (h, w) / (top, left, bottom, right) -> 4 values."""
+    padding = tuple(int(p) for p in padding)
+    if len(padding) == 1:
+        return padding * 4
+    if len(padding) == 2:
+        return (padding[0], padding[1], padding[0], padding[1])
+    if len(padding) == 4:
+        return padding  # type: ignore[return-value]
+    raise ValueError(f"padding must have 1, 2 or 4 values, got {padding}")
+
+
+class GraphBuilder:
+    """Appends `nn` ops to the body of a future `@main`; `finish(result)` returns the module."""
+
+    def __init__(
+        self, input_shape: Sequence[int], dtype: str = "float32", input_name: str = "data"
+    ):
+        self.dtype = dtype
+        self.elem = element_type(dtype)
+        self.block = Block()
+        self.params: dict[str, BlockArgument] = {}
+        self.input = self._add_arg(input_name, input_shape)
+
+    def _add_arg(self, name: str, shape: Sequence[int]) -> BlockArgument:
+        if name in self.params:
+            raise ValueError(f"parameter {name!r} is defined twice")
+        arg = self.block.insert_arg(
+            TensorType(self.elem, [int(d) for d in shape]), len(self.block.args)
+        )
+        arg.name_hint = name
+        self.params[name] = arg
+        return arg
+
+    def param(self, name: str, shape: Sequence[int]) -> BlockArgument:
+        """The parameter `%name`, created as the next block argument on first use."""
+        if name in self.params:
+            existing = self.params[name]
+            if shape_of(existing) != tuple(shape):
+                raise ValueError(
+                    f"parameter {name!r} used with shape {tuple(shape)} "
+                    f"but defined with {shape_of(existing)}"
+                )
+            return existing
+        return self._add_arg(name, shape)
+
+    def op(self, op_class: type[Operation], *operands: SSAValue | Operation, **attrs) -> Operation:
+        """Create `op_class(*operands, **attrs)` (types inferred by the dialect) and append it."""
+        op = op_class(*operands, **attrs)
+        self.block.add_op(op)
+        return op
+
+    # Layer helpers mirroring tvm.relay.testing.layers (weights named `<name>_weight`, ...).
+
+    def conv2d(
+        self,
+        data: SSAValue | Operation,
+        name: str,
+        channels: int,
+        kernel_size: Sequence[int],
+        strides: Sequence[int] = (1, 1),
+        padding: Sequence[int] = (0, 0),
+        data_layout: str = "NCHW",
+        kernel_layout: str = "OIHW",
+    ) -> Operation:
+        """`nn.conv2d` with a fresh `<name>_weight` parameter laid out as `kernel_layout`."""
+        in_channels = shape_of(data)[data_layout.index("C")]
+        dims = {"O": channels, "I": in_channels, "H": kernel_size[0], "W": kernel_size[1]}
+        weight = self.param(name + "_weight", [dims[c] for c in kernel_layout])
+        layout_attrs = {}
+        if data_layout != "NCHW" or kernel_layout != "OIHW":
+            layout_attrs = {"data_layout": data_layout, "kernel_layout": kernel_layout}
+        return self.op(
+            nn.Conv2DOp,
+            data,
+            weight,
+            strides=tuple(strides),
+            padding=pad4(padding),
+            channels=channels,
+            kernel_size=tuple(kernel_size),
+            **layout_attrs,
+        )
+
+    def batch_norm(
+        self,
+        data: SSAValue | Operation,
+        name: str,
+        epsilon: float = 1e-5,
+        axis: int = 1,
+        scale: bool = True,
+    ) -> SSAValue:
+        """`nn.batch_norm` with `<name>_gamma/_beta/_moving_mean/_moving_var`; returns result 0."""
+        channels = shape_of(data)[axis]
+        stats = [
+            self.param(f"{name}_{suffix}", [channels])
+            for suffix in ("gamma", "beta", "moving_mean", "moving_var")
+        ]
+        attrs: dict[str, object] = {"epsilon": epsilon}
+        if axis != 1:
+            attrs["axis"] = axis
+        if not scale:
+            attrs["scale"] = False
+        return self.op(nn.BatchNormOp, data, *stats, **attrs).results[0]
+
+    def dense_add_bias(self, data: SSAValue | Operation, name: str, units: int) -> Operation:
+        """`nn.dense` with `<name>_weight` [units, K] then `nn.bias_add` of `<name>_bias` on axis -1."""
+        weight = self.param(name + "_weight", [units, shape_of(data)[-1]])
+        dense = self.op(nn.DenseOp, data, weight, units=units)
+        bias = self.param(name + "_bias", [units])
+        return self.op(nn.BiasAddOp, dense, bias, axis=-1)
+
+    def finish(self, result: SSAValue | Operation, name: str = "main") -> ModuleOp:
+        """Return `result` from a new `func.func @name` holding the built body, inside a module."""
+        if isinstance(result, Operation):
+            result = result.results[0]
+        self.block.add_op(ReturnOp(result))
+        func = FuncOp(
+            name, (self.block.arg_types, (result.type,)), Region(self.block)
+        )
+        self.block = None  # type: ignore[assignment]  # the body now belongs to the func
+        return ModuleOp([func])

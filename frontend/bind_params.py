@@ -1,4 +1,4 @@
-"""`bind_params_by_name`: turn named `@main` arguments into `nn.constant` ops (TVM's function of that name)."""
+"""`bind_params_by_name`: turn named `@main` arguments into `nn.constant` ops, like TVM's function."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ def _bind_func(func: FuncOp, params: Mapping[str, object]) -> None:
     for arg in block.args:
         if arg.name_hint in params and arg.name_hint in by_name:
             raise ValueError(
-                f"bind_params_by_name: multiple arguments of @{func.sym_name.data} are named {arg.name_hint!r}"
+                f"bind_params_by_name: multiple arguments of @{func.sym_name.data} "
+                f"are named {arg.name_hint!r}"
             )
         by_name[arg.name_hint] = arg
     to_bind = [arg for arg in block.args if arg.name_hint in params]

@@ -71,7 +71,11 @@ def pad4(padding: Sequence[int]) -> tuple[int, int, int, int]:
 
 
 class GraphBuilder:
-    """Appends `nn` ops to the body of a future `@main`; `finish(result)` returns the module."""
+    """Appends `nn` ops to the body of a future `@main`; `finish(result)` returns the module.
+
+    `input` is the data argument (block argument 0); `params` maps names to arguments. A builder
+    builds one function: after `finish` it holds no body.
+    """
 
     def __init__(
         self, input_shape: Sequence[int], dtype: str = "float32", input_name: str = "data"

@@ -58,7 +58,9 @@ def init_value(name: str, shape: Sequence[int], dtype: np.dtype, rng: np.random.
     return np.asarray(value).astype(dtype)
 
 
-def create_params(module: ModuleOp, seed: int = 0, input_names: Sequence[str] = ("data",)) -> dict[str, np.ndarray]:
+def create_params(
+    module: ModuleOp, seed: int = 0, input_names: Sequence[str] = ("data",)
+) -> dict[str, np.ndarray]:
     """Initial values for every `@main` argument except the inputs, in argument order."""
     func = next(
         (op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == "main"), None

@@ -1,1 +1,48 @@
-"""xrelay.instrument"""
+"""xrelay.instrument: the pass infrastructure (TVM's `tvm.transform` + `tvm.ir.instrument`).
+
+PassContext, PassInfo, Pass, ModulePass/module_pass, Sequential, the pass registry,
+PassInstrument/pass_instrument and PassTimingInstrument. The xDSL-facing pieces
+(`XRelayPass`, `register_xrelay_pass`, `wrap`, `as_pass`, `xdsl_context`) load xDSL on first use.
+"""
+
+from xrelay.instrument.pass_context import PassContext
+from xrelay.instrument.pass_instrument import PassInstrument, pass_instrument
+from xrelay.instrument.pass_manager import (
+    ModulePass,
+    Pass,
+    PassInfo,
+    Sequential,
+    get_pass,
+    module_pass,
+    register_pass,
+    registered_pass_names,
+    run_pass,
+)
+from xrelay.instrument.timing import PassTimingInstrument
+
+_XDSL_NAMES = ("XRelayPass", "register_xrelay_pass", "wrap", "as_pass", "xdsl_context", "WrappedModulePass")
+
+__all__ = [
+    "ModulePass",
+    "Pass",
+    "PassContext",
+    "PassInfo",
+    "PassInstrument",
+    "PassTimingInstrument",
+    "Sequential",
+    "get_pass",
+    "module_pass",
+    "pass_instrument",
+    "register_pass",
+    "registered_pass_names",
+    "run_pass",
+    *_XDSL_NAMES,
+]
+
+
+def __getattr__(name: str):
+    if name in _XDSL_NAMES:
+        from xrelay.instrument import xdsl_pass
+
+        return getattr(xdsl_pass, name)
+    raise AttributeError(f"module 'xrelay.instrument' has no attribute {name!r}")

@@ -1,0 +1,203 @@
+"""PassContext: opt level, required/disabled passes, config and the pass instruments.
+
+Semantics are TVM's (DESIGN.md §4): `with ctx:` enters every instrument then makes `ctx`
+current; leaving pops it then exits every instrument; a failure while entering exits the
+already-entered instruments in reverse order and clears the list; a failure while exiting
+stops there and clears the list. Without any `with`, `PassContext.current()` is a
+per-thread default context (opt_level 2, no instruments) that `override_instruments` can
+instrument.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+from xrelay.instrument.pass_instrument import bound_hook
+
+_IndexedHook = tuple[int, Callable[..., Any]]
+
+
+class InstrumentHooks(NamedTuple):
+    """Per-context dispatch table: only the hooks the instruments actually define.
+
+    `before`, `after` and `failed` keep each hook's instrument index, so a failed pass
+    can tell which instruments saw `run_before_pass` but not `run_after_pass`.
+    """
+
+    should_run: tuple[Callable[..., Any], ...]
+    before: tuple[_IndexedHook, ...]
+    after: tuple[_IndexedHook, ...]
+    failed: tuple[_IndexedHook, ...]
+
+
+def _build_hooks(instruments: tuple[object, ...]) -> InstrumentHooks | None:
+    if not instruments:
+        return None
+    should_run, before, after, failed = [], [], [], []
+    for index, inst in enumerate(instruments):
+        if (hook := bound_hook(inst, "should_run")) is not None:
+            should_run.append(hook)
+        if (hook := bound_hook(inst, "run_before_pass")) is not None:
+            before.append((index, hook))
+        if (hook := bound_hook(inst, "run_after_pass")) is not None:
+            after.append((index, hook))
+        if (hook := bound_hook(inst, "run_after_pass_failed")) is not None:
+            failed.append((index, hook))
+    return InstrumentHooks(tuple(should_run), tuple(before), tuple(after), tuple(failed))
+
+
+def _name_list(value: Iterable[str] | None, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise TypeError(f"PassContext: {what} must be a list/tuple/set of pass names, got {value!r}")
+    names = tuple(value)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"PassContext: {what} must hold pass names (str), got {name!r}")
+    return names
+
+
+def _instrument_list(value: Iterable[object] | None) -> tuple[object, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise TypeError(f"PassContext: instruments must be a list/tuple of PassInstrument, got {value!r}")
+    return tuple(value)
+
+
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[PassContext] = []
+        self.default: PassContext | None = None
+
+
+_state = _ThreadState()
+
+
+class PassContext:
+    """The context passes run in: `with PassContext(opt_level=3, instruments=[...]):`.
+
+    `opt_level` (default 2) decides which children of a Sequential run; names in
+    `required_pass` always run (and skip `should_run`); names in `disabled_pass` never run
+    inside a Sequential; `config` is a free-form dict for passes; `instruments` observe and
+    steer every pass run while the context is current.
+    """
+
+    __slots__ = ("opt_level", "required_pass", "disabled_pass", "config", "_required", "_disabled",
+                 "_instruments", "_hooks")
+
+    def __init__(
+        self,
+        opt_level: int = 2,
+        required_pass: Iterable[str] | None = (),
+        disabled_pass: Iterable[str] | None = (),
+        instruments: Iterable[object] | None = (),
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        if isinstance(opt_level, bool) or not isinstance(opt_level, int):
+            raise TypeError(f"PassContext: opt_level must be an int, got {opt_level!r}")
+        self.opt_level = opt_level
+        self.required_pass = _name_list(required_pass, "required_pass")
+        self.disabled_pass = _name_list(disabled_pass, "disabled_pass")
+        self._required = frozenset(self.required_pass)
+        self._disabled = frozenset(self.disabled_pass)
+        if config is not None and not isinstance(config, Mapping):
+            raise TypeError(f"PassContext: config must be a dict, got {config!r}")
+        self.config: dict[str, Any] = dict(config or {})
+        self._set_instruments(_instrument_list(instruments))
+
+    # -- instruments ---------------------------------------------------------------------
+    @property
+    def instruments(self) -> list[object]:
+        """The installed instruments, in call order (a copy)."""
+        return list(self._instruments)
+
+    def _set_instruments(self, instruments: tuple[object, ...]) -> None:
+        self._instruments = instruments
+        self._hooks: InstrumentHooks | None = _build_hooks(instruments)
+
+    def _enter_instruments(self) -> None:
+        entered: list[object] = []
+        try:
+            for inst in self._instruments:
+                if (hook := bound_hook(inst, "enter_pass_ctx")) is not None:
+                    hook()
+                entered.append(inst)
+        except BaseException:
+            # TVM: exit the instruments that entered, newest first, then disable instrumentation.
+            try:
+                for inst in reversed(entered):
+                    if (hook := bound_hook(inst, "exit_pass_ctx")) is not None:
+                        hook()
+            finally:
+                self._set_instruments(())
+            raise
+
+    def _exit_instruments(self) -> None:
+        try:
+            for inst in self._instruments:
+                if (hook := bound_hook(inst, "exit_pass_ctx")) is not None:
+                    hook()
+        except BaseException:
+            self._set_instruments(())
+            raise
+
+    def override_instruments(self, instruments: Iterable[object] | None) -> None:
+        """Exit the current instruments, install `instruments` and enter them.
+
+        Works on any context, the global default one too. If an old instrument fails to
+        exit, the list is cleared and the new one is not installed; if a new one fails to
+        enter, the ones already entered exit and the list is cleared.
+        """
+        new = _instrument_list(instruments)
+        self._exit_instruments()
+        self._set_instruments(new)
+        self._enter_instruments()
+
+    # -- scoping -------------------------------------------------------------------------
+    def __enter__(self) -> PassContext:
+        self._enter_instruments()
+        _state.stack.append(self)
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        stack = _state.stack
+        if not stack or stack[-1] is not self:
+            raise RuntimeError("PassContext: leaving a context that is not the current one")
+        stack.pop()
+        self._exit_instruments()
+
+    @staticmethod
+    def current() -> PassContext:
+        """The innermost context entered with `with` on this thread, else the global default."""
+        stack = _state.stack
+        if stack:
+            return stack[-1]
+        default = _state.default
+        if default is None:
+            default = _state.default = PassContext()
+        return default
+
+    # -- pass filtering --------------------------------------------------------------------
+    def pass_enabled(self, info: Any) -> bool:
+        """Whether a Sequential runs a child with this PassInfo (disabled > required > opt level)."""
+        name = info.name
+        if name in self._disabled:
+            return False
+        if name in self._required:
+            return True
+        return self.opt_level >= info.opt_level
+
+    def is_required(self, name: str) -> bool:
+        """Whether `name` is in required_pass (such passes are not asked `should_run`)."""
+        return name in self._required
+
+    def __repr__(self) -> str:
+        return (
+            f"PassContext(opt_level={self.opt_level}, required_pass={list(self.required_pass)}, "
+            f"disabled_pass={list(self.disabled_pass)}, instruments={list(self._instruments)}, "
+            f"config={self.config})"
+        )

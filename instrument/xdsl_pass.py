@@ -1,0 +1,128 @@
+"""xDSL ModulePasses as instrumented passes, and XRelayPass, the base of xrelay's own passes.
+
+xDSL passes rewrite a module in place; xrelay passes are functional (TVM style). So an
+instrumented run applies the xDSL pass to `mod.clone()` and returns the clone: the module
+the pass received is untouched even when the pass raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass as XDSLModulePass
+
+from xrelay.instrument.pass_context import PassContext
+from xrelay.instrument.pass_manager import Pass, PassInfo, get_pass, register_pass, run_pass
+
+_context: Context | None = None
+
+
+def xdsl_context() -> Context:
+    """The shared xDSL Context passes are applied with (`xrelay.dialects.make_context()`)."""
+    global _context
+    if _context is None:
+        from xrelay.dialects import make_context
+
+        _context = make_context()
+    return _context
+
+
+class WrappedModulePass(Pass):
+    """An xDSL ModulePass run as an instrumented pass on a clone of the module."""
+
+    def __init__(self, module_pass: XDSLModulePass, info: PassInfo) -> None:
+        self.module_pass = module_pass
+        self.info = info
+
+    def transform_module(self, mod: ModuleOp, pass_ctx: PassContext) -> ModuleOp:
+        new_mod = mod.clone()
+        self.module_pass.apply(xdsl_context(), new_mod)
+        return new_mod
+
+    def __repr__(self) -> str:
+        return f"wrap({self.module_pass!r}, name={self.info.name!r}, opt_level={self.info.opt_level})"
+
+
+def wrap(
+    module_pass: XDSLModulePass,
+    name: str | None = None,
+    opt_level: int = 0,
+    required: tuple[str, ...] | list[str] = (),
+) -> WrappedModulePass:
+    """Make an xDSL ModulePass instance an instrumented pass; `name` defaults to its pipeline name."""
+    if isinstance(module_pass, type):
+        raise TypeError(f"wrap: expected a ModulePass instance, got the class {module_pass.__name__}; "
+                        f"call it first: wrap({module_pass.__name__}())")
+    if not isinstance(module_pass, XDSLModulePass):
+        raise TypeError(f"wrap: expected an xDSL ModulePass instance, got {module_pass!r}")
+    return WrappedModulePass(module_pass, PassInfo(name or module_pass.name, opt_level, tuple(required)))
+
+
+def as_pass(obj: Any) -> Pass:
+    """`obj` if it is already a Pass (XRelayPass included), `wrap(obj)` for other xDSL ModulePasses."""
+    if isinstance(obj, Pass):
+        return obj
+    if isinstance(obj, XDSLModulePass):
+        return wrap(obj)
+    raise TypeError(f"expected a Pass or an xDSL ModulePass instance, got {obj!r}")
+
+
+def upstream_xdsl_pass_factory(name: str):
+    """A factory for the upstream xDSL pass with pipeline name `name` (default options), or None."""
+    from xdsl.transforms import get_all_passes
+
+    get_class = get_all_passes().get(name)
+    if get_class is None:
+        return None
+    return lambda: wrap(get_class()())
+
+
+@dataclass(frozen=True)
+class XRelayPass(XDSLModulePass, Pass):
+    """Base of xrelay's graph passes: an xDSL ModulePass that is also an instrumented Pass.
+
+    Subclasses set the ClassVars `name` (pipeline name, e.g. "fold-constant"), `tvm_name`
+    (the PassInfo name instruments see, e.g. "FoldConstant"), `opt_level`, `required` and
+    `infer_type_after`, and implement `apply(ctx, op)` (the plain in-place xDSL entry point
+    that `xdsl-opt` uses). `FoldConstant()(mod)` runs `apply` on a clone of `mod` under the
+    current PassContext's instruments and then, if `infer_type_after`, the registered
+    "InferType" pass as a nested instrumented pass (as Relay's function passes do).
+    """
+
+    name: ClassVar[str]
+    tvm_name: ClassVar[str]
+    opt_level: ClassVar[int] = 0
+    required: ClassVar[tuple[str, ...]] = ()
+    infer_type_after: ClassVar[bool] = False
+
+    @property
+    def info(self) -> PassInfo:
+        cls = type(self)
+        info = cls.__dict__.get("_xrelay_pass_info")
+        if info is None:
+            info = PassInfo(cls.tvm_name, cls.opt_level, tuple(cls.required))
+            cls._xrelay_pass_info = info
+        return info
+
+    def transform_module(self, mod: ModuleOp, pass_ctx: PassContext) -> ModuleOp:
+        new_mod = mod.clone()
+        self.apply(xdsl_context(), new_mod)
+        if self.infer_type_after:
+            new_mod = run_pass(get_pass("InferType"), new_mod, pass_ctx)
+        return new_mod
+
+
+def register_xrelay_pass(cls: type[XRelayPass]) -> type[XRelayPass]:
+    """Class decorator: register an XRelayPass under its `tvm_name` and its pipeline `name`."""
+    if not (isinstance(cls, type) and issubclass(cls, XRelayPass)):
+        raise TypeError(f"register_xrelay_pass: expected an XRelayPass subclass, got {cls!r}")
+    for attr in ("name", "tvm_name"):
+        if not isinstance(getattr(cls, attr, None), str):
+            raise TypeError(f"register_xrelay_pass: {cls.__name__} must set the ClassVar {attr} (str)")
+    register_pass(cls.tvm_name, cls)
+    if cls.name != cls.tvm_name:
+        register_pass(cls.name, cls)
+    return cls

@@ -1,1 +1,25 @@
-"""xrelay.runtime"""
+"""xrelay.runtime: reference execution of nn-level modules.
+
+``run(module, inputs, params=None)`` executes ``@main`` with xDSL's interpreter; ``KERNELS`` maps
+each nn op name to its numpy kernel. Both are imported on first use, so ``import xrelay.runtime``
+stays cheap (no xDSL import until ``run`` is touched).
+"""
+
+from typing import Any
+
+__all__ = ["KERNELS", "KernelError", "NnFunctions", "run"]
+
+_LAZY = {
+    "KERNELS": "xrelay.runtime.kernels",
+    "run": "xrelay.runtime.interpreter",
+    "KernelError": "xrelay.runtime.interpreter",
+    "NnFunctions": "xrelay.runtime.interpreter",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'xrelay.runtime' has no attribute {name!r}")

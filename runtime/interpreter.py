@@ -1,0 +1,220 @@
+"""Execute an nn-level module with xDSL's ``Interpreter``: the ``nn`` op implementations and ``run``.
+
+Python values are plain numpy arrays. Every ``nn`` op is evaluated by its kernel in
+``xrelay.runtime.kernels.KERNELS`` (the same table FoldConstant uses), fed ``op.attrs()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreters.builtin import BuiltinFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Operation
+
+from xrelay.dialects import nn
+from xrelay.dialects.constant import dtype_of
+from xrelay.runtime.kernels import KERNELS
+
+
+class KernelError(RuntimeError):
+    """A kernel rejected its operands; the message names the op, its operand shapes and the cause."""
+
+
+class KernelAbort(BaseException):
+    """Carries a :class:`KernelError` out of xDSL's ``Interpreter`` (``.error``).
+
+    xDSL's interpreter catches every ``Exception`` from an op implementation and attaches a
+    generic-format print of the whole module as a note, which for a model with bound weights is
+    tens of megabytes and seconds of printing; a ``BaseException`` passes through untouched and
+    :func:`run` re-raises the ``KernelError`` it carries.
+    """
+
+    def __init__(self, error: KernelError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def evaluate(op: Operation, args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+    """Run ``op``'s kernel on numpy operands; always returns a tuple of results."""
+    try:
+        result = KERNELS[op.name](op.attrs(), *args)
+    except Exception as err:
+        shapes = ", ".join(str(getattr(a, "shape", type(a).__name__)) for a in args)
+        error = KernelError(f"{op.name} on operands of shapes ({shapes}): {err}")
+        error.__cause__ = err
+        raise KernelAbort(error) from None
+    return result if isinstance(result, tuple) else (result,)
+
+
+@register_impls
+class NnFunctions(InterpreterFunctions):
+    """Interpreter implementations of every ``nn`` op (operands and results are numpy arrays).
+
+    A failing kernel raises :class:`KernelAbort` (see there) holding a :class:`KernelError`.
+    """
+
+    @impl(nn.Conv2DOp)
+    def run_conv2d(self, interpreter: Interpreter, op: nn.Conv2DOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.BatchNormOp)
+    def run_batch_norm(self, interpreter: Interpreter, op: nn.BatchNormOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.ReluOp)
+    def run_relu(self, interpreter: Interpreter, op: nn.ReluOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.MaxPool2DOp)
+    def run_max_pool2d(self, interpreter: Interpreter, op: nn.MaxPool2DOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.AvgPool2DOp)
+    def run_avg_pool2d(self, interpreter: Interpreter, op: nn.AvgPool2DOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.GlobalAvgPool2DOp)
+    def run_global_avg_pool2d(self, interpreter: Interpreter, op: nn.GlobalAvgPool2DOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.BatchFlattenOp)
+    def run_batch_flatten(self, interpreter: Interpreter, op: nn.BatchFlattenOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.DenseOp)
+    def run_dense(self, interpreter: Interpreter, op: nn.DenseOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.BiasAddOp)
+    def run_bias_add(self, interpreter: Interpreter, op: nn.BiasAddOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.SoftmaxOp)
+    def run_softmax(self, interpreter: Interpreter, op: nn.SoftmaxOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.AddOp)
+    def run_add(self, interpreter: Interpreter, op: nn.AddOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.SubtractOp)
+    def run_subtract(self, interpreter: Interpreter, op: nn.SubtractOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.MultiplyOp)
+    def run_multiply(self, interpreter: Interpreter, op: nn.MultiplyOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.DivideOp)
+    def run_divide(self, interpreter: Interpreter, op: nn.DivideOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.SqrtOp)
+    def run_sqrt(self, interpreter: Interpreter, op: nn.SqrtOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.NegativeOp)
+    def run_negative(self, interpreter: Interpreter, op: nn.NegativeOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.ExpandDimsOp)
+    def run_expand_dims(self, interpreter: Interpreter, op: nn.ExpandDimsOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: nn.ReshapeOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.TransposeOp)
+    def run_transpose(self, interpreter: Interpreter, op: nn.TransposeOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.LayoutTransformOp)
+    def run_layout_transform(self, interpreter: Interpreter, op: nn.LayoutTransformOp, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    @impl(nn.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: nn.ConstantOp, args: tuple[Any, ...]):
+        return (op.numpy(),)
+
+
+def find_main(module: ModuleOp) -> func.FuncOp:
+    """The module's ``func.func @main``; ValueError when there is none."""
+    if not isinstance(module, ModuleOp):
+        raise TypeError(f"run: expected a builtin.module, got {type(module).__name__}")
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+            return op
+    raise ValueError("run: the module has no func.func @main")
+
+
+def argument_names(main: func.FuncOp) -> list[str]:
+    """``@main``'s argument names: their name hints (``data``, ``conv0_weight``), else ``arg<i>``."""
+    return [arg.name_hint or f"arg{i}" for i, arg in enumerate(main.body.block.args)]
+
+
+def _check_argument(name: str, value: object, expected: Any) -> np.ndarray:
+    if not isinstance(expected, TensorType):
+        raise ValueError(f"run: argument '{name}' of @main has type {expected}, not a ranked tensor")
+    array = np.asarray(value)
+    shape = tuple(expected.get_shape())
+    dtype = dtype_of(expected.get_element_type())
+    if array.shape != shape:
+        raise ValueError(f"run: argument '{name}' has shape {array.shape}, @main expects {shape} ({expected})")
+    if array.dtype != dtype:
+        if array.dtype.kind != dtype.kind:  # float64 -> f32 is a cast; int -> f32 is a mistake
+            raise ValueError(f"run: argument '{name}' has dtype {array.dtype}, @main expects {dtype} ({expected})")
+        array = array.astype(dtype)
+    return array
+
+
+def make_interpreter(module: ModuleOp) -> Interpreter:
+    """An xDSL ``Interpreter`` for ``module`` with the func, builtin and nn implementations."""
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(BuiltinFunctions())
+    interpreter.register_implementations(NnFunctions())
+    return interpreter
+
+
+def run(
+    module: ModuleOp,
+    inputs: Mapping[str, object],
+    params: Mapping[str, object] | None = None,
+) -> np.ndarray | list[np.ndarray]:
+    """Execute ``@main`` of an nn-level module on numpy arrays.
+
+    ``inputs`` and ``params`` map ``@main``'s argument names to arrays (together they must
+    cover every argument exactly once). Arrays of another dtype of the same kind (float64 for
+    an f32 argument, int32 for i64) are cast; anything else missing, extra, mis-shaped or of the wrong kind is
+    a ValueError naming the argument. Like TVM's executor, a single result comes back as an
+    array and several as a list of arrays. A failing kernel raises :class:`KernelError`.
+    """
+    main = find_main(module)
+    params = dict(params or {})
+    both = sorted(set(inputs) & set(params))
+    if both:
+        raise ValueError(f"run: argument(s) {both} given in both inputs and params")
+    given = {**params, **inputs}
+    args = main.body.block.args
+    names = argument_names(main)
+    missing = [f"'{n}' ({a.type})" for n, a in zip(names, args) if n not in given]
+    if missing:
+        raise ValueError(f"run: missing argument(s) of @main: {', '.join(missing)}")
+    extra = sorted(set(given) - set(names))
+    if extra:
+        raise ValueError(f"run: @main has no argument(s) {extra}; its arguments are {names}")
+    values = tuple(_check_argument(n, given[n], a.type) for n, a in zip(names, args))
+
+    try:
+        results = make_interpreter(module).call_op(main, values)
+    except KernelAbort as abort:
+        raise abort.error from abort.error.__cause__
+    outputs = [r if r.flags.writeable else np.array(r) for r in results]
+    return outputs[0] if len(outputs) == 1 else outputs

@@ -45,9 +45,9 @@ SMALL_CONSTANT_ELEMENTS = 16
 
 def element_type_of(dtype: np.dtype | type) -> Attribute:
     """The xDSL element type for a numpy dtype (f32, f16, f64, i32, i64)."""
-    dtype = np.dtype(dtype)
+    dtype = np.dtype(dtype)  # any byte order: the data is stored little-endian
     try:
-        return _DTYPE_TO_ELEMENT[dtype]
+        return _DTYPE_TO_ELEMENT[dtype.newbyteorder("<")]
     except KeyError:
         raise TypeError(f"nn.constant: unsupported dtype {dtype} (use f32, f16, f64, i32, i64)") from None
 

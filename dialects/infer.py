@@ -80,7 +80,7 @@ def conv2d(shapes: list[Shape], a: dict) -> Shape:
     strides, dilation = a["strides"], a["dilation"]
     top, left, bottom, right = a["padding"]
     if len(strides) != 2 or len(dilation) != 2:
-        raise ShapeError(f"strides {strides} and dilation {dilation} must have 2 values")
+        raise ShapeError(f"strides {tuple(strides)} and dilation {tuple(dilation)} must have 2 values")
     if groups < 1 or d["C"] % groups or k["O"] % groups:
         raise ShapeError(
             f"groups={groups} must divide input channels {d['C']} of 'data' {_fmt(data)} "
@@ -118,6 +118,9 @@ def pool2d(shapes: list[Shape], a: dict) -> Shape:
     layout = a["layout"]
     check_layout(layout, "NCHW", "layout")
     d = dict(zip(layout, data))
+    for key in ("pool_size", "strides", "dilation"):
+        if len(a[key]) != 2:
+            raise ShapeError(f"{key} {tuple(a[key])} must have 2 values")
     (ph, pw), (sh, sw), (dh, dw) = a["pool_size"], a["strides"], a["dilation"]
     top, left, bottom, right = a["padding"]
     out = dict(d)

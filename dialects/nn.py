@@ -10,8 +10,11 @@ Attributes equal to their default are left out of the IR, so equal ops print equ
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
+
+import numpy as np
 
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -36,8 +39,10 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.irdl.constraints import ConstraintContext
+from xdsl.irdl.constraints import VerificationContext
 from xdsl.irdl.operations import OptAttributeDef
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -56,17 +61,26 @@ BOOL = IntegerAttr.constr(i1)
 
 
 def _to_attr(value: object) -> Attribute:
-    if isinstance(value, bool):
-        return BoolAttr.from_bool(value)
-    if isinstance(value, int):
-        return IntegerAttr(value, i64)
-    if isinstance(value, float):
-        return FloatAttr(value, f64)
+    """bool -> BoolAttr, int -> i64, float -> f64, str -> StringAttr, int sequence -> array<i64>."""
+    if isinstance(value, bool | np.bool_):
+        return BoolAttr.from_bool(bool(value))
+    if isinstance(value, numbers.Integral):
+        return IntegerAttr(int(value), i64)
+    if isinstance(value, numbers.Real):
+        return FloatAttr(float(value), f64)
     if isinstance(value, str):
         return StringAttr(value)
-    if isinstance(value, Sequence):
+    if isinstance(value, Sequence | np.ndarray):
         return DenseArrayBase.from_list(i64, [int(v) for v in value])
     raise TypeError(f"unsupported attribute value {value!r}")
+
+
+def _kind(constr: object) -> str:
+    """How an attribute of this constraint is written, for error messages."""
+    for known, text in ((INTS, "array<i64: ...>"), (INT, "an i64 integer"), (FLOAT, "an f64 float"), (BOOL, "true/false")):
+        if constr == known:
+            return text
+    return "a string"
 
 
 def _to_python(attr: Attribute) -> object:
@@ -125,7 +139,6 @@ def _as_value(operand: SSAValue | Operation) -> SSAValue:
 class NNOp(IRDLOperation):
     """Shared machinery of the nn ops (not an op itself)."""
 
-    assembly_format = "`(` operands `)` attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure())
 
     SHAPE_RULE: ClassVar[Callable[[list[tuple[int, ...]], dict], Any]]
@@ -154,10 +167,10 @@ class NNOp(IRDLOperation):
                 value = _NORMALISE[key](value)
             attr_def_ = op_def.attributes[key]
             attr = _to_attr(value)
-            if isinstance(value, int) and not isinstance(value, bool) and not _fits(attr_def_.constr, attr):
+            if isinstance(value, numbers.Integral) and not _fits(attr_def_.constr, attr):
                 attr = _to_attr(float(value))  # e.g. epsilon=1
             if not _fits(attr_def_.constr, attr):
-                raise TypeError(f"{cls.name}: attribute '{key}' has the wrong kind: {value!r}")
+                raise TypeError(f"{cls.name}: attribute '{key}' must be {_kind(attr_def_.constr)}, got {value!r}")
             if attr != attr_def_.default_value:
                 attributes[key] = attr
         for key, attr_def_ in op_def.attributes.items():
@@ -205,6 +218,45 @@ class NNOp(IRDLOperation):
         """Result types recomputed from the current operands and attributes."""
         return self.infer_types([o.type for o in self.operands], self.attributes)
 
+    # The custom form `nn.op(%a, %b) {attrs} : (types) -> types` is what the declarative
+    # `(` operands `)` attr-dict `:` functional-type(operands, results) would give, but
+    # written out so that a malformed attribute is a ParseError naming the attribute.
+    def print(self, printer: Printer) -> None:
+        printer.print_string("(")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> NNOp:
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+        attrs_pos = parser.pos
+        attributes = parser.parse_optional_attr_dict()
+        op_def = cls.get_irdl_definition()
+        for key, attr in attributes.items():
+            if key in op_def.attributes and not _fits(op_def.attributes[key].constr, attr):
+                constr = op_def.attributes[key].constr
+                parser.raise_error(f"{cls.name}: attribute '{key}' must be {_kind(constr)}, got {attr}", attrs_pos)
+        missing = [k for k, d in op_def.attributes.items() if not isinstance(d, OptAttributeDef) and k not in attributes]
+        if missing:
+            parser.raise_error(f"{cls.name}: required attribute '{missing[0]}' is missing", attrs_pos)
+        parser.parse_punctuation(":")
+        types_pos = parser.pos
+        function_type = parser.parse_function_type()
+        if len(function_type.inputs) != len(operands) or len(function_type.outputs) != len(op_def.results):
+            parser.raise_error(
+                f"{cls.name}: expected {len(operands)} operand type(s) and {len(op_def.results)} "
+                f"result type(s), got {function_type}",
+                types_pos,
+            )
+        if len(operands) != len(op_def.operands):
+            parser.raise_error(f"{cls.name} takes {len(op_def.operands)} operands, got {len(operands)}", pos)
+        values = parser.resolve_operands(operands, function_type.inputs.data, pos)
+        return cls.create(operands=values, result_types=function_type.outputs.data, attributes=attributes)
+
     def verify_(self) -> None:
         try:
             expected = self.infer_result_types()
@@ -221,7 +273,7 @@ class NNOp(IRDLOperation):
 
 def _fits(constr, attr: Attribute) -> bool:
     try:
-        constr.verify(attr, ConstraintContext())
+        constr.verify(attr, VerificationContext())
     except VerifyException:
         return False
     return True

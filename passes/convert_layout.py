@@ -1,0 +1,411 @@
+"""ConvertLayout: convert `nn.conv2d` to desired data/kernel layouts and let the ops around
+them follow, inserting `nn.layout_transform` only where a layout boundary remains (Relay's
+ConvertLayout).
+
+The pass is one forward walk over each function body with a map from every original value to
+(its replacement, the layout the original had, the layout the replacement is in). Layouts are
+strings of distinct upper-case letters naming the axes in order ("NCHW", "NHWC", "NC", "C").
+
+- `nn.conv2d` takes the desired layouts; its weight gets a transform (e.g. OIHW->HWIO) and its
+  data a transform from wherever the producer left it.
+- Layout-agnostic ops follow their input: relu, sqrt, negative, the binary broadcasting ops,
+  batch_norm and bias_add (axis renumbered), the pools (`layout` attribute changed). A
+  lower-rank operand of a binary op is expanded to full rank with `nn.expand_dims` and
+  transformed like the other operand, as Relay does (so a dense bias `add` gets one
+  `expand_dims` even when nothing was converted).
+- Every other op (batch_flatten, dense, reshape, transpose, softmax, expand_dims, func.return,
+  ops of other dialects) receives its operands back in their original layout.
+
+Transforms are memoised per (value, src, dst) and a transform of a `layout_transform` result is
+composed with it, so running the pass twice adds nothing and converting back to NCHW removes
+the transforms the first conversion added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, NamedTuple
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, Operation, SSAValue
+
+from xrelay.dialects import nn
+from xrelay.transform import XRelayPass
+
+DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO"}
+"""The kernel layout "default" stands for, per conv2d data layout (as in Relay)."""
+
+SUPPORTED_OPS = ("nn.conv2d",)
+"""Ops that accept a desired layout."""
+
+_FOLLOW_UNARY = frozenset({"nn.relu", "nn.sqrt", "nn.negative"})
+_BINARY = frozenset({"nn.add", "nn.subtract", "nn.multiply", "nn.divide"})
+_POOLS = frozenset({"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d"})
+
+
+# --- desired layouts: parsing and validation ---------------------------------------------
+
+
+def _is_permutation(layout: str, letters: str) -> bool:
+    return len(layout) == len(letters) and sorted(layout) == sorted(letters)
+
+
+def _check_conv2d_layouts(layouts: Sequence[str], where: str) -> tuple[str, str]:
+    if isinstance(layouts, str) or not 1 <= len(layouts) <= 2 or not all(isinstance(x, str) for x in layouts):
+        raise ValueError(f"{where}: nn.conv2d takes [data_layout] or [data_layout, kernel_layout], got {layouts!r}")
+    data_layout = layouts[0]
+    kernel_layout = layouts[1] if len(layouts) == 2 else "default"
+    if not _is_permutation(data_layout, "NCHW"):
+        raise ValueError(f"{where}: unknown nn.conv2d data layout '{data_layout}' (a permutation of NCHW, e.g. NHWC)")
+    if kernel_layout == "default":
+        if data_layout not in DEFAULT_KERNEL_LAYOUT:
+            raise ValueError(
+                f"{where}: no default kernel layout for data layout '{data_layout}'; give one "
+                f"(a permutation of OIHW)"
+            )
+    elif not _is_permutation(kernel_layout, "OIHW"):
+        raise ValueError(
+            f"{where}: unknown nn.conv2d kernel layout '{kernel_layout}' (a permutation of OIHW, or 'default')"
+        )
+    return data_layout, kernel_layout
+
+
+def parse_desired_layouts(desired: Mapping[str, Sequence[str]] | str | Iterable[str]) -> dict[str, tuple[str, str]]:
+    """`{"nn.conv2d": ["NHWC", "HWIO"]}`, or the option form `"nn.conv2d=NHWC:HWIO"` (one such
+    entry per op, several as a tuple or separated by ';'), validated into `{op: (data, kernel)}`.
+
+    Raises ValueError naming the bad entry for a malformed entry, an op without layout support
+    or a layout that is not a permutation of NCHW / OIHW."""
+    where = "convert-layout desired-layouts"
+    if isinstance(desired, Mapping):
+        items = list(desired.items())
+    else:
+        entries = [desired] if isinstance(desired, str) else list(desired)
+        items = []
+        for entry in entries:
+            if not isinstance(entry, str):
+                raise ValueError(f"{where}: expected 'op=data_layout[:kernel_layout]', got {entry!r}")
+            for part in filter(None, (p.strip() for p in entry.split(";"))):
+                op_name, eq, layouts = part.partition("=")
+                if not eq or not op_name.strip() or not layouts.strip():
+                    raise ValueError(f"{where}: malformed entry '{part}', expected 'op=data_layout[:kernel_layout]'")
+                items.append((op_name.strip(), [x.strip() for x in layouts.split(":")]))
+    result: dict[str, tuple[str, str]] = {}
+    for op_name, layouts in items:
+        if op_name not in SUPPORTED_OPS:
+            raise ValueError(f"{where}: op '{op_name}' has no desired-layout support (supported: {', '.join(SUPPORTED_OPS)})")
+        if op_name in result:
+            raise ValueError(f"{where}: op '{op_name}' given twice")
+        result[op_name] = _check_conv2d_layouts(layouts, f"{where} for '{op_name}'")
+    if not result:
+        raise ValueError(f"{where}: no desired layouts given, e.g. nn.conv2d=NHWC:HWIO")
+    return result
+
+
+def format_desired_layouts(desired: Mapping[str, tuple[str, str]]) -> tuple[str, ...]:
+    """The option form of validated desired layouts: ("nn.conv2d=NHWC:HWIO", ...)."""
+    return tuple(f"{op_name}={':'.join(layouts)}" for op_name, layouts in desired.items())
+
+
+# --- the walk ------------------------------------------------------------------------------
+
+
+class _Mapped(NamedTuple):
+    """What an original value became: `value`, in layout `current` of the axes that were named
+    `original` in the input program (both None when the layout is unknown)."""
+
+    value: SSAValue
+    original: str | None = None
+    current: str | None = None
+
+
+def _is_plain_layout(layout: object) -> bool:
+    return isinstance(layout, str) and layout.isalpha() and layout.isupper() and len(set(layout)) == len(layout)
+
+
+def _rank(value: SSAValue) -> int | None:
+    return value.type.get_num_dims() if isinstance(value.type, TensorType) else None
+
+
+def _rename(layout: str, naming: str, new_naming: str) -> str:
+    """`layout`, spelled with the axis names of `naming`, respelled with those of `new_naming`
+    (the axes correspond by position: naming[i] is new_naming[i])."""
+    if naming == new_naming:
+        return layout
+    return "".join(new_naming[naming.index(axis)] for axis in layout)
+
+
+def _axis_in(axis: int, original: str, current: str) -> int:
+    """Where original axis `axis` (negative counts from the end) sits in layout `current`."""
+    return current.index(original[axis % len(original)])
+
+
+@dataclass
+class _LayoutRewriter:
+    """One forward walk over a function body (see the module docstring)."""
+
+    desired: Mapping[str, tuple[str, str]]
+    mapped: dict[SSAValue, _Mapped] = field(default_factory=dict)
+    memo: dict[tuple[SSAValue, str, str], SSAValue] = field(default_factory=dict)
+    replaced: list[Operation] = field(default_factory=list)
+    composed: list[Operation] = field(default_factory=list)
+    current_op: Operation | None = None
+
+    def run(self, function: func.FuncOp) -> None:
+        for block in function.body.blocks:
+            self.memo.clear()  # a memoised transform must dominate its users
+            for op in list(block.ops):
+                self.current_op = op
+                self.visit(op)
+        for op in reversed(self.replaced):  # users go before their producers
+            op.parent.erase_op(op)
+        # Transforms composed away (converting back) may be dead now; they were recorded
+        # consumer first, so one pass in order also clears chains.
+        for op in self.composed:
+            if op.parent is not None and all(r.first_use is None for r in op.results):
+                op.parent.erase_op(op)
+
+    # value helpers ----------------------------------------------------------------------
+
+    def lookup(self, value: SSAValue) -> _Mapped:
+        return self.mapped.get(value) or _Mapped(value)
+
+    def in_layout(self, value: SSAValue, original: str, wanted: str) -> SSAValue:
+        """The replacement of `value` (whose axes the consumer names `original`) in `wanted`."""
+        m = self.lookup(value)
+        if m.current is None or len(m.current) != len(original):
+            return self.transform(self.to_original(value), original, wanted)
+        return self.transform(m.value, _rename(m.current, m.original, original), wanted)
+
+    def to_original(self, value: SSAValue) -> SSAValue:
+        """The replacement of `value` back in the layout the input program had."""
+        m = self.lookup(value)
+        if m.current is None:
+            return m.value
+        return self.transform(m.value, m.current, m.original)
+
+    def insert(self, op: Operation) -> Operation:
+        assert self.current_op is not None and self.current_op.parent is not None
+        self.current_op.parent.insert_op_before(op, self.current_op)
+        return op
+
+    def transform(self, value: SSAValue, src: str, dst: str) -> SSAValue:
+        """`value` (in layout `src`) as a tensor in layout `dst`: itself, a memoised transform, or
+        a transform composed with the `layout_transform` that produced `value`."""
+        if src == dst:
+            return value
+        key = (value, src, dst)
+        if key not in self.memo:
+            owner = value.owner
+            if isinstance(owner, nn.LayoutTransformOp) and _is_plain_layout(owner.attrs()["src_layout"]):
+                a = owner.attrs()
+                inner_src = _rename(a["src_layout"], a["dst_layout"], src)
+                self.composed.append(owner)
+                self.memo[key] = self.transform(owner.operands[0], inner_src, dst)
+            else:
+                op = self.insert(nn.make("nn.layout_transform", [value], src_layout=src, dst_layout=dst))
+                self.memo[key] = op.results[0]
+        return self.memo[key]
+
+    def expand(self, value: SSAValue, src: str, dst: str) -> SSAValue:
+        """A lower-rank `value` in layout `src` broadcast-ready for `dst` (Relay's expand_dims
+        at axis 0 naming the new axes after the missing ones of `dst`, then a transform)."""
+        if _rank(value) == 0:
+            return value  # a scalar broadcasts in any layout
+        key = (value, src, dst)
+        if key not in self.memo:
+            missing = "".join(axis for axis in dst if axis not in src)
+            op = self.insert(nn.make("nn.expand_dims", [value], axis=0, num_newaxis=len(dst) - len(src)))
+            self.memo[key] = self.transform(op.results[0], missing + src, dst)
+        return self.memo[key]
+
+    # emitting ----------------------------------------------------------------------------
+
+    def emit(
+        self,
+        op: Operation,
+        operands: Sequence[SSAValue],
+        layouts: Sequence[tuple[str, str] | None],
+        **changed_attrs: object,
+    ) -> None:
+        """Give `op` these operands and attributes, rebuilding it when they change its result
+        types, and map its results with `layouts` ((original, current) or None per result)."""
+        results: Sequence[SSAValue] = op.results
+        if changed_attrs or self._types_change(op, operands):
+            attrs = {k: v for k, v in op.attrs().items() if v is not None} | changed_attrs
+            new_op = self.insert(nn.make(op.name, operands, **attrs))
+            for old, new in zip(op.results, new_op.results):
+                new.name_hint = old.name_hint
+            self.replaced.append(op)
+            results = new_op.results
+        else:
+            for index, operand in enumerate(operands):
+                if op.operands[index] is not operand:
+                    op.operands[index] = operand
+        for old, new, layout in zip(op.results, results, layouts):
+            if new is not old or layout is not None:
+                self.mapped[old] = _Mapped(new, *layout) if layout else _Mapped(new)
+
+    @staticmethod
+    def _types_change(op: Operation, operands: Sequence[SSAValue]) -> bool:
+        if all(new is old for new, old in zip(operands, op.operands)):
+            return False
+        if any(new.type != old.type for new, old in zip(operands, op.operands)):
+            return True
+        return False
+
+    def restore(self, op: Operation, layouts: Sequence[tuple[str, str] | None] = ()) -> None:
+        """Layout-sensitive or unknown op: operands back in their original layouts."""
+        operands = [self.to_original(v) for v in op.operands]
+        for nested in (o for region in op.regions for o in region.walk()):
+            for index, value in enumerate(nested.operands):
+                if value in self.mapped:  # a value from outside the region
+                    nested.operands[index] = self.to_original(value)
+        if isinstance(op, nn.NNOp):
+            self.emit(op, operands, list(layouts) or [None] * len(op.results))
+        else:
+            for index, operand in enumerate(operands):
+                if op.operands[index] is not operand:
+                    op.operands[index] = operand
+
+    # the ops -----------------------------------------------------------------------------
+
+    def visit(self, op: Operation) -> None:
+        name = op.name
+        if name == "nn.constant":
+            return
+        if name == "nn.conv2d":
+            self.conv2d(op)
+        elif name in _FOLLOW_UNARY:
+            m = self.lookup(op.operands[0])
+            self.emit(op, [m.value], [(m.original, m.current) if m.current else None])
+        elif name in _BINARY:
+            self.binary(op)
+        elif name in ("nn.batch_norm", "nn.bias_add"):
+            self.channel_axis_op(op)
+        elif name in _POOLS:
+            self.pool(op)
+        elif name == "nn.layout_transform":
+            self.layout_transform(op)
+        elif name == "nn.dense" and _rank(op.results[0]) == 2:
+            self.restore(op, [("NC", "NC")])  # Relay's dense infers NC: its bias add follows
+        else:
+            self.restore(op)
+
+    def conv2d(self, op: Operation) -> None:
+        a = op.attrs()
+        data_layout, kernel_layout = a["data_layout"], a["kernel_layout"]
+        out_layout = a["out_layout"] or data_layout
+        if not (_is_plain_layout(data_layout) and _is_plain_layout(kernel_layout) and _is_plain_layout(out_layout)):
+            return self.restore(op)
+        new_data_layout, new_kernel_layout = self.desired.get("nn.conv2d", (data_layout, kernel_layout))
+        if new_kernel_layout == "default":
+            new_kernel_layout = DEFAULT_KERNEL_LAYOUT[new_data_layout]
+        data, weight = op.operands
+        operands = [
+            self.in_layout(data, data_layout, new_data_layout),
+            self.in_layout(weight, kernel_layout, new_kernel_layout),
+        ]
+        changed = {}
+        if (new_data_layout, new_kernel_layout, new_data_layout) != (data_layout, kernel_layout, out_layout):
+            changed = {"data_layout": new_data_layout, "kernel_layout": new_kernel_layout, "out_layout": ""}
+        # Conv layouts name axes by meaning (C is channels): the new output is in the new data layout.
+        self.emit(op, operands, [(out_layout, new_data_layout)], **changed)
+
+    def binary(self, op: Operation) -> None:
+        lhs, rhs = (self.lookup(v) for v in op.operands)
+        ranks = [_rank(m.value) for m in (lhs, rhs)]
+        if None in ranks or (lhs.current is None and rhs.current is None):
+            return self.restore(op)
+        # The leader is the operand with a known layout and the larger rank (lhs on a tie).
+        candidates = [i for i, m in enumerate((lhs, rhs)) if m.current is not None]
+        lead = max(candidates, key=lambda i: (ranks[i], -i))
+        if ranks[lead] < max(ranks):
+            return self.restore(op)
+        leader = (lhs, rhs)[lead]
+        original, current = leader.original, leader.current
+        operands = [leader.value, leader.value]
+        other = op.operands[1 - lead]
+        if ranks[1 - lead] == ranks[lead]:
+            operands[1 - lead] = self.in_layout(other, original, current)
+        else:
+            # Numpy broadcasting aligned the lower-rank operand with the trailing axes.
+            operands[1 - lead] = self.expand(self.to_original(other), original[len(original) - ranks[1 - lead] :], current)
+        self.emit(op, operands, [(original, current)])
+
+    def channel_axis_op(self, op: Operation) -> None:
+        """batch_norm / bias_add follow their data operand, with the axis renumbered."""
+        m = self.lookup(op.operands[0])
+        if m.current is None:
+            return self.restore(op)
+        axis = op.attrs()["axis"]
+        new_axis = _axis_in(axis, m.original, m.current)
+        operands = [m.value, *(self.to_original(v) for v in op.operands[1:])]
+        changed = {"axis": new_axis} if new_axis != axis % len(m.original) else {}
+        layouts = [(m.original, m.current)] + [None] * (len(op.results) - 1)
+        self.emit(op, operands, layouts, **changed)
+
+    def pool(self, op: Operation) -> None:
+        layout = op.attrs()["layout"]
+        if not _is_plain_layout(layout):
+            return self.restore(op)
+        m = self.lookup(op.operands[0])
+        if m.current is None or len(m.current) != len(layout):
+            return self.emit(op, [self.to_original(op.operands[0])], [(layout, layout)])
+        new_layout = _rename(m.current, m.original, layout)
+        changed = {"layout": new_layout} if new_layout != layout else {}
+        self.emit(op, [m.value], [(layout, new_layout)], **changed)
+
+    def layout_transform(self, op: Operation) -> None:
+        a = op.attrs()
+        src, dst = a["src_layout"], a["dst_layout"]
+        if not (_is_plain_layout(src) and _is_plain_layout(dst)):
+            return self.restore(op)
+        m = self.lookup(op.operands[0])
+        if m.current is None or len(m.current) != len(src):
+            value, current = self.to_original(op.operands[0]), src
+        else:
+            value, current = m.value, _rename(m.current, m.original, src)
+        key = (value, current, dst)
+        if current == src and key not in self.memo:
+            self.emit(op, [value], [(dst, dst)])  # still needed as it is
+            self.memo[key] = self.lookup(op.results[0]).value
+        else:
+            self.mapped[op.results[0]] = _Mapped(self.transform(value, current, dst), dst, dst)
+            self.replaced.append(op)
+
+
+def convert_layout(module: ModuleOp, desired: Mapping[str, tuple[str, str]]) -> None:
+    """Apply ConvertLayout with validated `desired` layouts to every function of `module`."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            _LayoutRewriter(desired).run(op)
+
+
+@dataclass(frozen=True)
+class ConvertLayout(XRelayPass):
+    """Converts `nn.conv2d` to the desired layouts and the layout-agnostic ops around them,
+    with `nn.layout_transform` where a boundary remains (Relay's ConvertLayout).
+
+    `ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})` from Python; kernel layout "default" picks
+    Relay's default for the data layout. As a pipeline option:
+    `convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"}`.
+    """
+
+    name = "convert-layout"
+    tvm_name: ClassVar[str] = "ConvertLayout"
+    opt_level: ClassVar[int] = 3
+    required: ClassVar[tuple[str, ...]] = ("InferType", "CanonicalizeOps")
+    infer_type_after: ClassVar[bool] = True
+
+    desired_layouts: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        # Accept the Python dict form and store the option form, so the spec prints and parses back.
+        object.__setattr__(self, "desired_layouts", format_desired_layouts(parse_desired_layouts(self.desired_layouts)))
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        convert_layout(op, parse_desired_layouts(self.desired_layouts))

@@ -1,0 +1,419 @@
+"""`xrelay-opt`: xDSL's `xdsl-opt` driver that knows the nn dialect and runs passes through a PassContext.
+
+    xrelay-opt model.mlir -p 'infer-type,fold-constant' --opt-level 3 --disabled-pass FoldConstant \\
+        --pass-timing -o out.mlir
+
+Everything `xdsl-opt` accepts keeps working (`-p`, `-o`, `--print-op-generic`, `--split-input-file`,
+`--verify-diagnostics`, `--time-passes`, ...); the pipeline, though, runs as a `transform.Sequential`
+of the parsed xDSL ModulePass instances inside one `transform.PassContext`, so
+
+- `--opt-level N`, `--required-pass NAME`, `--disabled-pass NAME` filter the pipeline's passes with
+  TVM's rules (a pass runs iff it is required, or not disabled and its opt level is <= N);
+- every pass (nested ones too) goes through the context's instruments, which flags add
+  (`--pass-timing` prints `PassTimingInstrument.render()` on stderr).
+
+Decision: like TVM's `relay.build`, the Sequential itself is an instrumented pass, so the timing tree
+has one top-level `sequential` line per input module with the pipeline's passes under it. Filtering
+by opt level only exists for the children of a Sequential, and the extra line shows the pipeline's
+total time.
+
+Instrument flags are declared in `INSTRUMENT_FLAGS` (flag, argparse options, instrument factory and an
+optional `finish` hook run after the pipeline, even when it failed); `register_instrument_flag` adds
+one. Their instruments are installed in list order.
+
+Input positions: ops parsed from a file carry their `file:line:col` as a `FileLineColLoc` (as in MLIR),
+so verifier errors name the place; `--print-debuginfo` shows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from io import StringIO
+from typing import IO, Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind, _parse_spec
+from xdsl.utils.exceptions import DiagnosticException, ParseError, ShrinkException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from xrelay import transform
+from xrelay.instrument import PassInstrument, PassTimingInstrument
+from xrelay.tools.diagnostics import (
+    LocatingParser,
+    atomic_output,
+    check_output_path,
+    ToolError,
+    error_at_span,
+    file_error,
+    from_verify_error,
+    run_tool,
+)
+
+PROG = "xrelay-opt"
+
+
+# --- instrument flags (the extension point) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InstrumentFlag:
+    """A command-line flag that installs a pass instrument in xrelay-opt's PassContext.
+
+    `make(args, tool)` returns the instrument, or None when the flag is not given; `finish(instrument,
+    tool)` runs after the pipeline (also after a failure, before the error is reported), e.g. to print
+    a report. `options` are extra `argparse.add_argument` keywords (default: a boolean switch).
+    """
+
+    flag: str
+    help: str
+    make: Callable[[argparse.Namespace, XRelayOptMain], PassInstrument | None]
+    finish: Callable[[PassInstrument, XRelayOptMain], None] | None = None
+    options: dict[str, Any] = field(default_factory=lambda: {"action": "store_true"})
+
+
+def _print_timing(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    text = instrument.render()  # warns on stderr itself when nothing was profiled
+    if text:
+        print(text, file=sys.stderr, flush=True)
+
+
+INSTRUMENT_FLAGS: list[InstrumentFlag] = [
+    InstrumentFlag(
+        "--pass-timing",
+        "print the time spent in every pass as TVM's PassTimingInstrument tree on stderr",
+        make=lambda args, tool: PassTimingInstrument() if args.pass_timing else None,
+        finish=_print_timing,
+    ),
+]
+
+
+def register_instrument_flag(flag: InstrumentFlag) -> None:
+    """Add a flag to xrelay-opt; its instrument comes after those already registered."""
+    INSTRUMENT_FLAGS.append(flag)
+
+
+# --- the pipeline checks xdsl-opt does between passes -----------------------------------------
+
+
+class PipelineChecks(PassInstrument):
+    """What `xdsl-opt` does between the pipeline's passes, as an instrument (installed last).
+
+    After each direct child of the pipeline's Sequential: verify the module (unless --disable-verify),
+    print `Pass NAME took S seconds` (--time-passes); before the next one print the IR
+    (--print-between-passes). It also remembers which pass failed, for the error message.
+    """
+
+    def __init__(self, verify: bool, time_passes: bool, print_between: bool):
+        self.verify = verify
+        self.time_passes = time_passes
+        self.print_between = print_between
+        self.running: list[tuple[str, float]] = []
+        self.last_done: str | None = None
+        self.failed_pass: str | None = None
+
+    def run_before_pass(self, mod: ModuleOp, info: Any) -> None:
+        if len(self.running) == 1 and self.print_between and self.last_done is not None:
+            print(f"IR after {self.last_done}:")
+            Printer(stream=sys.stdout).print_op(mod)
+            print("\n\n\n")
+        self.running.append((info.name, time.perf_counter()))
+
+    def run_after_pass(self, mod: ModuleOp, info: Any) -> None:
+        name, start = self.running.pop()
+        if len(self.running) != 1:
+            return
+        if self.time_passes:
+            print(f"Pass {name} took {time.perf_counter() - start} seconds")
+        if self.verify:
+            try:
+                mod.verify()
+            except DiagnosticException as error:
+                raise from_verify_error(mod, error, f"in the IR produced by pass '{name}'") from error
+        self.last_done = name
+
+    def run_after_pass_failed(self, mod: ModuleOp, info: Any) -> None:
+        # Called for every pass the failure unwinds through, including one whose after-hook
+        # (the verification above) already popped it.
+        if self.running and self.running[-1][0] == info.name:
+            self.running.pop()
+        if self.failed_pass is None:  # the innermost failing pass is reported first
+            self.failed_pass = info.name
+
+
+# --- the driver ----------------------------------------------------------------------------------
+
+
+def _split_names(values: Sequence[str] | None) -> list[str]:
+    """`--required-pass a,b --required-pass c` -> ["a", "b", "c"]."""
+    return [name.strip() for value in values or () for name in value.split(",") if name.strip()]
+
+
+class XRelayOptMain(xDSLOptMain):
+    """xDSLOptMain with the nn dialect, xrelay's passes, a PassContext around the pipeline, instrument
+    flags, MLIR-style diagnostics and an `-o` file written only on success."""
+
+    version_format = "xrelay-opt built from xdsl version {xdsl_version}"
+    pipeline_passes: list[ModulePass]
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(description="xrelay modular optimizer driver (xdsl-opt with the nn dialect)", args=args)
+
+    # registration
+
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        if "nn" not in self.ctx.registered_dialect_names:
+            from xrelay.dialects.nn import NN
+
+            self.ctx.register_dialect("nn", lambda: NN)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        from xrelay.passes import ALL_PASSES
+
+        for name, factory in ALL_PASSES.items():
+            self.register_pass(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        group = arg_parser.add_argument_group("xrelay pass context")
+        group.add_argument(
+            "--opt-level", type=int, default=2, metavar="N",
+            help="PassContext opt_level: a pipeline pass runs only if its opt level is <= N (default 2)",
+        )
+        group.add_argument(
+            "--required-pass", action="append", metavar="NAME",
+            help="always run this pass (TVM name or pipeline name; repeatable or comma-separated)",
+        )
+        group.add_argument(
+            "--disabled-pass", action="append", metavar="NAME",
+            help="never run this pass in the pipeline (repeatable or comma-separated)",
+        )
+        instruments = arg_parser.add_argument_group("pass instruments")
+        for spec in INSTRUMENT_FLAGS:
+            instruments.add_argument(spec.flag, help=spec.help, **spec.options)
+
+    # pipeline
+
+    def setup_pipeline(self) -> None:
+        """Parse `-p` into pass instances; errors point into the pipeline text."""
+        self.pipeline_passes = parse_pipeline(self.args.passes, self.available_passes)
+        # Kept for code written against xDSLOptMain; passes run through `run_pipeline`.
+        self.pipeline = PassPipeline(tuple(self.pipeline_passes))
+
+    def load_xrelay_passes(self) -> None:
+        """Import every xrelay pass class: importing registers it with `transform.get_pass`, which
+        passes use to run their `required` and nested passes (InferType) by name."""
+        from xrelay.passes import ALL_PASSES
+
+        registered = set(transform.registered_pass_names())
+        for load in ALL_PASSES.values():
+            try:
+                pass_class = load()
+            except Exception:  # noqa: BLE001 - a broken pass only matters if the pipeline uses it,
+                continue  # and then parse_pipeline reports it
+            # Register a pass class that did not register itself, so nested lookups find it.
+            if isinstance(pass_class, type) and issubclass(pass_class, transform.XRelayPass):
+                if pass_class.tvm_name not in registered and pass_class.name not in registered:
+                    transform.register_xrelay_pass(pass_class)
+                    registered.update((pass_class.tvm_name, pass_class.name))
+
+    def make_pass_context(self) -> tuple[transform.PassContext, list[tuple[InstrumentFlag, PassInstrument]]]:
+        """The PassContext of the run: opt level, required/disabled passes, flag instruments, checks."""
+        self.load_xrelay_passes()
+        flagged = [(spec, inst) for spec in INSTRUMENT_FLAGS if (inst := spec.make(self.args, self)) is not None]
+        instruments: list[PassInstrument] = [inst for _, inst in flagged]
+        self.checks = PipelineChecks(
+            verify=not self.args.disable_verify,
+            time_passes=self.args.time_passes,
+            print_between=self.args.print_between_passes,
+        )
+        instruments.append(self.checks)
+        context = transform.PassContext(
+            opt_level=self.args.opt_level,
+            required_pass=self.pass_names(self.args.required_pass, "--required-pass"),
+            disabled_pass=self.pass_names(self.args.disabled_pass, "--disabled-pass"),
+            instruments=instruments,
+        )
+        return context, flagged
+
+    def pass_names(self, values: Sequence[str] | None, flag: str) -> list[str]:
+        """Names as PassContext compares them (PassInfo names): a pipeline name such as `fold-constant`
+        also adds its TVM name `FoldConstant`. Names no pass has are an error (a typo would be silent)."""
+        names: list[str] = []
+        known = None
+        for name in _split_names(values):
+            names.append(name)
+            if name in self.available_passes:
+                pass_class = self.available_passes[name]()
+                info_name = getattr(pass_class, "tvm_name", name)
+                if info_name != name:
+                    names.append(info_name)
+                continue
+            if known is None:
+                known = [*self.available_passes, *transform.registered_pass_names()]
+            if name not in known:
+                raise ToolError(f"unknown pass '{name}' in {flag}{_did_you_mean(name, known)}")
+        return names
+
+    def run_pipeline(self, module: ModuleOp) -> ModuleOp:
+        """Run the pipeline on `module` as a Sequential in the current PassContext."""
+        if not self.pipeline_passes:
+            return module
+        pipeline = transform.Sequential(self.pipeline_passes)
+        try:
+            return pipeline(module)
+        except ToolError:
+            raise
+        except DiagnosticException as error:
+            failed = self.checks.failed_pass
+            raise from_verify_error(module, error, f"in pass '{failed}'" if failed else None) from error
+        except Exception as error:
+            failed = self.checks.failed_pass or "pipeline"
+            raise ToolError(f"pass '{failed}' failed: {type(error).__name__}: {error}") from error
+
+    # input and output
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        frontend = self.args.frontend or file_extension
+        if frontend != "mlir":
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name(), start_offset)
+        return parser.parse_module(not self.args.no_implicit_module)
+
+    def prepare_input(self):
+        try:
+            return super().prepare_input()
+        except OSError as error:
+            raise file_error(error, "input file") from None
+        except ValueError as error:  # unrecognised extension
+            raise ToolError(f"{error} (use -f mlir to read it as MLIR)", self.get_input_name()) from None
+
+    def run(self) -> None:
+        """Parse each input chunk, run the pipeline, print; `-o` is written only if everything succeeded."""
+        if self.args.output_file is not None:
+            check_output_path(self.args.output_file)
+        chunks, file_extension = self.prepare_input()
+        to_file = self.args.output_file is not None
+        output = StringIO() if to_file else sys.stdout
+        context, flagged = self.make_pass_context()
+        try:
+            with context:
+                try:
+                    for index, (chunk, offset) in enumerate(chunks):
+                        try:
+                            if index > 0:
+                                output.write("// -----\n")
+                            self.process_chunk(chunk, file_extension, offset, output)
+                        finally:
+                            chunk.close()
+                finally:
+                    for spec, instrument in flagged:
+                        if spec.finish is not None:
+                            spec.finish(instrument, self)
+        except ShrinkException:
+            print("Success, can shrink")
+            sys.exit(0)
+        if self.args.shrink:
+            print("Failure, can't shrink")
+            sys.exit(1)
+        if to_file:
+            with atomic_output(self.args.output_file) as f:
+                f.write(output.getvalue().encode())
+
+    def process_chunk(self, chunk: IO[bytes], file_extension: str, offset: int, output: IO[str]) -> None:
+        """One input module: parse, verify, run the pipeline, print (xdsl-opt's diagnostics flags kept)."""
+        try:
+            try:
+                module = self.parse_chunk(chunk, file_extension, offset)
+            except ParseError as error:
+                error.span = _with_line_offset(error.span, offset)
+                raise
+            except UnicodeDecodeError as error:
+                raise ToolError(f"not a UTF-8 text file ({error.reason} at byte {error.start})",
+                                self.get_input_name()) from None
+            if module is None:
+                return
+            if not self.args.disable_verify:
+                try:
+                    module.verify()
+                except DiagnosticException as error:
+                    raise from_verify_error(module, error) from error
+            module = self.run_pipeline(module)
+            output.write(self.output_resulting_program(module))
+            output.flush()
+        except ParseError as error:
+            if not self.args.parsing_diagnostics:
+                raise
+            print(error)
+        except ToolError as error:
+            if not (self.args.verify_diagnostics and isinstance(error.__cause__, DiagnosticException)):
+                raise
+            _print_like_xdsl(error.__cause__)
+        except DiagnosticException as error:
+            if not self.args.verify_diagnostics:
+                raise
+            _print_like_xdsl(error)
+
+
+def _print_like_xdsl(error: DiagnosticException) -> None:
+    """`--verify-diagnostics` output, exactly as xdsl-opt prints it (message, then notes), on stdout."""
+    print(error)
+    for note in getattr(error, "__notes__", ()):
+        print(note)
+
+
+def _with_line_offset(span, offset: int):
+    import dataclasses
+
+    return dataclasses.replace(span, line_offset=offset)
+
+
+def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(dict.fromkeys(candidates)), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]]]) -> list[ModulePass]:
+    """Instantiate the passes of an `-p` pipeline; unknown passes and bad options are reported at their
+    place in the pipeline text (`pass-pipeline:1:COL: error: ...`)."""
+    passes: list[ModulePass] = []
+    lexer = PipelineLexer(spec)
+    while lexer.peek().kind is not SpecTokenKind.EOF:
+        name_span = lexer.peek().span
+        pass_spec = _parse_spec(lexer)
+        if pass_spec.name not in available:
+            raise error_at_span(
+                name_span, f"unknown pass '{pass_spec.name}'{_did_you_mean(pass_spec.name, list(available))}"
+            )
+        try:
+            pass_class = available[pass_spec.name]()
+        except Exception as error:  # noqa: BLE001 - a plugin that fails to import
+            raise error_at_span(name_span, f"cannot load pass '{pass_spec.name}': {type(error).__name__}: {error}")
+        try:
+            passes.append(pass_class.from_pass_spec(pass_spec))
+        except (ValueError, TypeError) as error:
+            raise error_at_span(name_span, f"invalid options for pass '{pass_spec.name}': {error}") from None
+        separator = lexer.lex()
+        if separator.kind is SpecTokenKind.EOF:
+            break
+        if separator.kind is not SpecTokenKind.COMMA:
+            raise error_at_span(separator.span, "invalid pass pipeline: expected ',' between passes")
+    return passes
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point: returns the exit status (0 success, 1 error, 2 bad command line)."""
+    return run_tool(PROG, lambda: XRelayOptMain(argv).run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

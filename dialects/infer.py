@@ -57,6 +57,12 @@ def pair(value: Sequence[int] | int) -> tuple[int, int]:
     return value  # type: ignore[return-value]
 
 
+def _check_positive(**values: Sequence[int]) -> None:
+    for name, value in values.items():
+        if len(value) != 2 or min(value) < 1:
+            raise ShapeError(f"{name} {tuple(value)} must be 2 positive values")
+
+
 def _window_out(size: int, pad: int, kernel: int, stride: int, dilation: int, ceil: bool) -> int:
     extent = dilation * (kernel - 1) + 1
     span = size + pad - extent
@@ -79,8 +85,7 @@ def conv2d(shapes: list[Shape], a: dict) -> Shape:
     groups = a["groups"]
     strides, dilation = a["strides"], a["dilation"]
     top, left, bottom, right = a["padding"]
-    if len(strides) != 2 or len(dilation) != 2:
-        raise ShapeError(f"strides {tuple(strides)} and dilation {tuple(dilation)} must have 2 values")
+    _check_positive(strides=strides, dilation=dilation)
     if groups < 1 or d["C"] % groups or k["O"] % groups:
         raise ShapeError(
             f"groups={groups} must divide input channels {d['C']} of 'data' {_fmt(data)} "
@@ -118,9 +123,7 @@ def pool2d(shapes: list[Shape], a: dict) -> Shape:
     layout = a["layout"]
     check_layout(layout, "NCHW", "layout")
     d = dict(zip(layout, data))
-    for key in ("pool_size", "strides", "dilation"):
-        if len(a[key]) != 2:
-            raise ShapeError(f"{key} {tuple(a[key])} must have 2 values")
+    _check_positive(pool_size=a["pool_size"], strides=a["strides"], dilation=a["dilation"])
     (ph, pw), (sh, sw), (dh, dw) = a["pool_size"], a["strides"], a["dilation"]
     top, left, bottom, right = a["padding"]
     out = dict(d)

@@ -75,6 +75,15 @@ def _to_attr(value: object) -> Attribute:
     raise TypeError(f"unsupported attribute value {value!r}")
 
 
+def _fits(constr, attr: Attribute) -> bool:
+    """Whether `attr` satisfies an attribute definition's constraint."""
+    try:
+        constr.verify(attr, VerificationContext())
+    except VerifyException:
+        return False
+    return True
+
+
 def _kind(constr: object) -> str:
     """How an attribute of this constraint is written, for error messages."""
     for known, text in ((INTS, "array<i64: ...>"), (INT, "an i64 integer"), (FLOAT, "an f64 float"), (BOOL, "true/false")):
@@ -84,6 +93,7 @@ def _kind(constr: object) -> str:
 
 
 def _to_python(attr: Attribute) -> object:
+    """The plain Python value of an attribute built by `_to_attr`."""
     if isinstance(attr, DenseArrayBase):
         return tuple(attr.get_values())
     if isinstance(attr, IntegerAttr):
@@ -103,18 +113,22 @@ def ints(default: Sequence[int] | None = None) -> Any:
 
 
 def int_(default: int | None = None) -> Any:
+    """An i64 integer attribute, optional with a default."""
     return opt_attr_def(INT, None if default is None else _to_attr(default))
 
 
 def float_(default: float) -> Any:
+    """An f64 float attribute with a default."""
     return opt_attr_def(FLOAT, _to_attr(float(default)))
 
 
 def bool_(default: bool) -> Any:
+    """A bool attribute (true/false) with a default."""
     return opt_attr_def(BOOL, _to_attr(default))
 
 
 def str_(default: str | None = None) -> Any:
+    """A string attribute, optional with a default."""
     return opt_attr_def(StringAttr, None if default is None else StringAttr(default))
 
 
@@ -129,6 +143,7 @@ _NORMALISE: dict[str, Callable[[Any], tuple[int, ...]]] = {
 
 
 def _as_value(operand: SSAValue | Operation) -> SSAValue:
+    """An operand given as an SSA value or as an operation with exactly one result."""
     if isinstance(operand, Operation):
         if len(operand.results) != 1:
             raise TypeError(f"operand {operand.name} must have exactly one result")
@@ -164,7 +179,10 @@ class NNOp(IRDLOperation):
             if value is None:
                 continue
             if key in _NORMALISE:
-                value = _NORMALISE[key](value)
+                try:
+                    value = _NORMALISE[key](value)
+                except ShapeError as e:
+                    raise ShapeError(f"{cls.name}: {e}") from None
             attr_def_ = op_def.attributes[key]
             attr = _to_attr(value)
             if isinstance(value, numbers.Integral) and not _fits(attr_def_.constr, attr):
@@ -180,11 +198,15 @@ class NNOp(IRDLOperation):
 
     @classmethod
     def python_attrs(cls, attributes: dict[str, Attribute]) -> dict[str, object]:
+        """Python values of IR attributes, defaults filled in; padding always has 4 values."""
         op_def = cls.get_irdl_definition()
         result: dict[str, object] = {}
         for key, attr_def_ in op_def.attributes.items():
             attr = attributes.get(key, attr_def_.default_value)
-            result[key] = None if attr is None else _to_python(attr)
+            value = None if attr is None else _to_python(attr)
+            if value is not None and key in _NORMALISE:
+                value = _NORMALISE[key](value)  # IR written by hand may hold Relay's short forms
+            result[key] = value
         return result
 
     @classmethod
@@ -269,14 +291,6 @@ class NNOp(IRDLOperation):
                 f"({', '.join(map(str, expected))}) for operand types "
                 f"({', '.join(str(o.type) for o in self.operands)})"
             )
-
-
-def _fits(constr, attr: Attribute) -> bool:
-    try:
-        constr.verify(attr, VerificationContext())
-    except VerifyException:
-        return False
-    return True
 
 
 # --- the ops -----------------------------------------------------------------------------

@@ -186,3 +186,21 @@ def test_large_constants_print_and_parse_fast():
     first = reparsed.body.block.ops.first.body.block.ops.first
     assert first.numpy().tobytes() == consts[0].numpy().tobytes()
     assert elapsed < 6.0, f"print + parse of 11.7M floats took {elapsed:.2f} s"
+
+
+def test_short_padding_written_in_ir_reads_as_four_values():
+    text = MODULE_TEMPLATE.format(
+        op="nn.conv2d(%x, %w) {padding = array<i64: 1, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x10xf32>"
+    )
+    module = parse(text)
+    module.verify()
+    conv = next(op for op in module.walk() if isinstance(op, nn.Conv2DOp))
+    assert conv.attrs()["padding"] == (1, 2, 1, 2)
+
+
+def test_three_value_padding_in_ir_fails_verification():
+    text = MODULE_TEMPLATE.format(
+        op="nn.max_pool2d(%x) {padding = array<i64: 1, 1, 1>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>"
+    )
+    with pytest.raises(VerifyException, match="padding must have 1, 2 or 4 values"):
+        parse(text).verify()

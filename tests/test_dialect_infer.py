@@ -343,3 +343,13 @@ def test_shape_errors_name_op_operand_and_shapes(build, message):
     with pytest.raises(ShapeError, match=message) as info:
         build()
     assert str(info.value).startswith("nn.")
+
+
+def test_zero_stride_and_bad_padding_are_shape_errors():
+    x, w = args((1, 1, 8, 8), (1, 1, 3, 3))
+    with pytest.raises(ShapeError, match=r"nn.conv2d: strides \(0, 1\) must be 2 positive values"):
+        nn.Conv2DOp(x, w, strides=(0, 1))
+    with pytest.raises(ShapeError, match=r"nn.max_pool2d: pool_size \(0, 0\) must be 2 positive values"):
+        nn.MaxPool2DOp(x, pool_size=0)
+    with pytest.raises(ShapeError, match="nn.conv2d: padding must have 1, 2 or 4 values"):
+        nn.Conv2DOp(x, w, padding=(1, 2, 3))

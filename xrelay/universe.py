@@ -2,6 +2,8 @@
 
 from xdsl.universe import Universe
 
+from xrelay.passes import ALL_PASSES
+
 
 def _nn_dialect():
     from xrelay.dialects.nn import NN
@@ -9,10 +11,4 @@ def _nn_dialect():
     return NN
 
 
-def _passes():
-    from xrelay.passes import ALL_PASSES
-
-    return ALL_PASSES
-
-
-XRELAY_UNIVERSE = Universe(all_dialects={"nn": _nn_dialect}, all_passes={})
+XRELAY_UNIVERSE = Universe(all_dialects={"nn": _nn_dialect}, all_passes=dict(ALL_PASSES))

@@ -1,0 +1,89 @@
+"""FoldConstant: evaluate every nn op whose operands are all constants, with the runtime's kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+
+from xrelay.dialects import nn
+from xrelay.transform import XRelayPass, register_xrelay_pass
+
+
+def constant_value(value: SSAValue) -> np.ndarray | None:
+    """The array behind `value` when an `nn.constant` defines it, else None."""
+    owner = value.owner
+    if isinstance(owner, nn.ConstantOp):
+        return owner.numpy()
+    return None
+
+
+def erase_if_dead_constant(value: SSAValue, rewriter: PatternRewriter) -> None:
+    """Erase the `nn.constant` defining `value` once nothing uses it any more."""
+    owner = value.owner
+    if isinstance(owner, nn.ConstantOp) and owner.parent is not None and not owner.result.uses:
+        rewriter.erase(owner)
+
+
+def _element_dtype(result_type: TensorType) -> np.dtype:
+    from xrelay.dialects.constant import dtype_of
+
+    return dtype_of(result_type.get_element_type())
+
+
+class FoldConstantOp(RewritePattern):
+    """Replaces an nn op whose operands are all `nn.constant`s by constants holding its results,
+    and erases the constants left unused (old operands, results nothing reads)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.NNOp) or not op.operands:
+            return
+        arrays = []
+        for operand in op.operands:
+            array = constant_value(operand)
+            if array is None:
+                return
+            arrays.append(array)
+        from xrelay.runtime.kernels import KERNELS
+
+        outputs = KERNELS[op.name](op.attrs(), *arrays)
+        if len(op.results) == 1:
+            outputs = (outputs,)
+        constants = []
+        for result, output in zip(op.results, outputs, strict=True):
+            array = np.ascontiguousarray(output, dtype=_element_dtype(result.type))
+            if array.shape != tuple(result.type.get_shape()):
+                raise ValueError(
+                    f"FoldConstant: {op.name} kernel returned shape {array.shape}, "
+                    f"the op's type is {result.type}"
+                )
+            constants.append(nn.ConstantOp(array))
+        operands = tuple(op.operands)
+        rewriter.replace(op, constants, [c.result for c in constants])
+        for value in (*operands, *(c.result for c in constants)):
+            erase_if_dead_constant(value, rewriter)
+
+
+def fold_constants(module: ModuleOp) -> None:
+    """One forward walk: ops are visited after their operands, so chains of constant ops fold
+    in the same walk, and each op is evaluated at most once."""
+    PatternRewriteWalker(FoldConstantOp(), apply_recursively=False).rewrite_module(module)
+
+
+@register_xrelay_pass
+@dataclass(frozen=True)
+class FoldConstant(XRelayPass):
+    """Evaluates every nn op whose operands are all constants and removes the constants it
+    leaves unused (Relay's FoldConstant)."""
+
+    name = "fold-constant"
+    tvm_name = "FoldConstant"
+    opt_level = 2
+    infer_type_after = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fold_constants(op)

@@ -1,0 +1,98 @@
+"""InferType: recompute every nn op's result types, then every function's signature."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from xrelay.dialects import nn
+from xrelay.transform import XRelayPass, register_xrelay_pass
+
+
+class TypeInferenceError(DiagnosticException):
+    """A type that InferType cannot make consistent (names the op and both types)."""
+
+
+def _is_nn_op(op: Operation) -> bool:
+    return isinstance(op, nn.NNOp) and op.name != "nn.constant"
+
+
+def _types(values) -> str:
+    return "(" + ", ".join(str(v) for v in values) + ")"
+
+
+def infer_types(module: ModuleOp) -> None:
+    """Re-type every nn op from its operands in program order (one linear walk), fill each
+    function's input types from its block arguments, and check its declared result types.
+
+    Raises TypeInferenceError when an nn op cannot be typed, when a function body returns
+    types that differ from its declared results, or when a non-nn op no longer verifies
+    because the types of its operands changed.
+    """
+    changed: set[SSAValue] = set()
+    for op in module.walk():
+        if _is_nn_op(op):
+            try:
+                new_types = op.infer_result_types()
+            except nn.ShapeError as e:
+                raise TypeInferenceError(f"InferType: {e}") from None
+            for result, new_type in zip(op.results, new_types):
+                if result.type != new_type:
+                    changed.add(Rewriter.replace_value_with_new_type(result, new_type))
+        elif isinstance(op, func.FuncOp):
+            _retype_arguments(op)
+        elif isinstance(op, func.ReturnOp):
+            _check_return(op)
+        elif changed and any(operand in changed for operand in op.operands):
+            _check_foreign_op(op)
+
+
+def _retype_arguments(function: func.FuncOp) -> None:
+    """Block arguments are the source of truth for the inputs (a layout pass may retype them)."""
+    if function.body.blocks:
+        inputs = function.body.blocks[0].arg_types
+        if tuple(inputs) != tuple(function.function_type.inputs.data):
+            function.function_type = FunctionType.from_lists(inputs, function.function_type.outputs.data)
+
+
+def _check_return(ret: func.ReturnOp) -> None:
+    function = ret.parent_op()
+    if not isinstance(function, func.FuncOp):
+        return
+    declared = tuple(function.function_type.outputs.data)
+    returned = tuple(ret.arguments.types)
+    if declared != returned:
+        raise TypeInferenceError(
+            f"InferType: func.return in @{function.sym_name.data} returns {_types(returned)} "
+            f"but the function is declared to return {_types(declared)}"
+        )
+
+
+def _check_foreign_op(op: Operation) -> None:
+    """An op outside nn keeps its stored result types; it must still accept its new operands."""
+    try:
+        op.verify_()
+    except VerifyException as e:
+        raise TypeInferenceError(
+            f"InferType: {op.name} does not accept its re-inferred operand types "
+            f"{_types(op.operand_types)} (results {_types(op.result_types)}): {e}"
+        ) from None
+
+
+@register_xrelay_pass
+@dataclass(frozen=True)
+class InferType(XRelayPass):
+    """Recomputes every nn op's result type from its operands (Relay's InferType)."""
+
+    name = "infer-type"
+    tvm_name = "InferType"
+    opt_level = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        infer_types(op)

@@ -1,4 +1,4 @@
-// RUN: xdsl-opt %s --split-input-file -p 'convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"}' | filecheck %s
+// RUN: xrelay-opt %s --opt-level 3 --split-input-file -p 'convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"}' | filecheck %s
 
 // ConvertLayout to NHWC/HWIO: weights and the first conv input get layout_transforms, the ops
 // in between follow, and the function result goes back to NCHW.

@@ -1,6 +1,6 @@
-// RUN: xdsl-opt %s -p 'convert-layout{desired-layouts="nn.conv2d=NHWC"}' | filecheck %s --check-prefix=NHWC
-// RUN: xdsl-opt %s -p 'convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"},convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"}' | filecheck %s --check-prefix=NHWC
-// RUN: xdsl-opt %s -p 'convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"},convert-layout{desired-layouts="nn.conv2d=NCHW:default"}' | filecheck %s --check-prefix=BACK
+// RUN: xrelay-opt %s --opt-level 3 -p 'convert-layout{desired-layouts="nn.conv2d=NHWC"}' | filecheck %s --check-prefix=NHWC
+// RUN: xrelay-opt %s --opt-level 3 -p 'convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"},convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"}' | filecheck %s --check-prefix=NHWC
+// RUN: xrelay-opt %s --opt-level 3 -p 'convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"},convert-layout{desired-layouts="nn.conv2d=NCHW:default"}' | filecheck %s --check-prefix=BACK
 
 // conv -> relu -> conv. The kernel layout "default" of NHWC is HWIO; a second run adds nothing;
 // converting back composes every transform with its inverse, leaving the input program.

@@ -1,9 +1,10 @@
-"""``nn.conv2d`` as im2col + one BLAS matmul per group (depthwise: one multiply-add per tap).
+"""``nn.conv2d`` as im2col + one BLAS matmul (grouped: one per group; depthwise: a multiply-add per tap).
 
 Any data layout that is a permutation of NCHW and any kernel layout that is a permutation of OIHW
-is accepted; the computation runs channels-first (NCHW data, OIHW weights) because then the
-im2col matrix and the matmul result are both contiguous for batch 1, and the layout changes cost
-one copy of the input and of the output (a fraction of the KH*KW-times larger im2col copy).
+is accepted. Ungrouped convolutions run channels-last when the data is (C after H and W, as NHWC)
+and channels-first otherwise, and order the im2col rows (kh, kw, c) when the kernel keeps I after
+H and W (HWIO, OHWI) and (c, kh, kw) otherwise, so the input, the weight matrix and the matmul
+result need no layout copies in the common NCHW/OIHW and NHWC/HWIO pairs.
 """
 
 from __future__ import annotations
@@ -13,14 +14,21 @@ import numpy as np
 from xrelay.runtime.layout import check_layout, layout_permutation, padding_4, pair
 
 
-def pad_spatial(x: np.ndarray, pad: tuple[int, int, int, int], value: float = 0.0) -> np.ndarray:
-    """Pad the last two axes of an (N, C, H, W) array by (top, left, bottom, right) with ``value``."""
+def pad_spatial(
+    x: np.ndarray, pad: tuple[int, int, int, int], value: float = 0.0, axes: tuple[int, int] = (2, 3)
+) -> np.ndarray:
+    """Pad spatial ``axes`` (H, W) of a 4-D array by (top, left, bottom, right) with ``value``."""
     top, left, bottom, right = pad
     if pad == (0, 0, 0, 0):
         return x
-    n, c, h, w = x.shape
-    out = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
-    out[:, :, top : top + h, left : left + w] = x
+    shape = list(x.shape)
+    shape[axes[0]] += top + bottom
+    shape[axes[1]] += left + right
+    out = np.full(shape, value, dtype=x.dtype)
+    inner = [slice(None)] * 4
+    inner[axes[0]] = slice(top, top + x.shape[axes[0]])
+    inner[axes[1]] = slice(left, left + x.shape[axes[1]])
+    out[tuple(inner)] = x
     return out
 
 
@@ -30,15 +38,15 @@ def output_size(size: int, pad_total: int, kernel: int, stride: int, dilation: i
     return (span + (stride - 1 if ceil else 0)) // stride + 1
 
 
-def tap(xp: np.ndarray, kh: int, kw: int, dil: tuple[int, int], strides: tuple[int, int], out_hw: tuple[int, int]) -> np.ndarray:
-    """The (N, C, OH, OW) view of padded input ``xp`` seen by kernel position (kh, kw)."""
-    h0, w0 = kh * dil[0], kw * dil[1]
-    return xp[
-        :,
-        :,
-        h0 : h0 + strides[0] * (out_hw[0] - 1) + 1 : strides[0],
-        w0 : w0 + strides[1] * (out_hw[1] - 1) + 1 : strides[1],
-    ]
+def tap(
+    xp: np.ndarray, kh: int, kw: int, dil: tuple[int, int], strides: tuple[int, int],
+    out_hw: tuple[int, int], axes: tuple[int, int] = (2, 3),
+) -> np.ndarray:
+    """The view of padded input ``xp`` seen by kernel position (kh, kw): spatial extent ``out_hw``."""
+    index = [slice(None)] * 4
+    for axis, k, d, s, o in zip(axes, (kh, kw), dil, strides, out_hw):
+        index[axis] = slice(k * d, k * d + s * (o - 1) + 1, s)
+    return xp[tuple(index)]
 
 
 def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -50,11 +58,13 @@ def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
     dil = pair(attrs.get("dilation", (1, 1)), "nn.conv2d", "dilation")
     pad = padding_4(attrs.get("padding", (0, 0, 0, 0)), "nn.conv2d")
     groups = int(attrs.get("groups", 1))
+    if data.ndim != 4 or weight.ndim != 4:
+        raise ValueError(f"nn.conv2d: data {data.shape} and weight {weight.shape} must both be 4-D")
 
-    x = np.ascontiguousarray(data.transpose(layout_permutation(data_layout, "NCHW")))
-    w = weight.transpose(layout_permutation(kernel_layout, "OIHW"))
-    n, c, h, wd = x.shape
-    o, cg, kh_size, kw_size = w.shape
+    dims = dict(zip(data_layout, data.shape))
+    kdims = dict(zip(kernel_layout, weight.shape))
+    n, c, h, wd = dims["N"], dims["C"], dims["H"], dims["W"]
+    o, cg, kh_size, kw_size = kdims["O"], kdims["I"], kdims["H"], kdims["W"]
     if groups < 1 or c != cg * groups or o % groups:
         raise ValueError(
             f"nn.conv2d: data {data.shape} ({data_layout}) and weight {weight.shape} ({kernel_layout}) "
@@ -62,47 +72,88 @@ def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
         )
     if min(pad) < 0 or min(strides) < 1 or min(dil) < 1:
         raise ValueError(f"nn.conv2d: bad padding {pad}, strides {strides} or dilation {dil}")
-    oh = output_size(h, pad[0] + pad[2], kh_size, strides[0], dil[0])
-    ow = output_size(wd, pad[1] + pad[3], kw_size, strides[1], dil[1])
-    if oh < 1 or ow < 1:
-        raise ValueError(f"nn.conv2d: kernel {w.shape[2:]} does not fit padded input {data.shape}")
+    out_hw = (
+        output_size(h, pad[0] + pad[2], kh_size, strides[0], dil[0]),
+        output_size(wd, pad[1] + pad[3], kw_size, strides[1], dil[1]),
+    )
+    if min(out_hw) < 1:
+        raise ValueError(f"nn.conv2d: kernel {(kh_size, kw_size)} does not fit padded input {data.shape}")
 
-    xp = pad_spatial(x, pad)
-    og = o // groups
-    if cg == 1 and groups > 1:
-        out = _depthwise(xp, w, groups, og, dil, strides, (oh, ow))
+    if groups > 1:
+        x = np.ascontiguousarray(data.transpose(layout_permutation(data_layout, "NCHW")))
+        w = weight.transpose(layout_permutation(kernel_layout, "OIHW"))
+        if cg == 1:
+            out = _depthwise(pad_spatial(x, pad), w, groups, dil, strides, out_hw)
+        else:
+            out = _grouped(pad_spatial(x, pad), w, groups, dil, strides, out_hw)
+        out_canonical = "NCHW"
     else:
-        out = _im2col_matmul(xp, w, groups, dil, strides, (oh, ow))
+        channels_last = data_layout.index("C") > data_layout.index("H")
+        tap_major = kernel_layout.index("I") > kernel_layout.index("H")
+        canonical = "NHWC" if channels_last else "NCHW"
+        x = np.ascontiguousarray(data.transpose(layout_permutation(data_layout, canonical)))
+        # The (O, K) weight matrix, K ordered like the im2col rows; a free reshape for OIHW/HWIO/OHWI.
+        wmat = weight.transpose(layout_permutation(kernel_layout, "OHWI" if tap_major else "OIHW")).reshape(o, -1)
+        if channels_last:
+            cols = _im2col_channels_last(pad_spatial(x, pad, axes=(1, 2)), (kh_size, kw_size), tap_major, dil, strides, out_hw)
+            out = np.matmul(cols, wmat.T).reshape(n, *out_hw, o)
+            out_canonical = "NHWC"
+        else:
+            cols = _im2col_channels_first(pad_spatial(x, pad), (kh_size, kw_size), tap_major, dil, strides, out_hw)
+            out = np.matmul(wmat, cols).reshape(o, n, *out_hw)
+            out_canonical = "CNHW"
     out = out.astype(data.dtype, copy=False)
-    return np.ascontiguousarray(out.transpose(layout_permutation("NCHW", out_layout)))
+    return np.ascontiguousarray(out.transpose(layout_permutation(out_canonical, out_layout)))
 
 
-def _im2col_matmul(xp: np.ndarray, w: np.ndarray, groups: int, dil, strides, out_hw) -> np.ndarray:
+def _im2col_channels_first(xp: np.ndarray, ksize, tap_major: bool, dil, strides, out_hw) -> np.ndarray:
+    """(K, N*OH*OW) patches of padded NCHW ``xp``; rows (kh, kw, c) if ``tap_major`` else (c, kh, kw)."""
+    n, c = xp.shape[:2]
+    if ksize == (1, 1):
+        return tap(xp, 0, 0, dil, strides, out_hw).transpose(1, 0, 2, 3).reshape(c, -1)
+    shape = (*ksize, c) if tap_major else (c, *ksize)
+    cols = np.empty(shape + (n, *out_hw), dtype=xp.dtype)
+    for kh in range(ksize[0]):
+        for kw in range(ksize[1]):
+            target = cols[kh, kw] if tap_major else cols[:, kh, kw]
+            target[...] = tap(xp, kh, kw, dil, strides, out_hw).transpose(1, 0, 2, 3)
+    return cols.reshape(c * ksize[0] * ksize[1], -1)
+
+
+def _im2col_channels_last(xp: np.ndarray, ksize, tap_major: bool, dil, strides, out_hw) -> np.ndarray:
+    """(N*OH*OW, K) patches of padded NHWC ``xp``; columns (kh, kw, c) if ``tap_major`` else (c, kh, kw)."""
+    n, c = xp.shape[0], xp.shape[3]
+    axes = (1, 2)
+    if ksize == (1, 1):
+        return tap(xp, 0, 0, dil, strides, out_hw, axes).reshape(-1, c)
+    shape = (*ksize, c) if tap_major else (c, *ksize)
+    cols = np.empty((n, *out_hw) + shape, dtype=xp.dtype)
+    for kh in range(ksize[0]):
+        for kw in range(ksize[1]):
+            target = cols[..., kh, kw, :] if tap_major else cols[..., kh, kw]
+            target[...] = tap(xp, kh, kw, dil, strides, out_hw, axes)
+    return cols.reshape(-1, c * ksize[0] * ksize[1])
+
+
+def _grouped(xp: np.ndarray, w: np.ndarray, groups: int, dil, strides, out_hw) -> np.ndarray:
+    """Grouped convolution on padded NCHW ``xp`` with OIHW ``w``: one batched matmul over groups."""
     n, c = xp.shape[:2]
     o, cg, kh_size, kw_size = w.shape
-    oh, ow = out_hw
-    taps = kh_size * kw_size
-    if taps == 1:
-        cols = tap(xp, 0, 0, dil, strides, out_hw).transpose(1, 0, 2, 3)
-    else:
-        # cols[c, kh, kw, n, oh, ow] with c = (group, channel in group): contiguous, so the
-        # reshape to (groups, cg*KH*KW, N*OH*OW) below is free.
-        cols = np.empty((c, kh_size, kw_size, n, oh, ow), dtype=xp.dtype)
-        for kh in range(kh_size):
-            for kw in range(kw_size):
-                cols[:, kh, kw] = tap(xp, kh, kw, dil, strides, out_hw).transpose(1, 0, 2, 3)
-    cols = cols.reshape(groups, cg * taps, n * oh * ow)
-    wmat = w.reshape(groups, o // groups, cg * taps)
-    out = np.matmul(wmat, cols)  # (groups, og, n*oh*ow)
-    return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
+    cols = _im2col_channels_first(xp, (kh_size, kw_size), False, dil, strides, out_hw)
+    # Rows are (c, kh, kw) with c = (group, channel in group), so splitting off the group is free.
+    cols = cols.reshape(groups, cg * kh_size * kw_size, -1)
+    out = np.matmul(w.reshape(groups, o // groups, -1), cols)  # (groups, og, N*OH*OW)
+    return out.reshape(o, n, *out_hw).transpose(1, 0, 2, 3)
 
 
-def _depthwise(xp: np.ndarray, w: np.ndarray, groups: int, og: int, dil, strides, out_hw) -> np.ndarray:
+def _depthwise(xp: np.ndarray, w: np.ndarray, groups: int, dil, strides, out_hw) -> np.ndarray:
+    """One input channel per group: accumulate each tap as a broadcast multiply (no matmul)."""
     n = xp.shape[0]
-    kh_size, kw_size = w.shape[2:]
+    o, _, kh_size, kw_size = w.shape
+    og = o // groups
     wg = w.reshape(groups, og, kh_size, kw_size)
-    out = np.zeros((n, groups, og) + tuple(out_hw), dtype=np.result_type(xp.dtype, w.dtype))
+    out = np.zeros((n, groups, og, *out_hw), dtype=np.result_type(xp.dtype, w.dtype))
     for kh in range(kh_size):
         for kw in range(kw_size):
             out += tap(xp, kh, kw, dil, strides, out_hw)[:, :, None] * wg[None, :, :, kh, kw, None, None]
-    return out.reshape((n, groups * og) + tuple(out_hw))
+    return out.reshape(n, o, *out_hw)

@@ -65,11 +65,19 @@ def test_conv2d_matches_naive(case, data_layout, kernel_layout):
     np.testing.assert_allclose(got, expected.transpose(NCHW_TO[data_layout]), rtol=1e-4, atol=1e-4)
 
 
-def test_conv2d_out_layout_differs_from_data_layout():
-    x = RNG.standard_normal((1, 3, 5, 5)).astype(np.float32)
-    w = RNG.standard_normal((2, 3, 3, 3)).astype(np.float32)
-    got = KERNELS["nn.conv2d"](dict(padding=(1, 1, 1, 1), out_layout="NHWC"), x, w)
-    np.testing.assert_allclose(got, naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1).transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-4)
+@pytest.mark.parametrize("data_layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("kernel_layout", ["OIHW", "HWIO"])
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_conv2d_out_layout_differs_from_data_layout(data_layout, kernel_layout, groups):
+    x = RNG.standard_normal((1, 4, 5, 6)).astype(np.float32)
+    w = RNG.standard_normal((4, 4 // groups, 3, 2)).astype(np.float32)
+    out_layout = "NHWC" if data_layout == "NCHW" else "NCHW"
+    attrs = dict(padding=(1, 0, 1, 1), groups=groups, data_layout=data_layout, kernel_layout=kernel_layout,
+                 out_layout=out_layout)
+    got = KERNELS["nn.conv2d"](attrs, x.transpose(NCHW_TO[data_layout]), w.transpose(OIHW_TO[kernel_layout]))
+    expected = naive_conv(x, w, (1, 1), (1, 0, 1, 1), (1, 1), groups).transpose(NCHW_TO[out_layout])
+    assert got.flags.c_contiguous
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
 def test_conv2d_defaults_and_hand_value():

@@ -4,11 +4,13 @@ from xdsl.context import Context
 
 
 def make_context() -> Context:
-    """A context with builtin, func, arith, tensor, linalg, memref, scf and nn loaded."""
+    """A context with builtin, func, arith, math, affine, tensor, linalg, memref, scf and nn loaded."""
+    from xdsl.dialects.affine import Affine
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
     from xdsl.dialects.linalg import Linalg
+    from xdsl.dialects.math import Math
     from xdsl.dialects.memref import MemRef
     from xdsl.dialects.scf import Scf
     from xdsl.dialects.tensor import Tensor
@@ -16,6 +18,6 @@ def make_context() -> Context:
     from xrelay.dialects.nn import NN
 
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Tensor, Linalg, MemRef, Scf, NN):
+    for dialect in (Builtin, Func, Arith, Math, Affine, Tensor, Linalg, MemRef, Scf, NN):
         ctx.load_dialect(dialect)
     return ctx

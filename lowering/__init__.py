@@ -1,1 +1,62 @@
-"""xrelay.lowering"""
+"""xrelay.lowering: nn → linalg on tensors → linalg on memrefs → scf loops.
+
+Passes (xrelay `XRelayPass`es, so instrumented, and xDSL ModulePasses usable from `xrelay-opt`):
+`ConvertNNToLinalg` (`convert-nn-to-linalg`), `NNBufferize` (`nn-bufferize`) and
+`LinalgToLoops` (`linalg-to-loops`). `lower(module, to=...)` runs the pipeline for a level as a
+`transform.Sequential` under the current PassContext and returns the lowered module (the input
+module is left as it was).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from xdsl.dialects.builtin import ModuleOp
+
+__all__ = ["LEVELS", "LOWERING_PASSES", "ConvertNNToLinalg", "LinalgToLoops", "NNBufferize", "lower", "pipeline"]
+
+_CLASSES = {
+    "ConvertNNToLinalg": "xrelay.lowering.nn_to_linalg",
+    "NNBufferize": "xrelay.lowering.bufferize",
+    "LinalgToLoops": "xrelay.lowering.linalg_to_loops",
+}
+
+LEVELS: dict[str, tuple[str, ...]] = {
+    "linalg": ("ConvertNNToLinalg",),
+    "memref": ("ConvertNNToLinalg", "NNBufferize"),
+    "loops": ("ConvertNNToLinalg", "NNBufferize", "LinalgToLoops"),
+}
+"""Lowering level → the passes (class names, in order) that bring an nn module there."""
+
+
+def _loader(class_name: str) -> Callable[[], type]:
+    return lambda: getattr(importlib.import_module(_CLASSES[class_name]), class_name)
+
+
+LOWERING_PASSES: dict[str, Callable[[], type]] = {
+    "convert-nn-to-linalg": _loader("ConvertNNToLinalg"),
+    "nn-bufferize": _loader("NNBufferize"),
+    "linalg-to-loops": _loader("LinalgToLoops"),
+}
+"""Pipeline name → loader of the pass class (the `ALL_PASSES` convention, for `xrelay-opt`)."""
+
+
+def __getattr__(name: str):
+    if name in _CLASSES:
+        return _loader(name)()
+    raise AttributeError(f"module 'xrelay.lowering' has no attribute {name!r}")
+
+
+def pipeline(to: str):
+    """The `transform.Sequential` (named `lower-to-<level>`) that lowers an nn module to level `to`."""
+    from xrelay.transform import Sequential
+
+    if to not in LEVELS:
+        raise ValueError(f"lower: unknown level {to!r}; expected one of {', '.join(LEVELS)}")
+    return Sequential([_loader(name)()() for name in LEVELS[to]], name=f"lower-to-{to}")
+
+
+def lower(module: ModuleOp, to: str = "linalg") -> ModuleOp:
+    """Lower an nn-level `module` to `to` ("linalg", "memref" or "loops"); returns a new module."""
+    return pipeline(to)(module)

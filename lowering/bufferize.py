@@ -1,0 +1,178 @@
+"""`nn-bufferize`: linalg on tensors → linalg on memrefs, destination-passing style.
+
+Per `func.func`, in program order:
+- tensor arguments and results become memrefs of the same shape;
+- `tensor.empty` becomes an explicit `memref.alloc`;
+- `arith.constant dense<...> : tensor` becomes a private constant `memref.global` read by
+  `memref.get_global`;
+- a linalg op writes its results into the buffers of its `outs`: in place when that `outs`
+  tensor is a fresh buffer (an allocation or an earlier linalg result) used only here,
+  otherwise into a new `memref.alloc` that `memref.copy` first fills with the `outs` value;
+- `tensor.collapse_shape` / `tensor.expand_shape` become the memref views of the same name;
+- `func.return` returns the buffers (a copy when the buffer is a global constant).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, linalg, memref, tensor
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FunctionType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from xrelay.transform import XRelayPass, register_xrelay_pass
+
+Structured = linalg.abstract_ops.LinalgStructuredOperation
+
+
+def memref_type(value_type: Attribute) -> Attribute:
+    """The memref type of a static tensor type (other types unchanged)."""
+    if isinstance(value_type, TensorType):
+        return MemRefType(value_type.get_element_type(), value_type.get_shape())
+    return value_type
+
+
+class BufferizationError(Exception):
+    """An op `nn-bufferize` does not know how to bufferize (the message names it)."""
+
+
+class FunctionBufferizer:
+    """Rebuilds one function body over memrefs (see the module docstring)."""
+
+    def __init__(self, module: ModuleOp, function: func.FuncOp, global_names: set[str]):
+        self.module = module
+        self.function = function
+        self.global_names = global_names
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        self.fresh: set[SSAValue] = set()  # buffers this function allocated and may write
+        self.new_ops: list[Operation] = []
+
+    def emit(self, op: Operation) -> Operation:
+        self.new_ops.append(op)
+        return op
+
+    def buffer(self, value: SSAValue) -> SSAValue:
+        return self.buffers.get(value, value)
+
+    def alloc(self, value_type: Attribute) -> SSAValue:
+        op = self.emit(memref.AllocOp([], [], memref_type(value_type)))
+        self.fresh.add(op.memref)
+        return op.memref
+
+    def run(self) -> None:
+        old_block = self.function.body.block
+        arg_types = [memref_type(a.type) for a in old_block.args]
+        block = Block(arg_types=arg_types)
+        for old, new in zip(old_block.args, block.args, strict=True):
+            new.name_hint = old.name_hint
+            self.buffers[old] = new
+        for op in list(old_block.ops):
+            self.bufferize(op)
+        block.add_ops(self.new_ops)
+        result_types = [memref_type(t) for t in self.function.function_type.outputs]
+        self.function.function_type = FunctionType.from_lists(arg_types, result_types)
+        # Swap in the new body; the old block's ops are dropped together with it.
+        self.function.body.insert_block_before(block, old_block)
+        for op in reversed(list(old_block.ops)):
+            op.drop_all_references()
+        self.function.body.detach_block(old_block)
+        old_block.erase(safe_erase=False)
+
+    def global_constant(self, value: DenseIntOrFPElementsAttr, value_type: Attribute) -> SSAValue:
+        index = len(self.global_names)
+        while f"__constant_{index}" in self.global_names:
+            index += 1
+        name = f"__constant_{index}"
+        self.global_names.add(name)
+        mtype = memref_type(value_type)
+        glob = memref.GlobalOp.get(StringAttr(name), mtype, value, constant=UnitAttr())
+        Rewriter.insert_op(glob, InsertPoint.before(self.function))
+        return self.emit(memref.GetGlobalOp(name, mtype)).memref
+
+    def bufferize(self, op: Operation) -> None:
+        if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
+            if not isinstance(op.value, DenseIntOrFPElementsAttr):
+                raise BufferizationError(f"nn-bufferize: unsupported tensor constant {op.value}")
+            self.buffers[op.result] = self.global_constant(op.value, op.result.type)
+        elif isinstance(op, tensor.EmptyOp):
+            if op.dynamic_sizes:
+                raise BufferizationError("nn-bufferize: tensor.empty with dynamic sizes is not supported")
+            self.buffers[op.tensor] = self.alloc(op.tensor.type)
+        elif isinstance(op, Structured):
+            self.bufferize_structured(op)
+        elif isinstance(op, tensor.CollapseShapeOp):
+            view = memref.CollapseShapeOp.build(
+                operands=[self.buffer(op.src)], result_types=[memref_type(op.result.type)],
+                properties={"reassociation": op.reassociation})
+            self.buffers[op.result] = self.emit(view).result
+        elif isinstance(op, tensor.ExpandShapeOp):
+            view = memref.ExpandShapeOp.build(
+                operands=[self.buffer(op.src), []], result_types=[memref_type(op.result.type)],
+                properties={"reassociation": op.reassociation, "static_output_shape": op.static_output_shape})
+            self.buffers[op.result] = self.emit(view).result
+        elif isinstance(op, func.ReturnOp):
+            values = []
+            for v in op.operands:
+                buf = self.buffer(v)
+                if isinstance(buf.owner, memref.GetGlobalOp):
+                    copy = self.alloc(v.type)
+                    self.emit(memref.CopyOp(buf, copy))
+                    buf = copy
+                values.append(buf)
+            self.emit(func.ReturnOp(*values))
+        elif any(isinstance(t, TensorType) for t in (*op.operand_types, *op.result_types)):
+            raise BufferizationError(f"nn-bufferize: cannot bufferize {op.name}")
+        else:
+            # Scalar ops (arith constants used by linalg.fill, ...) move over unchanged.
+            new = op.clone(value_mapper=dict(self.buffers))
+            self.emit(new)
+            for old, res in zip(op.results, new.results, strict=True):
+                self.buffers[old] = res
+
+    def bufferize_structured(self, op: Structured) -> None:
+        outs = []
+        for value in op.outputs:
+            buf = self.buffer(value)
+            if not (buf in self.fresh and value.has_one_use()):
+                copy = self.alloc(value.type)
+                self.emit(memref.CopyOp(buf, copy))
+                buf = copy
+            outs.append(buf)
+        ins = [self.buffer(v) for v in op.inputs]
+        properties = {k: v for k, v in op.properties.items()}
+        new = type(op).create(
+            operands=[*ins, *outs],
+            result_types=[],
+            properties=properties,
+            attributes=dict(op.attributes),
+            regions=[op.body.clone()],
+        )
+        self.emit(new)
+        for res, buf in zip(op.results, outs, strict=True):
+            self.buffers[res] = buf
+
+
+@register_xrelay_pass
+@dataclass(frozen=True)
+class NNBufferize(XRelayPass):
+    """Bufferize linalg-on-tensors functions to memrefs with explicit allocations (module docstring)."""
+
+    name = "nn-bufferize"
+    tvm_name = "NNBufferize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        global_names = {o.sym_name.data for o in op.ops if isinstance(o, memref.GlobalOp)}
+        for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            if not function.body.blocks:
+                continue
+            FunctionBufferizer(op, function, global_names).run()

@@ -1,0 +1,193 @@
+"""Small IR builders the nn → linalg patterns share: scalars, empty/filled tensors,
+`linalg.generic` from maps and a body function, reshapes, and constant-offset copies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, linalg, math, tensor
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    AnyFloat,
+    ArrayAttr,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+PARALLEL = linalg.IteratorTypeAttr.parallel()
+REDUCTION = linalg.IteratorTypeAttr.reduction()
+
+
+def is_float(element_type: Attribute) -> bool:
+    """Whether `element_type` is a floating-point type."""
+    return isinstance(element_type, AnyFloat)
+
+
+def dims(count: int) -> list[AffineExpr]:
+    """The loop dimensions d0 .. d{count-1}."""
+    return [AffineExpr.dimension(i) for i in range(count)]
+
+
+def affine_map(num_dims: int, results: Sequence[AffineExpr | int]) -> AffineMap:
+    """An affine map over `num_dims` loops; ints become constant results."""
+    exprs = tuple(AffineExpr.constant(r) if isinstance(r, int) else r for r in results)
+    return AffineMap(num_dims, 0, exprs)
+
+
+class Emitter:
+    """Collects the ops one nn op lowers to, in order (`ops`), and builds them."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def add(self, op: Operation) -> SSAValue:
+        """Append `op` and return its single result."""
+        self.ops.append(op)
+        return op.results[0]
+
+    def scalar(self, value: float | int, element_type: Attribute) -> SSAValue:
+        """An `arith.constant` scalar of `element_type`."""
+        return self.add(scalar_constant_op(value, element_type))
+
+    def constant(self, array: np.ndarray, element_type: Attribute) -> SSAValue:
+        """An `arith.constant dense<...>` tensor holding `array` converted to `element_type`."""
+        from xrelay.runtime.linalg_exec import numpy_dtype
+
+        data = np.ascontiguousarray(array, dtype=numpy_dtype(element_type).newbyteorder("<"))
+        ttype = TensorType(element_type, data.shape)
+        return self.add(arith.ConstantOp(DenseIntOrFPElementsAttr(ttype, BytesAttr(data.tobytes())), ttype))
+
+    def empty(self, shape: Sequence[int], element_type: Attribute) -> SSAValue:
+        """`tensor.empty` of a static shape."""
+        return self.add(tensor.EmptyOp([], TensorType(element_type, shape)))
+
+    def filled(self, value: float | int, shape: Sequence[int], element_type: Attribute) -> SSAValue:
+        """A tensor of `shape` filled with `value` (`tensor.empty` + `linalg.fill`)."""
+        init = self.empty(shape, element_type)
+        scalar = self.scalar(value, element_type)
+        return self.add(linalg.FillOp([scalar], [init], [init.type]))
+
+    def generic(
+        self,
+        inputs: Sequence[SSAValue],
+        init: SSAValue,
+        maps: Sequence[AffineMap],
+        iterators: Sequence[Attribute],
+        body: Callable[[BodyBuilder, Sequence[SSAValue]], SSAValue],
+    ) -> SSAValue:
+        """A one-output `linalg.generic`; `body(b, args)` builds the scalar body and returns the yielded value."""
+        arg_types = [element_of(v.type) for v in (*inputs, init)]
+        block = Block(arg_types=arg_types)
+        builder = BodyBuilder(block)
+        yielded = body(builder, block.args)
+        block.add_op(linalg.YieldOp(yielded))
+        return self.add(
+            linalg.GenericOp(
+                inputs, [init], Region(block), [AffineMapAttr(m) for m in maps], list(iterators), [init.type]
+            )
+        )
+
+    def reshape(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """`value` viewed with a new static shape: collapse to 1-D, then expand (each step only if needed)."""
+        ttype = value.type
+        assert isinstance(ttype, TensorType)
+        src_shape = tuple(ttype.get_shape())
+        shape = tuple(shape)
+        if src_shape == shape:
+            return value
+        element_type = ttype.get_element_type()
+        if len(src_shape) != 1:
+            flat_type = TensorType(element_type, [int(np.prod(src_shape))])
+            value = self.add(
+                tensor.CollapseShapeOp.build(
+                    operands=[value],
+                    result_types=[flat_type],
+                    properties={"reassociation": reassociation([list(range(len(src_shape)))])},
+                )
+            )
+        if len(shape) != 1:
+            value = self.add(
+                tensor.ExpandShapeOp(
+                    value,
+                    [],
+                    reassociation([list(range(len(shape)))]),
+                    list(shape),
+                    TensorType(element_type, shape),
+                )
+            )
+        return value
+
+
+def reassociation(groups: Sequence[Sequence[int]]) -> ArrayAttr:
+    """A collapse/expand reassociation attribute `[[0, 1], [2]]`."""
+    return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in group]) for group in groups])
+
+
+def element_of(value_type: Attribute) -> Attribute:
+    """The element type of a shaped type (a scalar type is its own element type)."""
+    if isinstance(value_type, TensorType):
+        return value_type.get_element_type()
+    return value_type
+
+
+def scalar_constant_op(value: float | int, element_type: Attribute) -> arith.ConstantOp:
+    """`arith.constant value : element_type` (±inf allowed for floats)."""
+    if is_float(element_type):
+        return arith.ConstantOp(FloatAttr(float(value), element_type))
+    assert isinstance(element_type, IntegerType)
+    return arith.ConstantOp(IntegerAttr(int(value), element_type))
+
+
+def lowest(element_type: Attribute) -> float | int:
+    """The identity of max: -inf for floats, the smallest value for signed integers."""
+    if is_float(element_type):
+        return float("-inf")
+    assert isinstance(element_type, IntegerType)
+    return -(1 << (element_type.width.data - 1))
+
+
+class BodyBuilder:
+    """Appends scalar arith/math ops to a linalg body block, choosing float or integer forms."""
+
+    _FLOAT = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
+              "max": arith.MaximumfOp}
+    _INT = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
+            "max": arith.MaxSIOp}
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+
+    def _add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def binary(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs <kind> rhs` for kind in add, sub, mul, div, max."""
+        table = self._FLOAT if is_float(lhs.type) else self._INT
+        return self._add(table[kind](lhs, rhs))
+
+    def scalar(self, value: float | int, element_type: Attribute) -> SSAValue:
+        """A constant inside the body."""
+        return self._add(scalar_constant_op(value, element_type))
+
+    def negate(self, value: SSAValue) -> SSAValue:
+        """`-value` (`arith.negf`, or `0 - value` for integers)."""
+        if is_float(value.type):
+            return self._add(arith.NegfOp(value))
+        return self.binary("sub", self.scalar(0, value.type), value)
+
+    def sqrt(self, value: SSAValue) -> SSAValue:
+        """`math.sqrt value`."""
+        return self._add(math.SqrtOp(value))
+
+    def exp(self, value: SSAValue) -> SSAValue:
+        """`math.exp value`."""
+        return self._add(math.ExpOp(value))

@@ -1,0 +1,60 @@
+"""`linalg-to-loops`: memref-level linalg → perfectly nested `scf.for` loops.
+
+`memref.copy` first becomes an identity `linalg.generic`, then xDSL's `convert-linalg-to-loops`
+(memref operands only) rewrites every structured op — named ones included, from their
+indexing maps and bodies — into loops of `memref.load`, the body's scalar ops and
+`memref.store`; map results that are not a plain loop index become `affine.apply`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import linalg, memref
+from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.ir.affine import AffineMap
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
+
+from xrelay.transform import XRelayPass, register_xrelay_pass
+
+
+class CopyToGeneric(RewritePattern):
+    """`memref.copy %a, %b` → an identity `linalg.generic` from %a into %b."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.CopyOp, rewriter: PatternRewriter) -> None:
+        source_type = op.source.type
+        assert isinstance(source_type, MemRefType)
+        rank = len(source_type.get_shape())
+        element_type = source_type.get_element_type()
+        block = Block(arg_types=[element_type, element_type])
+        block.add_op(linalg.YieldOp(block.args[0]))
+        identity = AffineMapAttr(AffineMap.identity(rank))
+        rewriter.replace(
+            op,
+            linalg.GenericOp(
+                [op.source], [op.destination], Region(block), [identity, identity],
+                [linalg.IteratorTypeAttr.parallel()] * rank,
+            ),
+        )
+
+
+@register_xrelay_pass
+@dataclass(frozen=True)
+class LinalgToLoops(XRelayPass):
+    """Lower memref-level linalg ops and `memref.copy` to `scf.for` loop nests."""
+
+    name = "linalg-to-loops"
+    tvm_name = "LinalgToLoops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(CopyToGeneric(), apply_recursively=False).rewrite_module(op)
+        ConvertLinalgToLoopsPass().apply(ctx, op)

@@ -1,0 +1,240 @@
+"""Lowerings of the windowed nn ops (conv2d, max/avg/global-avg pooling) to linalg on tensors.
+
+Padding is an explicit padded init: a filled tensor (0, or -inf for max pooling) that a copy
+`linalg.generic` writes the data into at a constant offset. Convolutions in the layouts xDSL
+has named ops for become `linalg.conv_2d_nchw_fchw` / `conv_2d_nhwc_hwcf` / `conv_2d_nhwc_fhwc`;
+every other layout, and grouped convolutions (channels split by `tensor.expand_shape`), become a
+`linalg.generic` with the same `acc + x * w` body. Pooling is always a `linalg.generic` whose
+body folds into the accumulator (`max(x, acc)` from a -inf init), with a shape-only
+`tensor.empty` window operand so every loop has a static range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import linalg, tensor
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
+
+from xrelay.lowering.builders import (
+    PARALLEL,
+    REDUCTION,
+    Emitter,
+    affine_map,
+    dims,
+    is_float,
+    lowest,
+    reassociation,
+)
+from xrelay.runtime.conv import output_size
+from xrelay.runtime.layout import check_layout, padding_4, pair
+
+_NAMED_CONVS = {
+    ("NCHW", "OIHW"): linalg.Conv2DNchwFchwOp,
+    ("NHWC", "HWIO"): linalg.Conv2DNhwc_HwcfOp,
+    ("NHWC", "OHWI"): linalg.Conv2DNhwc_FhwcOp,
+}
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+def pad_spatial(
+    e: Emitter, value: SSAValue, layout: str, pad: Sequence[int], fill_value: float | int
+) -> SSAValue:
+    """`value` padded on H/W by (top, left, bottom, right) with `fill_value`: a filled tensor plus an offset copy."""
+    top, left, bottom, right = pad
+    if not any(pad):
+        return value
+    shape = list(_shape(value))
+    h, w = layout.index("H"), layout.index("W")
+    offsets = [0] * len(shape)
+    offsets[h], offsets[w] = top, left
+    shape[h] += top + bottom
+    shape[w] += left + right
+    element_type = value.type.get_element_type()
+    init = e.filled(fill_value, shape, element_type)
+    loops = dims(len(shape))
+    out_map = affine_map(len(shape), [d + o if o else d for d, o in zip(loops, offsets)])
+    return e.generic([value], init, [affine_map(len(shape), loops), out_map], [PARALLEL] * len(shape),
+                     lambda b, args: args[0])
+
+
+def _split_axis(e: Emitter, value: SSAValue, axis: int, outer: int, collapse: bool = False) -> SSAValue:
+    """Split (or, with collapse, merge back) axis `axis` into (outer, size // outer)."""
+    shape = list(_shape(value))
+    element_type = value.type.get_element_type()
+    if collapse:
+        groups = [[i] for i in range(axis)] + [[axis, axis + 1]] + [[i + 1] for i in range(axis + 1, len(shape) - 1)]
+        new_shape = shape[:axis] + [shape[axis] * shape[axis + 1]] + shape[axis + 2:]
+        return e.add(tensor.CollapseShapeOp.build(
+            operands=[value], result_types=[TensorType(element_type, new_shape)],
+            properties={"reassociation": reassociation(groups)}))
+    groups = [[i] for i in range(axis)] + [[axis, axis + 1]] + [[i + 1] for i in range(axis + 1, len(shape))]
+    new_shape = shape[:axis] + [outer, shape[axis] // outer] + shape[axis + 1:]
+    return e.add(tensor.ExpandShapeOp(value, [], reassociation(groups), new_shape, TensorType(element_type, new_shape)))
+
+
+def _int_pair_attr(values: Sequence[int]) -> DenseIntOrFPElementsAttr:
+    return DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), list(values))
+
+
+def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.conv2d → padded init + named linalg conv, or a linalg.generic for other layouts/groups."""
+    attrs = op.attrs()
+    data, weight = op.operands
+    result_type = op.results[0].type
+    element_type = result_type.get_element_type()
+    data_layout = check_layout(attrs["data_layout"] or "NCHW", "NCHW", "nn.conv2d data")
+    kernel_layout = check_layout(attrs["kernel_layout"] or "OIHW", "OIHW", "nn.conv2d kernel")
+    out_layout = check_layout(attrs["out_layout"] or data_layout, "NCHW", "nn.conv2d out")
+    strides = pair(attrs["strides"], "nn.conv2d", "strides")
+    dilation = pair(attrs["dilation"], "nn.conv2d", "dilation")
+    groups = int(attrs["groups"])
+    x = pad_spatial(e, data, data_layout, padding_4(attrs["padding"], "nn.conv2d"), 0)
+    out_shape = list(result_type.get_shape())
+
+    named = _NAMED_CONVS.get((data_layout, kernel_layout))
+    if groups == 1 and out_layout == data_layout and named is not None:
+        init = e.filled(0, out_shape, element_type)
+        return [e.add(named([x, weight], [init], [result_type],
+                            strides=_int_pair_attr(strides), dilations=_int_pair_attr(dilation)))]
+
+    # Generic: loops (n, [g,] f, oh, ow, c, kh, kw); with groups the channel axes are split.
+    grouped = groups > 1
+    names = ["n", "g", "f", "oh", "ow", "c", "kh", "kw"] if grouped else ["n", "f", "oh", "ow", "c", "kh", "kw"]
+    loop = dict(zip(names, dims(len(names))))
+    if grouped:
+        x = _split_axis(e, x, data_layout.index("C"), groups)
+        weight = _split_axis(e, weight, kernel_layout.index("O"), groups)
+        out_c = out_layout.index("C")
+        grouped_shape = out_shape[:out_c] + [groups, out_shape[out_c] // groups] + out_shape[out_c + 1:]
+        init = e.filled(0, grouped_shape, element_type)
+    else:
+        init = e.filled(0, out_shape, element_type)
+
+    def results(layout: str, letters: dict[str, list[AffineExpr]]) -> list[AffineExpr]:
+        return [expr for letter in layout for expr in letters[letter]]
+
+    channel = [loop["g"], loop["c"]] if grouped else [loop["c"]]
+    out_channel = [loop["g"], loop["f"]] if grouped else [loop["f"]]
+    data_map = results(data_layout, {
+        "N": [loop["n"]], "C": channel,
+        "H": [loop["oh"] * strides[0] + loop["kh"] * dilation[0]],
+        "W": [loop["ow"] * strides[1] + loop["kw"] * dilation[1]]})
+    weight_map = results(kernel_layout, {"O": out_channel, "I": [loop["c"]], "H": [loop["kh"]], "W": [loop["kw"]]})
+    out_map = results(out_layout, {"N": [loop["n"]], "C": out_channel, "H": [loop["oh"]], "W": [loop["ow"]]})
+    n = len(names)
+    iterators = [PARALLEL] * (n - 3) + [REDUCTION] * 3
+    result = e.generic(
+        [x, weight], init, [affine_map(n, data_map), affine_map(n, weight_map), affine_map(n, out_map)], iterators,
+        lambda b, args: b.binary("add", args[2], b.binary("mul", args[0], args[1])))
+    if grouped:
+        result = _split_axis(e, result, out_layout.index("C"), groups, collapse=True)
+    return [result]
+
+
+def _pool_geometry(attrs: dict, in_shape: Sequence[int], layout: str, what: str):
+    """Window, strides, dilation, declared padding, padding with ceil_mode's extra, and output (OH, OW)."""
+    kernel = pair(attrs["pool_size"], what, "pool_size")
+    strides = pair(attrs["strides"], what, "strides")
+    dilation = pair(attrs["dilation"], what, "dilation")
+    pad = padding_4(attrs["padding"], what)
+    ceil = bool(attrs["ceil_mode"])
+    h, w = in_shape[layout.index("H")], in_shape[layout.index("W")]
+    out_hw = (output_size(h, pad[0] + pad[2], kernel[0], strides[0], dilation[0], ceil),
+              output_size(w, pad[1] + pad[3], kernel[1], strides[1], dilation[1], ceil))
+    extra_h = max(0, (out_hw[0] - 1) * strides[0] + dilation[0] * (kernel[0] - 1) + 1 - (h + pad[0] + pad[2]))
+    extra_w = max(0, (out_hw[1] - 1) * strides[1] + dilation[1] * (kernel[1] - 1) + 1 - (w + pad[1] + pad[3]))
+    padded = (pad[0], pad[1], pad[2] + extra_h, pad[3] + extra_w)
+    return kernel, strides, dilation, pad, padded, out_hw
+
+
+def _window_reduce(e: Emitter, x: SSAValue, layout: str, kernel, strides, dilation, init: SSAValue, combine: str):
+    """A window reduction: loops (n, c, oh, ow, kh, kw), body `combine(x, acc)`."""
+    n, c, oh, ow, kh, kw = dims(6)
+    letters = {"N": n, "C": c, "H": oh * strides[0] + kh * dilation[0], "W": ow * strides[1] + kw * dilation[1]}
+    out_letters = {"N": n, "C": c, "H": oh, "W": ow}
+    window = e.empty(kernel, x.type.get_element_type())
+    maps = [affine_map(6, [letters[ch] for ch in layout]), affine_map(6, [kh, kw]),
+            affine_map(6, [out_letters[ch] for ch in layout])]
+    return e.generic([x, window], init, maps, [PARALLEL] * 4 + [REDUCTION] * 2,
+                     lambda b, args: b.binary(combine, args[0], args[2]))
+
+
+def lower_max_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.max_pool2d → -inf padding + a `max(x, acc)` window generic from a -inf init."""
+    attrs = op.attrs()
+    layout = check_layout(attrs["layout"] or "NCHW", "NCHW", "nn.max_pool2d")
+    (data,) = op.operands
+    result_type = op.results[0].type
+    element_type = result_type.get_element_type()
+    kernel, strides, dilation, _, padded, _ = _pool_geometry(attrs, _shape(data), layout, "nn.max_pool2d")
+    x = pad_spatial(e, data, layout, padded, lowest(element_type))
+    init = e.filled(lowest(element_type), result_type.get_shape(), element_type)
+    return [_window_reduce(e, x, layout, kernel, strides, dilation, init, "max")]
+
+
+def _window_counts(out_size: int, stride: int, dilation: int, kernel: int, lo: int, hi: int) -> np.ndarray:
+    pos = np.arange(out_size)[:, None] * stride + np.arange(kernel)[None, :] * dilation
+    return ((pos >= lo) & (pos < hi)).sum(axis=1)
+
+
+def lower_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.avg_pool2d → zero padding + a window-sum generic, divided by a constant (OH, OW) count tensor.
+
+    The count follows TVM: taps inside the declared padding (count_include_pad) or inside the data.
+    """
+    attrs = op.attrs()
+    layout = check_layout(attrs["layout"] or "NCHW", "NCHW", "nn.avg_pool2d")
+    (data,) = op.operands
+    result_type = op.results[0].type
+    element_type = result_type.get_element_type()
+    if not is_float(element_type):
+        raise NotImplementedError(f"nn.avg_pool2d: only float element types lower to linalg, got {element_type}")
+    in_shape = _shape(data)
+    kernel, strides, dilation, pad, padded, out_hw = _pool_geometry(attrs, in_shape, layout, "nn.avg_pool2d")
+    x = pad_spatial(e, data, layout, padded, 0)
+    out_shape = list(result_type.get_shape())
+    summed = _window_reduce(e, x, layout, kernel, strides, dilation, e.filled(0, out_shape, element_type), "add")
+    h, w = in_shape[layout.index("H")], in_shape[layout.index("W")]
+    if attrs["count_include_pad"]:
+        bounds_h, bounds_w = (0, h + pad[0] + pad[2]), (0, w + pad[1] + pad[3])
+    else:
+        bounds_h, bounds_w = (pad[0], pad[0] + h), (pad[1], pad[1] + w)
+    count_h = _window_counts(out_hw[0], strides[0], dilation[0], kernel[0], *bounds_h)
+    count_w = _window_counts(out_hw[1], strides[1], dilation[1], kernel[1], *bounds_w)
+    counts = e.constant(np.maximum(count_h[:, None] * count_w[None, :], 1), element_type)
+    loops = dims(4)
+    count_map = affine_map(4, [loops[layout.index("H")], loops[layout.index("W")]])
+    return [e.generic([summed, counts], e.empty(out_shape, element_type),
+                      [affine_map(4, loops), count_map, affine_map(4, loops)], [PARALLEL] * 4,
+                      lambda b, args: b.binary("div", args[0], args[1]))]
+
+
+def lower_global_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.global_avg_pool2d → a sum over H and W into a zero init, then a multiply by 1 / (H * W)."""
+    attrs = op.attrs()
+    layout = check_layout(attrs["layout"] or "NCHW", "NCHW", "nn.global_avg_pool2d")
+    (data,) = op.operands
+    result_type = op.results[0].type
+    element_type = result_type.get_element_type()
+    if not is_float(element_type):
+        raise NotImplementedError(f"nn.global_avg_pool2d: only float element types lower to linalg, got {element_type}")
+    in_shape = _shape(data)
+    out_shape = list(result_type.get_shape())
+    h, w = layout.index("H"), layout.index("W")
+    # Loops follow the data's axes; H and W are the reductions, kept as size-1 output axes.
+    loops = dims(4)
+    iterators = [REDUCTION if i in (h, w) else PARALLEL for i in range(4)]
+    out_map = affine_map(4, [0 if i in (h, w) else d for i, d in enumerate(loops)])
+    summed = e.generic([data], e.filled(0, out_shape, element_type), [affine_map(4, loops), out_map], iterators,
+                       lambda b, args: b.binary("add", args[0], args[1]))
+    scale = 1.0 / (in_shape[h] * in_shape[w])
+    return [e.generic([summed], e.empty(out_shape, element_type), [affine_map(4, loops)] * 2, [PARALLEL] * 4,
+                      lambda b, args: b.binary("mul", args[0], b.scalar(scale, element_type)))]

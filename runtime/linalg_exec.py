@@ -1,0 +1,534 @@
+"""Vectorised numpy executor for modules at the linalg (tensor) and memref levels.
+
+`compile_linalg(module)` translates `@main` once into a list of numpy closures;
+`run_linalg(module, inputs)` compiles and runs it. Every linalg structured op (named
+or generic) is evaluated over whole arrays from its indexing maps and body:
+
+- each operand becomes a strided view indexed by the loop dimensions its map uses
+  (`as_strided`, so windows such as `d2 * 2 + d5` cost no copy);
+- a body that only computes per element is evaluated once with numpy ufuncs on those
+  broadcast views;
+- a reduction body `combine(x, acc)` evaluates `x` over the iteration space and folds the
+  reduction dimensions with `combine`'s ufunc; `x = a * b` with `combine = add` is a
+  contraction and goes to `np.einsum` (BLAS through tensordot), which is how convolutions
+  and dense layers run.
+
+Tensor-level ops produce fresh arrays (outs are copied unless they are a fresh,
+single-use buffer); memref-level ops write into their `outs` buffers in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+from xdsl.dialects import arith, bufferization, func, linalg, math, memref, tensor
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    ShapedType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
+
+Structured = linalg.abstract_ops.LinalgStructuredOperation
+
+
+class ExecutionError(Exception):
+    """An op or construct the executor cannot run; the message names the op."""
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype of an xDSL element type (f16/f32/f64, i1..i64, index)."""
+    if isinstance(element_type, AnyFloat):
+        return np.dtype({16: np.float16, 32: np.float32, 64: np.float64}[element_type.bitwidth])
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        return np.dtype({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width])
+    if isinstance(element_type, IndexType):
+        return np.dtype(np.int64)
+    raise ExecutionError(f"unsupported element type {element_type}")
+
+
+def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """A read-only numpy view of a dense elements attribute (splats broadcast)."""
+    dtype = numpy_dtype(attr.get_element_type())
+    shape = attr.get_shape()
+    flat = np.frombuffer(attr.data.data, dtype=dtype)
+    if flat.size == 1 and int(np.prod(shape)) != 1:
+        return np.broadcast_to(flat.reshape(()), shape)
+    return flat.reshape(shape)
+
+
+def scalar_constant(attr: Attribute, value_type: Attribute):
+    """A numpy scalar for an `arith.constant` float/int attribute."""
+    if isinstance(attr, FloatAttr | IntegerAttr):
+        return numpy_dtype(value_type).type(attr.value.data)
+    raise ExecutionError(f"unsupported constant {attr}")
+
+
+# ---------------------------------------------------------------- affine maps
+
+
+def linear_form(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
+    """`expr` as ({dim: coefficient}, constant), or None if it is not linear."""
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position: 1}, 0
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineBinaryOpExpr):
+        lhs, rhs = linear_form(expr.lhs), linear_form(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        if expr.kind == AffineBinaryOpKind.Add:
+            coeffs = dict(lhs[0])
+            for dim, c in rhs[0].items():
+                coeffs[dim] = coeffs.get(dim, 0) + c
+            return coeffs, lhs[1] + rhs[1]
+        if expr.kind == AffineBinaryOpKind.Mul:
+            if not lhs[0]:
+                lhs, rhs = rhs, lhs
+            if rhs[0]:
+                return None
+            factor = rhs[1]
+            return {d: c * factor for d, c in lhs[0].items()}, lhs[1] * factor
+    return None
+
+
+def loop_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int], writeable: bool = False):
+    """A view of `array` with one axis per loop: full range for loops the map uses, 1 otherwise.
+
+    Returns None when some map result is not linear in the loops (floordiv, mod).
+    """
+    forms = [linear_form(e) for e in amap.results]
+    if any(f is None for f in forms):
+        return None
+    array = np.asarray(array)
+    offset_slices = []
+    for (_, const), size in zip(forms, array.shape, strict=True):
+        if const < 0 or const > size:
+            raise ExecutionError(f"indexing map {amap} reaches outside an operand of shape {array.shape}")
+        offset_slices.append(slice(const, None))
+    base = array[tuple(offset_slices)] if forms else array
+    strides = [0] * len(ranges)
+    shape = [1] * len(ranges)
+    for (coeffs, _), stride in zip(forms, array.strides, strict=True):
+        for dim, c in coeffs.items():
+            strides[dim] += c * stride
+            shape[dim] = ranges[dim]
+    return as_strided(base, shape=shape, strides=strides, writeable=writeable)
+
+
+def gather_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int]) -> np.ndarray:
+    """A loop-space array of `array`'s elements for any affine map (fancy indexing)."""
+    rank = len(ranges)
+    grids = [np.arange(r).reshape([r if i == d else 1 for i in range(rank)]) for d, r in enumerate(ranges)]
+    index = tuple(np.asarray(_eval_expr(expr, grids)) for expr in amap.results)
+    return np.asarray(array)[index]
+
+
+def _eval_expr(expr: AffineExpr, grids):
+    if isinstance(expr, AffineDimExpr):
+        return grids[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value
+    assert isinstance(expr, AffineBinaryOpExpr)
+    lhs, rhs = _eval_expr(expr.lhs, grids), _eval_expr(expr.rhs, grids)
+    match expr.kind:
+        case AffineBinaryOpKind.Add:
+            return lhs + rhs
+        case AffineBinaryOpKind.Mul:
+            return lhs * rhs
+        case AffineBinaryOpKind.FloorDiv:
+            return lhs // rhs
+        case AffineBinaryOpKind.CeilDiv:
+            return -((-lhs) // rhs)
+        case AffineBinaryOpKind.Mod:
+            return lhs % rhs
+    raise ExecutionError(f"unsupported affine expression {expr}")
+
+
+# ---------------------------------------------------------------- op bodies
+
+_BINARY = {
+    arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply,
+    arith.DivfOp: np.divide, arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
+    arith.MaxnumfOp: np.fmax, arith.MinnumfOp: np.fmin,
+    arith.AddiOp: np.add, arith.SubiOp: np.subtract, arith.MuliOp: np.multiply,
+    arith.DivSIOp: lambda a, b: np.trunc(np.divide(a, b)).astype(np.result_type(a, b)),
+    arith.FloorDivSIOp: np.floor_divide, arith.RemSIOp: np.fmod,
+    arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
+    arith.AndIOp: np.bitwise_and, arith.OrIOp: np.bitwise_or, arith.XOrIOp: np.bitwise_xor,
+    math.PowFOp: np.power,
+}
+_UNARY = {
+    arith.NegfOp: np.negative, math.SqrtOp: np.sqrt, math.ExpOp: np.exp, math.LogOp: np.log,
+    math.TanhOp: np.tanh, math.AbsFOp: np.abs, math.RsqrtOp: lambda x: 1 / np.sqrt(x),
+}
+# Combining ops of reductions: body `yield combine(x, acc)` folds with this ufunc.
+_REDUCERS = {
+    arith.AddfOp: np.add, arith.AddiOp: np.add, arith.MulfOp: np.multiply, arith.MuliOp: np.multiply,
+    arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum, arith.MaxnumfOp: np.fmax,
+    arith.MinnumfOp: np.fmin, arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
+}
+_CMPF = {
+    "oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less, "ole": np.less_equal,
+    "one": np.not_equal, "ueq": np.equal, "ugt": np.greater, "uge": np.greater_equal, "ult": np.less,
+    "ule": np.less_equal, "une": np.not_equal,
+}
+_CMPI = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
+         "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal}
+
+
+def _cast_fn(op: Operation):
+    dtype = numpy_dtype(op.results[0].type)
+    return lambda x: np.asarray(x).astype(dtype, copy=False)
+
+
+def body_op_fn(op: Operation) -> Callable:
+    """The numpy function computing one scalar body op over whole arrays."""
+    if type(op) in _BINARY:
+        return _BINARY[type(op)]
+    if type(op) in _UNARY:
+        return _UNARY[type(op)]
+    if isinstance(op, arith.CmpfOp):
+        return _CMPF[arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]]
+    if isinstance(op, arith.CmpiOp):
+        return _CMPI[arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]]
+    if isinstance(op, arith.SelectOp):
+        return np.where
+    if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.FPToSIOp | arith.ExtSIOp
+                  | arith.TruncIOp | arith.IndexCastOp):
+        return _cast_fn(op)
+    raise ExecutionError(f"unsupported op {op.name} in a linalg body")
+
+
+def _depends_on(value: SSAValue, targets: set[SSAValue]) -> bool:
+    if value in targets:
+        return True
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return any(_depends_on(v, targets) for v in owner.operands)
+    return False
+
+
+class BodyProgram:
+    """A linalg body compiled to numpy calls over loop-space arrays."""
+
+    def __init__(self, block: Block, targets: Sequence[SSAValue], ranges: Sequence[int]):
+        self.steps: list[tuple[SSAValue, Callable, tuple]] = []
+        self.ranges = tuple(ranges)
+        needed: set[Operation] = set()
+
+        def mark(value: SSAValue):
+            owner = value.owner
+            if isinstance(owner, Operation) and owner not in needed:
+                needed.add(owner)
+                for v in owner.operands:
+                    mark(v)
+
+        for t in targets:
+            mark(t)
+        for op in block.ops:
+            if op not in needed:
+                continue
+            if isinstance(op, arith.ConstantOp):
+                const = scalar_constant(op.value, op.result.type)
+                self.steps.append((op.result, lambda c=const: c, ()))
+            elif isinstance(op, linalg.IndexOp):
+                dim = op.dim.value.data
+                shape = [r if i == dim else 1 for i, r in enumerate(ranges)]
+                idx = np.arange(ranges[dim], dtype=np.int64).reshape(shape)
+                self.steps.append((op.result, lambda i=idx: i, ()))
+            else:
+                if len(op.results) != 1:
+                    raise ExecutionError(f"unsupported op {op.name} in a linalg body")
+                self.steps.append((op.results[0], body_op_fn(op), tuple(op.operands)))
+        self.targets = tuple(targets)
+
+    def __call__(self, env: dict[SSAValue, object]) -> list:
+        env = dict(env)
+        for result, fn, operands in self.steps:
+            env[result] = fn(*(env[v] for v in operands))
+        return [env[t] for t in self.targets]
+
+
+# ---------------------------------------------------------------- structured ops
+
+
+def _is_contraction(value: SSAValue, input_args: set[SSAValue]):
+    owner = value.owner
+    if isinstance(owner, arith.MulfOp | arith.MuliOp):
+        lhs, rhs = owner.operands
+        if lhs in input_args and rhs in input_args and lhs is not rhs:
+            return lhs, rhs
+    return None
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
+    """A function that runs `op` given its operand arrays, writing into the output arrays."""
+    maps = [m.data for m in op.get_indexing_maps()]
+    try:
+        ranges = tuple(op.get_static_loop_ranges())
+    except NotImplementedError as e:
+        raise ExecutionError(f"{op.name}: {e}") from None
+    iterators = [str(it.data) for it in op.get_iterator_types()]
+    reduction_axes = tuple(i for i, it in enumerate(iterators) if it == "reduction")
+    n_in = len(op.inputs)
+    block = op.body.block
+    in_args, out_args = block.args[:n_in], block.args[n_in:]
+    yields = block.last_op
+    assert isinstance(yields, linalg.YieldOp)
+    yielded = list(yields.operands)
+    out_maps = maps[n_in:]
+
+    # Per output: either ("assign", value) or ("reduce", ufunc, x) or ("contract", ufunc, a, b).
+    plans = []
+    targets: list[SSAValue] = []
+    for out_index, value in enumerate(yielded):
+        used = set().union(*(e.used_dims() for e in out_maps[out_index].results)) if out_maps[out_index].results else set()
+        if not reduction_axes and value is out_args[out_index]:
+            plans.append(("keep",))
+            continue
+        if not reduction_axes:
+            if len(used) != len(ranges):
+                raise ExecutionError(f"{op.name}: a parallel loop is missing from an output map")
+            if _depends_on(value, set(out_args) - {out_args[out_index]}):
+                raise ExecutionError(f"{op.name}: body reads another output")
+            plans.append(("assign", len(targets)))
+            targets.append(value)
+            continue
+        owner = value.owner
+        if not (isinstance(owner, Operation) and type(owner) in _REDUCERS and out_args[out_index] in owner.operands):
+            raise ExecutionError(f"{op.name}: reduction body must yield combine(x, accumulator)")
+        lhs, rhs = owner.operands
+        x = rhs if lhs is out_args[out_index] else lhs
+        if _depends_on(x, set(out_args)):
+            raise ExecutionError(f"{op.name}: reduction operand depends on an output")
+        ufunc = _REDUCERS[type(owner)]
+        contraction = _is_contraction(x, set(in_args)) if ufunc is np.add else None
+        if contraction is not None:
+            a, b = contraction
+            plans.append(("contract", in_args.index(a), in_args.index(b)))
+        else:
+            plans.append(("reduce", ufunc, len(targets)))
+            targets.append(x)
+
+    body = BodyProgram(block, targets, ranges) if targets else None
+    needs_inputs = body is not None
+    linear = [all(linear_form(e) is not None for e in m.results) for m in maps]
+    out_operands = op.outputs
+
+    def subscript(amap: AffineMap) -> str:
+        dims = sorted(set().union(*(e.used_dims() for e in amap.results))) if amap.results else []
+        return "".join(_LETTERS[d] for d in dims)
+
+    def run(arrays: list) -> None:
+        ins, outs = arrays[:n_in], arrays[n_in:]
+        env: dict[SSAValue, object] = {}
+        if needs_inputs:
+            for arg, array, amap, lin in zip(in_args, ins, maps[:n_in], linear[:n_in], strict=True):
+                if isinstance(array, np.ndarray):
+                    env[arg] = loop_view(array, amap, ranges) if lin else gather_view(array, amap, ranges)
+                else:
+                    env[arg] = array
+            for k, (arg, array) in enumerate(zip(out_args, outs, strict=True)):
+                env[arg] = loop_view(array, out_maps[k], ranges)
+        values = body(env) if body is not None else []
+        for k, plan in enumerate(plans):
+            if plan[0] == "keep":
+                continue
+            if not linear[n_in + k]:
+                raise ExecutionError(f"{op.name}: output indexing maps must be linear")
+            out_view = loop_view(outs[k], out_maps[k], ranges, writeable=True)
+            if plan[0] == "assign":
+                np.copyto(out_view, values[plan[1]], casting="unsafe")
+            elif plan[0] == "reduce":
+                x = np.broadcast_to(values[plan[2]], ranges)
+                reduced = plan[1].reduce(x, axis=reduction_axes, keepdims=True)
+                plan[1](out_view, reduced, out=out_view, casting="unsafe")
+            else:
+                ia, ib = plan[1], plan[2]
+                ma, mb, mo = maps[ia], maps[ib], out_maps[k]
+                va = _squeeze_unused(loop_view(ins[ia], ma, ranges), ma)
+                vb = _squeeze_unused(loop_view(ins[ib], mb, ranges), mb)
+                spec = f"{subscript(ma)},{subscript(mb)}->{subscript(mo)}"
+                result = np.einsum(spec, va, vb, optimize=True)
+                target = _squeeze_unused(out_view, mo)
+                np.add(target, result, out=target, casting="unsafe")
+
+    return run
+
+
+def _squeeze_unused(view: np.ndarray, amap: AffineMap) -> np.ndarray:
+    used = set().union(*(e.used_dims() for e in amap.results)) if amap.results else set()
+    axes = tuple(i for i in range(view.ndim) if i not in used)
+    return view.squeeze(axis=axes) if axes else view
+
+
+# ---------------------------------------------------------------- programs
+
+
+class LinalgProgram:
+    """`@main` of a linalg- or memref-level module compiled to numpy closures; call with arrays."""
+
+    def __init__(self, module: ModuleOp, entry: str = "main"):
+        self.globals: dict[str, np.ndarray] = {}
+        main = None
+        for op in module.ops:
+            if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
+                main = op
+            elif isinstance(op, memref.GlobalOp):
+                if not isinstance(op.initial_value, DenseIntOrFPElementsAttr):
+                    raise ExecutionError(f"memref.global @{op.sym_name.data} needs a dense initial value")
+                self.globals[op.sym_name.data] = dense_to_numpy(op.initial_value)
+        if main is None:
+            raise ExecutionError(f"module has no func.func @{entry}")
+        self.func = main
+        self.arg_names = [arg.name_hint or f"arg{i}" for i, arg in enumerate(main.body.block.args)]
+        self.arg_types = [arg.type for arg in main.body.block.args]
+        self.slots: dict[SSAValue, int] = {}
+        for arg in main.body.block.args:
+            self._slot(arg)
+        self.steps: list[Callable[[list], None]] = []
+        self.result_slots: list[int] = []
+        for op in main.body.block.ops:
+            self._compile(op)
+
+    def _slot(self, value: SSAValue) -> int:
+        if value not in self.slots:
+            self.slots[value] = len(self.slots)
+        return self.slots[value]
+
+    def _fresh_single_use(self, value: SSAValue) -> bool:
+        owner = value.owner
+        fresh = isinstance(owner, tensor.EmptyOp | Structured)
+        return fresh and value.has_one_use()
+
+    def _compile(self, op: Operation) -> None:
+        slot = self._slot
+        if isinstance(op, func.ReturnOp):
+            self.result_slots = [slot(v) for v in op.operands]
+            return
+        if isinstance(op, arith.ConstantOp):
+            if isinstance(op.value, DenseIntOrFPElementsAttr):
+                value = dense_to_numpy(op.value)
+            else:
+                value = scalar_constant(op.value, op.result.type)
+            out = slot(op.result)
+            self.steps.append(lambda env, v=value, o=out: env.__setitem__(o, v))
+            return
+        if isinstance(op, tensor.EmptyOp | memref.AllocOp | memref.AllocaOp):
+            shape_type = op.results[0].type
+            assert isinstance(shape_type, ShapedType)
+            shape, dtype = tuple(shape_type.get_shape()), numpy_dtype(shape_type.get_element_type())
+            out = slot(op.results[0])
+            self.steps.append(lambda env, s=shape, d=dtype, o=out: env.__setitem__(o, np.empty(s, d)))
+            return
+        if isinstance(op, memref.DeallocOp):
+            return
+        if isinstance(op, memref.GetGlobalOp):
+            value = self.globals[op.name_.root_reference.data]
+            out = slot(op.memref)
+            self.steps.append(lambda env, v=value, o=out: env.__setitem__(o, v))
+            return
+        if isinstance(op, tensor.CollapseShapeOp | tensor.ExpandShapeOp | memref.CollapseShapeOp
+                      | memref.ExpandShapeOp | tensor.ReshapeOp | bufferization.ToTensorOp
+                      | bufferization.ToBufferOp | tensor.CastOp | memref.CastOp):
+            shape = tuple(op.results[0].type.get_shape())
+            src, out = slot(op.operands[0]), slot(op.results[0])
+            self.steps.append(lambda env, s=src, o=out, sh=shape: env.__setitem__(o, env[s].reshape(sh)))
+            return
+        if isinstance(op, memref.CopyOp):
+            src, dst = slot(op.source), slot(op.destination)
+            self.steps.append(lambda env, s=src, d=dst: np.copyto(env[d], env[s]))
+            return
+        if isinstance(op, Structured):
+            run = compile_structured(op)
+            operands = [slot(v) for v in op.operands]
+            n_in = len(op.inputs)
+            if op.results:
+                # Tensor semantics: results are the updated outs; copy an out unless it is
+                # a fresh buffer nobody else sees.
+                copy = [not self._fresh_single_use(v) for v in op.outputs]
+                results = [slot(r) for r in op.results]
+
+                def step(env, run=run, operands=operands, n_in=n_in, copy=copy, results=results):
+                    arrays = [env[i] for i in operands]
+                    outs = [np.array(a) if c else a for a, c in zip(arrays[n_in:], copy)]
+                    run(arrays[:n_in] + outs)
+                    for r, a in zip(results, outs):
+                        env[r] = a
+            else:
+                def step(env, run=run, operands=operands):
+                    run([env[i] for i in operands])
+            self.steps.append(step)
+            return
+        raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")
+
+    def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
+        if len(args) != len(self.arg_types):
+            raise ExecutionError(f"@main takes {len(self.arg_types)} arguments, got {len(args)}")
+        env: list = [None] * len(self.slots)
+        for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
+            env[i] = check_argument(array, arg_type, self.arg_names[i])
+        for step in self.steps:
+            step(env)
+        return [np.asarray(env[s]) for s in self.result_slots]
+
+
+def check_argument(array, arg_type: Attribute, name: str) -> np.ndarray:
+    """`array` as a contiguous numpy array of `arg_type`; a clear error if the shape differs."""
+    if isinstance(arg_type, TensorType | MemRefType):
+        expected = tuple(arg_type.get_shape())
+        array = np.ascontiguousarray(array, dtype=numpy_dtype(arg_type.get_element_type()))
+        if array.shape != expected:
+            raise ExecutionError(f"argument %{name}: expected shape {expected}, got {array.shape}")
+        if isinstance(arg_type, MemRefType):
+            array = array.copy()  # the callee may write its memref arguments
+        return array
+    return numpy_dtype(arg_type).type(array)
+
+
+def bind_inputs(arg_names: Sequence[str], inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list:
+    """Order `inputs` (a name -> array mapping, or a sequence in argument order) like `@main`'s arguments."""
+    if isinstance(inputs, Mapping):
+        missing = [n for n in arg_names if n not in inputs]
+        if missing:
+            raise ExecutionError(f"missing input(s) for @main: {', '.join('%' + m for m in missing)}")
+        extra = [n for n in inputs if n not in arg_names]
+        if extra:
+            raise ExecutionError(f"unknown input(s) for @main: {', '.join('%' + e for e in extra)}")
+        return [inputs[n] for n in arg_names]
+    return list(inputs)
+
+
+def compile_linalg(module: ModuleOp) -> LinalgProgram:
+    """Compile `@main` of a linalg- or memref-level module once, for repeated runs."""
+    return LinalgProgram(module)
+
+
+def run_linalg(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run `@main` of a linalg- or memref-level module on `inputs` (by argument name or position)."""
+    program = LinalgProgram(module)
+    return program(*bind_inputs(program.arg_names, inputs))

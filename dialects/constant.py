@@ -1,8 +1,9 @@
 """`nn.constant`: a tensor literal whose data lives in a `DenseIntOrFPElementsAttr`.
 
 The op prints as ``nn.constant dense<"0x..."> : tensor<...>``. The hex is written here
-with `bytes.hex` because xDSL's attribute printer first unpacks every element (far too
-slow for model weights); xDSL's parser already decodes hex with `bytes.fromhex`.
+with `bytes.hex` and read by slicing the input text, because xDSL's attribute printer
+unpacks every element and its lexer runs a regex over the payload (both far too slow
+for model weights: bound ResNet-18 is 47 MB of f32).
 """
 
 from __future__ import annotations
@@ -100,8 +101,51 @@ def _print_dense(attr: DenseIntOrFPElementsAttr, printer: Printer) -> None:
     printer.print_attribute(attr.type)
 
 
+_HEX_PREFIX = 'dense<"0x'
+
+
+def _parse_hex_fast(parser: Parser) -> DenseIntOrFPElementsAttr | None:
+    """Parse ``dense<"0x..."> : tensor<...>`` by slicing the input text, if it is there.
+
+    xDSL's lexer matches string literals with a regex that costs ~10 ms per MB; weights
+    are tens of MB, so the hex payload is cut out with str.find instead.
+    """
+    content = parser.lexer.input.content
+    start = parser.pos
+    if not isinstance(content, str) or not content.startswith(_HEX_PREFIX, start):
+        return None
+    end = content.find('"', start + len(_HEX_PREFIX))
+    if end == -1 or not content.startswith('">', end):
+        return None
+    try:
+        data = bytes.fromhex(content[start + len(_HEX_PREFIX) : end])
+    except ValueError:
+        parser.raise_error("nn.constant: malformed hex payload", start)
+    parser._resume_from(end + 2)  # pyright: ignore[reportPrivateUsage] -- skip past the payload
+    parser.parse_punctuation(":")
+    type_pos = parser.pos
+    tensor_type = parser.parse_type()
+    if not isinstance(tensor_type, TensorType):
+        parser.raise_error(f"nn.constant expects a tensor type, got {tensor_type}", type_pos)
+    try:
+        itemsize = dtype_of(tensor_type.get_element_type()).itemsize
+    except TypeError as e:
+        parser.raise_error(f"nn.constant: {e}", type_pos)
+    count = int(np.prod(tensor_type.get_shape()))
+    if len(data) == itemsize:
+        data *= count  # a hex splat, as xDSL's parser reads it
+    if len(data) != count * itemsize:
+        parser.raise_error(
+            f"nn.constant: hex payload holds {len(data) // itemsize} elements, {tensor_type} needs {count}",
+            start,
+        )
+    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(data))
+
+
 def _parse_dense(parser: Parser) -> DenseIntOrFPElementsAttr:
-    """Parse ``dense<...> : tensor<...>``; xDSL decodes hex payloads with bytes.fromhex."""
+    """Parse ``dense<...> : tensor<...>``: hex by slicing, anything else by xDSL."""
+    if (attr := _parse_hex_fast(parser)) is not None:
+        return attr
     pos = parser.pos
     attr = parser.parse_attribute()
     if not isinstance(attr, DenseIntOrFPElementsAttr) or not isinstance(attr.type, TensorType):

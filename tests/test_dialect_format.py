@@ -204,3 +204,30 @@ def test_three_value_padding_in_ir_fails_verification():
     )
     with pytest.raises(VerifyException, match="padding must have 1, 2 or 4 values"):
         parse(text).verify()
+
+
+def _parse_constant(literal: str):
+    module = parse(f"func.func @f() {{\n  %c = nn.constant {literal}\n  func.return\n}}")
+    return module.body.block.ops.first.body.block.ops.first
+
+
+def test_hex_splat_and_hex_with_other_element_types():
+    # 0x0000C03F is 1.5 in little-endian f32; one element in hex is a splat, as in MLIR.
+    np.testing.assert_array_equal(_parse_constant('dense<"0x0000C03F"> : tensor<2x3xf32>').numpy(), np.full((2, 3), 1.5))
+    np.testing.assert_array_equal(
+        _parse_constant('dense<"0x0100000000000000FEFFFFFFFFFFFFFF"> : tensor<2xi64>').numpy(), [1, -2]
+    )
+
+
+@pytest.mark.parametrize(
+    "literal, message",
+    [
+        ('dense<"0x0000C03F0000"> : tensor<2xf32>', "hex payload holds 1 elements, tensor<2xf32> needs 2"),
+        ('dense<"0xZZ00C03F"> : tensor<1xf32>', "malformed hex payload"),
+        ('dense<"0x0000C03F"> : vector<1xf32>', "expects a tensor type"),
+        ("dense<[1, 2]> : vector<2xi32>", "expects a dense tensor attribute"),
+    ],
+)
+def test_bad_constant_literals_are_parse_errors(literal, message):
+    with pytest.raises(ParseError, match=message):
+        _parse_constant(literal)

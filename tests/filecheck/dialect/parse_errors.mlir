@@ -31,3 +31,11 @@ func.func @bool_kind(%x: tensor<1x1x4x4xf32>) {
   func.return
 }
 // CHECK: nn.max_pool2d: attribute 'ceil_mode' must be true/false, got 1 : i64
+
+// -----
+
+func.func @hex_length() {
+  %c = nn.constant dense<"0x0000C03F0000"> : tensor<2xf32>
+  func.return
+}
+// CHECK: nn.constant: hex payload holds 1 elements, tensor<2xf32> needs 2

@@ -1,5 +1,5 @@
-// RUN: xdsl-opt %s | filecheck %s
-// RUN: xdsl-opt %s | xdsl-opt | filecheck %s
+// RUN: xrelay-opt %s | filecheck %s
+// RUN: xrelay-opt %s | xrelay-opt | filecheck %s
 
 // Constants with more than 16 elements print as little-endian hex; splats as one value;
 // up to 16 elements as a decimal list.

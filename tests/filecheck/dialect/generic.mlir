@@ -1,5 +1,5 @@
-// RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
-// RUN: xdsl-opt %s --print-op-generic | xdsl-opt | filecheck %s
+// RUN: xrelay-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
+// RUN: xrelay-opt %s --print-op-generic | xrelay-opt | filecheck %s
 
 // The generic form carries the same attribute dictionary and parses back to the custom form.
 

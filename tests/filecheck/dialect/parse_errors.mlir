@@ -1,4 +1,4 @@
-// RUN: xdsl-opt %s --parsing-diagnostics --split-input-file | filecheck %s
+// RUN: xrelay-opt %s --parsing-diagnostics --split-input-file | filecheck %s
 
 // Malformed custom forms fail at parse time with an error naming the attribute or the types.
 

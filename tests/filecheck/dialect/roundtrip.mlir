@@ -1,5 +1,5 @@
-// RUN: xdsl-opt %s | filecheck %s
-// RUN: xdsl-opt %s | xdsl-opt | filecheck %s
+// RUN: xrelay-opt %s | filecheck %s
+// RUN: xrelay-opt %s | xrelay-opt | filecheck %s
 
 // Every nn op in the custom form; attributes equal to Relay's defaults are absent and stay absent.
 

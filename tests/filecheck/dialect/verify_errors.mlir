@@ -1,4 +1,4 @@
-// RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
+// RUN: xrelay-opt %s --verify-diagnostics --split-input-file | filecheck %s
 
 // Each verifier error names the op, the operand and the shapes.
 

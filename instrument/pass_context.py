@@ -111,18 +111,19 @@ class PassContext:
 
     # -- instruments ---------------------------------------------------------------------
     @property
-    def instruments(self) -> list[object]:
-        """The installed instruments, in call order (a copy)."""
-        return list(self._instruments)
+    def instruments(self) -> list[object] | None:
+        """The installed instruments in call order (a copy); None, as in TVM, for a context whose
+        instruments were never set (the global default one until `override_instruments`)."""
+        return None if self._instruments is None else list(self._instruments)
 
-    def _set_instruments(self, instruments: tuple[object, ...]) -> None:
+    def _set_instruments(self, instruments: tuple[object, ...] | None) -> None:
         self._instruments = instruments
-        self._hooks: InstrumentHooks | None = _build_hooks(instruments)
+        self._hooks: InstrumentHooks | None = _build_hooks(instruments or ())
 
     def _enter_instruments(self) -> None:
         entered: list[object] = []
         try:
-            for inst in self._instruments:
+            for inst in self._instruments or ():
                 if (hook := bound_hook(inst, "enter_pass_ctx")) is not None:
                     hook()
                 entered.append(inst)
@@ -138,7 +139,7 @@ class PassContext:
 
     def _exit_instruments(self) -> None:
         try:
-            for inst in self._instruments:
+            for inst in self._instruments or ():
                 if (hook := bound_hook(inst, "exit_pass_ctx")) is not None:
                     hook()
         except BaseException:
@@ -152,7 +153,7 @@ class PassContext:
         exit, the list is cleared and the new one is not installed; if a new one fails to
         enter, the ones already entered exit and the list is cleared.
         """
-        new = _instrument_list(instruments)
+        new = None if instruments is None else _instrument_list(instruments)
         self._exit_instruments()
         self._set_instruments(new)
         self._enter_instruments()
@@ -179,6 +180,7 @@ class PassContext:
         default = _state.default
         if default is None:
             default = _state.default = PassContext()
+            default._set_instruments(None)  # never set, as TVM's default context
         return default
 
     # -- pass filtering --------------------------------------------------------------------
@@ -198,6 +200,6 @@ class PassContext:
     def __repr__(self) -> str:
         return (
             f"PassContext(opt_level={self.opt_level}, required_pass={list(self.required_pass)}, "
-            f"disabled_pass={list(self.disabled_pass)}, instruments={list(self._instruments)}, "
+            f"disabled_pass={list(self.disabled_pass)}, instruments={self.instruments}, "
             f"config={self.config})"
         )

@@ -94,12 +94,14 @@ def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(data.transpose(layout_permutation(data_layout, canonical)))
         # The (O, K) weight matrix, K ordered like the im2col rows; a free reshape for OIHW/HWIO/OHWI.
         wmat = weight.transpose(layout_permutation(kernel_layout, "OHWI" if tap_major else "OIHW")).reshape(o, -1)
+        ksize = (kh_size, kw_size)
         if channels_last:
-            cols = _im2col_channels_last(pad_spatial(x, pad, axes=(1, 2)), (kh_size, kw_size), tap_major, dil, strides, out_hw)
+            xp = pad_spatial(x, pad, axes=(1, 2))
+            cols = _im2col_channels_last(xp, ksize, tap_major, dil, strides, out_hw)
             out = np.matmul(cols, wmat.T).reshape(n, *out_hw, o)
             out_canonical = "NHWC"
         else:
-            cols = _im2col_channels_first(pad_spatial(x, pad), (kh_size, kw_size), tap_major, dil, strides, out_hw)
+            cols = _im2col_channels_first(pad_spatial(x, pad), ksize, tap_major, dil, strides, out_hw)
             out = np.matmul(wmat, cols).reshape(o, n, *out_hw)
             out_canonical = "CNHW"
     out = out.astype(data.dtype, copy=False)

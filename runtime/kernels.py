@@ -39,7 +39,9 @@ def batch_norm(attrs: dict, data, gamma, beta, moving_mean, moving_var):
     channels = data.shape[axis]
     for name, vec in (("gamma", gamma), ("beta", beta), ("moving_mean", moving_mean), ("moving_var", moving_var)):
         if vec.shape != (channels,):
-            raise ValueError(f"nn.batch_norm: {name} has shape {vec.shape}, expected ({channels},) for data {data.shape}")
+            raise ValueError(
+                f"nn.batch_norm: {name} has shape {vec.shape}, expected ({channels},) for data {data.shape}"
+            )
     eps = float(attrs.get("epsilon", 1e-5))
     inv_std = 1.0 / np.sqrt(moving_var.astype(np.float64) + eps)
     scale = inv_std * gamma if attrs.get("scale", True) else inv_std

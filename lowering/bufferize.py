@@ -17,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, linalg, memref, tensor
+from xdsl.dialects import arith, func, memref, tensor
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FunctionType,
@@ -32,7 +34,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
-Structured = linalg.abstract_ops.LinalgStructuredOperation
+Structured = LinalgStructuredOperation
 
 
 def memref_type(value_type: Attribute) -> Attribute:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import linalg, memref
+from xdsl.dialects import memref
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.ir.affine import AffineMap

@@ -23,7 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from xdsl.dialects import arith, bufferization, func, linalg, math, memref, tensor
+from xdsl.dialects import arith, bufferization, func, math, memref, tensor
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
@@ -46,7 +48,7 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
-Structured = linalg.abstract_ops.LinalgStructuredOperation
+Structured = LinalgStructuredOperation
 
 
 class ExecutionError(Exception):

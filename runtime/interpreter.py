@@ -1,7 +1,8 @@
-"""Execute an nn-level module with xDSL's ``Interpreter``: the ``nn`` op implementations and ``run``.
+"""Execute a module with xDSL's ``Interpreter``: the ``nn`` op implementations and ``run``.
 
 Python values are plain numpy arrays. Every ``nn`` op is evaluated by its kernel in
 ``xrelay.runtime.kernels.KERNELS`` (the same table FoldConstant uses), fed ``op.attrs()``.
+``run`` hands modules lowered below nn to the linalg/memref and loops executors beside this file.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.func import FuncFunctions
@@ -160,8 +161,8 @@ def argument_names(main: func.FuncOp) -> list[str]:
 
 
 def _check_argument(name: str, value: object, expected: Any) -> np.ndarray:
-    if not isinstance(expected, TensorType):
-        raise ValueError(f"run: argument '{name}' of @main has type {expected}, not a ranked tensor")
+    if not isinstance(expected, TensorType | MemRefType):
+        raise ValueError(f"run: argument '{name}' of @main has type {expected}, not a tensor or memref")
     array = np.asarray(value)
     shape = tuple(expected.get_shape())
     dtype = dtype_of(expected.get_element_type())
@@ -183,18 +184,34 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     return interpreter
 
 
+NN_LEVEL_DIALECTS = frozenset({"nn", "func", "builtin"})
+"""Dialects of an nn-level ``@main`` (executed by xDSL's interpreter with :class:`NnFunctions`)."""
+
+
+def execution_level(main: func.FuncOp) -> str:
+    """``"nn"`` (only nn/func/builtin ops), ``"linalg"`` (linalg on tensors or memrefs) or ``"loops"``."""
+    dialects = {op.name.split(".", 1)[0] for op in main.walk()}
+    if dialects <= NN_LEVEL_DIALECTS:
+        return "nn"
+    return "linalg" if "linalg" in dialects else "loops"
+
+
 def run(
     module: ModuleOp,
     inputs: Mapping[str, object],
     params: Mapping[str, object] | None = None,
 ) -> np.ndarray | list[np.ndarray]:
-    """Execute ``@main`` of an nn-level module on numpy arrays.
+    """Execute ``@main`` of a module on numpy arrays.
 
     ``inputs`` and ``params`` map ``@main``'s argument names to arrays (together they must
     cover every argument exactly once). Arrays of another dtype of the same kind (float64 for
-    an f32 argument, int32 for i64) are cast; anything else missing, extra, mis-shaped or of the wrong kind is
-    a ValueError naming the argument. Like TVM's executor, a single result comes back as an
-    array and several as a list of arrays. A failing kernel raises :class:`KernelError`.
+    an f32 argument, int32 for i64) are cast; anything else missing, extra, mis-shaped or of the
+    wrong kind is a ValueError naming the argument. Like TVM's executor, a single result comes
+    back as an array and several as a list of arrays.
+
+    An nn-level module runs on xDSL's ``Interpreter`` with :class:`NnFunctions` (a failing
+    kernel raises :class:`KernelError`); a lowered one (see ``xrelay.lowering``) goes to the
+    vectorised linalg/memref executor (``linalg_exec``) or the loops executor (``loops_exec``).
     """
     main = find_main(module)
     params = dict(params or {})
@@ -212,9 +229,19 @@ def run(
         raise ValueError(f"run: @main has no argument(s) {extra}; its arguments are {names}")
     values = tuple(_check_argument(n, given[n], a.type) for n, a in zip(names, args))
 
-    try:
-        results = make_interpreter(module).call_op(main, values)
-    except KernelAbort as abort:
-        raise abort.error from abort.error.__cause__
+    level = execution_level(main)
+    if level == "nn":
+        try:
+            results = make_interpreter(module).call_op(main, values)
+        except KernelAbort as abort:
+            raise abort.error from abort.error.__cause__
+    elif level == "linalg":
+        from xrelay.runtime.linalg_exec import run_linalg
+
+        results = run_linalg(module, list(values))
+    else:
+        from xrelay.runtime.loops_exec import run_loops
+
+        results = run_loops(module, list(values))
     outputs = [r if r.flags.writeable else np.array(r) for r in results]
     return outputs[0] if len(outputs) == 1 else outputs

@@ -201,3 +201,20 @@ def test_every_nn_op_has_an_interpreter_implementation():
     assert NnFunctions is not None
     for op_class in nn.OPS.values():
         assert op_class in interpreter._impls._impl_dict, op_class.name  # noqa: SLF001 (xDSL keeps no public view)
+
+
+@pytest.mark.parametrize("level", ["linalg", "memref", "loops"])
+def test_run_executes_lowered_modules(level):
+    from xrelay.lowering import lower
+    from xrelay.runtime.interpreter import execution_level, find_main
+
+    lowered = lower(build_small_model(), to=level)
+    assert execution_level(find_main(lowered)) == ("loops" if level == "loops" else "linalg")
+    x = RNG.standard_normal((1, 3, 9, 9)).astype(np.float32)
+    params = small_params()
+    probs, pooled = run(lowered, {"data": x}, params)
+    exp_probs, exp_pooled = numpy_forward(x, params)
+    np.testing.assert_allclose(pooled, exp_pooled, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(probs, exp_probs, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="missing .*'fc_bias'"):
+        run(lowered, {"data": x}, {k: v for k, v in params.items() if k != "fc_bias"})

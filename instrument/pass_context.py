@@ -86,7 +86,7 @@ class PassContext:
     steer every pass run while the context is current.
     """
 
-    __slots__ = ("opt_level", "required_pass", "disabled_pass", "config", "_required", "_disabled",
+    __slots__ = ("_opt_level", "_required_pass", "_disabled_pass", "config", "_required", "_disabled",
                  "_instruments", "_hooks")
 
     def __init__(
@@ -99,15 +99,30 @@ class PassContext:
     ) -> None:
         if isinstance(opt_level, bool) or not isinstance(opt_level, int):
             raise TypeError(f"PassContext: opt_level must be an int, got {opt_level!r}")
-        self.opt_level = opt_level
-        self.required_pass = _name_list(required_pass, "required_pass")
-        self.disabled_pass = _name_list(disabled_pass, "disabled_pass")
-        self._required = frozenset(self.required_pass)
-        self._disabled = frozenset(self.disabled_pass)
+        self._opt_level = opt_level
+        self._required_pass = _name_list(required_pass, "required_pass")
+        self._disabled_pass = _name_list(disabled_pass, "disabled_pass")
+        self._required = frozenset(self._required_pass)
+        self._disabled = frozenset(self._disabled_pass)
         if config is not None and not isinstance(config, Mapping):
             raise TypeError(f"PassContext: config must be a dict, got {config!r}")
         self.config: dict[str, Any] = dict(config or {})
         self._set_instruments(_instrument_list(instruments))
+
+    @property
+    def opt_level(self) -> int:
+        """The optimisation level (read-only)."""
+        return self._opt_level
+
+    @property
+    def required_pass(self) -> tuple[str, ...]:
+        """Names of the passes that always run and are not asked `should_run` (read-only)."""
+        return self._required_pass
+
+    @property
+    def disabled_pass(self) -> tuple[str, ...]:
+        """Names of the passes a Sequential never runs (read-only)."""
+        return self._disabled_pass
 
     # -- instruments ---------------------------------------------------------------------
     @property
@@ -191,7 +206,7 @@ class PassContext:
             return False
         if name in self._required:
             return True
-        return self.opt_level >= info.opt_level
+        return self._opt_level >= info.opt_level
 
     def is_required(self, name: str) -> bool:
         """Whether `name` is in required_pass (such passes are not asked `should_run`)."""

@@ -818,6 +818,8 @@ def test_pass_context_arguments():
     assert ctx.disabled_pass == ("B",)
     assert ctx.config == {"k": 1}
     assert transform.PassContext().config == {}
+    with pytest.raises(AttributeError):
+        ctx.opt_level = 1  # read-only, as in TVM
     with pytest.raises(TypeError, match="required_pass"):
         transform.PassContext(required_pass="A")
     with pytest.raises(TypeError, match="instruments"):

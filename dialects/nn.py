@@ -194,7 +194,8 @@ class NNOp(IRDLOperation):
         for key, attr_def_ in op_def.attributes.items():
             if not isinstance(attr_def_, OptAttributeDef) and key not in attributes:
                 raise TypeError(f"{cls.name}: required attribute '{key}' is missing")
-        return attributes
+        # Declaration order, so that equal ops print equally however they were built.
+        return {key: attributes[key] for key in op_def.attributes if key in attributes}
 
     @classmethod
     def python_attrs(cls, attributes: dict[str, Attribute]) -> dict[str, object]:

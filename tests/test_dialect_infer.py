@@ -353,3 +353,9 @@ def test_zero_stride_and_bad_padding_are_shape_errors():
         nn.MaxPool2DOp(x, pool_size=0)
     with pytest.raises(ShapeError, match="nn.conv2d: padding must have 1, 2 or 4 values"):
         nn.Conv2DOp(x, w, padding=(1, 2, 3))
+
+
+def test_attributes_are_stored_in_declaration_order():
+    x, w = args((1, 3, 8, 8), (4, 3, 3, 3))
+    op = nn.Conv2DOp(x, w, kernel_size=(3, 3), padding=1, strides=(2, 2))
+    assert list(op.attributes) == ["strides", "padding", "kernel_size"]

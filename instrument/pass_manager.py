@@ -125,7 +125,7 @@ def _bad_should_run_answer(should_run: Callable[..., Any], answer: object, info:
     who = getattr(owner, "name", None) or type(owner).__name__
     return (
         f"{who}.should_run returned {type(answer).__name__} ({answer!r}) for pass "
-        f"'{info.name}'; it must return a bool"
+        f"'{info.name}'; it must return a bool (True or False)"
     )
 
 

@@ -38,8 +38,9 @@ class PassInstrument:
     Beyond TVM: `run_after_pass_failed(mod, info)` is called instead of `run_after_pass` on the
     instruments whose `run_before_pass` ran for a pass that then raised (in a later
     `run_before_pass`, the body, or an earlier `run_after_pass`), with the module the pass
-    received. It lets stateful instruments (timing stacks, crash reproducers) stay balanced;
-    TVM-style instruments simply do not define it.
+    received; it runs while the exception is being handled, so `sys.exception()` is the error.
+    It lets stateful instruments (timing stacks, crash reproducers) stay balanced; TVM-style
+    instruments simply do not define it.
     """
 
     name = _ClassName()

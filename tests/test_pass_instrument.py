@@ -878,3 +878,22 @@ def test_run_after_pass_failed_reaches_instruments_left_open(events, where, expe
     assert failed == expected_failed
     # TVM-visible behaviour is unchanged: no run_after_pass for the instruments after the failure.
     assert "%2 run_after_pass P" not in events
+
+
+def test_run_after_pass_failed_sees_the_pass_error():
+    import sys
+
+    errors = []
+
+    class Catcher(PassInstrument):
+        def run_after_pass_failed(self, mod, info):
+            errors.append((info.name, repr(sys.exception())))
+
+    @transform.module_pass(opt_level=0, name="Boom")
+    def boom(mod, ctx):
+        raise KeyError("k")
+
+    with pytest.raises(KeyError):
+        with transform.PassContext(instruments=[Catcher()]):
+            boom(ModuleOp([]))
+    assert errors == [("Boom", "KeyError('k')")]

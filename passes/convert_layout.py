@@ -320,9 +320,11 @@ class _LayoutRewriter:
         ranks = [_rank(m.value) for m in (lhs, rhs)]
         if None in ranks or (lhs.current is None and rhs.current is None):
             return self.restore(op)
-        # The leader is the operand with a known layout and the larger rank (lhs on a tie).
+        # The leader is the operand with a known layout and the larger rank; on a tie the one
+        # this pass converted (it carries the desired layout), then lhs.
         candidates = [i for i, m in enumerate((lhs, rhs)) if m.current is not None]
-        lead = max(candidates, key=lambda i: (ranks[i], -i))
+        converted = [m.current != m.original for m in (lhs, rhs)]
+        lead = max(candidates, key=lambda i: (ranks[i], converted[i], -i))
         if ranks[lead] < max(ranks):
             return self.restore(op)
         leader = (lhs, rhs)[lead]

@@ -10,8 +10,8 @@ or generic) is evaluated over whole arrays from its indexing maps and body:
   broadcast views;
 - a reduction body `combine(x, acc)` evaluates `x` over the iteration space and folds the
   reduction dimensions with `combine`'s ufunc; `x = a * b` with `combine = add` is a
-  contraction and goes to `np.einsum` (BLAS through tensordot), which is how convolutions
-  and dense layers run.
+  contraction and becomes one batched `np.matmul` (BLAS) after copying the non-weight operand
+  into matrix form (im2col for convolutions), which is how convolutions and dense layers run.
 
 Tensor-level ops produce fresh arrays (outs are copied unless they are a fresh,
 single-use buffer); memref-level ops write into their `outs` buffers in place.
@@ -49,6 +49,8 @@ from xdsl.ir.affine import (
 )
 
 Structured = LinalgStructuredOperation
+MAX_TAPS = 64
+"""Reductions over at most this many points (pooling windows) are folded tap by tap."""
 
 
 class ExecutionError(Exception):
@@ -284,9 +286,6 @@ def _is_contraction(value: SSAValue, input_args: set[SSAValue]):
     return None
 
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
 def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
     """A function that runs `op` given its operand arrays, writing into the output arrays."""
     maps = [m.data for m in op.get_indexing_maps()]
@@ -337,13 +336,16 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
             targets.append(x)
 
     body = BodyProgram(block, targets, ranges) if targets else None
+    tap_count = int(np.prod([ranges[a] for a in reduction_axes], dtype=np.int64))
+    taps = []
+    if reduction_axes and tap_count <= MAX_TAPS:
+        for tap in np.ndindex(*(ranges[a] for a in reduction_axes)):
+            index = [slice(None)] * len(ranges)
+            for axis, t in zip(reduction_axes, tap):
+                index[axis] = slice(t, t + 1)
+            taps.append(tuple(index))
     needs_inputs = body is not None
     linear = [all(linear_form(e) is not None for e in m.results) for m in maps]
-    out_operands = op.outputs
-
-    def subscript(amap: AffineMap) -> str:
-        dims = sorted(set().union(*(e.used_dims() for e in amap.results))) if amap.results else []
-        return "".join(_LETTERS[d] for d in dims)
 
     def run(arrays: list) -> None:
         ins, outs = arrays[:n_in], arrays[n_in:]
@@ -367,25 +369,80 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
                 np.copyto(out_view, values[plan[1]], casting="unsafe")
             elif plan[0] == "reduce":
                 x = np.broadcast_to(values[plan[2]], ranges)
-                reduced = plan[1].reduce(x, axis=reduction_axes, keepdims=True)
-                plan[1](out_view, reduced, out=out_view, casting="unsafe")
+                if tap_count <= MAX_TAPS:
+                    # Small windows (pooling): fold one strided tap view at a time; reducing a
+                    # window view along its short strided axes is several times slower.
+                    for tap in taps:
+                        plan[1](out_view, x[tap], out=out_view, casting="unsafe")
+                else:
+                    plan[1](out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), out=out_view,
+                            casting="unsafe")
             else:
                 ia, ib = plan[1], plan[2]
-                ma, mb, mo = maps[ia], maps[ib], out_maps[k]
-                va = _squeeze_unused(loop_view(ins[ia], ma, ranges), ma)
-                vb = _squeeze_unused(loop_view(ins[ib], mb, ranges), mb)
-                spec = f"{subscript(ma)},{subscript(mb)}->{subscript(mo)}"
-                result = np.einsum(spec, va, vb, optimize=True)
-                target = _squeeze_unused(out_view, mo)
-                np.add(target, result, out=target, casting="unsafe")
+                va = loop_view(ins[ia], maps[ia], ranges)
+                vb = loop_view(ins[ib], maps[ib], ranges)
+                np.add(out_view, contract(va, vb, maps[ia], maps[ib], out_maps[k], ranges), out=out_view,
+                       casting="unsafe")
 
     return run
 
 
-def _squeeze_unused(view: np.ndarray, amap: AffineMap) -> np.ndarray:
-    used = set().union(*(e.used_dims() for e in amap.results)) if amap.results else set()
-    axes = tuple(i for i in range(view.ndim) if i not in used)
-    return view.squeeze(axis=axes) if axes else view
+def _used(amap: AffineMap) -> set[int]:
+    return set().union(*(e.used_dims() for e in amap.results)) if amap.results else set()
+
+
+def _map_order(amap: AffineMap) -> list[int]:
+    """The loops an operand uses, outermost (largest memory stride) first."""
+    order: list[int] = []
+    for expr in amap.results:
+        for d in sorted(expr.used_dims()):
+            if d not in order:
+                order.append(d)
+    return order
+
+
+def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
+             ranges: Sequence[int]) -> np.ndarray:
+    """sum over the loops not in the output of a * b, as one batched BLAS matmul.
+
+    `a` and `b` are loop-space views (one axis per loop, size 1 where unused); the result is
+    loop-space shaped too (size 1 on the contracted loops), ready to add into the output view.
+    Loops split into batch (in a, b and out), free-a, free-b and contracted ones; the operand
+    that is not a plain contiguous weight is copied once into matrix form (im2col for convs).
+    """
+    used_a, used_b, used_o = _used(map_a), _used(map_b), _used(map_out)
+    only_a, only_b = used_a - used_b - used_o, used_b - used_a - used_o
+    if only_a:
+        a = a.sum(axis=tuple(sorted(only_a)), keepdims=True)
+    if only_b:
+        b = b.sum(axis=tuple(sorted(only_b)), keepdims=True)
+    out_order = _map_order(map_out)
+    batch = [d for d in out_order if d in used_a and d in used_b]
+    free_a = [d for d in out_order if d in used_a and d not in used_b]
+    free_b = [d for d in out_order if d in used_b and d not in used_a]
+    # Contracted loops in the memory order of the smaller operand (the weight), so its reshape is free.
+    small_map = map_a if a.size <= b.size else map_b
+    contracted = [d for d in _map_order(small_map) if d in used_a and d in used_b and d not in used_o]
+    size = lambda group: int(np.prod([ranges[d] for d in group], dtype=np.int64))  # noqa: E731
+    rank = len(ranges)
+
+    def matrix(view: np.ndarray, rows: list[int], cols: list[int]) -> np.ndarray:
+        order = batch + rows + cols
+        rest = [d for d in range(rank) if d not in order]
+        return view.transpose(order + rest).reshape(size(batch), size(rows), size(cols))
+
+    # Put last in the product the free loops the output varies fastest along.
+    last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
+    if last_is_a:
+        product = np.matmul(matrix(b, free_b, contracted), matrix(a, contracted, free_a))
+        labels = batch + free_b + free_a
+    else:
+        product = np.matmul(matrix(a, free_a, contracted), matrix(b, contracted, free_b))
+        labels = batch + free_a + free_b
+    product = product.reshape([ranges[d] for d in labels])
+    in_loop_order = sorted(labels)
+    product = product.transpose([labels.index(d) for d in in_loop_order])
+    return product.reshape([ranges[d] if d in labels else 1 for d in range(rank)])
 
 
 # ---------------------------------------------------------------- programs

@@ -214,6 +214,8 @@ class XRelayOptMain(xDSLOptMain):
         passes use to run their `required` and nested passes (InferType) by name."""
         from xrelay.passes import ALL_PASSES
 
+        # Build the shared xDSL context now, or the first pass's timing would include its imports.
+        transform.xdsl_context()
         registered = set(transform.registered_pass_names())
         for load in ALL_PASSES.values():
             try:

@@ -37,9 +37,13 @@ def _element_dtype(result_type: TensorType) -> np.dtype:
 
 class FoldConstantOp(RewritePattern):
     """Replaces an nn op whose operands are all `nn.constant`s by constants holding its results,
-    and erases the constants left unused (old operands, results nothing reads)."""
+    and erases unused constants (as Relay's graphs have no unreachable constants): those
+    unused on arrival, and those folding leaves unused (old operands, results nothing reads)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, nn.ConstantOp):
+            erase_if_dead_constant(op.result, rewriter)
+            return
         if not isinstance(op, nn.NNOp) or not op.operands:
             return
         arrays = []
@@ -77,8 +81,8 @@ def fold_constants(module: ModuleOp) -> None:
 @register_xrelay_pass
 @dataclass(frozen=True)
 class FoldConstant(XRelayPass):
-    """Evaluates every nn op whose operands are all constants and removes the constants it
-    leaves unused (Relay's FoldConstant)."""
+    """Evaluates every nn op whose operands are all constants and removes unused constants
+    (Relay's FoldConstant)."""
 
     name = "fold-constant"
     tvm_name = "FoldConstant"

@@ -1,0 +1,118 @@
+"""InferType: re-typing nn ops from their operands, function signatures, and its errors."""
+
+import pytest
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Block, Region
+from xdsl.rewriter import Rewriter
+
+from xrelay import passes, transform
+from xrelay.dialects import nn
+from xrelay.frontend import tiny
+from xrelay.instrument import PassInstrument
+from xrelay.passes.infer_type import TypeInferenceError, infer_types
+
+
+def t(*shape):
+    return TensorType(f32, shape)
+
+
+def make_module(arg_shapes, body):
+    """`@main` with tensor<f32> arguments of `arg_shapes`; `body(args, emit)` returns the results."""
+    block = Block(arg_types=[t(*s) for s in arg_shapes])
+    ops = []
+
+    def emit(op):
+        ops.append(op)
+        return op.results[0] if len(op.results) == 1 else op.results
+
+    results = body(block.args, emit)
+    block.add_ops([*ops, func.ReturnOp(*results)])
+    main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
+    return ModuleOp([main])
+
+
+class Names(PassInstrument):
+    def __init__(self):
+        self.events = []
+
+    def run_before_pass(self, mod, info):
+        self.events.append(info.name)
+
+
+def test_pass_info_and_unchanged_module():
+    mod, _ = tiny.get_workload()
+    assert passes.InferType().info == transform.PassInfo("InferType", 0, ())
+    names = Names()
+    with transform.PassContext(instruments=[names]):
+        out = passes.InferType()(mod)
+    assert names.events == ["InferType"]
+    assert str(out) == str(mod)
+
+
+def test_stale_result_types_are_recomputed_in_order():
+    def body(args, emit):
+        pool = emit(nn.MaxPool2DOp(args[0], pool_size=(2, 2), strides=(2, 2)))
+        return [emit(nn.ReluOp(pool))]
+
+    mod = make_module([(1, 2, 4, 4)], body)
+    pool_op, relu_op, _ = list(mod.body.block.ops)[0].body.block.ops
+    # Make both stored types stale (what a careless rewrite would leave behind).
+    Rewriter.replace_value_with_new_type(pool_op.results[0], t(1, 2, 4, 4))
+    Rewriter.replace_value_with_new_type(relu_op.results[0], t(1, 2, 9, 9))
+    infer_types(mod)
+    assert pool_op.results[0].type == t(1, 2, 2, 2)
+    assert relu_op.results[0].type == t(1, 2, 2, 2)
+    mod.verify()
+
+
+def test_function_inputs_follow_block_arguments():
+    mod = make_module([(2, 3)], lambda args, emit: [emit(nn.ReluOp(args[0]))])
+    main = list(mod.body.block.ops)[0]
+    arg = main.body.block.args[0]
+    relu = main.body.block.first_op
+    Rewriter.replace_value_with_new_type(arg, t(3, 2))
+    with pytest.raises(TypeInferenceError) as err:
+        infer_types(mod)
+    # The input is re-typed from the block argument; the body then returns 3x2 where 2x3 is declared.
+    assert list(main.function_type.inputs.data) == [t(3, 2)]
+    assert relu.results[0].type == t(3, 2)
+    message = str(err.value)
+    assert "func.return in @main" in message
+    assert "tensor<3x2xf32>" in message and "tensor<2x3xf32>" in message
+
+
+def test_shape_error_names_the_op():
+    def body(args, emit):
+        return [emit(nn.DenseOp(args[0], args[1]))]
+
+    mod = make_module([(1, 4), (3, 4)], body)
+    main = list(mod.body.block.ops)[0]
+    Rewriter.replace_value_with_new_type(main.body.block.args[1], t(3, 5))
+    with pytest.raises(TypeInferenceError, match=r"InferType: nn.dense: .*'data'.*'weight'"):
+        infer_types(mod)
+
+
+def test_foreign_op_that_rejects_new_operand_types_is_reported():
+    def body(args, emit):
+        flat = emit(nn.ReshapeOp(args[0], newshape=(4, 1)))
+        return [emit(arith.AddfOp(flat, flat))]
+
+    mod = make_module([(1, 4)], body)
+    reshape = list(mod.body.block.ops)[0].body.block.first_op
+    reshape.attributes["newshape"] = nn.ReshapeOp(reshape.operands[0], newshape=(2, 2)).attributes["newshape"]
+    with pytest.raises(TypeInferenceError, match=r"arith.addf does not accept its re-inferred operand types"):
+        infer_types(mod)
+
+
+def test_batch_norm_three_results_retyped():
+    def body(args, emit):
+        out, mean, var = emit(nn.BatchNormOp(*args))
+        return [out, var]
+
+    mod = make_module([(1, 3, 2, 2), (3,), (3,), (3,), (3,)], body)
+    bn = list(mod.body.block.ops)[0].body.block.first_op
+    for r in bn.results:
+        Rewriter.replace_value_with_new_type(r, t(7))
+    infer_types(mod)
+    assert [r.type for r in bn.results] == [t(1, 3, 2, 2), t(3), t(3)]

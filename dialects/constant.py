@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IntegerType,
+    Signedness,
     TensorType,
     f16,
     f32,
@@ -61,7 +62,11 @@ def dtype_of(element_type: Attribute) -> np.dtype:
         return np.dtype("<f2")
     if isinstance(element_type, Float64Type):
         return np.dtype("<f8")
-    if isinstance(element_type, IntegerType) and element_type.width.data in (32, 64):
+    if (
+        isinstance(element_type, IntegerType)
+        and element_type.width.data in (32, 64)
+        and element_type.signedness.data != Signedness.UNSIGNED
+    ):
         return np.dtype("<i4" if element_type.width.data == 32 else "<i8")
     raise TypeError(f"unsupported element type {element_type} (use f32, f16, f64, i32, i64)")
 
@@ -86,7 +91,11 @@ def attr_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 
 def _print_dense(attr: DenseIntOrFPElementsAttr, printer: Printer) -> None:
     data = attr.data.data
-    itemsize = dtype_of(attr.type.get_element_type()).itemsize
+    try:
+        itemsize = dtype_of(attr.type.get_element_type()).itemsize
+    except TypeError:  # not a tensor of a supported type: the verifier reports it, print as is
+        printer.print_attribute(attr)
+        return
     if (
         len(data) > itemsize
         and data[:itemsize] == data[itemsize : 2 * itemsize]  # cheap test before the full one
@@ -172,15 +181,25 @@ class ConstantOp(IRDLOperation):
         return attr_numpy(self.value)
 
     def attrs(self) -> dict[str, object]:
+        """{"value": the read-only numpy view}, like every nn op's attrs()."""
         return {"value": self.numpy()}
 
     def infer_result_types(self) -> list[TensorType]:
-        if not isinstance(self.value.type, TensorType):
-            raise ShapeError(f"nn.constant: value type {self.value.type} is not a tensor")
-        return [self.value.type]
+        """The value's type; raises ShapeError unless it is a tensor of f32/f16/f64/i32/i64."""
+        value_type = self.value.type
+        if not isinstance(value_type, TensorType):
+            raise ShapeError(f"nn.constant: value type {value_type} is not a tensor")
+        try:
+            dtype_of(value_type.get_element_type())
+        except TypeError as e:
+            raise ShapeError(f"nn.constant: {e}") from None
+        return [value_type]
 
     def verify_(self) -> None:
-        expected = self.infer_result_types()
+        try:
+            expected = self.infer_result_types()
+        except ShapeError as e:
+            raise VerifyException(str(e)) from None
         if self.result.type != expected[0]:
             raise VerifyException(
                 f"nn.constant: result type {self.result.type} differs from value type {expected[0]}"

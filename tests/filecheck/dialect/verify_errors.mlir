@@ -79,3 +79,11 @@ func.func @constant() {
   func.return
 }
 // CHECK: nn.constant: result type tensor<3xf32> differs from value type tensor<2xf32>
+
+// -----
+
+func.func @constant_element_type() {
+  %0 = "nn.constant"() {value = dense<[true, false]> : tensor<2xi1>} : () -> tensor<2xi1>
+  func.return
+}
+// CHECK: nn.constant: unsupported element type i1 (use f32, f16, f64, i32, i64)

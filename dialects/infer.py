@@ -9,6 +9,7 @@ list of result shapes for ops with several results. Inconsistent input raises
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 
 Shape = tuple[int, ...]
@@ -35,7 +36,7 @@ def check_layout(layout: str, letters: str, what: str) -> None:
 
 def pad4(padding: Sequence[int] | int) -> tuple[int, int, int, int]:
     """Relay's padding forms: (p,) or p -> all sides, (h, w) -> (h, w, h, w), 4-tuple kept."""
-    if isinstance(padding, int):
+    if isinstance(padding, numbers.Integral):
         padding = (padding,)
     padding = tuple(int(p) for p in padding)
     if len(padding) == 1:
@@ -49,8 +50,8 @@ def pad4(padding: Sequence[int] | int) -> tuple[int, int, int, int]:
 
 def pair(value: Sequence[int] | int) -> tuple[int, int]:
     """Relay's 2-D int attributes: an int or 1-tuple applies to both spatial dims."""
-    if isinstance(value, int):
-        return (value, value)
+    if isinstance(value, numbers.Integral):
+        return (int(value), int(value))
     value = tuple(int(v) for v in value)
     if len(value) == 1:
         return (value[0], value[0])

@@ -359,3 +359,11 @@ def test_attributes_are_stored_in_declaration_order():
     x, w = args((1, 3, 8, 8), (4, 3, 3, 3))
     op = nn.Conv2DOp(x, w, kernel_size=(3, 3), padding=1, strides=(2, 2))
     assert list(op.attributes) == ["strides", "padding", "kernel_size"]
+
+
+def test_numpy_integer_attribute_values():
+    x, w = args((1, 3, 8, 8), (4, 3, 3, 3))
+    op = nn.Conv2DOp(x, w, padding=np.int64(1), strides=np.array([2, 2]), groups=np.int32(1), channels=np.int64(4))
+    assert op.attrs()["padding"] == (1, 1, 1, 1)
+    assert op.attrs()["strides"] == (2, 2)
+    assert shape(op) == (1, 4, 4, 4)

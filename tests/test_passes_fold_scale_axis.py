@@ -1,0 +1,214 @@
+"""Backward/ForwardFoldScaleAxis and the FoldScaleAxis Sequential: folding, blocking, outputs."""
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Block, Region
+
+from xrelay import passes, transform
+from xrelay.dialects import nn
+from xrelay.instrument import PassInstrument
+from xrelay.runtime import run
+
+
+def make_module(args, body):
+    """`@main` with named f32 tensor arguments `args` ({name: shape}); `body(values, emit)` returns results."""
+    block = Block(arg_types=[TensorType(f32, s) for s in args.values()])
+    for arg, name in zip(block.args, args):
+        arg.name_hint = name
+    ops = []
+
+    def emit(op):
+        ops.append(op)
+        return op.results[0] if len(op.results) == 1 else op.results
+
+    results = body(dict(zip(args, block.args)), emit)
+    block.add_ops([*ops, func.ReturnOp(*results)])
+    main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
+    return ModuleOp([main])
+
+
+def count(mod, name):
+    return sum(op.name == name for op in mod.walk())
+
+
+def per_channel(rng, channels, axis, ndim, positive):
+    """A random per-channel vector in one of the shapes that broadcast along `axis`."""
+    vector = rng.uniform(0.5, 2.0, channels) * (1 if positive else rng.choice([-1, 1], channels))
+    full = [1] * ndim
+    full[axis] = channels
+    shapes = [tuple(full), tuple(full[axis:])]
+    return vector.astype(np.float32).reshape(shapes[rng.randint(len(shapes))])
+
+
+def random_conv(rng, data_layout, in_channels, groups):
+    out_channels = groups * int(rng.randint(1, 4))
+    kh, kw = (int(k) for k in rng.randint(1, 4, size=2))
+    kernel_layout = "OIHW" if data_layout == "NCHW" else ["HWIO", "OHWI"][rng.randint(2)]
+    oihw = (out_channels, in_channels // groups, kh, kw)
+    weight_shape = tuple(oihw["OIHW".index(c)] for c in kernel_layout)
+    attrs = dict(
+        strides=tuple(int(s) for s in rng.randint(1, 3, size=2)),
+        padding=tuple(int(p) for p in rng.randint(0, 2, size=4)),
+        groups=groups,
+        data_layout=data_layout,
+        kernel_layout=kernel_layout,
+    )
+    return weight_shape, attrs, out_channels
+
+
+class Names(PassInstrument):
+    def __init__(self):
+        self.events = []
+
+    def run_before_pass(self, mod, info):
+        self.events.append(info.name)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_backward_random(seed):
+    rng = np.random.RandomState(seed)
+    layout = ["NCHW", "NHWC"][seed % 2]
+    groups = [1, 2][rng.randint(2)]
+    in_channels = 2 * groups
+    spatial = tuple(int(d) for d in rng.randint(3, 6, size=2))
+    shape = (1, in_channels, *spatial) if layout == "NCHW" else (1, *spatial, in_channels)
+    weight_shape, attrs, out_channels = random_conv(rng, layout, in_channels, groups)
+    bound = bool(rng.rand() < 0.5)
+    weight = rng.randn(*weight_shape).astype(np.float32)
+    scale = per_channel(rng, out_channels, layout.index("C"), 4, positive=False)
+    x = rng.randn(*shape).astype(np.float32)
+
+    def body(values, emit):
+        w = emit(nn.ConstantOp(weight)) if bound else values["w"]
+        conv = emit(nn.Conv2DOp(values["x"], w, **attrs))
+        scaled = emit(nn.MultiplyOp(conv, emit(nn.ConstantOp(scale))) if seed % 3 else nn.MultiplyOp(emit(nn.ConstantOp(scale)), conv))
+        return [scaled]
+
+    mod = make_module({"x": shape} if bound else {"x": shape, "w": weight_shape}, body)
+    params = {} if bound else {"w": weight}
+    expected = run(mod, {"x": x}, params)
+    with transform.PassContext(opt_level=3):
+        out = passes.BackwardFoldScaleAxis()(mod)
+        folded = passes.FoldConstant()(out)
+    last = folded.body.block.first_op.body.block.last_op.operands[0].owner
+    assert last.name == "nn.conv2d"  # the multiply after the conv is gone
+    assert count(folded, "nn.multiply") == (0 if bound else 1)  # an unbound weight keeps w * s
+    np.testing.assert_allclose(run(out, {"x": x}, params), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run(folded, {"x": x}, params), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_forward_random(seed):
+    rng = np.random.RandomState(100 + seed)
+    layout = ["NCHW", "NHWC"][seed % 2]
+    channels = int(rng.randint(1, 4))
+    spatial = tuple(int(d) for d in rng.randint(3, 6, size=2))
+    shape = (2, channels, *spatial) if layout == "NCHW" else (2, *spatial, channels)
+    axis = layout.index("C")
+    with_add, with_relu = bool(seed & 2), bool(seed & 4)
+    consumers = 1 + (seed & 8 > 0)
+    convs = [random_conv(rng, layout, channels, 1) for _ in range(consumers)]
+    weights = [rng.randn(*w).astype(np.float32) for w, _, _ in convs]
+    scale = per_channel(rng, channels, axis, 4, positive=True)
+    bias = per_channel(rng, channels, axis, 4, positive=False)
+    x = rng.randn(*shape).astype(np.float32)
+
+    def body(values, emit):
+        v = emit(nn.MultiplyOp(values["x"], emit(nn.ConstantOp(scale))))
+        if with_add:
+            v = emit(nn.AddOp(v, emit(nn.ConstantOp(bias))))
+        if with_relu:
+            v = emit(nn.ReluOp(v))
+        return [emit(nn.Conv2DOp(v, emit(nn.ConstantOp(w)), **attrs)) for w, (_, attrs, _) in zip(weights, convs)]
+
+    mod = make_module({"x": shape}, body)
+    expected = run(mod, {"x": x})
+    with transform.PassContext(opt_level=3):
+        out = passes.FoldScaleAxis()(mod)
+    assert count(out, "nn.multiply") == 0
+    got = run(out, {"x": x})
+    for g, e in zip(got if consumers > 1 else [got], expected if consumers > 1 else [expected]):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def forward_case(scale, consumer):
+    def body(values, emit):
+        v = emit(nn.ReluOp(emit(nn.MultiplyOp(values["x"], emit(nn.ConstantOp(scale))))))
+        w = emit(nn.ConstantOp(np.ones((2, 2, 1, 1), np.float32)))
+        outs = [emit(nn.Conv2DOp(v, w))]
+        if consumer:
+            outs.append(emit(consumer(v)))
+        return outs
+
+    return make_module({"x": (1, 2, 2, 2)}, body)
+
+
+@pytest.mark.parametrize(
+    "scale, consumer",
+    [
+        (np.array([[[-1.0]], [[2.0]]], np.float32), None),  # relu needs positive scales
+        (np.array([[[1.0, 2.0]], [[1.0, 2.0]]], np.float32), None),  # varies along W too
+        (np.array([[[1.0]], [[2.0]]], np.float32), nn.NegativeOp),  # a non-conv user of the chain
+    ],
+)
+def test_forward_blocked(scale, consumer):
+    mod = forward_case(scale, consumer)
+    with transform.PassContext(opt_level=3):
+        out = passes.ForwardFoldScaleAxis()(mod)
+    assert str(out) == str(mod)
+
+
+def test_backward_blocked_when_conv_has_another_user():
+    def body(values, emit):
+        conv = emit(nn.Conv2DOp(values["x"], emit(nn.ConstantOp(np.ones((2, 2, 1, 1), np.float32)))))
+        scaled = emit(nn.MultiplyOp(conv, emit(nn.ConstantOp(np.array([[[2.0]], [[3.0]]], np.float32)))))
+        return [scaled, emit(nn.ReluOp(conv))]
+
+    mod = make_module({"x": (1, 2, 2, 2)}, body)
+    with transform.PassContext(opt_level=3):
+        assert str(passes.BackwardFoldScaleAxis()(mod)) == str(mod)
+
+
+def test_dense_backward_matches_numpy():
+    rng = np.random.RandomState(7)
+    x, w = rng.randn(3, 4).astype(np.float32), rng.randn(5, 4).astype(np.float32)
+    s = rng.randn(5).astype(np.float32)
+
+    def body(values, emit):
+        dense = emit(nn.DenseOp(values["x"], emit(nn.ConstantOp(w))))
+        return [emit(nn.MultiplyOp(dense, emit(nn.ConstantOp(s))))]
+
+    with transform.PassContext(opt_level=3):
+        out = passes.FoldScaleAxis()(make_module({"x": (3, 4)}, body))
+    assert count(out, "nn.multiply") == 0 and count(out, "nn.dense") == 1
+    np.testing.assert_allclose(run(out, {"x": x}), (x @ w.T) * s, rtol=1e-5, atol=1e-6)
+
+
+def test_sequential_children_filtered_by_opt_level():
+    assert passes.BackwardFoldScaleAxis().info == transform.PassInfo("BackwardFoldScaleAxis", 3, ("InferType",))
+    assert passes.ForwardFoldScaleAxis().info == transform.PassInfo("ForwardFoldScaleAxis", 3, ("InferType",))
+    sequential = passes.FoldScaleAxis()
+    assert sequential.info == transform.PassInfo("FoldScaleAxis", 0, ())  # TVM's Sequential(passes, name)
+    mod = forward_case(np.array([[[1.0]], [[2.0]]], np.float32), None)
+    names = Names()
+    with transform.PassContext(instruments=[names]):  # default opt level 2
+        out2 = passes.FoldScaleAxis()(mod)
+    assert names.events == ["FoldScaleAxis", "FoldConstant", "InferType"]
+    assert count(out2, "nn.multiply") == 1
+    names = Names()
+    with transform.PassContext(opt_level=3, instruments=[names]):
+        out3 = passes.FoldScaleAxis()(mod)
+    assert names.events == [
+        "FoldScaleAxis",
+        "InferType", "BackwardFoldScaleAxis", "InferType",
+        "InferType", "ForwardFoldScaleAxis", "InferType",
+        "FoldConstant", "InferType",
+    ]  # fmt: skip
+    assert count(out3, "nn.multiply") == 0
+    # The pipeline form runs the same Sequential.
+    names = Names()
+    with transform.PassContext(opt_level=3, instruments=[names]):
+        transform.get_pass("fold-scale-axis")(mod)
+    assert names.events[0] == "FoldScaleAxis" and len(names.events) == 9

@@ -59,6 +59,11 @@ The names avoid xDSL's own (`dce`, `canonicalize`)."""
 if importlib.util.find_spec("xrelay.passes.convert_layout") is not None:
     ALL_PASSES["convert-layout"] = _load_convert_layout
 
+# The lowering passes (convert-nn-to-linalg, nn-bufferize, linalg-to-loops), loaded lazily too.
+from xrelay.lowering import LOWERING_PASSES  # noqa: E402
+
+ALL_PASSES.update(LOWERING_PASSES)
+
 __all__ = [
     "ALL_PASSES",
     "BackwardFoldScaleAxis",

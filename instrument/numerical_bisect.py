@@ -1,0 +1,205 @@
+"""NumericalBisect: run the model after every pass that changed the IR and name the first pass whose
+outputs drift from those of the pipeline's input.
+
+The reference is computed when a top-level pass receives a module that is not the result of the
+previous top-level pass (the start of a pipeline; `mod = A(mod); mod = B(mod)` is one pipeline).
+Inputs are the given arrays; every other `@main` argument gets seeded values (standard normal for
+floats, integers in [0, 10) otherwise), so an unbound model needs nothing. The model runs with
+`xrelay.runtime.run` (the nn-level numpy kernels).
+
+A pass's outputs drift when, for some output, `|out - ref| <= atol + rtol * |ref|` fails anywhere
+(numpy's `allclose`), when the outputs' number or shapes changed, or when the model no longer runs.
+Each check reports `max abs` = max |out - ref| and `max rel` = max |out - ref| / |ref| over the
+elements with ref != 0. Passes finish innermost first, so the first drifting pass is the culprit, not
+the Sequential around it. Report lines go to `stream` (default stderr):
+
+    numerical-bisect: FoldConstant (depth 1): max abs 1.19e-07, max rel 4.02e-06
+    numerical-bisect: PerturbConstant (depth 1): max abs 2.50e-01, max rel 9.91e-01 DRIFT
+    numerical-bisect: first drifting pass: PerturbConstant (depth 1): max abs 2.50e-01, max rel 9.91e-01 (rtol 1e-05, atol 1e-06)
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+
+from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.print_ir import module_changed
+
+
+@dataclass(frozen=True)
+class DriftCheck:
+    """The comparison after one pass: its name and depth, the error figures, and whether it drifted
+    (`error` says why when the model did not run or its outputs changed shape)."""
+
+    name: str
+    depth: int
+    max_abs: float
+    max_rel: float
+    drifted: bool
+    error: str = ""
+
+    def describe(self) -> str:
+        """`NAME (depth D): max abs A, max rel R` (or the error)."""
+        if self.error:
+            return f"{self.name} (depth {self.depth}): {self.error}"
+        return f"{self.name} (depth {self.depth}): max abs {self.max_abs:.2e}, max rel {self.max_rel:.2e}"
+
+
+def seeded_inputs(mod: Any, given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+    """`given` plus seeded values for every other `@main` argument."""
+    from xrelay.dialects.constant import dtype_of
+    from xrelay.runtime.interpreter import argument_names, find_main
+
+    main = find_main(mod)
+    rng = np.random.default_rng(seed)
+    values = dict(given)
+    for name, arg in zip(argument_names(main), main.body.block.args):
+        if name in values:
+            continue
+        shape = tuple(arg.type.get_shape())
+        dtype = dtype_of(arg.type.get_element_type())
+        if dtype.kind == "f":
+            values[name] = rng.standard_normal(shape).astype(dtype)
+        else:
+            values[name] = rng.integers(0, 10, shape).astype(dtype)
+    return values
+
+
+def _max_keeping_nan(a: float, b: float) -> float:
+    # A NaN output must show in the figures, and Python's max() would drop it.
+    return math.nan if math.isnan(a) or math.isnan(b) else max(a, b)
+
+
+def compare_outputs(outputs: list[np.ndarray], reference: list[np.ndarray], rtol: float, atol: float
+                    ) -> tuple[float, float, bool, str]:
+    """`(max abs, max rel, drifted, why)` of `outputs` against `reference` (see the module docstring)."""
+    if len(outputs) != len(reference):
+        return float("inf"), float("inf"), True, f"{len(outputs)} outputs instead of {len(reference)}"
+    max_abs = max_rel = 0.0
+    drifted = False
+    for index, (out, ref) in enumerate(zip(outputs, reference)):
+        if out.shape != ref.shape:
+            return float("inf"), float("inf"), True, f"output {index} has shape {out.shape} instead of {ref.shape}"
+        out64, ref64 = out.astype(np.float64), ref.astype(np.float64)
+        diff = np.abs(out64 - ref64)
+        if diff.size:
+            max_abs = _max_keeping_nan(max_abs, float(diff.max()))
+            nonzero = ref64 != 0
+            if nonzero.any():
+                max_rel = _max_keeping_nan(max_rel, float(np.max(diff[nonzero] / np.abs(ref64[nonzero]))))
+        if not np.allclose(out64, ref64, rtol=rtol, atol=atol, equal_nan=True):
+            drifted = True
+    return max_abs, max_rel, drifted, ""
+
+
+def _as_list(result: Any) -> list[np.ndarray]:
+    return [np.asarray(r) for r in result] if isinstance(result, list) else [np.asarray(result)]
+
+
+class NumericalBisect(PassInstrument):
+    """Checks the model's outputs after every pass that changed the IR (see the module docstring).
+
+    `inputs` / `params`: arrays by `@main` argument name (the rest are seeded with `seed`);
+    `rtol` / `atol`: the drift tolerance. `checks` lists every `DriftCheck` in the order passes
+    finished; `first_drift` is the first that drifted (or None). Printing: every check as it happens
+    (`verbose`), and a final summary on `exit_pass_ctx` (or `report()`).
+    """
+
+    def __init__(
+        self,
+        inputs: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        *,
+        seed: int = 0,
+        rtol: float = 1e-4,
+        atol: float = 1e-5,
+        stream: IO[str] | None = None,
+        verbose: bool = True,
+    ) -> None:
+        self.given = {name: np.asarray(value) for name, value in {**(params or {}), **(inputs or {})}.items()}
+        self.seed = seed
+        self.rtol = rtol
+        self.atol = atol
+        self.stream = stream
+        self.verbose = verbose
+        self.checks: list[DriftCheck] = []
+        self.reference: list[np.ndarray] | None = None
+        self._values: dict[str, np.ndarray] = {}
+        self._received: list[Any] = []
+        self._last_result: Any = None
+        self._last_run: tuple[Any, list[np.ndarray]] | None = None
+
+    @property
+    def first_drift(self) -> DriftCheck | None:
+        """The first check that drifted, or None."""
+        return next((check for check in self.checks if check.drifted), None)
+
+    def _write(self, line: str) -> None:
+        stream = sys.stderr if self.stream is None else self.stream
+        stream.write(f"numerical-bisect: {line}\n")
+        stream.flush()
+
+    def _run(self, mod: Any) -> list[np.ndarray]:
+        from xrelay.runtime import run
+        from xrelay.runtime.interpreter import argument_names, find_main
+
+        if self._last_run is not None and self._last_run[0] is mod:
+            return self._last_run[1]  # a Sequential returns its last child's module: already run
+        names = set(argument_names(find_main(mod)))
+        # A pass may drop arguments (parameters bound as constants): pass only those @main still has.
+        outputs = _as_list(run(mod, {name: value for name, value in self._values.items() if name in names}))
+        self._last_run = (mod, outputs)
+        return outputs
+
+    def enter_pass_ctx(self) -> None:
+        self.checks = []
+        self.reference = None
+        self._received = []
+        self._last_result = None
+        self._last_run = None
+
+    def run_before_pass(self, mod: Any, info: Any) -> None:
+        if not self._received and (self.reference is None or mod is not self._last_result):
+            self._values = seeded_inputs(mod, self.given, self.seed)
+            self.reference = self._run(mod)
+        self._received.append(mod)
+
+    def run_after_pass(self, mod: Any, info: Any) -> None:
+        received = self._received.pop()
+        depth = len(self._received)
+        if depth == 0:
+            self._last_result = mod
+        if self.reference is None or not module_changed(received, mod):
+            return
+        try:
+            outputs = self._run(mod)
+        except Exception as error:  # the pass broke the model: that is drift too
+            check = DriftCheck(info.name, depth, float("inf"), float("inf"), True,
+                               f"the model no longer runs: {type(error).__name__}: {error}")
+        else:
+            max_abs, max_rel, drifted, why = compare_outputs(outputs, self.reference, self.rtol, self.atol)
+            check = DriftCheck(info.name, depth, max_abs, max_rel, drifted, why)
+        self.checks.append(check)
+        if self.verbose:
+            self._write(check.describe() + (" DRIFT" if check.drifted else ""))
+
+    def run_after_pass_failed(self, mod: Any, info: Any) -> None:
+        self._received.pop()
+
+    def report(self) -> str:
+        """The summary line: the first drifting pass with its figures, or that none drifted."""
+        tolerance = f"(rtol {self.rtol:g}, atol {self.atol:g})"
+        drift = self.first_drift
+        if drift is not None:
+            return f"first drifting pass: {drift.describe()} {tolerance}"
+        return f"no pass drifted {tolerance} in {len(self.checks)} checked pass run(s)"
+
+    def exit_pass_ctx(self) -> None:
+        if self.reference is not None:
+            self._write(self.report())

@@ -143,6 +143,23 @@ def _axis_in(axis: int, original: str, current: str) -> int:
     return current.index(original[axis % len(original)])
 
 
+def _rebuilt(op: Operation, operands: Sequence[SSAValue], changed_attrs: Mapping[str, object]) -> Operation:
+    """A copy of nn op `op` with new operands and some attributes changed, result types
+    inferred. Like `nn.make(op.name, operands, **attrs)`, but keeps the IR attributes it does
+    not change instead of rebuilding each from Python values (most of the pass's time)."""
+    cls = type(op)
+    assert isinstance(op, nn.NNOp)
+    attributes = dict(op.attributes)
+    given = cls.attributes_from_python(dict(changed_attrs))  # leaves out values equal to the default
+    for key in changed_attrs:
+        if key in given:
+            attributes[key] = given[key]
+        else:
+            attributes.pop(key, None)
+    result_types = cls.infer_types([v.type for v in operands], attributes)
+    return cls.create(operands=operands, result_types=result_types, attributes=attributes, location=op.location)
+
+
 @dataclass
 class _LayoutRewriter:
     """One forward walk over a function body (see the module docstring)."""
@@ -235,8 +252,7 @@ class _LayoutRewriter:
         types, and map its results with `layouts` ((original, current) or None per result)."""
         results: Sequence[SSAValue] = op.results
         if changed_attrs or self._types_change(op, operands):
-            attrs = {k: v for k, v in op.attrs().items() if v is not None} | changed_attrs
-            new_op = self.insert(nn.make(op.name, operands, **attrs))
+            new_op = self.insert(_rebuilt(op, operands, changed_attrs))
             for old, new in zip(op.results, new_op.results):
                 new.name_hint = old.name_hint
             self.replaced.append(op)

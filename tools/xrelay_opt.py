@@ -82,7 +82,8 @@ class InstrumentFlag:
 def _print_timing(instrument: PassInstrument, tool: XRelayOptMain) -> None:
     text = instrument.render()  # warns on stderr itself when nothing was profiled
     if text:
-        print(text, file=sys.stderr, flush=True)
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        sys.stderr.flush()
 
 
 INSTRUMENT_FLAGS: list[InstrumentFlag] = [

@@ -9,7 +9,6 @@
 // CHECK-NEXT:{{\t}}InferType: {{[0-9]+}}us [{{[0-9]+}}us] ({{[0-9]+\.[0-9][0-9]}}%; {{[0-9]+\.[0-9][0-9]}}%)
 // CHECK-NEXT:{{\t}}FoldConstant: {{[0-9]+}}us [{{[0-9]+}}us] ({{[0-9]+\.[0-9][0-9]}}%; {{[0-9]+\.[0-9][0-9]}}%)
 // CHECK-NEXT:{{\t\t}}InferType: {{[0-9]+}}us [{{[0-9]+}}us] ({{[0-9]+\.[0-9][0-9]}}%; {{[0-9]+\.[0-9][0-9]}}%)
-// CHECK-EMPTY:
 
 // CanonicalizeOps (opt level 3) runs at the default level 2 because it is required; its own
 // required InferType runs just before it, as a sibling.

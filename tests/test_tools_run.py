@@ -1,0 +1,294 @@
+"""xrelay-run: binding inputs and parameters by name, outputs, --repeat, progress, and bad input."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xrelay.tools import xrelay_run
+from xrelay.tools.xrelay_run import Progress, main
+
+DENSE_MODEL = """\
+func.func @main(%data: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  %0 = nn.dense(%data, %w) : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %1 = nn.bias_add(%0, %b) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %2 = nn.relu(%1) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %2 : tensor<2x4xf32>
+}
+"""
+
+TWO_RESULTS = """\
+func.func @main(%data: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %0 = nn.dense(%data, %w) : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %1 = nn.relu(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
+}
+"""
+
+RNG = np.random.RandomState(7)
+X = RNG.standard_normal((2, 3)).astype(np.float32)
+W = RNG.standard_normal((4, 3)).astype(np.float32)
+B = RNG.standard_normal(4).astype(np.float32)
+
+
+def reference(x, w, b):
+    """nn.dense + nn.bias_add + nn.relu in numpy (dense's weight is [units, in])."""
+    return np.maximum(x.astype(np.float64) @ w.T.astype(np.float64) + b, 0)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "model.mlir").write_text(DENSE_MODEL)
+    (tmp_path / "two.mlir").write_text(TWO_RESULTS)
+    np.save(tmp_path / "x.npy", X)
+    np.save(tmp_path / "x64.npy", X.astype(np.float64))
+    np.savez(tmp_path / "p.npz", w=W, b=B)
+    return tmp_path
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+# --- happy paths ---------------------------------------------------------------------------------------
+
+
+def test_runs_and_saves_the_result(capsys, files):
+    status, out, err = run(capsys, files / "model.mlir", "--input", f"data={files / 'x.npy'}",
+                           "--params", files / "p.npz", "-o", files / "out.npy")
+    assert (status, out, err) == (0, "", "")
+    result = np.load(files / "out.npy", allow_pickle=False)
+    assert result.dtype == np.float32 and result.shape == (2, 4)
+    np.testing.assert_allclose(result, reference(X, W, B), rtol=1e-5, atol=1e-6)
+    assert not [p for p in files.iterdir() if p.name.startswith(".xrelay-")]
+
+
+def test_unnamed_input_binds_the_argument_left_and_float64_is_cast(capsys, files):
+    status, _, _ = run(capsys, files / "model.mlir", "--input", files / "x64.npy",
+                       "--params", files / "p.npz", "-o", files / "out.npy")
+    assert status == 0
+    np.testing.assert_allclose(np.load(files / "out.npy"), reference(X, W, B), rtol=1e-5, atol=1e-6)
+
+
+def test_inputs_alone_can_bind_every_argument(capsys, files):
+    np.save(files / "w.npy", W)
+    np.save(files / "b.npy", B)
+    status, _, _ = run(capsys, files / "model.mlir", "--input", f"data={files / 'x.npy'}",
+                       "--input", f"w={files / 'w.npy'}", "--input", f"b={files / 'b.npy'}", "-o", files / "o.npy")
+    assert status == 0
+    np.testing.assert_allclose(np.load(files / "o.npy"), reference(X, W, B), rtol=1e-5, atol=1e-6)
+
+
+def test_without_output_file_the_result_is_summarised(capsys, files):
+    status, out, _ = run(capsys, files / "model.mlir", "--input", files / "x.npy", "--params", files / "p.npz")
+    assert status == 0
+    assert out.splitlines()[0] == "output_0: float32 (2, 4)"
+
+
+def test_several_results_go_to_an_npz(capsys, files):
+    np.savez(files / "w_only.npz", w=W)
+    status, _, _ = run(capsys, files / "two.mlir", "--input", files / "x.npy", "--params", files / "w_only.npz",
+                       "-o", files / "out.npz")
+    assert status == 0
+    with np.load(files / "out.npz", allow_pickle=False) as saved:
+        assert sorted(saved.files) == ["output_0", "output_1"]
+        dense = X.astype(np.float64) @ W.T.astype(np.float64)
+        np.testing.assert_allclose(saved["output_0"], dense, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(saved["output_1"], np.maximum(dense, 0), rtol=1e-5, atol=1e-6)
+
+
+def test_repeat_prints_the_median_latency(capsys, files):
+    status, out, err = run(capsys, files / "model.mlir", "--input", files / "x.npy", "--params", files / "p.npz",
+                           "-o", files / "out.npy", "--repeat", "3")
+    assert status == 0 and err == ""  # stderr is not a terminal: no progress by default
+    match = re.fullmatch(
+        r"median latency: (\d+\.\d{3}) ms over 3 run\(s\) at nn level \(min (\d+\.\d{3}) ms, max (\d+\.\d{3}) ms\)\n",
+        out,
+    )
+    assert match
+    median, low, high = map(float, match.groups())
+    assert low <= median <= high
+
+
+def test_progress_can_be_forced_off_a_terminal(capsys, files):
+    status, _, err = run(capsys, files / "model.mlir", "--input", files / "x.npy", "--params", files / "p.npz",
+                         "-o", files / "out.npy", "--repeat", "2", "--progress")
+    assert status == 0
+    assert err.splitlines() == [
+        f"xrelay-run: parsing {files / 'model.mlir'}",
+        "xrelay-run: loading inputs",
+        "xrelay-run: running at nn level 1/2",
+        "xrelay-run: running at nn level 2/2",
+    ]
+
+
+def test_progress_on_a_terminal_rewrites_one_line_and_erases_it():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Terminal()
+    progress = Progress(stream, enabled=True)
+    progress.update("running 1/2")
+    progress.update("running 2/2")
+    progress.close()
+    text = stream.getvalue()
+    assert "\n" not in text
+    assert re.match(r"\r\x1b\[Kxrelay-run: running 1/2 \(\d+\.\d s\)", text)
+    assert "xrelay-run: running 2/2 (" in text
+    assert text.endswith("\r\x1b[K")
+
+
+# --- bad input ------------------------------------------------------------------------------------------------
+
+
+def _bad_files(d: Path) -> None:
+    with open(d / "pickled.npy", "wb") as f:
+        pickle.dump({"data": [1, 2]}, f, protocol=4)
+    np.save(d / "objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    np.savez(d / "objects.npz", w=np.array([{"a": 1}], dtype=object), b=B)
+    (d / "garbage.npy").write_text("not numpy at all")
+    np.save(d / "tall.npy", np.zeros((3, 3), np.float32))
+    np.save(d / "ints.npy", np.zeros((2, 3), np.int32))
+    np.save(d / "w.npy", W)
+    np.savez(d / "extra.npz", w=W, b=B, gamma=B)
+    np.savez(d / "bound.npz", conv0_weight=W)
+    (d / "parse.mlir").write_text(DENSE_MODEL.replace("nn.relu(%1)", "nn.relu(%9)"))
+    relu_to_2x5 = (DENSE_MODEL.replace("tensor<4xf32>) -> tensor<2x4xf32> {", "tensor<4xf32>) -> tensor<2x5xf32> {")
+                   .replace("-> tensor<2x4xf32>\n  func.return %2 : tensor<2x4xf32>",
+                            "-> tensor<2x5xf32>\n  func.return %2 : tensor<2x5xf32>"))
+    (d / "verify.mlir").write_text(relu_to_2x5)
+
+
+BAD_CASES = {
+    "missing-input-file": (["--input", "data={d}/nope.npy"],
+                           "xrelay-run: error: cannot load input 'data' from '{d}/nope.npy': No such file or directory"),
+    "pickled-file": (["--input", "data={d}/pickled.npy"],
+                     "xrelay-run: error: cannot load input 'data' from '{d}/pickled.npy': it holds pickled Python "
+                     "objects, which xrelay-run never loads"),
+    "object-array": (["--input", "data={d}/objects.npy"],
+                     "xrelay-run: error: cannot load input 'data' from '{d}/objects.npy': it holds pickled"),
+    "pickled-npz-member": (["--input", "{d}/x.npy", "--params", "{d}/objects.npz"],
+                           "xrelay-run: error: cannot load parameters from '{d}/objects.npz': array 'w' holds pickled"),
+    "not-numpy": (["--input", "data={d}/garbage.npy"],
+                  "xrelay-run: error: cannot load input 'data' from '{d}/garbage.npy': not a .npy or .npz file"),
+    "wrong-shape": (["--input", "data={d}/tall.npy"],
+                    "xrelay-run: error: input 'data' from '{d}/tall.npy' has shape (3, 3), but the argument is "
+                    "tensor<2x3xf32> (shape (2, 3))"),
+    "wrong-kind": (["--input", "data={d}/ints.npy"],
+                   "xrelay-run: error: input 'data' from '{d}/ints.npy' has dtype int32, but the argument is "
+                   "tensor<2x3xf32> (float32)"),
+    "unknown-input": (["--input", "{d}/x.npy", "--input", "weights={d}/w.npy"],
+                      "xrelay-run: error: input 'weights' from '{d}/w.npy' is not an argument of @main "
+                      "(its arguments: data, w, b)"),
+    "unknown-param": (["--input", "{d}/x.npy", "--params", "{d}/extra.npz"],
+                      "xrelay-run: error: parameter 'gamma' from '{d}/extra.npz' is not an argument of @main"),
+    "params-already-bound": (["--input", "{d}/x.npy", "--params", "{d}/bound.npz"],
+                             "xrelay-run: error: parameter 'conv0_weight' from '{d}/bound.npz' is not an argument "
+                             "of @main (its arguments: data, w, b) (none of the file's names is an argument: were "
+                             "the parameters already bound?)"),
+    "missing-argument": (["--params", "{d}/p.npz"],
+                         "xrelay-run: error: no value for argument(s) 'data' (tensor<2x3xf32>) of @main: "
+                         "pass --input NAME=FILE.npy or --params FILE.npz"),
+    "given-twice": (["--input", "{d}/x.npy", "--input", "w={d}/w.npy"],
+                    "xrelay-run: error: argument 'w' is given twice: by '{d}/p.npz' and '{d}/w.npy'"),
+    "params-not-npz": (["--input", "{d}/x.npy", "--params", "{d}/w.npy"],
+                       "xrelay-run: error: cannot load parameters from '{d}/w.npy': a single .npy array"),
+    "repeat-zero": (["--input", "{d}/x.npy", "--repeat", "0"], "xrelay-run: error: --repeat must be at least 1, got 0"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CASES))
+def test_bad_input_gives_one_error_and_no_output(capsys, files, case):
+    _bad_files(files)
+    extra, expected = BAD_CASES[case]
+    argv = [arg.format(d=files) for arg in extra]
+    if "--params" not in argv:
+        argv += ["--params", str(files / "p.npz")]
+    out_file = files / "out.npy"
+    out_file.write_bytes(b"previous")
+    before = sorted(p.name for p in files.iterdir())
+    status, out, err = run(capsys, files / "model.mlir", *argv, "-o", out_file)
+    assert status == 1 and out == ""
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(expected.format(d=files)), err
+    assert out_file.read_bytes() == b"previous"
+    assert sorted(p.name for p in files.iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    "model, output, expected",
+    [
+        ("model.mlir", "out.txt", "xrelay-run: error: output file '{d}/out.txt' must end in .npy (one result) or .npz"),
+        ("two.mlir", "out.npy", "xrelay-run: error: @main returns 2 results; use an .npz output file"),
+        ("model.mlir", "no-dir/out.npy", "xrelay-run: error: cannot write output file '{d}/no-dir/out.npy': directory"),
+        ("nope.mlir", "out.npy", "xrelay-run: error: cannot access input file '{d}/nope.mlir': No such file or directory"),
+        ("parse.mlir", "out.npy", "{d}/parse.mlir:4:16: error: use of undefined value %9"),
+        ("verify.mlir", "out.npy", "{d}/verify.mlir:4:3: error: 'nn.relu' op result types (tensor<2x5xf32>)"),
+    ],
+)
+def test_bad_model_or_output_is_reported_before_running(capsys, files, model, output, expected):
+    _bad_files(files)
+    status, out, err = run(capsys, files / model, "--input", files / "x.npy", "--params", files / "p.npz",
+                           "-o", files / output)
+    assert status == 1 and out == ""
+    assert "Traceback" not in err
+    assert err.splitlines()[0].startswith(expected.format(d=files)), err
+    assert not (files / output).exists()
+
+
+def test_an_unavailable_level_is_a_clear_error(capsys, files, monkeypatch):
+    monkeypatch.setitem(sys.modules, "xrelay.lowering", types.ModuleType("xrelay.lowering"))
+    status, _, err = run(capsys, files / "model.mlir", "--input", files / "x.npy", "--params", files / "p.npz",
+                         "--level", "loops", "-o", files / "out.npy")
+    assert status == 1
+    assert err == ("xrelay-run: error: --level loops is not available yet: xrelay.lowering.lower is not "
+                   "implemented (use --level nn)\n")
+    assert not (files / "out.npy").exists()
+
+
+def test_a_lowering_failure_is_one_error(capsys, files, monkeypatch):
+    fake = types.ModuleType("xrelay.lowering")
+
+    def lower(module, to):
+        raise NotImplementedError(f"cannot lower nn.dense to {to} yet")
+
+    fake.lower = lower
+    monkeypatch.setitem(sys.modules, "xrelay.lowering", fake)
+    status, _, err = run(capsys, files / "model.mlir", "--input", files / "x.npy", "--params", files / "p.npz",
+                         "--level", "linalg")
+    assert status == 1
+    assert err == ("xrelay-run: error: cannot lower the module to linalg: NotImplementedError: cannot lower "
+                   "nn.dense to linalg yet\n")
+
+
+def test_every_level_is_listed():
+    assert list(xrelay_run.LEVELS) == ["nn", "linalg", "memref", "loops"]
+
+
+def test_console_script(files):
+    script = Path(sys.executable).parent / "xrelay-run"
+    env = {k: v for k, v in os.environ.items() if k != "XRELAY_TRACEBACK"}
+    np.save(files / "tall.npy", np.zeros((3, 3), np.float32))
+    done = subprocess.run([script, files / "model.mlir", "--input", f"data={files / 'tall.npy'}",
+                           "--params", files / "p.npz", "-o", files / "out.npy"], capture_output=True, text=True, env=env)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"xrelay-run: error: input 'data' from '{files / 'tall.npy'}' has shape (3, 3), but the "
+                           "argument is tensor<2x3xf32> (shape (2, 3))\n")
+    assert not (files / "out.npy").exists()
+    done = subprocess.run([script, files / "model.mlir", "--input", files / "x.npy", "--params", files / "p.npz",
+                           "-o", files / "out.npy"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_allclose(np.load(files / "out.npy"), reference(X, W, B), rtol=1e-5, atol=1e-6)

@@ -13,7 +13,7 @@ from xdsl.utils.arg_spec import parse_pipeline
 
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder, bind_params_by_name, resnet, tiny
-from xrelay.instrument import PassContext, PassInfo
+from xrelay.instrument import PassContext, PassInfo, PassInstrument, Sequential
 from xrelay.passes.canonicalize_ops import CanonicalizeOps
 from xrelay.passes.convert_layout import ConvertLayout, convert_layout, parse_desired_layouts
 from xrelay.passes.fold_constant import FoldConstant
@@ -196,6 +196,37 @@ def test_resnet18_back_to_nchw_after_fold_constant(resnet18, resnet18_nhwc):
         refolded = FoldConstant()(back)
     assert diff(op_counts(refolded), op_counts(mod)) == {}
     assert_close(run(refolded, {"data": data}), expected)
+
+
+class OpDiffer(PassInstrument):
+    """The tutorial's RelayCallNodeDiffer: (depth, pass name, op-count change) of passes that change counts."""
+
+    def __init__(self):
+        self.stack, self.diffs = [], []
+
+    def run_before_pass(self, mod, info):
+        self.stack.append(op_counts(mod))
+
+    def run_after_pass(self, mod, info):
+        change = diff(op_counts(mod), self.stack.pop())
+        if change:
+            self.diffs.append((len(self.stack), info.name, change))
+
+
+def test_tutorial_sequential_op_diff_on_bound_resnet18():
+    """DESIGN.md section 5: FoldConstant, ConvertLayout (with its required CanonicalizeOps), FoldConstant."""
+    mod, params = resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 224, 224))
+    mod = bind_params_by_name(mod, params)
+    differ = OpDiffer()
+    seq = Sequential([FoldConstant(), ConvertLayout(NHWC), FoldConstant()])
+    with PassContext(opt_level=3, instruments=[differ]):
+        seq(mod)
+    assert differ.diffs == [
+        (1, "CanonicalizeOps", {"nn.add": 1, "nn.bias_add": -1}),
+        (1, "ConvertLayout", {"nn.expand_dims": 1, "nn.layout_transform": 23}),
+        (1, "FoldConstant", {"nn.expand_dims": -1, "nn.layout_transform": -21}),
+        (0, "sequential", {"nn.add": 1, "nn.layout_transform": 2, "nn.bias_add": -1}),
+    ]
 
 
 # --- the tiny model with unbound parameters -------------------------------------------------

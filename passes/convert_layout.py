@@ -30,10 +30,10 @@ from typing import ClassVar, NamedTuple
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
-from xrelay.transform import XRelayPass
+from xrelay.transform import XRelayPass, register_xrelay_pass
 
 DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO"}
 """The kernel layout "default" stands for, per conv2d data layout (as in Relay)."""
@@ -267,11 +267,7 @@ class _LayoutRewriter:
 
     @staticmethod
     def _types_change(op: Operation, operands: Sequence[SSAValue]) -> bool:
-        if all(new is old for new, old in zip(operands, op.operands)):
-            return False
-        if any(new.type != old.type for new, old in zip(operands, op.operands)):
-            return True
-        return False
+        return any(new is not old and new.type != old.type for new, old in zip(operands, op.operands))
 
     def restore(self, op: Operation, layouts: Sequence[tuple[str, str] | None] = ()) -> None:
         """Layout-sensitive or unknown op: operands back in their original layouts."""
@@ -403,6 +399,7 @@ def convert_layout(module: ModuleOp, desired: Mapping[str, tuple[str, str]]) -> 
             _LayoutRewriter(desired).run(op)
 
 
+@register_xrelay_pass
 @dataclass(frozen=True)
 class ConvertLayout(XRelayPass):
     """Converts `nn.conv2d` to the desired layouts and the layout-agnostic ops around them,
@@ -419,7 +416,8 @@ class ConvertLayout(XRelayPass):
     required: ClassVar[tuple[str, ...]] = ("InferType", "CanonicalizeOps")
     infer_type_after: ClassVar[bool] = True
 
-    desired_layouts: tuple[str, ...]
+    desired_layouts: tuple[str, ...] = ()
+    """Required: an empty value is the clear "no desired layouts given" error, not xDSL's."""
 
     def __post_init__(self) -> None:
         # Accept the Python dict form and store the option form, so the spec prints and parses back.

@@ -18,6 +18,7 @@ from xrelay.passes.canonicalize_ops import CanonicalizeOps
 from xrelay.passes.convert_layout import ConvertLayout, convert_layout, parse_desired_layouts
 from xrelay.passes.fold_constant import FoldConstant
 from xrelay.runtime import run
+from xrelay.transform import get_pass
 
 NHWC = {"nn.conv2d": ["NHWC", "HWIO"]}
 NCHW = {"nn.conv2d": ["NCHW", "default"]}
@@ -95,6 +96,12 @@ def test_option_string_round_trips_through_the_pipeline_syntax():
 def test_bad_desired_layouts_name_the_entry(given, message):
     with pytest.raises(ValueError, match=message):
         ConvertLayout(given)
+
+
+@pytest.mark.parametrize("name", ["ConvertLayout", "convert-layout"])
+def test_registered_under_both_names_and_requires_desired_layouts(name):
+    with pytest.raises(ValueError, match="no desired layouts given, e.g. nn.conv2d=NHWC:HWIO"):
+        get_pass(name)
 
 
 def test_parse_desired_layouts_resolves_nothing_early():

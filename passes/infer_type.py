@@ -53,6 +53,29 @@ def infer_types(module: ModuleOp) -> None:
             _check_foreign_op(op)
 
 
+def types_are_current(module: ModuleOp) -> bool:
+    """True when every nn op's stored result types equal those inferred from its operands and
+    every function's signature matches its block arguments and return: InferType would change
+    nothing. One read-only walk; stops at the first difference."""
+    for op in module.walk():
+        if _is_nn_op(op):
+            try:
+                if list(op.result_types) != op.infer_result_types():
+                    return False
+            except nn.ShapeError:
+                return False
+        elif isinstance(op, func.FuncOp):
+            if op.body.blocks and tuple(op.body.blocks[0].arg_types) != tuple(op.function_type.inputs.data):
+                return False
+        elif isinstance(op, func.ReturnOp):
+            function = op.parent_op()
+            if isinstance(function, func.FuncOp) and tuple(op.arguments.types) != tuple(
+                function.function_type.outputs.data
+            ):
+                return False
+    return True
+
+
 def _retype_arguments(function: func.FuncOp) -> None:
     """Block arguments are the source of truth for the inputs (a layout pass may retype them)."""
     if function.body.blocks:
@@ -93,6 +116,12 @@ class InferType(XRelayPass):
     name = "infer-type"
     tvm_name = "InferType"
     opt_level = 0
+
+    def transform_module(self, mod: ModuleOp, pass_ctx) -> ModuleOp:
+        # Most runs (the one after every function pass) find nothing to change: skip the copy.
+        if types_are_current(mod):
+            return mod
+        return super().transform_module(mod, pass_ctx)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         infer_types(op)

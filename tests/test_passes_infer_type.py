@@ -2,7 +2,7 @@
 
 import pytest
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
 from xdsl.ir import Block, Region
 from xdsl.rewriter import Rewriter
 
@@ -116,3 +116,16 @@ def test_batch_norm_three_results_retyped():
         Rewriter.replace_value_with_new_type(r, t(7))
     infer_types(mod)
     assert [r.type for r in bn.results] == [t(1, 3, 2, 2), t(3), t(3)]
+
+
+def test_pass_copies_only_when_something_changes():
+    mod = make_module([(1, 2, 4, 4)], lambda args, emit: [emit(nn.ReluOp(args[0]))])
+    with transform.PassContext():
+        assert passes.InferType()(mod) is mod  # nothing to re-type: no copy
+    relu = list(mod.body.block.ops)[0].body.block.first_op
+    Rewriter.replace_value_with_new_type(relu.results[0], t(1, 2, 9, 9))
+    main = list(mod.body.block.ops)[0]
+    main.function_type = FunctionType.from_lists([t(1, 2, 4, 4)], [t(1, 2, 9, 9)])
+    with pytest.raises(TypeInferenceError):  # the body now returns 1x2x4x4 where 1x2x9x9 is declared
+        passes.InferType()(mod)
+    assert relu.results[0].type == t(1, 2, 9, 9)  # the module InferType received is unchanged

@@ -553,7 +553,8 @@ class LinalgProgram:
             env[i] = check_argument(array, arg_type, self.arg_names[i])
         for step in self.steps:
             step(env)
-        return [np.asarray(env[s]) for s in self.result_slots]
+        # Copies: a result may be a view of another result or a read-only constant.
+        return [np.array(env[s]) for s in self.result_slots]
 
 
 def check_argument(array, arg_type: Attribute, name: str) -> np.ndarray:
@@ -591,3 +592,23 @@ def run_linalg(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.
     """Run `@main` of a linalg- or memref-level module on `inputs` (by argument name or position)."""
     program = LinalgProgram(module)
     return program(*bind_inputs(program.arg_names, inputs))
+
+
+def is_lowered(module: ModuleOp) -> bool:
+    """Whether `@main` is below the nn level (no nn ops left, some linalg/memref/scf/tensor/arith op)."""
+    main = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"), None)
+    if main is None:
+        return False
+    dialects = {op.name.split(".")[0] for op in main.walk()}
+    return "nn" not in dialects and bool(dialects & {"linalg", "memref", "scf", "tensor", "arith"})
+
+
+def run_lowered(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run a linalg-, memref- or loops-level module: loop nests on the compiled scalar executor
+    (`loops_exec`), everything else on the vectorised one."""
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    if any(op.name == "scf.for" for op in main.walk()):
+        from xrelay.runtime.loops_exec import run_loops
+
+        return run_loops(module, inputs)
+    return run_linalg(module, inputs)

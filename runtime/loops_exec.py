@@ -220,7 +220,9 @@ class LoopsCompiler:
             iv, carried = body.args[0], body.args[1:]
             for arg, init in zip(carried, op.iter_args, strict=True):
                 emit(f"{self.name(arg)} = {self.name(init)}")
-            emit(f"for {self.name(iv)} in range({self.name(op.lb)}, {self.name(op.ub)}, {self.name(op.step)}):")
+            lb, ub, step = self.name(op.lb), self.name(op.ub), self.name(op.step)
+            bounds = ub if (lb, step) == ("(0)", "(1)") else f"{lb}, {ub}, {step}"
+            emit(f"for {self.name(iv)} in range({bounds}):")
             self.block(body, indent + 1)
             for res, arg in zip(op.results, carried, strict=True):
                 emit(f"{self.name(res)} = {self.name(arg)}")

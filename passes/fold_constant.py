@@ -6,11 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from xrelay.dialects import nn
+from xrelay.dialects.constant import dtype_of
+from xrelay.runtime.kernels import KERNELS
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 
@@ -27,12 +29,6 @@ def erase_if_dead_constant(value: SSAValue, rewriter: PatternRewriter) -> None:
     owner = value.owner
     if isinstance(owner, nn.ConstantOp) and owner.parent is not None and not owner.result.uses:
         rewriter.erase(owner)
-
-
-def _element_dtype(result_type: TensorType) -> np.dtype:
-    from xrelay.dialects.constant import dtype_of
-
-    return dtype_of(result_type.get_element_type())
 
 
 class FoldConstantOp(RewritePattern):
@@ -52,14 +48,12 @@ class FoldConstantOp(RewritePattern):
             if array is None:
                 return
             arrays.append(array)
-        from xrelay.runtime.kernels import KERNELS
-
         outputs = KERNELS[op.name](op.attrs(), *arrays)
         if len(op.results) == 1:
             outputs = (outputs,)
         constants = []
         for result, output in zip(op.results, outputs, strict=True):
-            array = np.ascontiguousarray(output, dtype=_element_dtype(result.type))
+            array = np.ascontiguousarray(output, dtype=dtype_of(result.type.get_element_type()))
             if array.shape != tuple(result.type.get_shape()):
                 raise ValueError(
                     f"FoldConstant: {op.name} kernel returned shape {array.shape}, "

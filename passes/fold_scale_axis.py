@@ -24,6 +24,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from xrelay.dialects import nn
+from xrelay.dialects.constant import dtype_of
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
@@ -70,18 +71,12 @@ def _scale_weight(consumer: Operation, vector: np.ndarray, kernel_axis: int, rew
     """Replace `consumer`'s weight w by `multiply(w, vector along kernel_axis)`."""
     weight = consumer.operands[1]
     ndim = weight.type.get_num_dims()
-    dtype = constant_dtype(weight)
+    dtype = dtype_of(weight.type.get_element_type())
     scale = nn.ConstantOp(along(vector.astype(dtype), kernel_axis, ndim))
     scaled = nn.make("nn.multiply", [weight, scale])
     rewriter.insert([scale, scaled], InsertPoint.before(consumer))
     consumer.operands[1] = scaled.results[0]
     rewriter.notify_op_modified(consumer)
-
-
-def constant_dtype(value: SSAValue) -> np.dtype:
-    from xrelay.dialects.constant import dtype_of
-
-    return dtype_of(value.type.get_element_type())
 
 
 class FoldScaleIntoProducer(RewritePattern):

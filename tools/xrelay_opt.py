@@ -101,6 +101,175 @@ def register_instrument_flag(flag: InstrumentFlag) -> None:
     INSTRUMENT_FLAGS.append(flag)
 
 
+# --- the power-tool instrument flags (DESIGN.md section 8; the instruments live in xrelay.instrument) ---
+
+
+def _pass_selectors(values: Sequence[str] | None, tool: XRelayOptMain) -> list[str]:
+    """`--print-ir-after=fold-constant,Infer.*`: names or regexes; a pipeline name also selects its TVM name."""
+    selectors = []
+    for name in _split_names(values):
+        selectors.append(name)
+        if name in tool.available_passes:
+            info_name = getattr(tool.available_passes[name](), "tvm_name", name)
+            if info_name != name:
+                selectors.append(info_name)
+    return selectors
+
+
+def _make_print_ir(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    from xrelay.instrument.print_ir import PrintIR
+
+    if not (args.print_ir_before or args.print_ir_after or args.print_ir_before_all or args.print_ir_after_all
+            or args.print_ir_after_change):
+        return None
+    try:
+        return PrintIR(_pass_selectors(args.print_ir_before, tool), _pass_selectors(args.print_ir_after, tool),
+                       before_all=args.print_ir_before_all, after_all=args.print_ir_after_all,
+                       after_change=args.print_ir_after_change, max_constant_elements=args.elide_constants_if_larger)
+    except ValueError as error:
+        raise ToolError(str(error)) from None
+
+
+def _make_trace(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    from xrelay.instrument.trace import ChromeTraceInstrument
+
+    if args.trace_json is None:
+        return None
+    check_output_path(args.trace_json)
+    return ChromeTraceInstrument(process_name=PROG)
+
+
+def _write_trace(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    try:  # also after a failed pass: its event ends at the failure
+        instrument.write(tool.args.trace_json)
+    except OSError as error:
+        raise ToolError(f"cannot write output file '{tool.args.trace_json}': {error.strerror or error}") from None
+
+
+def _print_op_count_diff(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    from pprint import pformat
+
+    sys.stderr.write(pformat(instrument.get_pass_to_op_diff()) + "\n")
+
+
+def _make_reproducer(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    from xrelay.instrument.reproducer import CrashReproducer
+
+    if args.crash_reproducer is None:
+        return None
+    check_output_path(args.crash_reproducer)
+    # Each pipeline pass replays with its options; `sequential` (a failure only the pipeline sees) is all of it.
+    specs = {transform.as_pass(p).info.name: str(p.pipeline_pass_spec()) for p in tool.pipeline_passes}
+    specs["sequential"] = ",".join(str(p.pipeline_pass_spec()) for p in tool.pipeline_passes)
+    return CrashReproducer(args.crash_reproducer, pass_specs=specs, full_pipeline=specs["sequential"])
+
+
+class _RunReproducer(argparse.Action):
+    """`--run-reproducer FILE`: FILE is the input, its header sets `-p`, `--opt-level` and the pass lists
+    (flags given after it override them)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from xrelay.instrument.reproducer import read_reproducer
+
+        try:
+            reproducer = read_reproducer(value)
+        except OSError as error:
+            raise file_error(error, "reproducer") from None
+        except ValueError as error:
+            raise ToolError(str(error)) from None
+        # The input positional may be filled in after this action runs: make FILE its default too.
+        parser.set_defaults(input_file=value)
+        namespace.run_reproducer = namespace.input_file = value
+        namespace.passes = reproducer.pipeline
+        namespace.opt_level = reproducer.opt_level
+        namespace.required_pass = list(reproducer.required_pass) or None
+        namespace.disabled_pass = list(reproducer.disabled_pass) or None
+
+
+def _make_numerical_bisect(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    from xrelay.instrument.numerical_bisect import NumericalBisect
+
+    if not args.numerical_bisect:
+        return None
+    from xrelay.tools.xrelay_run import load_array
+
+    inputs = {}
+    for entry in args.numerical_bisect_input or ():
+        name, sep, path = entry.partition("=")
+        if not sep or not name or not path:
+            raise ToolError(f"--numerical-bisect-input: expected NAME=FILE.npy, got '{entry}'")
+        inputs[name] = load_array(path, f"input '{name}'")
+    return NumericalBisect(inputs, seed=args.numerical_bisect_seed, rtol=args.numerical_bisect_rtol,
+                           atol=args.numerical_bisect_atol)
+
+
+def _print_memory(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    sys.stderr.write(instrument.render())
+
+
+def _option(args: argparse.Namespace, tool: XRelayOptMain) -> None:
+    """`make` of a flag that only sets an option of another flag's instrument."""
+    return None
+
+
+INSTRUMENT_FLAGS.extend([
+    InstrumentFlag("--print-ir-before", "print the IR before these passes (names or regexes, comma-separated)",
+                   make=_make_print_ir, options={"action": "append", "metavar": "PASS"}),
+    InstrumentFlag("--print-ir-after", "print the IR after these passes (names or regexes, comma-separated)",
+                   make=_option, options={"action": "append", "metavar": "PASS"}),
+    InstrumentFlag("--print-ir-before-all", "print the IR before every pass", make=_option),
+    InstrumentFlag("--print-ir-after-all", "print the IR after every pass", make=_option),
+    InstrumentFlag("--print-ir-after-change", "print the IR after a pass only if it changed the IR "
+                   "(alone: after every pass that changed it)", make=_option),
+    InstrumentFlag("--elide-constants-if-larger", "print constants of more than N elements as a digest in "
+                   "--print-ir-* dumps (--print-ir-diff: 16 unless given)", make=_option,
+                   options={"type": int, "metavar": "N"}),
+    InstrumentFlag("--print-ir-diff", "print a unified diff of the IR for every pass that changed it",
+                   make=lambda args, tool: _ir_diff(args)),
+    InstrumentFlag("--trace-json", "write every pass run as Chrome trace-event JSON (Perfetto, chrome://tracing)",
+                   make=_make_trace, finish=_write_trace, options={"metavar": "FILE"}),
+    InstrumentFlag("--op-count-diff", "print (depth, pass, {op: count change}) for every pass that changed op counts",
+                   make=lambda args, tool: _instrument("op_count", "OpCountDiff")() if args.op_count_diff else None,
+                   finish=_print_op_count_diff),
+    InstrumentFlag("--crash-reproducer", "when a pass raises, write FILE: the IR it received, its pipeline and "
+                   "the PassContext settings", make=_make_reproducer, options={"metavar": "FILE"}),
+    InstrumentFlag("--run-reproducer", "replay a reproducer written by --crash-reproducer", make=_option,
+                   options={"action": _RunReproducer, "metavar": "FILE"}),
+    InstrumentFlag("--opt-bisect-limit", "run only the first N optional passes (-1: all) and print each decision",
+                   make=lambda args, tool: None if args.opt_bisect_limit is None
+                   else _instrument("bisect", "OptBisect")(args.opt_bisect_limit),
+                   options={"type": int, "metavar": "N"}),
+    InstrumentFlag("--numerical-bisect", "run the model after every pass that changed the IR and report the "
+                   "first pass whose outputs drift", make=_make_numerical_bisect),
+    InstrumentFlag("--numerical-bisect-input", "NAME=FILE.npy: a @main argument for --numerical-bisect "
+                   "(repeatable; the others are seeded)", make=_option,
+                   options={"action": "append", "metavar": "NAME=FILE"}),
+    InstrumentFlag("--numerical-bisect-seed", "seed of the generated inputs (default 0)", make=_option,
+                   options={"type": int, "default": 0, "metavar": "S"}),
+    InstrumentFlag("--numerical-bisect-rtol", "relative tolerance (default 1e-4)", make=_option,
+                   options={"type": float, "default": 1e-4, "metavar": "R"}),
+    InstrumentFlag("--numerical-bisect-atol", "absolute tolerance (default 1e-5)", make=_option,
+                   options={"type": float, "default": 1e-5, "metavar": "A"}),
+    InstrumentFlag("--pass-memory", "print each pass's peak traced Python memory (tracemalloc) on stderr",
+                   make=lambda args, tool: _instrument("memory", "PassMemoryInstrument")() if args.pass_memory
+                   else None, finish=_print_memory),
+])
+
+
+def _instrument(module: str, name: str) -> Any:
+    """An instrument class from `xrelay.instrument.<module>`, imported when its flag is used."""
+    import importlib
+
+    return getattr(importlib.import_module(f"xrelay.instrument.{module}"), name)
+
+
+def _ir_diff(args: argparse.Namespace) -> PassInstrument | None:
+    if not args.print_ir_diff:
+        return None
+    limit = args.elide_constants_if_larger
+    return _instrument("ir_diff", "IRDiff")(max_constant_elements=16 if limit is None else limit)
+
+
 # --- the pipeline checks xdsl-opt does between passes -----------------------------------------
 
 

@@ -1,4 +1,6 @@
 // RUN: xrelay-opt %s -p dead-code-elimination | filecheck %s
+// RUN: xdsl-opt %s -p dead-code-elimination | filecheck %s
+// (The second RUN line uses the stock xdsl-opt, which finds nn and the pass through xrelay.universe.)
 
 // A dead chain (constant -> add -> relu, and batch_norm with no used result) goes in one sweep;
 // live ops and the block argument stay.

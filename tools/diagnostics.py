@@ -253,6 +253,11 @@ def run_tool(prog: str, body: Callable[[], int | None]) -> int:
         report(from_parse_error(error), prog)
     except ArgSpecParseError as error:  # derives from BaseException, not Exception
         report(from_pipeline_error(error), prog)
+    except BrokenPipeError:
+        # The reader of stdout went away (`xrelay-opt big.mlir | head`): stop quietly, and keep
+        # Python from reporting the failed flush of stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt:
         report(ToolError("interrupted"), prog)
         return 130

@@ -15,7 +15,7 @@ of the parsed xDSL ModulePass instances inside one `transform.PassContext`, so
 Decision: like TVM's `relay.build`, the Sequential itself is an instrumented pass, so the timing tree
 has one top-level `sequential` line per input module with the pipeline's passes under it. Filtering
 by opt level only exists for the children of a Sequential, and the extra line shows the pipeline's
-total time.
+total time. Its own ("self") time includes the IR verification xdsl-opt does after each pass.
 
 Instrument flags are declared in `INSTRUMENT_FLAGS` (flag, argparse options, instrument factory and an
 optional `finish` hook run after the pipeline, even when it failed); `register_instrument_flag` adds

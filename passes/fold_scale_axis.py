@@ -61,10 +61,10 @@ def _constant_operand(op: Operation) -> tuple[SSAValue, SSAValue, np.ndarray] | 
 
 
 def _single_user(value: SSAValue) -> Operation | None:
-    first = value.first_use
-    if first is None or first._next_use is not None:  # pyright: ignore[reportPrivateUsage]
-        return None
-    return first.operation
+    """The op using `value` when it has exactly one use, else None."""
+    uses = iter(value.uses)
+    first, second = next(uses, None), next(uses, None)
+    return first.operation if first is not None and second is None else None
 
 
 def _scale_weight(consumer: Operation, vector: np.ndarray, kernel_axis: int, rewriter: PatternRewriter) -> None:

@@ -128,3 +128,29 @@ func.func @bn_data(%x: tensor<1x2x4x4xf32>, %g: tensor<2xf32>, %b: tensor<2xf32>
 // CHECK-NEXT:    %q = nn.add(%r, %r2) : (tensor<1x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32>
 // CHECK-NEXT:    func.return %s : tensor<1x2x4x4xf32>
 // CHECK-NEXT:  }
+
+// -----
+
+// Ops of other dialects are layout-sensitive: a call gets the NCHW value back.
+func.func @caller(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %c = nn.conv2d(%x, %w) : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = func.call @callee(%c) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %r : tensor<1x2x4x4xf32>
+}
+func.func @callee(%y: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %r = nn.relu(%y) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %r : tensor<1x2x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @caller(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+// CHECK-NEXT:    %0 = nn.layout_transform(%x) {src_layout = "NCHW", dst_layout = "NHWC"} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32>
+// CHECK-NEXT:    %1 = nn.layout_transform(%w) {src_layout = "OIHW", dst_layout = "HWIO"} : (tensor<2x2x1x1xf32>) -> tensor<1x1x2x2xf32>
+// CHECK-NEXT:    %c = nn.conv2d(%0, %1) {data_layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK-NEXT:    %2 = nn.layout_transform(%c) {src_layout = "NHWC", dst_layout = "NCHW"} : (tensor<1x4x4x2xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %r = func.call @callee(%2) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    func.return %r : tensor<1x2x4x4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @callee(%y: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+// CHECK-NEXT:    %r = nn.relu(%y) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    func.return %r : tensor<1x2x4x4xf32>
+// CHECK-NEXT:  }

@@ -1,6 +1,6 @@
 """Compile-time benchmark of xrelay's graph passes on bound ResNets.
 
-    .venv/bin/python benchmarks/compile_time.py [--depths 18,34,50,101,152] [--repeat 3]
+    .venv/bin/python benchmarks/compile_time.py [--depths 18,34,50,101,152] [--repeat 5]
 
 Reports, from PassTimingInstrument:
 1. per-pass self time (summed over every run of that pass, nested InferTypes included under
@@ -18,6 +18,7 @@ passes are functional). The first run in a process is reported separately for th
 from __future__ import annotations
 
 import argparse
+import gc
 import re
 import statistics
 import sys
@@ -62,6 +63,7 @@ def self_times_ms(render: str) -> dict[str, float]:
 
 def timed_run(make_pipeline, module) -> tuple[float, dict[str, float]]:
     """(wall ms, self ms per pass) of one run at opt_level 3."""
+    gc.collect()  # start each run with the same heap, so a full collection does not land in one pass
     timing = PassTimingInstrument()
     with transform.PassContext(opt_level=3, instruments=[timing]):
         start = time.perf_counter()
@@ -95,7 +97,7 @@ def bound_resnet(depth: int):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depths", default="18,34,50,101,152", help="comma-separated ResNet depths")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (median)")
     args = parser.parse_args(argv)
     depths = [int(d) for d in args.depths.split(",")]
 

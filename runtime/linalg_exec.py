@@ -81,6 +81,18 @@ def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     return flat.reshape(shape)
 
 
+def aligned_constant(array: np.ndarray) -> np.ndarray:
+    """A read-only constant in memory numpy allocated (aligned for BLAS) unless it is a splat view.
+
+    Views straight into an attribute's bytes are only 16-byte aligned, which makes BLAS slower.
+    """
+    if array.strides and 0 in array.strides:
+        return array
+    copy = np.array(array)
+    copy.flags.writeable = False
+    return copy
+
+
 def scalar_constant(attr: Attribute, value_type: Attribute):
     """A numpy scalar for an `arith.constant` float/int attribute."""
     if isinstance(attr, FloatAttr | IntegerAttr):
@@ -460,7 +472,7 @@ class LinalgProgram:
             elif isinstance(op, memref.GlobalOp):
                 if not isinstance(op.initial_value, DenseIntOrFPElementsAttr):
                     raise ExecutionError(f"memref.global @{op.sym_name.data} needs a dense initial value")
-                self.globals[op.sym_name.data] = dense_to_numpy(op.initial_value)
+                self.globals[op.sym_name.data] = aligned_constant(dense_to_numpy(op.initial_value))
         if main is None:
             raise ExecutionError(f"module has no func.func @{entry}")
         self.func = main
@@ -491,7 +503,7 @@ class LinalgProgram:
             return
         if isinstance(op, arith.ConstantOp):
             if isinstance(op.value, DenseIntOrFPElementsAttr):
-                value = dense_to_numpy(op.value)
+                value = aligned_constant(dense_to_numpy(op.value))
             else:
                 value = scalar_constant(op.value, op.result.type)
             out = slot(op.result)

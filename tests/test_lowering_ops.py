@@ -143,3 +143,47 @@ def test_lower_leaves_the_input_module_unchanged():
     before = str(module)
     lower(module, to="loops")
     assert str(module) == before
+
+
+def single_op_module_typed(op_name: str, shapes, element_type, attrs: dict) -> ModuleOp:
+    types = [TensorType(element_type, s) for s in shapes]
+    block = Block(arg_types=types)
+    for i, arg in enumerate(block.args):
+        arg.name_hint = f"a{i}"
+    op = nn.make(op_name, list(block.args), **attrs)
+    block.add_ops([op, func.ReturnOp(*op.results)])
+    return ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in op.results]), Region(block))])
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_integer_ops_use_integer_arithmetic(level):
+    from xdsl.dialects.builtin import i32
+
+    a = np.array([[7, -7, 5], [-9, 4, 3]], np.int32)
+    b = np.array([2, 3, -2], np.int32)
+    # Relay's integer division truncates toward zero: -7 / 3 = -2, 5 / -2 = -2, -9 / 2 = -4.
+    expected = {"nn.add": a + b, "nn.multiply": a * b,
+                "nn.divide": np.array([[3, -2, -2], [-4, 1, -1]], np.int32)}
+    for op_name, want in expected.items():
+        module = single_op_module_typed(op_name, [a.shape, b.shape], i32, {})
+        got = run_level(module, level, {"a0": a, "a1": b})[0]
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, want)
+    pool = single_op_module_typed("nn.max_pool2d", [(1, 1, 2, 4)], i32, {"pool_size": (2, 2), "strides": (2, 2)})
+    x = np.array([[[[-5, -9, -3, -4], [-7, -6, -8, -2]]]], np.int32)
+    np.testing.assert_array_equal(run_level(pool, level, {"a0": x})[0], [[[[-5, -2]]]])
+
+
+def test_bad_inputs_get_one_clear_error():
+    from xrelay.runtime.linalg_exec import ExecutionError
+
+    module = single_op_module("nn.add", [(2, 2), (2, 2)], {})
+    for level in LEVELS:
+        lowered = lower(module, to=level)
+        runner = run_loops if level == "loops" else run_linalg
+        with pytest.raises(ExecutionError, match="missing input.*%a1"):
+            runner(lowered, {"a0": np.zeros((2, 2), np.float32)})
+        with pytest.raises(ExecutionError, match="argument %a1: expected shape \\(2, 2\\), got \\(3,\\)"):
+            runner(lowered, {"a0": np.zeros((2, 2), np.float32), "a1": np.zeros(3, np.float32)})
+    with pytest.raises(ValueError, match="unknown level 'llvm'"):
+        lower(module, to="llvm")

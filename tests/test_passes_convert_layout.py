@@ -11,10 +11,10 @@ import pytest
 from xdsl.utils.arg_spec import parse_pipeline
 
 from xrelay.dialects import nn
-from xrelay.frontend import GraphBuilder, bind_params_by_name, resnet, tiny
+from xrelay.frontend import bind_params_by_name, resnet, tiny
 from xrelay.instrument import PassContext, PassInfo, PassInstrument, Sequential
 from xrelay.passes.canonicalize_ops import CanonicalizeOps
-from xrelay.passes.convert_layout import ConvertLayout, convert_layout, parse_desired_layouts
+from xrelay.passes.convert_layout import ConvertLayout, parse_desired_layouts
 from xrelay.passes.fold_constant import FoldConstant
 from xrelay.runtime import run
 from xrelay.transform import get_pass

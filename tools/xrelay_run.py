@@ -5,11 +5,13 @@
 
 `@main`'s arguments are bound by name: `--input NAME=FILE.npy` (an `--input FILE.npy` without a name
 binds the first argument not given otherwise) and every array of `--params FILE.npz`. Arrays are read
-with `np.load(..., allow_pickle=False)`. The module is lowered to `--level` (`nn`, the default, runs
-it as it is) and run by `xrelay.runtime.run`; the result goes to `-o out.npy` (`out.npz` holds several
-results as `output_0`, `output_1`, ...) or, without `-o`, is summarised on stdout. `--repeat N` runs
-N times and prints the median latency. Progress goes to stderr when it is a terminal (`--progress`
-forces it, `--no-progress` silences it).
+with `np.load(..., allow_pickle=False)`. The module is lowered from its own level (nn for a model;
+a file `xrelay-opt` lowered part-way is recognised) to `--level` (default: its own level) and run by
+`xrelay.runtime.run`; the result goes to `-o out.npy` (`out.npz` holds several results as
+`output_0`, `output_1`, ...) or, without `-o`, is summarised on stdout. `--repeat N` runs once
+untimed (`--warmup`, one-time set-up; its results are the ones saved), then N timed runs, and prints
+the median latency. Progress goes to stderr when it is a terminal (`--progress` forces it,
+`--no-progress` silences it).
 
 Every bad input (unreadable or pickled file, unknown or missing argument, wrong shape or dtype, a
 module that does not parse or verify) is one diagnostic on stderr and exit status 1; the output file
@@ -19,18 +21,19 @@ is written only after a successful run, never partially.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
 from xrelay.tools.diagnostics import (
@@ -47,42 +50,65 @@ PROG = "xrelay-run"
 # --- levels ----------------------------------------------------------------------------------
 
 
-def _lower_with(level: str) -> Callable[[ModuleOp], ModuleOp]:
-    def lower(module: ModuleOp) -> ModuleOp:
-        try:
-            from xrelay.lowering import lower as lower_module
-        except ImportError:
-            raise ToolError(
-                f"--level {level} is not available yet: xrelay.lowering.lower is not implemented "
-                "(use --level nn)"
-            ) from None
-        return lower_module(module, to=level)
-
-    return lower
-
-
-@dataclass(frozen=True)
-class Level:
-    """An execution level: how to bring an nn-level module there (`lower`) and how to run it."""
-
-    name: str
-    help: str
-    lower: Callable[[ModuleOp], ModuleOp]
-
-
-def _run_with_runtime(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, np.ndarray]):
-    from xrelay.runtime import run
-
-    return run(module, inputs, params)
-
-
-LEVELS: dict[str, Level] = {
-    "nn": Level("nn", "run the module as it is (nn ops on numpy kernels)", lambda module: module),
-    "linalg": Level("linalg", "lower nn to linalg on tensors, then run", _lower_with("linalg")),
-    "memref": Level("memref", "lower to linalg on memrefs (bufferized), then run", _lower_with("memref")),
-    "loops": Level("loops", "lower to scf loops, then run on the scalar interpreter", _lower_with("loops")),
+LEVELS: dict[str, str] = {
+    "nn": "nn ops on the numpy reference kernels",
+    "linalg": "linalg on tensors, vectorised numpy execution",
+    "memref": "linalg on memrefs (bufferized), vectorised numpy execution",
+    "loops": "scf loops on the scalar interpreter",
 }
-"""The levels `--level` accepts, in lowering order. Every level is executed by `xrelay.runtime.run`."""
+"""The levels `--level` accepts, in lowering order (level -> what runs there). `xrelay.runtime.run`
+executes a module at any of them."""
+
+
+def module_level(module: ModuleOp) -> str:
+    """The level a module is at: `nn` if any nn op is left, then linalg on tensors or memrefs, then loops."""
+    linalg_on_memrefs = linalg_on_tensors = memrefs = False
+    for op in module.walk():
+        dialect = op.name.split(".", 1)[0]
+        if dialect == "nn":
+            return "nn"
+        if dialect == "linalg":
+            on_memrefs = any(isinstance(operand.type, MemRefType) for operand in op.operands)
+            linalg_on_memrefs |= on_memrefs
+            linalg_on_tensors |= not on_memrefs
+        memrefs |= dialect == "memref" or op.name == "scf.for"
+    if linalg_on_memrefs:
+        return "memref"
+    if linalg_on_tensors:
+        return "linalg"
+    return "loops" if memrefs else "linalg"
+
+
+def lower_to(module: ModuleOp, current: str, target: str) -> ModuleOp:
+    """Lower `module` from level `current` to level `target` with `xrelay.lowering` (only the passes
+    between the two levels for a module that is already part-way down)."""
+    order = list(LEVELS)
+    if order.index(target) == order.index(current):
+        return module
+    if order.index(target) < order.index(current):
+        lower_ones = ", ".join(order[order.index(current):])
+        raise ToolError(f"the module is already at the {current} level, below --level {target} "
+                        f"(it can run at: {lower_ones})")
+    try:
+        lowering = importlib.import_module("xrelay.lowering")
+        lower = lowering.lower
+    except (ImportError, AttributeError):
+        raise ToolError(
+            f"--level {target} is not available yet: xrelay.lowering.lower is not implemented (use --level nn)"
+        ) from None
+    try:
+        if current == "nn":
+            return lower(module, to=target)
+        steps: dict[str, tuple[str, ...]] = lowering.LEVELS
+        remaining = steps[target][len(steps[current]):]
+        from xrelay import transform
+
+        return transform.Sequential([getattr(lowering, name)() for name in remaining], name=f"lower-to-{target}")(module)
+    except ToolError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a lowering that rejects the module
+        message = str(error).strip().split("\n")[0]
+        raise ToolError(f"cannot lower the module to {target}: {type(error).__name__}: {message}") from error
 
 
 # --- progress -------------------------------------------------------------------------------------
@@ -357,8 +383,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("model", help="the .mlir module to run (func.func @main)")
     parser.add_argument(
-        "--level", choices=list(LEVELS), default="nn",
-        help="lower to this level before running: " + "; ".join(f"{l.name}: {l.help}" for l in LEVELS.values()),
+        "--level", choices=list(LEVELS), default=None,
+        help="lower the module to this level, then run it (default: the module's own level, nn for an nn "
+        "model): " + "; ".join(f"{name}: {what}" for name, what in LEVELS.items()),
     )
     parser.add_argument(
         "--input", action="append", default=[], metavar="NAME=FILE.npy",
@@ -370,7 +397,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-o", "--output", metavar="OUT.npy|OUT.npz", help="write the result(s) here")
     parser.add_argument("--repeat", type=int, default=None, metavar="N",
-                        help="run N times and print the median latency")
+                        help="time N runs and print the median latency")
+    parser.add_argument("--warmup", type=int, default=1, metavar="K",
+                        help="with --repeat: untimed runs before the timed ones (default 1)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show progress on stderr (default: only when stderr is a terminal)")
     return parser
@@ -380,6 +409,8 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     """Load, bind, lower, run and save, in that order; any failure raises ToolError."""
     if args.repeat is not None and args.repeat < 1:
         raise ToolError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.warmup < 0:
+        raise ToolError(f"--warmup must be at least 0, got {args.warmup}")
     progress = Progress(stderr, enabled=args.progress if args.progress is not None else stderr.isatty())
     try:
         progress.update(f"parsing {args.model}")
@@ -401,19 +432,24 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
             (unnamed.append(argument) if name is None else named.append((name, argument)))
         inputs, parameters = bind_arguments(main, named, unnamed, params)
 
-        level = LEVELS[args.level]
-        if level.name != "nn":
-            progress.update(f"lowering to {level.name}")
-            module = _lower(level, module)
+        current = module_level(module)
+        level = args.level or current
+        if level != current:
+            progress.update(f"lowering to {level}")
+            module = lower_to(module, current, level)
 
         repeat = args.repeat or 1
+        warmup = args.warmup if args.repeat is not None else 0
+        runs = warmup + repeat
         latencies: list[float] = []
         results = None
-        for i in range(repeat):
-            progress.update(f"running at {level.name} level" + (f" {i + 1}/{repeat}" if repeat > 1 else ""))
+        for i in range(runs):
+            what = "warming up" if i < warmup else "running"
+            progress.update(f"{what} at {level} level" + (f" {i + 1}/{runs}" if runs > 1 else ""))
             start = time.perf_counter()
             outcome = _execute(module, inputs, parameters)
-            latencies.append(time.perf_counter() - start)
+            if i >= warmup:
+                latencies.append(time.perf_counter() - start)
             if results is None:
                 results = outcome
     finally:
@@ -426,8 +462,8 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     if args.repeat is not None:
         median = statistics.median(latencies) * 1e3
         print(
-            f"median latency: {median:.3f} ms over {repeat} run(s) at {level.name} level "
-            f"(min {min(latencies) * 1e3:.3f} ms, max {max(latencies) * 1e3:.3f} ms)",
+            f"median latency: {median:.3f} ms over {repeat} timed run(s) at {level} level "
+            f"(min {min(latencies) * 1e3:.3f} ms, max {max(latencies) * 1e3:.3f} ms; {warmup} warm-up run(s) not timed)",
             file=stdout,
         )
     return 0
@@ -444,19 +480,11 @@ def _full_context(ctx):
     return ctx
 
 
-def _lower(level: Level, module: ModuleOp) -> ModuleOp:
-    try:
-        return level.lower(module)
-    except ToolError:
-        raise
-    except Exception as error:  # noqa: BLE001 - a lowering that rejects the module
-        message = str(error).strip().split("\n")[0]
-        raise ToolError(f"cannot lower the module to {level.name}: {type(error).__name__}: {message}") from error
-
-
 def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, np.ndarray]) -> list[np.ndarray]:
+    from xrelay.runtime import run
+
     try:
-        outcome = _run_with_runtime(module, inputs, params)
+        outcome = run(module, inputs, params)
     except (ValueError, DiagnosticException) as error:
         raise ToolError(str(error).strip().split("\n")[0]) from error
     except Exception as error:  # noqa: BLE001 - a kernel failing on this model

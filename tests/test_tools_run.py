@@ -113,7 +113,8 @@ def test_repeat_prints_the_median_latency(capsys, files):
                            "-o", files / "out.npy", "--repeat", "3")
     assert status == 0 and err == ""  # stderr is not a terminal: no progress by default
     match = re.fullmatch(
-        r"median latency: (\d+\.\d{3}) ms over 3 run\(s\) at nn level \(min (\d+\.\d{3}) ms, max (\d+\.\d{3}) ms\)\n",
+        r"median latency: (\d+\.\d{3}) ms over 3 timed run\(s\) at nn level "
+        r"\(min (\d+\.\d{3}) ms, max (\d+\.\d{3}) ms; 1 warm-up run\(s\) not timed\)\n",
         out,
     )
     assert match
@@ -128,8 +129,9 @@ def test_progress_can_be_forced_off_a_terminal(capsys, files):
     assert err.splitlines() == [
         f"xrelay-run: parsing {files / 'model.mlir'}",
         "xrelay-run: loading inputs",
-        "xrelay-run: running at nn level 1/2",
-        "xrelay-run: running at nn level 2/2",
+        "xrelay-run: warming up at nn level 1/3",
+        "xrelay-run: running at nn level 2/3",
+        "xrelay-run: running at nn level 3/3",
     ]
 
 
@@ -206,6 +208,8 @@ BAD_CASES = {
     "params-not-npz": (["--input", "{d}/x.npy", "--params", "{d}/w.npy"],
                        "xrelay-run: error: cannot load parameters from '{d}/w.npy': a single .npy array"),
     "repeat-zero": (["--input", "{d}/x.npy", "--repeat", "0"], "xrelay-run: error: --repeat must be at least 1, got 0"),
+    "negative-warmup": (["--input", "{d}/x.npy", "--repeat", "2", "--warmup", "-1"],
+                        "xrelay-run: error: --warmup must be at least 0, got -1"),
 }
 
 
@@ -276,6 +280,53 @@ def test_a_lowering_failure_is_one_error(capsys, files, monkeypatch):
 
 def test_every_level_is_listed():
     assert list(xrelay_run.LEVELS) == ["nn", "linalg", "memref", "loops"]
+
+
+@pytest.mark.parametrize("level", ["nn", "linalg", "memref", "loops"])
+def test_every_level_computes_the_reference(capsys, files, level):
+    status, _, err = run(capsys, files / "model.mlir", "--input", files / "x.npy", "--params", files / "p.npz",
+                         "--level", level, "-o", files / "out.npy")
+    assert status == 0, err
+    np.testing.assert_allclose(np.load(files / "out.npy"), reference(X, W, B), rtol=1e-5, atol=1e-6)
+
+
+LOWERING_PIPELINES = {
+    "linalg": "convert-nn-to-linalg",
+    "memref": "convert-nn-to-linalg,nn-bufferize",
+    "loops": "convert-nn-to-linalg,nn-bufferize,linalg-to-loops",
+}
+
+
+@pytest.mark.parametrize("level", list(LOWERING_PIPELINES))
+def test_runs_files_lowered_by_xrelay_opt(capsys, files, level):
+    from xrelay.tools.xrelay_opt import main as opt_main
+
+    lowered = files / f"{level}.mlir"
+    assert opt_main([str(files / "model.mlir"), "-p", LOWERING_PIPELINES[level], "-o", str(lowered)]) == 0
+    capsys.readouterr()
+    # Default: the file's own level; an explicit lower level finishes the lowering; a higher one is an error.
+    for extra in ([], ["--level", "loops"]):
+        status, _, err = run(capsys, lowered, "--input", files / "x.npy", "--params", files / "p.npz",
+                             *extra, "-o", files / "out.npy")
+        assert status == 0, err
+        np.testing.assert_allclose(np.load(files / "out.npy"), reference(X, W, B), rtol=1e-5, atol=1e-6)
+    status, _, err = run(capsys, lowered, "--input", files / "x.npy", "--params", files / "p.npz", "--level", "nn")
+    assert status == 1
+    assert err.startswith(f"xrelay-run: error: the module is already at the {level} level, below --level nn")
+
+
+def test_module_level_recognises_each_level(files):
+    from xdsl.dialects.builtin import ModuleOp
+
+    from xrelay.dialects import make_context
+    from xrelay.lowering import lower
+    from xrelay.tools.diagnostics import parse_module_file
+
+    module = parse_module_file(make_context(), str(files / "model.mlir"))
+    assert isinstance(module, ModuleOp)
+    assert xrelay_run.module_level(module) == "nn"
+    for level in ("linalg", "memref", "loops"):
+        assert xrelay_run.module_level(lower(module, to=level)) == level
 
 
 def test_console_script(files):

@@ -315,11 +315,13 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
     yielded = list(yields.operands)
     out_maps = maps[n_in:]
 
-    # Per output: either ("assign", value) or ("reduce", ufunc, x) or ("contract", ufunc, a, b).
+    linear = [all(linear_form(e) is not None for e in m.results) for m in maps]
+    # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
+    # ("contract", input a, input b).
     plans = []
     targets: list[SSAValue] = []
     for out_index, value in enumerate(yielded):
-        used = set().union(*(e.used_dims() for e in out_maps[out_index].results)) if out_maps[out_index].results else set()
+        used = _used(out_maps[out_index])
         if not reduction_axes and value is out_args[out_index]:
             plans.append(("keep",))
             continue
@@ -340,7 +342,7 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
             raise ExecutionError(f"{op.name}: reduction operand depends on an output")
         ufunc = _REDUCERS[type(owner)]
         contraction = _is_contraction(x, set(in_args)) if ufunc is np.add else None
-        if contraction is not None:
+        if contraction is not None and all(linear[in_args.index(v)] for v in contraction):
             a, b = contraction
             plans.append(("contract", in_args.index(a), in_args.index(b)))
         else:
@@ -357,7 +359,6 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
                 index[axis] = slice(t, t + 1)
             taps.append(tuple(index))
     needs_inputs = body is not None
-    linear = [all(linear_form(e) is not None for e in m.results) for m in maps]
 
     def run(arrays: list) -> None:
         ins, outs = arrays[:n_in], arrays[n_in:]

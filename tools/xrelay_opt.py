@@ -28,6 +28,7 @@ so verifier errors name the place; `--print-debuginfo` shows them.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import os
 import sys
@@ -42,6 +43,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind, _parse_spec
 from xdsl.utils.exceptions import DiagnosticException, ParseError, ShrinkException
+from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from xrelay import transform
@@ -380,23 +382,17 @@ class XRelayOptMain(xDSLOptMain):
         self.pipeline = PassPipeline(tuple(self.pipeline_passes))
 
     def load_xrelay_passes(self) -> None:
-        """Import every xrelay pass class: importing registers it with `transform.get_pass`, which
-        passes use to run their `required` and nested passes (InferType) by name."""
+        """Import every xrelay pass class: importing registers its names with the pass registry, which
+        `--required-pass`/`--disabled-pass` check names against and passes use for nested passes."""
         from xrelay.passes import ALL_PASSES
 
         # Build the shared xDSL context now, or the first pass's timing would include its imports.
         transform.xdsl_context()
-        registered = set(transform.registered_pass_names())
         for load in ALL_PASSES.values():
             try:
-                pass_class = load()
+                load()
             except Exception:  # noqa: BLE001 - a broken pass only matters if the pipeline uses it,
                 continue  # and then parse_pipeline reports it
-            # Register a pass class that did not register itself, so nested lookups find it.
-            if isinstance(pass_class, type) and issubclass(pass_class, transform.XRelayPass):
-                if pass_class.tvm_name not in registered and pass_class.name not in registered:
-                    transform.register_xrelay_pass(pass_class)
-                    registered.update((pass_class.tvm_name, pass_class.name))
 
     def make_pass_context(self) -> tuple[transform.PassContext, list[tuple[InstrumentFlag, PassInstrument]]]:
         """The PassContext of the run: opt level, required/disabled passes, flag instruments, checks."""
@@ -543,9 +539,7 @@ def _print_like_xdsl(error: DiagnosticException) -> None:
         print(note)
 
 
-def _with_line_offset(span, offset: int):
-    import dataclasses
-
+def _with_line_offset(span: Span, offset: int) -> Span:
     return dataclasses.replace(span, line_offset=offset)
 
 

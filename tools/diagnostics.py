@@ -3,9 +3,9 @@
 Every failure a user can cause (malformed input, a verifier error, an unknown pass, a missing or
 mis-shaped file) becomes one MLIR-style diagnostic on stderr,
 
-    model.mlir:12:5: error: 'nn.add' op Operation does not verify: ...
-      %3 = nn.add(%1, %2) : (...)
-      ^
+    model.mlir:3:5: error: 'nn.max_pool2d' op result types (tensor<1x4x8x8xf32>) differ from the inferred ...
+        %1 = nn.max_pool2d(%0) {pool_size = array<i64: 2, 2>, ...} : ...
+        ^
 
 followed by exit status 1 and never a Python traceback. `XRELAY_TRACEBACK=1` in the environment
 adds the traceback of unexpected (internal) errors for debugging the tools themselves.

@@ -354,3 +354,20 @@ def test_console_script(tmp_path, model):
     )
     done = subprocess.run([script, model, "-p", "infer-type"], capture_output=True, text=True, env=env)
     assert done.returncode == 0 and BIAS_ADD_LINE in done.stdout
+
+
+def test_file_extension_and_encoding(capsys, tmp_path):
+    text_file = tmp_path / "model.txt"
+    text_file.write_text(BIAS_MODEL)
+    status, _, err = opt(capsys, str(text_file))
+    assert status == 1
+    assert assert_one_diagnostic(err) == (
+        f"{text_file}: error: Unrecognized file extension 'txt' (use -f mlir to read it as MLIR)"
+    )
+    status, out, _ = opt(capsys, "-f", "mlir", str(text_file))
+    assert status == 0 and BIAS_ADD_LINE in out
+    binary = tmp_path / "binary.mlir"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    status, _, err = opt(capsys, str(binary))
+    assert status == 1
+    assert assert_one_diagnostic(err) == f"{binary}: error: not a UTF-8 text file (invalid start byte at byte 0)"

@@ -41,7 +41,7 @@ from typing import IO, Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind, _parse_spec
+from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind, _parse_spec, parse_spec
 from xdsl.utils.exceptions import DiagnosticException, ParseError, ShrinkException
 from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -456,6 +456,11 @@ class XRelayOptMain(xDSLOptMain):
             return super().parse_chunk(chunk, file_extension, start_offset)
         parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name(), start_offset)
         return parser.parse_module(not self.args.no_implicit_module)
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        # With -f, the file's extension does not matter (xDSL would still reject `.txt`).
+        stream, extension = super().get_input_stream()
+        return stream, parse_spec(self.args.frontend).name if self.args.frontend else extension
 
     def prepare_input(self):
         try:

@@ -20,7 +20,8 @@ class TypeInferenceError(DiagnosticException):
 
 
 def _is_nn_op(op: Operation) -> bool:
-    return isinstance(op, nn.NNOp) and op.name != "nn.constant"
+    # nn.constant is not an NNOp: its type is its value's, nothing to infer.
+    return isinstance(op, nn.NNOp)
 
 
 def _types(values) -> str:

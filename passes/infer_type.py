@@ -24,6 +24,29 @@ def _is_nn_op(op: Operation) -> bool:
     return isinstance(op, nn.NNOp)
 
 
+# (op name, operand types, attributes) -> inferred result types. Inference depends on nothing
+# else (the dialect contract), and models repeat the same few signatures, while InferType runs
+# after every function pass on a fresh copy of the same ops: caching makes those reruns cheap.
+_CACHE: dict[tuple, list] = {}
+_CACHE_LIMIT = 4096
+
+
+def inferred_result_types(op: nn.NNOp) -> list:
+    """`op.infer_result_types()`, memoised on the op's name, operand types and attributes."""
+    key = (op.name, tuple(op.operand_types), tuple(op.attributes.items()))
+    try:
+        return _CACHE[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable attribute: no caching
+        return op.infer_result_types()
+    types = op.infer_result_types()
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()
+    _CACHE[key] = types
+    return types
+
+
 def _types(values) -> str:
     return "(" + ", ".join(str(v) for v in values) + ")"
 
@@ -40,7 +63,7 @@ def infer_types(module: ModuleOp) -> None:
     for op in module.walk():
         if _is_nn_op(op):
             try:
-                new_types = op.infer_result_types()
+                new_types = inferred_result_types(op)
             except nn.ShapeError as e:
                 raise TypeInferenceError(f"InferType: {e}") from None
             for result, new_type in zip(op.results, new_types):
@@ -61,7 +84,7 @@ def types_are_current(module: ModuleOp) -> bool:
     for op in module.walk():
         if _is_nn_op(op):
             try:
-                if list(op.result_types) != op.infer_result_types():
+                if list(op.result_types) != inferred_result_types(op):
                     return False
             except nn.ShapeError:
                 return False

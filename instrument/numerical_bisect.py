@@ -32,6 +32,10 @@ from xrelay.instrument.pass_instrument import PassInstrument
 from xrelay.instrument.print_ir import module_changed
 
 
+class NumericalBisectError(RuntimeError):
+    """The reference outputs cannot be computed (bad or missing inputs, a module that does not run)."""
+
+
 @dataclass(frozen=True)
 class DriftCheck:
     """The comparison after one pass: its name and depth, the error figures, and whether it drifted
@@ -52,14 +56,19 @@ class DriftCheck:
 
 
 def seeded_inputs(mod: Any, given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
-    """`given` plus seeded values for every other `@main` argument."""
+    """`given` plus seeded values for every other `@main` argument; a given name that is not an
+    argument is a ValueError."""
     from xrelay.dialects.constant import dtype_of
     from xrelay.runtime.interpreter import argument_names, find_main
 
     main = find_main(mod)
+    names = argument_names(main)
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ValueError(f"@main has no argument(s) {unknown}; its arguments are {names}")
     rng = np.random.default_rng(seed)
     values = dict(given)
-    for name, arg in zip(argument_names(main), main.body.block.args):
+    for name, arg in zip(names, main.body.block.args):
         if name in values:
             continue
         shape = tuple(arg.type.get_shape())
@@ -166,8 +175,12 @@ class NumericalBisect(PassInstrument):
 
     def run_before_pass(self, mod: Any, info: Any) -> None:
         if not self._received and (self.reference is None or mod is not self._last_result):
-            self._values = seeded_inputs(mod, self.given, self.seed)
-            self.reference = self._run(mod)
+            try:
+                self._values = seeded_inputs(mod, self.given, self.seed)
+                self.reference = self._run(mod)
+            except Exception as error:
+                raise NumericalBisectError(
+                    f"numerical-bisect: the model does not run on the pipeline's input: {error}") from error
         self._received.append(mod)
 
     def run_after_pass(self, mod: Any, info: Any) -> None:

@@ -83,8 +83,9 @@ def test_backward_random(seed):
     def body(values, emit):
         w = emit(nn.ConstantOp(weight)) if bound else values["w"]
         conv = emit(nn.Conv2DOp(values["x"], w, **attrs))
-        scaled = emit(nn.MultiplyOp(conv, emit(nn.ConstantOp(scale))) if seed % 3 else nn.MultiplyOp(emit(nn.ConstantOp(scale)), conv))
-        return [scaled]
+        s = emit(nn.ConstantOp(scale))
+        operands = (conv, s) if seed % 3 else (s, conv)  # the constant on either side
+        return [emit(nn.MultiplyOp(*operands))]
 
     mod = make_module({"x": shape} if bound else {"x": shape, "w": weight_shape}, body)
     params = {} if bound else {"w": weight}

@@ -29,14 +29,16 @@ Nothing is kept but a reference to the received module: passes never mutate thei
 
 `pipeline` is the failing pass's pipeline text: `pass_specs[name]` when given (xrelay-opt maps each
 pipeline pass with its options, and `sequential` to the whole pipeline), else the pipeline name of the
-xrelay or xDSL pass registered under that PassInfo name. A pass with none (a Python `module_pass`)
-gets an empty pipeline, which the replay rejects with a clear error.
+xrelay or xDSL pass registered under that PassInfo name, else the PassInfo name itself if it is
+spelled like a pipeline name (`transform.wrap` names an xDSL pass so). A pass with none (a Python
+`module_pass` named `PythonOnly`) gets an empty pipeline, which the replay rejects with a clear error.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +48,7 @@ from xrelay.instrument.pass_context import PassContext
 from xrelay.instrument.pass_instrument import PassInstrument
 
 PREFIX = "// xrelay-reproducer: "
+_PIPELINE_NAME = re.compile(r"[a-z][a-z0-9_-]*")
 _KEYS = ("failed-pass", "depth", "error", "pipeline", "opt-level", "required-pass", "disabled-pass", "config",
          "full-pipeline")
 
@@ -224,6 +227,8 @@ class CrashReproducer(PassInstrument):
         spec = self.pass_specs.get(pass_name)
         if spec is None:
             spec = registered_pipeline_name(pass_name)
+        if spec is None and _PIPELINE_NAME.fullmatch(pass_name):
+            spec = pass_name  # `transform.wrap` names an xDSL pass by its pipeline name
         return spec or ""
 
     def write(self, mod: Any, info: Any, error: BaseException | None = None) -> Reproducer:

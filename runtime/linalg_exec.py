@@ -19,6 +19,7 @@ single-use buffer); memref-level ops write into their `outs` buffers in place.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -601,9 +602,29 @@ def compile_linalg(module: ModuleOp) -> LinalgProgram:
     return LinalgProgram(module)
 
 
+_PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def structure_key(module: ModuleOp) -> tuple:
+    """The identity of every op and operand: a compiled program is reused while this is unchanged."""
+    return tuple((id(op), tuple(id(v) for v in op.operands)) for op in module.walk())
+
+
+def cached_program(module: ModuleOp, build: Callable[[ModuleOp], object]):
+    """`build(module)`, reused across calls on the same, structurally unchanged module object."""
+    key = structure_key(module)
+    entry = _PROGRAMS.get(module)
+    if entry is None or entry[0] != key or entry[1] is not build:
+        entry = (key, build, build(module))
+        _PROGRAMS[module] = entry
+    return entry[2]
+
+
 def run_linalg(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run `@main` of a linalg- or memref-level module on `inputs` (by argument name or position)."""
-    program = LinalgProgram(module)
+    """Run `@main` of a linalg- or memref-level module on `inputs` (by argument name or position).
+
+    The module is compiled once and the program reused while the module is unchanged."""
+    program = cached_program(module, LinalgProgram)
     return program(*bind_inputs(program.arg_names, inputs))
 
 

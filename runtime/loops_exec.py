@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
-from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, dense_to_numpy, numpy_dtype
+from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, dense_to_numpy, numpy_dtype
 
 _BINARY = {
     arith.AddfOp: "({} + {})", arith.SubfOp: "({} - {})", arith.MulfOp: "({} * {})",
@@ -292,6 +292,8 @@ def compile_loops(module: ModuleOp) -> LoopsProgram:
 
 
 def run_loops(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run `@main` of a loops-level module on `inputs` (by argument name or position)."""
-    program = LoopsProgram(module)
+    """Run `@main` of a loops-level module on `inputs` (by argument name or position).
+
+    The module is translated once and the function reused while the module is unchanged."""
+    program = cached_program(module, LoopsProgram)
     return program(*bind_inputs(program.arg_names, inputs))

@@ -187,3 +187,22 @@ def test_bad_inputs_get_one_clear_error():
             runner(lowered, {"a0": np.zeros((2, 2), np.float32), "a1": np.zeros(3, np.float32)})
     with pytest.raises(ValueError, match="unknown level 'llvm'"):
         lower(module, to="llvm")
+
+
+def test_compiled_program_is_reused_until_the_module_changes():
+    from xrelay.runtime.linalg_exec import LinalgProgram, cached_program
+
+    module = lower(single_op_module("nn.subtract", [(2,), (2,)], {}), to="memref")
+    x, y = np.array([5, 7], np.float32), np.array([1, 2], np.float32)
+    program = cached_program(module, LinalgProgram)
+    assert cached_program(module, LinalgProgram) is program
+    np.testing.assert_array_equal(run_linalg(module, {"a0": x, "a1": y})[0], [4, 5])
+    # Swap the generic's operands: the next run recompiles and computes y - x.
+    generic = next(op for op in module.walk() if op.name == "linalg.generic")
+    a, b, out = generic.operands
+    generic.operands = [b, a, out]
+    assert cached_program(module, LinalgProgram) is not program
+    np.testing.assert_array_equal(run_linalg(module, {"a0": x, "a1": y})[0], [-4, -5])
+    loops = lower(single_op_module("nn.subtract", [(2,), (2,)], {}), to="loops")
+    np.testing.assert_array_equal(run_loops(loops, {"a0": x, "a1": y})[0], [4, 5])
+    np.testing.assert_array_equal(run_loops(loops, {"a0": y, "a1": x})[0], [-4, -5])

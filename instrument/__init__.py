@@ -46,3 +46,27 @@ def __getattr__(name: str):
 
         return getattr(xdsl_pass, name)
     raise AttributeError(f"module 'xrelay.instrument' has no attribute {name!r}")
+
+
+# The power tools of DESIGN.md section 8 (they load xDSL), imported on first use.
+_TOOLS = {
+    "PrintIR": "print_ir",
+    "IRDiff": "ir_diff",
+    "ChromeTraceInstrument": "trace",
+    "OpCountDiff": "op_count",
+    "CrashReproducer": "reproducer",
+    "run_reproducer": "reproducer",
+    "OptBisect": "bisect",
+    "NumericalBisect": "numerical_bisect",
+    "PassMemoryInstrument": "memory",
+}
+__all__ += list(_TOOLS)
+_infrastructure_getattr = __getattr__
+
+
+def __getattr__(name: str):  # noqa: F811 - extends the lookup above with the tools
+    if name in _TOOLS:
+        import importlib
+
+        return getattr(importlib.import_module(f"xrelay.instrument.{_TOOLS[name]}"), name)
+    return _infrastructure_getattr(name)

@@ -280,27 +280,60 @@ class BodyProgram:
                 self.steps.append((op.results[0], body_op_fn(op), tuple(op.operands)))
         self.targets = tuple(targets)
 
-    def __call__(self, env: dict[SSAValue, object]) -> list:
+    def __call__(self, env: dict[SSAValue, object], out: np.ndarray | None = None) -> list | None:
+        """The target values; or, given `out` and a single target computed by a final ufunc, write
+        that ufunc's result straight into `out` (no temporary, no copy) and return None."""
         env = dict(env)
-        for result, fn, operands in self.steps:
+        steps = self.steps
+        direct = (out is not None and len(self.targets) == 1 and steps and steps[-1][0] is self.targets[0]
+                  and isinstance(steps[-1][1], np.ufunc))
+        for result, fn, operands in steps[:-1] if direct else steps:
             env[result] = fn(*(env[v] for v in operands))
+        if direct:
+            _, fn, operands = steps[-1]
+            fn(*(env[v] for v in operands), out=out, casting="unsafe")
+            return None
         return [env[t] for t in self.targets]
 
 
 # ---------------------------------------------------------------- structured ops
 
 
-def _is_contraction(value: SSAValue, input_args: set[SSAValue]):
+def contraction_pair(op: Structured, k: int) -> tuple[int, int] | None:
+    """(i, j) when output k of `op` is a contraction `acc + in_i * in_j` over linear maps, else None."""
+    if not any(str(it.data) == "reduction" for it in op.get_iterator_types()):
+        return None
+    n_in = len(op.inputs)
+    block = op.body.block
+    acc, value = block.args[n_in + k], block.last_op.operands[k]
     owner = value.owner
-    if isinstance(owner, arith.MulfOp | arith.MuliOp):
-        lhs, rhs = owner.operands
-        if lhs in input_args and rhs in input_args and lhs is not rhs:
-            return lhs, rhs
-    return None
+    if not (isinstance(owner, arith.AddfOp | arith.AddiOp) and acc in owner.operands):
+        return None
+    lhs, rhs = owner.operands
+    product = (rhs if lhs is acc else lhs).owner
+    if not isinstance(product, arith.MulfOp | arith.MuliOp):
+        return None
+    a, b = product.operands
+    inputs = list(block.args[:n_in])
+    if a is b or a not in inputs or b not in inputs:
+        return None
+    maps = op.get_indexing_maps().data
+    i, j = inputs.index(a), inputs.index(b)
+    if not all(linear_form(e) is not None for m in (maps[i], maps[j]) for e in m.data.results):
+        return None
+    return i, j
 
 
-def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
-    """A function that runs `op` given its operand arrays, writing into the output arrays."""
+def is_contraction_output(op: Structured, k: int) -> bool:
+    """Whether output k of `op` is computed as a BLAS contraction (see `contraction_pair`)."""
+    return contraction_pair(op, k) is not None
+
+
+def compile_structured(op: Structured, zero_init: Sequence[bool] = ()) -> Callable[[list[np.ndarray]], None]:
+    """A function that runs `op` given its operand arrays, writing into the output arrays.
+
+    `zero_init[k]` promises that output k holds zeros (or is about to be fully overwritten by a
+    contraction that would add to zeros), so a contraction may write instead of accumulate."""
     maps = [m.data for m in op.get_indexing_maps()]
     try:
         ranges = tuple(op.get_static_loop_ranges())
@@ -342,10 +375,9 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
         if _depends_on(x, set(out_args)):
             raise ExecutionError(f"{op.name}: reduction operand depends on an output")
         ufunc = _REDUCERS[type(owner)]
-        contraction = _is_contraction(x, set(in_args)) if ufunc is np.add else None
-        if contraction is not None and all(linear[in_args.index(v)] for v in contraction):
-            a, b = contraction
-            plans.append(("contract", in_args.index(a), in_args.index(b)))
+        contraction = contraction_pair(op, out_index)
+        if contraction is not None:
+            plans.append(("contract", *contraction))
         else:
             plans.append(("reduce", ufunc, len(targets)))
             targets.append(x)
@@ -360,6 +392,8 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
                 index[axis] = slice(t, t + 1)
             taps.append(tuple(index))
     needs_inputs = body is not None
+    single_assign = len(plans) == 1 and plans[0][0] == "assign"
+    bare_out = [is_bare_permutation(m) for m in out_maps]
 
     def run(arrays: list) -> None:
         ins, outs = arrays[:n_in], arrays[n_in:]
@@ -372,15 +406,23 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
                     env[arg] = array
             for k, (arg, array) in enumerate(zip(out_args, outs, strict=True)):
                 env[arg] = loop_view(array, out_maps[k], ranges)
-        values = body(env) if body is not None else []
+        out_views = [loop_view(o, m, ranges, writeable=True) if lin else None
+                     for o, m, lin in zip(outs, out_maps, linear[n_in:], strict=True)]
+        if body is None:
+            values = []
+        elif single_assign:
+            values = body(env, out=out_views[0])
+        else:
+            values = body(env)
         for k, plan in enumerate(plans):
             if plan[0] == "keep":
                 continue
-            if not linear[n_in + k]:
+            out_view = out_views[k]
+            if out_view is None:
                 raise ExecutionError(f"{op.name}: output indexing maps must be linear")
-            out_view = loop_view(outs[k], out_maps[k], ranges, writeable=True)
             if plan[0] == "assign":
-                np.copyto(out_view, values[plan[1]], casting="unsafe")
+                if values is not None:
+                    np.copyto(out_view, values[plan[1]], casting="unsafe")
             elif plan[0] == "reduce":
                 x = np.broadcast_to(values[plan[2]], ranges)
                 if tap_count <= MAX_TAPS:
@@ -395,8 +437,14 @@ def compile_structured(op: Structured) -> Callable[[list[np.ndarray]], None]:
                 ia, ib = plan[1], plan[2]
                 va = loop_view(ins[ia], maps[ia], ranges)
                 vb = loop_view(ins[ib], maps[ib], ranges)
-                np.add(out_view, contract(va, vb, maps[ia], maps[ib], out_maps[k], ranges), out=out_view,
-                       casting="unsafe")
+                direct = outs[k] if k < len(zero_init) and zero_init[k] and bare_out[k] else None
+                product = contract(va, vb, maps[ia], maps[ib], out_maps[k], ranges, out=direct)
+                if product is None:
+                    continue
+                if k < len(zero_init) and zero_init[k]:
+                    np.copyto(out_view, product, casting="unsafe")
+                else:
+                    np.add(out_view, product, out=out_view, casting="unsafe")
 
     return run
 
@@ -415,14 +463,22 @@ def _map_order(amap: AffineMap) -> list[int]:
     return order
 
 
+def is_bare_permutation(amap: AffineMap) -> bool:
+    """Whether every result is a distinct bare loop index (the operand is indexed exactly by loops)."""
+    dims_ = [e.position for e in amap.results if isinstance(e, AffineDimExpr)]
+    return len(dims_) == len(amap.results) and len(set(dims_)) == len(dims_)
+
+
 def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
-             ranges: Sequence[int]) -> np.ndarray:
+             ranges: Sequence[int], out: np.ndarray | None = None) -> np.ndarray | None:
     """sum over the loops not in the output of a * b, as one batched BLAS matmul.
 
     `a` and `b` are loop-space views (one axis per loop, size 1 where unused); the result is
     loop-space shaped too (size 1 on the contracted loops), ready to add into the output view.
     Loops split into batch (in a, b and out), free-a, free-b and contracted ones; the operand
     that is not a plain contiguous weight is copied once into matrix form (im2col for convs).
+    Given `out` (the output array, indexed by bare loops, to be overwritten), the matmul writes
+    straight into it when the product's layout is the output's, and None is returned.
     """
     used_a, used_b, used_o = _used(map_a), _used(map_b), _used(map_out)
     only_a, only_b = used_a - used_b - used_o, used_b - used_a - used_o
@@ -448,12 +504,17 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
     # Put last in the product the free loops the output varies fastest along.
     last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
     if last_is_a:
-        product = np.matmul(matrix(b, free_b, contracted), matrix(a, contracted, free_a))
+        lhs, rhs = matrix(b, free_b, contracted), matrix(a, contracted, free_a)
         labels = batch + free_b + free_a
     else:
-        product = np.matmul(matrix(a, free_a, contracted), matrix(b, contracted, free_b))
+        lhs, rhs = matrix(a, free_a, contracted), matrix(b, contracted, free_b)
         labels = batch + free_a + free_b
-    product = product.reshape([ranges[d] for d in labels])
+    if out is not None and out.flags.c_contiguous and out.dtype == np.result_type(lhs, rhs):
+        significant = lambda group: [d for d in group if ranges[d] != 1]  # noqa: E731
+        if significant(labels) == significant(out_order):
+            np.matmul(lhs, rhs, out=out.reshape(lhs.shape[0], lhs.shape[1], rhs.shape[2]))
+            return None
+    product = np.matmul(lhs, rhs).reshape([ranges[d] for d in labels])
     in_loop_order = sorted(labels)
     product = product.transpose([labels.index(d) for d in in_loop_order])
     return product.reshape([ranges[d] if d in labels else 1 for d in range(rank)])
@@ -484,6 +545,7 @@ class LinalgProgram:
         for arg in main.body.block.args:
             self._slot(arg)
         self.steps: list[Callable[[list], None]] = []
+        self.fill_steps: dict[Operation, tuple[int, Callable[[list], None]]] = {}
         self.result_slots: list[int] = []
         for op in main.body.block.ops:
             self._compile(op)
@@ -492,6 +554,30 @@ class LinalgProgram:
         if value not in self.slots:
             self.slots[value] = len(self.slots)
         return self.slots[value]
+
+    def _elide_zero_fill(self, op: Structured, k: int) -> bool:
+        """Whether output k of `op` is a contraction output whose init is a zero `linalg.fill` used only
+        here; if so the fill's step is dropped (the contraction overwrites every element)."""
+        init = op.outputs[k]
+        if isinstance(init.owner, linalg.FillOp):  # tensor level: the fill's result feeds only this op
+            fill = init.owner
+            if not init.has_one_use():
+                return False
+        else:  # memref level: the buffer is filled right before this op
+            fill = op.prev_op
+            if not (isinstance(fill, linalg.FillOp) and fill.outputs[0] is init):
+                return False
+        if fill not in self.fill_steps:
+            return False
+        value = fill.inputs[0].owner
+        if not (isinstance(value, arith.ConstantOp) and isinstance(value.value, FloatAttr | IntegerAttr)
+                and value.value.value.data == 0):
+            return False
+        if not (is_contraction_output(op, k) and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data)):
+            return False
+        index, alias = self.fill_steps.pop(fill)
+        self.steps[index] = alias
+        return True
 
     def _fresh_single_use(self, value: SSAValue) -> bool:
         owner = value.owner
@@ -537,7 +623,16 @@ class LinalgProgram:
             self.steps.append(lambda env, s=src, d=dst: np.copyto(env[d], env[s]))
             return
         if isinstance(op, Structured):
-            run = compile_structured(op)
+            zero_init = [self._elide_zero_fill(op, k) for k in range(len(op.outputs))]
+            run = compile_structured(op, zero_init)
+            if isinstance(op, linalg.FillOp):
+                # Kept so a contraction that overwrites the whole buffer can drop this step.
+                if op.results:
+                    res, init = slot(op.results[0]), slot(op.outputs[0])
+                    alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
+                else:
+                    alias = lambda env: None  # noqa: E731
+                self.fill_steps[op] = (len(self.steps), alias)
             operands = [slot(v) for v in op.operands]
             n_in = len(op.inputs)
             if op.results:

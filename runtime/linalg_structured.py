@@ -1,0 +1,512 @@
+"""Evaluating one linalg structured op (named or generic) over whole numpy arrays.
+
+`compile_structured(op)` reads the op's indexing maps, iterator types and body once and returns
+a function of the operand arrays:
+
+- each operand becomes a strided view indexed by the loop dimensions its map uses
+  (`as_strided`, so windows such as `d2 * 2 + d5` cost no copy; maps with floordiv/mod gather
+  through index arrays);
+- a body that only computes per element is evaluated once with numpy ufuncs on those
+  broadcast views, its last op writing straight into the output;
+- a reduction body `combine(x, acc)` evaluates `x` over the iteration space and folds the
+  reduction dimensions with `combine`'s ufunc (tap by tap for small windows);
+- `acc + a * b` is a contraction: one batched `np.matmul` (BLAS) after copying the non-weight
+  operand into matrix form (im2col for convolutions); convolutions and dense layers run so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+)
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
+
+Structured = LinalgStructuredOperation
+MAX_TAPS = 64
+"""Reductions over at most this many points (pooling windows) are folded tap by tap."""
+
+
+class ExecutionError(Exception):
+    """An op or construct the executor cannot run; the message names the op."""
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype of an xDSL element type (f16/f32/f64, i1..i64, index)."""
+    if isinstance(element_type, AnyFloat):
+        return np.dtype({16: np.float16, 32: np.float32, 64: np.float64}[element_type.bitwidth])
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        return np.dtype({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width])
+    if isinstance(element_type, IndexType):
+        return np.dtype(np.int64)
+    raise ExecutionError(f"unsupported element type {element_type}")
+
+
+def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """A read-only numpy view of a dense elements attribute (splats broadcast)."""
+    dtype = numpy_dtype(attr.get_element_type())
+    shape = attr.get_shape()
+    flat = np.frombuffer(attr.data.data, dtype=dtype)
+    if flat.size == 1 and int(np.prod(shape)) != 1:
+        return np.broadcast_to(flat.reshape(()), shape)
+    return flat.reshape(shape)
+
+
+def aligned_constant(array: np.ndarray) -> np.ndarray:
+    """A read-only constant in memory numpy allocated (aligned for BLAS) unless it is a splat view.
+
+    Views straight into an attribute's bytes are only 16-byte aligned, which makes BLAS slower.
+    """
+    if array.strides and 0 in array.strides:
+        return array
+    copy = np.array(array)
+    copy.flags.writeable = False
+    return copy
+
+
+def scalar_constant(attr: Attribute, value_type: Attribute):
+    """A numpy scalar for an `arith.constant` float/int attribute."""
+    if isinstance(attr, FloatAttr | IntegerAttr):
+        return numpy_dtype(value_type).type(attr.value.data)
+    raise ExecutionError(f"unsupported constant {attr}")
+
+
+# ---------------------------------------------------------------- affine maps
+
+
+def linear_form(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
+    """`expr` as ({dim: coefficient}, constant), or None if it is not linear."""
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position: 1}, 0
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineBinaryOpExpr):
+        lhs, rhs = linear_form(expr.lhs), linear_form(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        if expr.kind == AffineBinaryOpKind.Add:
+            coeffs = dict(lhs[0])
+            for dim, c in rhs[0].items():
+                coeffs[dim] = coeffs.get(dim, 0) + c
+            return coeffs, lhs[1] + rhs[1]
+        if expr.kind == AffineBinaryOpKind.Mul:
+            if not lhs[0]:
+                lhs, rhs = rhs, lhs
+            if rhs[0]:
+                return None
+            factor = rhs[1]
+            return {d: c * factor for d, c in lhs[0].items()}, lhs[1] * factor
+    return None
+
+
+def loop_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int], writeable: bool = False):
+    """A view of `array` with one axis per loop: full range for loops the map uses, 1 otherwise.
+
+    Returns None when some map result is not linear in the loops (floordiv, mod).
+    """
+    forms = [linear_form(e) for e in amap.results]
+    if any(f is None for f in forms):
+        return None
+    array = np.asarray(array)
+    offset_slices = []
+    for (_, const), size in zip(forms, array.shape, strict=True):
+        if const < 0 or const > size:
+            raise ExecutionError(f"indexing map {amap} reaches outside an operand of shape {array.shape}")
+        offset_slices.append(slice(const, None))
+    base = array[tuple(offset_slices)] if forms else array
+    strides = [0] * len(ranges)
+    shape = [1] * len(ranges)
+    for (coeffs, _), stride in zip(forms, array.strides, strict=True):
+        for dim, c in coeffs.items():
+            strides[dim] += c * stride
+            shape[dim] = ranges[dim]
+    return as_strided(base, shape=shape, strides=strides, writeable=writeable)
+
+
+def gather_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int]) -> np.ndarray:
+    """A loop-space array of `array`'s elements for any affine map (fancy indexing)."""
+    rank = len(ranges)
+    grids = [np.arange(r).reshape([r if i == d else 1 for i in range(rank)]) for d, r in enumerate(ranges)]
+    index = tuple(np.asarray(_eval_expr(expr, grids)) for expr in amap.results)
+    return np.asarray(array)[index]
+
+
+def _eval_expr(expr: AffineExpr, grids):
+    if isinstance(expr, AffineDimExpr):
+        return grids[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value
+    assert isinstance(expr, AffineBinaryOpExpr)
+    lhs, rhs = _eval_expr(expr.lhs, grids), _eval_expr(expr.rhs, grids)
+    match expr.kind:
+        case AffineBinaryOpKind.Add:
+            return lhs + rhs
+        case AffineBinaryOpKind.Mul:
+            return lhs * rhs
+        case AffineBinaryOpKind.FloorDiv:
+            return lhs // rhs
+        case AffineBinaryOpKind.CeilDiv:
+            return -((-lhs) // rhs)
+        case AffineBinaryOpKind.Mod:
+            return lhs % rhs
+    raise ExecutionError(f"unsupported affine expression {expr}")
+
+
+# ---------------------------------------------------------------- op bodies
+
+_BINARY = {
+    arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply,
+    arith.DivfOp: np.divide, arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
+    arith.MaxnumfOp: np.fmax, arith.MinnumfOp: np.fmin,
+    arith.AddiOp: np.add, arith.SubiOp: np.subtract, arith.MuliOp: np.multiply,
+    arith.DivSIOp: lambda a, b: np.trunc(np.divide(a, b)).astype(np.result_type(a, b)),
+    arith.FloorDivSIOp: np.floor_divide, arith.RemSIOp: np.fmod,
+    arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
+    arith.AndIOp: np.bitwise_and, arith.OrIOp: np.bitwise_or, arith.XOrIOp: np.bitwise_xor,
+    math.PowFOp: np.power,
+}
+_UNARY = {
+    arith.NegfOp: np.negative, math.SqrtOp: np.sqrt, math.ExpOp: np.exp, math.LogOp: np.log,
+    math.TanhOp: np.tanh, math.AbsFOp: np.abs, math.RsqrtOp: lambda x: 1 / np.sqrt(x),
+}
+# Combining ops of reductions: body `yield combine(x, acc)` folds with this ufunc.
+_REDUCERS = {
+    arith.AddfOp: np.add, arith.AddiOp: np.add, arith.MulfOp: np.multiply, arith.MuliOp: np.multiply,
+    arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum, arith.MaxnumfOp: np.fmax,
+    arith.MinnumfOp: np.fmin, arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
+}
+_CMPF = {
+    "oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less, "ole": np.less_equal,
+    "one": np.not_equal, "ueq": np.equal, "ugt": np.greater, "uge": np.greater_equal, "ult": np.less,
+    "ule": np.less_equal, "une": np.not_equal,
+}
+_CMPI = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
+         "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal}
+
+
+def _cast_fn(op: Operation):
+    dtype = numpy_dtype(op.results[0].type)
+    return lambda x: np.asarray(x).astype(dtype, copy=False)
+
+
+def body_op_fn(op: Operation) -> Callable:
+    """The numpy function computing one scalar body op over whole arrays."""
+    if type(op) in _BINARY:
+        return _BINARY[type(op)]
+    if type(op) in _UNARY:
+        return _UNARY[type(op)]
+    if isinstance(op, arith.CmpfOp):
+        return _CMPF[arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]]
+    if isinstance(op, arith.CmpiOp):
+        return _CMPI[arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]]
+    if isinstance(op, arith.SelectOp):
+        return np.where
+    if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.FPToSIOp | arith.ExtSIOp
+                  | arith.TruncIOp | arith.IndexCastOp):
+        return _cast_fn(op)
+    raise ExecutionError(f"unsupported op {op.name} in a linalg body")
+
+
+def _depends_on(value: SSAValue, targets: set[SSAValue]) -> bool:
+    if value in targets:
+        return True
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return any(_depends_on(v, targets) for v in owner.operands)
+    return False
+
+
+class BodyProgram:
+    """A linalg body compiled to numpy calls over loop-space arrays."""
+
+    def __init__(self, block: Block, targets: Sequence[SSAValue], ranges: Sequence[int]):
+        self.steps: list[tuple[SSAValue, Callable, tuple]] = []
+        self.ranges = tuple(ranges)
+        needed: set[Operation] = set()
+
+        def mark(value: SSAValue):
+            owner = value.owner
+            if isinstance(owner, Operation) and owner not in needed:
+                needed.add(owner)
+                for v in owner.operands:
+                    mark(v)
+
+        for t in targets:
+            mark(t)
+        for op in block.ops:
+            if op not in needed:
+                continue
+            if isinstance(op, arith.ConstantOp):
+                const = scalar_constant(op.value, op.result.type)
+                self.steps.append((op.result, lambda c=const: c, ()))
+            elif isinstance(op, linalg.IndexOp):
+                dim = op.dim.value.data
+                shape = [r if i == dim else 1 for i, r in enumerate(ranges)]
+                idx = np.arange(ranges[dim], dtype=np.int64).reshape(shape)
+                self.steps.append((op.result, lambda i=idx: i, ()))
+            else:
+                if len(op.results) != 1:
+                    raise ExecutionError(f"unsupported op {op.name} in a linalg body")
+                self.steps.append((op.results[0], body_op_fn(op), tuple(op.operands)))
+        self.targets = tuple(targets)
+
+    def __call__(self, env: dict[SSAValue, object], out: np.ndarray | None = None) -> list | None:
+        """The target values; or, given `out` and a single target computed by a final ufunc, write
+        that ufunc's result straight into `out` (no temporary, no copy) and return None."""
+        env = dict(env)
+        steps = self.steps
+        direct = (out is not None and len(self.targets) == 1 and steps and steps[-1][0] is self.targets[0]
+                  and isinstance(steps[-1][1], np.ufunc))
+        for result, fn, operands in steps[:-1] if direct else steps:
+            env[result] = fn(*(env[v] for v in operands))
+        if direct:
+            _, fn, operands = steps[-1]
+            fn(*(env[v] for v in operands), out=out, casting="unsafe")
+            return None
+        return [env[t] for t in self.targets]
+
+
+# ---------------------------------------------------------------- structured ops
+
+
+def contraction_pair(op: Structured, k: int) -> tuple[int, int] | None:
+    """(i, j) when output k of `op` is a contraction `acc + in_i * in_j` over linear maps, else None."""
+    if not any(str(it.data) == "reduction" for it in op.get_iterator_types()):
+        return None
+    n_in = len(op.inputs)
+    block = op.body.block
+    acc, value = block.args[n_in + k], block.last_op.operands[k]
+    owner = value.owner
+    if not (isinstance(owner, arith.AddfOp | arith.AddiOp) and acc in owner.operands):
+        return None
+    lhs, rhs = owner.operands
+    product = (rhs if lhs is acc else lhs).owner
+    if not isinstance(product, arith.MulfOp | arith.MuliOp):
+        return None
+    a, b = product.operands
+    inputs = list(block.args[:n_in])
+    if a is b or a not in inputs or b not in inputs:
+        return None
+    maps = op.get_indexing_maps().data
+    i, j = inputs.index(a), inputs.index(b)
+    if not all(linear_form(e) is not None for m in (maps[i], maps[j]) for e in m.data.results):
+        return None
+    return i, j
+
+
+def is_contraction_output(op: Structured, k: int) -> bool:
+    """Whether output k of `op` is computed as a BLAS contraction (see `contraction_pair`)."""
+    return contraction_pair(op, k) is not None
+
+
+def compile_structured(op: Structured, zero_init: Sequence[bool] = ()) -> Callable[[list[np.ndarray]], None]:
+    """A function that runs `op` given its operand arrays, writing into the output arrays.
+
+    `zero_init[k]` promises that output k holds zeros (or is about to be fully overwritten by a
+    contraction that would add to zeros), so a contraction may write instead of accumulate."""
+    maps = [m.data for m in op.get_indexing_maps()]
+    try:
+        ranges = tuple(op.get_static_loop_ranges())
+    except NotImplementedError as e:
+        raise ExecutionError(f"{op.name}: {e}") from None
+    iterators = [str(it.data) for it in op.get_iterator_types()]
+    reduction_axes = tuple(i for i, it in enumerate(iterators) if it == "reduction")
+    n_in = len(op.inputs)
+    block = op.body.block
+    in_args, out_args = block.args[:n_in], block.args[n_in:]
+    yields = block.last_op
+    assert isinstance(yields, linalg.YieldOp)
+    yielded = list(yields.operands)
+    out_maps = maps[n_in:]
+
+    linear = [all(linear_form(e) is not None for e in m.results) for m in maps]
+    # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
+    # ("contract", input a, input b).
+    plans = []
+    targets: list[SSAValue] = []
+    for out_index, value in enumerate(yielded):
+        used = _used(out_maps[out_index])
+        if not reduction_axes and value is out_args[out_index]:
+            plans.append(("keep",))
+            continue
+        if not reduction_axes:
+            if len(used) != len(ranges):
+                raise ExecutionError(f"{op.name}: a parallel loop is missing from an output map")
+            if _depends_on(value, set(out_args) - {out_args[out_index]}):
+                raise ExecutionError(f"{op.name}: body reads another output")
+            plans.append(("assign", len(targets)))
+            targets.append(value)
+            continue
+        owner = value.owner
+        if not (isinstance(owner, Operation) and type(owner) in _REDUCERS and out_args[out_index] in owner.operands):
+            raise ExecutionError(f"{op.name}: reduction body must yield combine(x, accumulator)")
+        lhs, rhs = owner.operands
+        x = rhs if lhs is out_args[out_index] else lhs
+        if _depends_on(x, set(out_args)):
+            raise ExecutionError(f"{op.name}: reduction operand depends on an output")
+        ufunc = _REDUCERS[type(owner)]
+        contraction = contraction_pair(op, out_index)
+        if contraction is not None:
+            plans.append(("contract", *contraction))
+        else:
+            plans.append(("reduce", ufunc, len(targets)))
+            targets.append(x)
+
+    body = BodyProgram(block, targets, ranges) if targets else None
+    tap_count = int(np.prod([ranges[a] for a in reduction_axes], dtype=np.int64))
+    taps = []
+    if reduction_axes and tap_count <= MAX_TAPS:
+        for tap in np.ndindex(*(ranges[a] for a in reduction_axes)):
+            index = [slice(None)] * len(ranges)
+            for axis, t in zip(reduction_axes, tap):
+                index[axis] = slice(t, t + 1)
+            taps.append(tuple(index))
+    needs_inputs = body is not None
+    single_assign = len(plans) == 1 and plans[0][0] == "assign"
+    bare_out = [is_bare_permutation(m) for m in out_maps]
+
+    def run(arrays: list) -> None:
+        ins, outs = arrays[:n_in], arrays[n_in:]
+        env: dict[SSAValue, object] = {}
+        if needs_inputs:
+            for arg, array, amap, lin in zip(in_args, ins, maps[:n_in], linear[:n_in], strict=True):
+                if isinstance(array, np.ndarray):
+                    env[arg] = loop_view(array, amap, ranges) if lin else gather_view(array, amap, ranges)
+                else:
+                    env[arg] = array
+            for k, (arg, array) in enumerate(zip(out_args, outs, strict=True)):
+                env[arg] = loop_view(array, out_maps[k], ranges)
+        out_views = [loop_view(o, m, ranges, writeable=True) if lin else None
+                     for o, m, lin in zip(outs, out_maps, linear[n_in:], strict=True)]
+        if body is None:
+            values = []
+        elif single_assign:
+            values = body(env, out=out_views[0])
+        else:
+            values = body(env)
+        for k, plan in enumerate(plans):
+            if plan[0] == "keep":
+                continue
+            out_view = out_views[k]
+            if out_view is None:
+                raise ExecutionError(f"{op.name}: output indexing maps must be linear")
+            if plan[0] == "assign":
+                if values is not None:
+                    np.copyto(out_view, values[plan[1]], casting="unsafe")
+            elif plan[0] == "reduce":
+                x = np.broadcast_to(values[plan[2]], ranges)
+                if tap_count <= MAX_TAPS:
+                    # Small windows (pooling): fold one strided tap view at a time; reducing a
+                    # window view along its short strided axes is several times slower.
+                    for tap in taps:
+                        plan[1](out_view, x[tap], out=out_view, casting="unsafe")
+                else:
+                    plan[1](out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), out=out_view,
+                            casting="unsafe")
+            else:
+                ia, ib = plan[1], plan[2]
+                va = loop_view(ins[ia], maps[ia], ranges)
+                vb = loop_view(ins[ib], maps[ib], ranges)
+                direct = outs[k] if k < len(zero_init) and zero_init[k] and bare_out[k] else None
+                product = contract(va, vb, maps[ia], maps[ib], out_maps[k], ranges, out=direct)
+                if product is None:
+                    continue
+                if k < len(zero_init) and zero_init[k]:
+                    np.copyto(out_view, product, casting="unsafe")
+                else:
+                    np.add(out_view, product, out=out_view, casting="unsafe")
+
+    return run
+
+
+def _used(amap: AffineMap) -> set[int]:
+    return set().union(*(e.used_dims() for e in amap.results)) if amap.results else set()
+
+
+def _map_order(amap: AffineMap) -> list[int]:
+    """The loops an operand uses, outermost (largest memory stride) first."""
+    order: list[int] = []
+    for expr in amap.results:
+        for d in sorted(expr.used_dims()):
+            if d not in order:
+                order.append(d)
+    return order
+
+
+def is_bare_permutation(amap: AffineMap) -> bool:
+    """Whether every result is a distinct bare loop index (the operand is indexed exactly by loops)."""
+    dims_ = [e.position for e in amap.results if isinstance(e, AffineDimExpr)]
+    return len(dims_) == len(amap.results) and len(set(dims_)) == len(dims_)
+
+
+def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
+             ranges: Sequence[int], out: np.ndarray | None = None) -> np.ndarray | None:
+    """sum over the loops not in the output of a * b, as one batched BLAS matmul.
+
+    `a` and `b` are loop-space views (one axis per loop, size 1 where unused); the result is
+    loop-space shaped too (size 1 on the contracted loops), ready to add into the output view.
+    Loops split into batch (in a, b and out), free-a, free-b and contracted ones; the operand
+    that is not a plain contiguous weight is copied once into matrix form (im2col for convs).
+    Given `out` (the output array, indexed by bare loops, to be overwritten), the matmul writes
+    straight into it when the product's layout is the output's, and None is returned.
+    """
+    used_a, used_b, used_o = _used(map_a), _used(map_b), _used(map_out)
+    only_a, only_b = used_a - used_b - used_o, used_b - used_a - used_o
+    if only_a:
+        a = a.sum(axis=tuple(sorted(only_a)), keepdims=True)
+    if only_b:
+        b = b.sum(axis=tuple(sorted(only_b)), keepdims=True)
+    out_order = _map_order(map_out)
+    batch = [d for d in out_order if d in used_a and d in used_b]
+    free_a = [d for d in out_order if d in used_a and d not in used_b]
+    free_b = [d for d in out_order if d in used_b and d not in used_a]
+    # Contracted loops in the memory order of the smaller operand (the weight), so its reshape is free.
+    small_map = map_a if a.size <= b.size else map_b
+    contracted = [d for d in _map_order(small_map) if d in used_a and d in used_b and d not in used_o]
+    size = lambda group: int(np.prod([ranges[d] for d in group], dtype=np.int64))  # noqa: E731
+    rank = len(ranges)
+
+    def matrix(view: np.ndarray, rows: list[int], cols: list[int]) -> np.ndarray:
+        order = batch + rows + cols
+        rest = [d for d in range(rank) if d not in order]
+        return view.transpose(order + rest).reshape(size(batch), size(rows), size(cols))
+
+    # Put last in the product the free loops the output varies fastest along.
+    last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
+    if last_is_a:
+        lhs, rhs = matrix(b, free_b, contracted), matrix(a, contracted, free_a)
+        labels = batch + free_b + free_a
+    else:
+        lhs, rhs = matrix(a, free_a, contracted), matrix(b, contracted, free_b)
+        labels = batch + free_a + free_b
+    if out is not None and out.flags.c_contiguous and out.dtype == np.result_type(lhs, rhs):
+        significant = lambda group: [d for d in group if ranges[d] != 1]  # noqa: E731
+        if significant(labels) == significant(out_order):
+            np.matmul(lhs, rhs, out=out.reshape(lhs.shape[0], lhs.shape[1], rhs.shape[2]))
+            return None
+    product = np.matmul(lhs, rhs).reshape([ranges[d] for d in labels])
+    in_loop_order = sorted(labels)
+    product = product.transpose([labels.index(d) for d in in_loop_order])
+    return product.reshape([ranges[d] if d in labels else 1 for d in range(rank)])

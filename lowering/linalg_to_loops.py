@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import memref
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp, TensorType
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Block, Region
 from xdsl.ir.affine import AffineMap
 from xdsl.pattern_rewriter import (
@@ -23,6 +24,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
+from xdsl.utils.exceptions import PassFailedException
 
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
@@ -57,5 +59,12 @@ class LinalgToLoops(XRelayPass):
     tvm_name = "LinalgToLoops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in op.walk():
+            if isinstance(inner, LinalgStructuredOperation) and any(
+                isinstance(t, TensorType) for t in inner.operand_types
+            ):
+                raise PassFailedException(
+                    f"linalg-to-loops: {inner.name} works on tensors; bufferize first (nn-bufferize)"
+                )
         PatternRewriteWalker(CopyToGeneric(), apply_recursively=False).rewrite_module(op)
         ConvertLinalgToLoopsPass().apply(ctx, op)

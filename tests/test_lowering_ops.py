@@ -206,3 +206,16 @@ def test_compiled_program_is_reused_until_the_module_changes():
     loops = lower(single_op_module("nn.subtract", [(2,), (2,)], {}), to="loops")
     np.testing.assert_array_equal(run_loops(loops, {"a0": x, "a1": y})[0], [4, 5])
     np.testing.assert_array_equal(run_loops(loops, {"a0": y, "a1": x})[0], [-4, -5])
+
+
+def test_passes_out_of_order_name_the_problem():
+    from xdsl.utils.exceptions import PassFailedException
+
+    from xrelay.lowering import ConvertNNToLinalg, LinalgToLoops, NNBufferize
+    from xrelay.lowering.bufferize import BufferizationError
+
+    module = single_op_module("nn.relu", [(2, 2)], {})
+    with pytest.raises(BufferizationError, match="nn-bufferize: cannot bufferize nn.relu"):
+        NNBufferize()(module)
+    with pytest.raises(PassFailedException, match="linalg-to-loops: linalg.generic works on tensors; bufferize first"):
+        LinalgToLoops()(ConvertNNToLinalg()(module))

@@ -371,3 +371,14 @@ def test_file_extension_and_encoding(capsys, tmp_path):
     status, _, err = opt(capsys, str(binary))
     assert status == 1
     assert assert_one_diagnostic(err) == f"{binary}: error: not a UTF-8 text file (invalid start byte at byte 0)"
+
+
+@pytest.mark.parametrize("tool", ["xrelay-opt", "xrelay-run"])
+def test_bad_command_line_is_one_line_and_exit_1(tool, tmp_path):
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / tool), "--no-such-flag", str(tmp_path / "m.mlir")],
+        capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [f"{tool}: error: unrecognized arguments: --no-such-flag"]
+    assert done.stdout == ""

@@ -13,13 +13,14 @@ adds the traceback of unexpected (internal) errors for debugging the tools thems
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
@@ -240,11 +241,21 @@ def report(error: ToolError, prog: str, stream: IO[str] | None = None) -> None:
     print(error.render(prog), file=stream if stream is not None else sys.stderr, flush=True)
 
 
-def run_tool(prog: str, body: Callable[[], int | None]) -> int:
-    """Run a driver's `body`, turning every failure into one diagnostic and exit status 1.
+def one_line_usage_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Make `parser` report a bad command line like any other bad input: one line, exit status 1.
 
-    argparse's own usage errors keep argparse's behaviour (message and exit status 2).
+    (argparse would print the whole usage text, long for xDSL's many flags, and exit with 2.)
     """
+
+    def error(message: str) -> NoReturn:
+        parser.exit(1, f"{parser.prog}: error: {message}\n")
+
+    parser.error = error  # type: ignore[method-assign]
+    return parser
+
+
+def run_tool(prog: str, body: Callable[[], int | None]) -> int:
+    """Run a driver's `body`, turning every failure into one diagnostic and exit status 1."""
     try:
         return body() or 0
     except ToolError as error:

@@ -56,6 +56,7 @@ from xrelay.tools.diagnostics import (
     error_at_span,
     file_error,
     from_verify_error,
+    one_line_usage_errors,
     run_tool,
 )
 
@@ -356,6 +357,7 @@ class XRelayOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        one_line_usage_errors(arg_parser)
         group = arg_parser.add_argument_group("xrelay pass context")
         group.add_argument(
             "--opt-level", type=int, default=2, metavar="N",
@@ -582,7 +584,7 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point: returns the exit status (0 success, 1 error, 2 bad command line)."""
+    """Console entry point: returns the exit status (0 success, 1 error)."""
     return run_tool(PROG, lambda: XRelayOptMain(argv).run())
 
 

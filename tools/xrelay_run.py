@@ -40,6 +40,7 @@ from xrelay.tools.diagnostics import (
     ToolError,
     atomic_output,
     check_output_path,
+    one_line_usage_errors,
     parse_module_file,
     run_tool,
 )
@@ -402,7 +403,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="with --repeat: untimed runs before the timed ones (default 1)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show progress on stderr (default: only when stderr is a terminal)")
-    return parser
+    return one_line_usage_errors(parser)
 
 
 def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
@@ -496,7 +497,7 @@ def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point: returns the exit status (0 success, 1 error, 2 bad command line)."""
+    """Console entry point: returns the exit status (0 success, 1 error)."""
     args = make_parser().parse_args(argv)
     return run_tool(PROG, lambda: run(args, sys.stdout, sys.stderr))
 

@@ -29,6 +29,7 @@ from xdsl.printer import Printer
 
 from xrelay.instrument.pass_instrument import PassInstrument
 
+
 class ElidingPrinter(Printer):
     """xDSL's Printer, except that an `nn.constant` with more than `max_constant_elements` elements
     (and not a splat) prints its value as `dense_resource<__elided_<digest>__>` — MLIR's elided form
@@ -41,7 +42,9 @@ class ElidingPrinter(Printer):
         self.max_constant_elements = max_constant_elements
 
     def _elided_value(self, op: Operation) -> str | None:
-        value = op.attributes.get("value") or op.properties.get("value")
+        value = op.attributes.get("value")
+        if value is None:
+            value = op.properties.get("value")
         if not isinstance(value, DenseIntOrFPElementsAttr):
             return None
         if math.prod(value.type.get_shape()) <= self.max_constant_elements:

@@ -1,6 +1,6 @@
 """Execution benchmark: ResNet-18 at the linalg level, and the loops-level interpreter.
 
-    .venv/bin/python benchmarks/execution.py [--repeat 10] [--threads 2] [--skip-stock]
+    .venv/bin/python benchmarks/execution.py [--repeat 10] [--threads 2] [--skip-stock] [--skip-resnet]
 
 1. ResNet-18, batch 1, 3x224x224, weights bound as constants. Median latency over `--repeat`
    runs (after one warm-up) of
@@ -24,13 +24,18 @@ import statistics
 import sys
 import time
 
-import numpy as np
-
 
 def set_threads(threads: int) -> None:
-    """Cap BLAS/OpenMP threads before numpy loads its BLAS (effective only when called first)."""
+    """Give numpy's BLAS `threads` threads (an explicit OPENBLAS_NUM_THREADS etc. wins); it only
+    takes effect before numpy is first imported, which is why this runs at import time below."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, str(threads))
+
+
+if __name__ == "__main__":
+    set_threads(int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 2)
+
+import numpy as np  # noqa: E402  (after the thread count is set)
 
 
 def median_ms(fn, repeat: int) -> float:
@@ -278,11 +283,14 @@ def bench_resnet(repeat: int, threads: int) -> None:
         contenders[f"onnxruntime {ort.__version__} ({threads} threads)"] = lambda: session.run(None, {"data": data})
     load_before = os.getloadavg()[0]
     results = interleaved_medians_ms(contenders, repeat)
-    base = results["xrelay linalg, opt-level-3 passes"]
+    ort_ms = next((ms for label, ms in results.items() if label.startswith("onnxruntime")), None)
+    numpy_ms = results["plain numpy forward"]
     print(f"\nResNet-18, batch 1, 224x224: median of {repeat} interleaved runs "
           f"(1-min load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, {os.cpu_count()} CPUs)")
+    print(f"  {'':<40} {'median':>9}      {'/ numpy':>8} {'/ ORT':>8}")
     for label, ms in results.items():
-        print(f"  {label:<40} {ms:9.1f} ms   xrelay-linalg-opt / this = {base / ms:5.2f}")
+        vs_ort = f"{ms / ort_ms:8.2f}" if ort_ms else f"{'-':>8}"
+        print(f"  {label:<40} {ms:9.1f} ms   {ms / numpy_ms:8.2f} {vs_ort}")
 
 
 def bench_loops(skip_stock: bool) -> None:
@@ -317,7 +325,8 @@ def bench_loops(skip_stock: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads for numpy's BLAS and ONNX Runtime (default 2)")
     parser.add_argument("--skip-stock", action="store_true", help="skip xDSL's (slow) stock interpreter")
     parser.add_argument("--skip-resnet", action="store_true")
     args = parser.parse_args(argv)
@@ -328,8 +337,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if "--threads" in sys.argv:
-        set_threads(int(sys.argv[sys.argv.index("--threads") + 1]))
-    else:
-        set_threads(2)
     sys.exit(main())

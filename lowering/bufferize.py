@@ -101,7 +101,13 @@ class FunctionBufferizer:
         return self.emit(memref.GetGlobalOp(name, mtype)).memref
 
     def bufferize(self, op: Operation) -> None:
-        if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
+        if not any(isinstance(t, TensorType) for t in (*op.operand_types, *op.result_types)):
+            # Scalar ops and already-bufferized ones move over unchanged (the pass is idempotent).
+            new = op.clone(value_mapper=dict(self.buffers))
+            self.emit(new)
+            for old, res in zip(op.results, new.results, strict=True):
+                self.buffers[old] = res
+        elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
             if not isinstance(op.value, DenseIntOrFPElementsAttr):
                 raise BufferizationError(f"nn-bufferize: unsupported tensor constant {op.value}")
             self.buffers[op.result] = self.global_constant(op.value, op.result.type)
@@ -131,14 +137,8 @@ class FunctionBufferizer:
                     buf = copy
                 values.append(buf)
             self.emit(func.ReturnOp(*values))
-        elif any(isinstance(t, TensorType) for t in (*op.operand_types, *op.result_types)):
-            raise BufferizationError(f"nn-bufferize: cannot bufferize {op.name}")
         else:
-            # Scalar ops (arith constants used by linalg.fill, ...) move over unchanged.
-            new = op.clone(value_mapper=dict(self.buffers))
-            self.emit(new)
-            for old, res in zip(op.results, new.results, strict=True):
-                self.buffers[old] = res
+            raise BufferizationError(f"nn-bufferize: cannot bufferize {op.name}")
 
     def bufferize_structured(self, op: Structured) -> None:
         outs = []

@@ -219,3 +219,12 @@ def test_passes_out_of_order_name_the_problem():
         NNBufferize()(module)
     with pytest.raises(PassFailedException, match="linalg-to-loops: linalg.generic works on tensors; bufferize first"):
         LinalgToLoops()(ConvertNNToLinalg()(module))
+
+
+def test_bufferize_is_idempotent():
+    from xrelay.frontend import tiny
+    from xrelay.lowering import NNBufferize
+
+    module, _ = tiny.get_workload()
+    once = lower(module, to="memref")
+    assert str(NNBufferize()(once)) == str(once)

@@ -216,3 +216,5 @@ class NumericalBisect(PassInstrument):
     def exit_pass_ctx(self) -> None:
         if self.reference is not None:
             self._write(self.report())
+        # Keep the figures, drop the modules and arrays held for the next pass.
+        self._received, self._last_result, self._last_run, self._values = [], None, None, {}

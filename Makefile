@@ -26,8 +26,13 @@ pytest: setup
 lit: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -v tests/filecheck
 
+# Benchmarks print medians and ratios against references measured in the same run;
+# ONNX Runtime comes with the optional `bench` extra.
 bench: setup
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python benchmarks/instrument_overhead.py
+	$(BIN)/python benchmarks/compile_time.py
+	$(BIN)/python benchmarks/execution.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

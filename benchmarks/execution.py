@@ -3,14 +3,16 @@
     .venv/bin/python benchmarks/execution.py [--repeat 10] [--threads 2] [--skip-stock] [--skip-resnet]
 
 1. ResNet-18, batch 1, 3x224x224, weights bound as constants. Median latency over `--repeat`
-   runs (after one warm-up) of
+   runs, taken in interleaved blocks (see `interleaved_medians_ms`), of
    - xrelay at the linalg level, as built (batch_norm lowered as is) and after the opt-level-3
      graph passes (SimplifyInference, FoldScaleAxis, FoldConstant: BN folded into the convs);
    - a plain numpy forward: the same graph evaluated op by op with xrelay's reference numpy
      kernels (`runtime.kernels.KERNELS`), no interpreter in between;
    - ONNX Runtime (optional `bench` extra: `pip install -e '.[bench]'`) on an ONNX graph built
      with `onnx.helper` from the same module and weights, `--threads` intra-op threads;
-   with the ratios to the optimized linalg latency. Every output is checked against the nn level.
+   with each latency's ratio to the numpy forward's and to ONNX Runtime's. Every output is
+   checked against the nn level first. On a shared machine prefer `--threads 1`: OpenBLAS with
+   2 threads slows down many times over as soon as another process holds a core.
 2. Loops level: a small conv → bias → relu → max-pool network lowered to scf loops, run by
    xrelay's compiled loops executor and by xDSL's stock interpreter on the same IR; dynamic scalar
    ops per second (ops executed counted from the loop trip counts) and the speed-up.
@@ -38,22 +40,30 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402  (after the thread count is set)
 
 
+BLOCK = 5
+"""Consecutive timed runs of one contender per round (after one untimed run)."""
+
+
 def median_ms(fn, repeat: int) -> float:
     """Median wall time of `fn` over `repeat` runs after one warm-up, in ms."""
     return interleaved_medians_ms({"fn": fn}, repeat)["fn"]
 
 
 def interleaved_medians_ms(fns: dict, repeat: int) -> dict[str, float]:
-    """Median wall time (ms) of each function, timed in interleaved rounds (one run of each per
-    round) so that load changes on the machine hit every contender alike."""
-    for fn in fns.values():
-        fn()  # warm-up
+    """Median wall time (ms) of each function over `repeat` timed runs.
+
+    Runs come in rounds: each contender in turn runs one untimed run and then up to BLOCK timed
+    ones back to back (its steady state: ONNX Runtime's spinning thread pool, warm caches), so
+    that load changes on the shared machine hit every contender alike.
+    """
     times: dict[str, list[float]] = {label: [] for label in fns}
-    for _ in range(repeat):
+    while any(len(ts) < repeat for ts in times.values()):
         for label, fn in fns.items():
-            start = time.perf_counter()
             fn()
-            times[label].append(time.perf_counter() - start)
+            for _ in range(min(BLOCK, repeat - len(times[label]))):
+                start = time.perf_counter()
+                fn()
+                times[label].append(time.perf_counter() - start)
     return {label: statistics.median(ts) * 1e3 for label, ts in times.items()}
 
 
@@ -285,7 +295,7 @@ def bench_resnet(repeat: int, threads: int) -> None:
     results = interleaved_medians_ms(contenders, repeat)
     ort_ms = next((ms for label, ms in results.items() if label.startswith("onnxruntime")), None)
     numpy_ms = results["plain numpy forward"]
-    print(f"\nResNet-18, batch 1, 224x224: median of {repeat} interleaved runs "
+    print(f"\nResNet-18, batch 1, 224x224: median of {repeat} runs in interleaved blocks of {BLOCK} "
           f"(1-min load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, {os.cpu_count()} CPUs)")
     print(f"  {'':<40} {'median':>9}      {'/ numpy':>8} {'/ ORT':>8}")
     for label, ms in results.items():

@@ -1,18 +1,24 @@
 """PassTimingInstrument: per-pass wall time as TVM's nested text tree.
 
-`run_before_pass` pushes a profile entry (start time), `run_after_pass` pops it (duration);
-`render()` prints the tree depth first in TVM's exact format; `exit_pass_ctx` clears it.
-Beyond TVM: a pass that raises is popped too (`run_after_pass_failed`, duration up to the
-failure), so the stack stays balanced and `render()` keeps working.
+As in TVM (src/ir/instrument.cc, `PassProfileThreadLocalStore`), the profile is one tree per
+thread, shared by every PassTimingInstrument: `run_before_pass` pushes an entry (start time)
+under the innermost open one, `run_after_pass` pops it (duration), `exit_pass_ctx` drops the
+recorded tree, and `render()` (a static method, as in TVM) prints it. So two timing
+instruments in one context nest each pass under itself, and any of them exiting clears what
+the others recorded. Beyond TVM: a pass that raises is popped too (`run_after_pass_failed`,
+duration up to the failure), so the stack stays balanced and `render()` keeps working.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from time import perf_counter_ns
 from typing import Any
 
 from xrelay.instrument.pass_instrument import PassInstrument
+
+NO_PROFILE_WARNING = "Warning: no passes have been profiled, did you enable pass profiling?"
 
 
 def now_us() -> float:
@@ -30,49 +36,68 @@ class _Profile:
         self.children: list[_Profile] = []
 
 
-def _ratio_percent(part: float, whole: float) -> float:
-    # C++ double division as in TVM: x/0 is inf (or nan for 0/0) rather than an error.
+class _ProfileStore(threading.local):
+    """TVM's PassProfileThreadLocalEntry: the placeholder root and the stack of open passes."""
+
+    def __init__(self) -> None:
+        self.root = _Profile("root", 0.0)
+        self.stack: list[_Profile] = []
+
+
+_store = _ProfileStore()
+
+
+def _percent(part: float, whole: float) -> str:
+    """`part / whole * 100` printed as C++ `std::fixed << std::setprecision(2)` prints the double.
+
+    Division by zero follows IEEE as in TVM: x/0 is "inf", and 0/0 is the x86-64 default NaN,
+    which has its sign bit set, so glibc prints "-nan".
+    """
     if whole == 0:
-        return float("nan") if part == 0 else float("inf") if part > 0 else float("-inf")
-    return part / whole * 100.0
+        if part == 0:
+            return "-nan"
+        return "inf" if part > 0 else "-inf"
+    return f"{part / whole * 100.0:.2f}"
 
 
 class PassTimingInstrument(PassInstrument):
     """Times every pass run (microseconds); `render()` returns TVM's profile text."""
 
-    def __init__(self) -> None:
-        self._root = _Profile("root", 0.0)
-        self._stack: list[_Profile] = []
-
     def run_before_pass(self, mod: Any, info: Any) -> None:
-        parent = self._stack[-1] if self._stack else self._root
+        store = _store
+        parent = store.stack[-1] if store.stack else store.root
         profile = _Profile(info.name, now_us())
         parent.children.append(profile)
-        self._stack.append(profile)
+        store.stack.append(profile)
 
     def run_after_pass(self, mod: Any, info: Any) -> None:
         end = now_us()
-        if not self._stack:
+        stack = _store.stack
+        if not stack:
             raise RuntimeError("PassTimingInstrument: mismatched enter/exit for pass profiling")
-        profile = self._stack.pop()
+        profile = stack.pop()
         profile.duration = end - profile.start
 
     run_after_pass_failed = run_after_pass
 
     def exit_pass_ctx(self) -> None:
-        self._root.children.clear()
-        self._stack.clear()
+        # TVM clears the recorded tree only; passes still open (the context was left or its
+        # instruments overridden from inside a pass) stay on the stack and are popped as usual.
+        _store.root.children.clear()
 
-    def render(self) -> str:
+    @staticmethod
+    def render() -> str:
         """The profile tree: one line per pass run, depth first, one tab per nesting level:
         `name: {total:.0f}us [{self:.0f}us] ({total/all*100:.2f}%; {total/parent*100:.2f}%)`,
-        each line ending in a newline. Warns on stderr and returns "" when nothing was profiled.
+        each line ending in a newline. Warns on stderr and returns "" when nothing was profiled;
+        raises RuntimeError while a timed pass is still running.
         """
-        if self._stack:
-            raise RuntimeError("PassTimingInstrument: cannot render the pass profile while still in a pass")
-        top_level = self._root.children
+        store = _store
+        if store.stack:
+            raise RuntimeError("PassTimingInstrument: cannot print pass profile while still in a pass!")
+        top_level = store.root.children
         if not top_level:
-            print("Warning: no passes have been profiled, did you enable pass profiling?", file=sys.stderr)
+            print(NO_PROFILE_WARNING, file=sys.stderr)
             return ""
         all_total = sum(profile.duration for profile in top_level)
         lines: list[str] = []
@@ -87,6 +112,6 @@ class PassTimingInstrument(PassInstrument):
                 pending.append((depth + 1, total, child))
             lines.append(
                 f"{chr(9) * depth}{profile.name}: {total:.0f}us [{self_time:.0f}us] "
-                f"({_ratio_percent(total, all_total):.2f}%; {_ratio_percent(total, parent_total):.2f}%)\n"
+                f"({_percent(total, all_total)}%; {_percent(total, parent_total)}%)\n"
             )
         return "".join(lines)

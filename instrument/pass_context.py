@@ -4,8 +4,8 @@ Semantics are TVM's (DESIGN.md §4): `with ctx:` enters every instrument then ma
 current; leaving pops it then exits every instrument; a failure while entering exits the
 already-entered instruments in reverse order and clears the list; a failure while exiting
 stops there and clears the list. Without any `with`, `PassContext.current()` is a
-per-thread default context (opt_level 2, no instruments) that `override_instruments` can
-instrument.
+per-thread default context (opt_level 2, an empty instrument list) that `override_instruments`
+can instrument.
 """
 
 from __future__ import annotations
@@ -48,12 +48,21 @@ def _build_hooks(instruments: tuple[object, ...]) -> InstrumentHooks | None:
     return InstrumentHooks(tuple(should_run), tuple(before), tuple(after), tuple(failed))
 
 
-def _name_list(value: Iterable[str] | None, what: str) -> tuple[str, ...]:
-    if value is None:
+def _as_tuple(value: Iterable[Any] | None, what: str, expected: str) -> tuple[Any, ...]:
+    # TVM takes `list(value) if value else []`: any iterable. A str is refused (TVM would split it
+    # into characters) and so is a mapping (TVM would keep only its keys).
+    if not value:
         return ()
-    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
-        raise TypeError(f"PassContext: {what} must be a list/tuple/set of pass names, got {value!r}")
-    names = tuple(value)
+    if isinstance(value, (str, bytes, Mapping)):
+        raise TypeError(f"PassContext: {what} must be a list/tuple/set of {expected}, got {value!r}")
+    try:
+        return tuple(value)
+    except TypeError:
+        raise TypeError(f"PassContext: {what} must be a list/tuple/set of {expected}, got {value!r}") from None
+
+
+def _name_list(value: Iterable[str] | None, what: str) -> tuple[str, ...]:
+    names = _as_tuple(value, what, "pass names")
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"PassContext: {what} must hold pass names (str), got {name!r}")
@@ -61,11 +70,7 @@ def _name_list(value: Iterable[str] | None, what: str) -> tuple[str, ...]:
 
 
 def _instrument_list(value: Iterable[object] | None) -> tuple[object, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, (list, tuple, set, frozenset)):
-        raise TypeError(f"PassContext: instruments must be a list/tuple of PassInstrument, got {value!r}")
-    return tuple(value)
+    return _as_tuple(value, "instruments", "PassInstrument")
 
 
 class _ThreadState(threading.local):
@@ -127,8 +132,9 @@ class PassContext:
     # -- instruments ---------------------------------------------------------------------
     @property
     def instruments(self) -> list[object] | None:
-        """The installed instruments in call order (a copy); None, as in TVM, for a context whose
-        instruments were never set (the global default one until `override_instruments`)."""
+        """The installed instruments in call order (a new list of the same objects); None only
+        after `override_instruments(None)`. The global default context starts with [] as in TVM
+        (its `PassContextNode::instruments` is a default-constructed, empty Array)."""
         return None if self._instruments is None else list(self._instruments)
 
     def _set_instruments(self, instruments: tuple[object, ...] | None) -> None:
@@ -195,7 +201,6 @@ class PassContext:
         default = _state.default
         if default is None:
             default = _state.default = PassContext()
-            default._set_instruments(None)  # never set, as TVM's default context
         return default
 
     # -- pass filtering --------------------------------------------------------------------

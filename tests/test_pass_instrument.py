@@ -323,7 +323,7 @@ def test_enter_pass_ctx_exception(events):
     ]
     assert transform.PassContext.current() is not ctx
     assert ctx.instruments == []
-    assert transform.PassContext.current().instruments is None  # the global one was never set
+    assert transform.PassContext.current().instruments == []  # TVM's default context: an empty Array
 
 
 def test_enter_pass_ctx_exception_global(events):
@@ -487,7 +487,7 @@ def test_override_instruments_on_a_with_context(events):
 def test_override_on_global_context_and_inner_with_hides_it(events):
     pass_ = adder("P", events)
     cur = transform.PassContext.current()
-    assert cur.opt_level == 2 and cur.instruments is None and cur.required_pass == () and cur.disabled_pass == ()
+    assert cur.opt_level == 2 and cur.instruments == [] and cur.required_pass == () and cur.disabled_pass == ()
     cur.override_instruments([Rec("%g", events)])
     pass_(ModuleOp([]))
     with transform.PassContext(instruments=[Rec("%w", events)]):

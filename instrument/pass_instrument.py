@@ -101,7 +101,7 @@ def pass_instrument(pi_cls: type | None = None):
 
     def create_pass_instrument(cls: type) -> type:
         if not isinstance(cls, type):
-            raise TypeError(f"pass_instrument: expected a class, got {type(cls).__name__}")
+            raise TypeError(f"pi_cls must be a class (pass_instrument expected a class, got {type(cls).__name__})")
         return _wrap_class_pass_instrument(cls)
 
     if pi_cls is not None:

@@ -17,11 +17,15 @@ from typing import Any
 from xrelay.instrument.pass_context import InstrumentHooks, PassContext
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class PassInfo:
     """A pass's metadata: its `name` (what instruments and required/disabled lists see),
     its `opt_level` (a Sequential runs it iff the context's opt_level is at least this) and
-    the names of the passes it `required` (run just before it inside a Sequential)."""
+    the names of the passes it `required` (run just before it inside a Sequential).
+
+    `str(info)` and `repr(info)` are TVM's PassInfo text (src/ir/transform.cc ReprPrinter),
+    e.g. "The meta data of the pass - pass name: FoldConstant, opt_level: 2, required passes: []\n".
+    """
 
     name: str
     opt_level: int
@@ -33,6 +37,12 @@ class PassInfo:
         if isinstance(self.opt_level, bool) or not isinstance(self.opt_level, int):
             raise TypeError(f"PassInfo({self.name!r}): opt_level must be an int, got {self.opt_level!r}")
         object.__setattr__(self, "required", _required_names(self.required, f"PassInfo({self.name!r})"))
+
+    def __repr__(self) -> str:
+        text = f"The meta data of the pass - pass name: {self.name}, opt_level: {self.opt_level}"
+        if not self.required:
+            return text + ", required passes: []\n"
+        return text + ", required passes: [\n" + "".join(f"{name}, " for name in self.required) + "]\n"
 
 
 def _required_names(required: Iterable[str] | None, where: str) -> tuple[str, ...]:
@@ -189,16 +199,17 @@ def module_pass(
     `opt_level` is mandatory; `name` defaults to the function/class name.
     """
     if opt_level is None:
-        raise ValueError("module_pass: please provide opt_level for the module pass")
+        raise ValueError("Please provide opt_level for the module pass.")
     required_names = _required_names(required, "module_pass")
 
     def create_module_pass(pass_arg: Callable[..., Any] | type):
+        # Checked before the name is looked up, where TVM would fail on `pass_arg.__name__`.
+        if not callable(pass_arg):
+            raise TypeError(f"pass_func must be a callable for Module pass, got {pass_arg!r}")
         fname = name if name else getattr(pass_arg, "__name__", None)
         info = PassInfo(fname, opt_level, required_names)
         if isinstance(pass_arg, type):
             return _wrap_class_module_pass(pass_arg, info)
-        if not callable(pass_arg):
-            raise TypeError(f"module_pass: expected a function or class, got {pass_arg!r}")
         return ModulePass(pass_arg, info)
 
     if pass_func is not None:

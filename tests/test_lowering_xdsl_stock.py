@@ -134,10 +134,8 @@ def test_xrelay_executors_get_numpy_answers_on_the_same_ops():
     np.testing.assert_array_equal(pool, numpy_max_pool(X))
 
 
-def test_loops_executor_is_over_ten_times_faster_than_the_stock_interpreter():
-    """Same loop IR, same answer; the compiled executor is >= 10x faster (typically several 100x)."""
-    import time
-
+def test_loops_executor_agrees_with_the_stock_interpreter():
+    """Same loop IR, same answer (how much faster is measured by benchmarks/execution.py)."""
     from xdsl.interpreters.affine import AffineFunctions
     from xdsl.interpreters.builtin import BuiltinFunctions
     from xdsl.interpreters.math import MathFunctions
@@ -153,15 +151,7 @@ def test_loops_executor_is_over_ten_times_faster_than_the_stock_interpreter():
     for functions in (FuncFunctions(), ArithFunctions(), MemRefFunctions(), ScfFunctions(), AffineFunctions(),
                       MathFunctions(), BuiltinFunctions()):
         interpreter.register_implementations(functions)
-    start = time.perf_counter()
     stock_conv, stock_pool = interpreter.call_op("main", (shaped(X), shaped(W)))
-    stock = time.perf_counter() - start
-    program = compile_loops(loops)
-    runs = 20
-    start = time.perf_counter()
-    for _ in range(runs):
-        conv, pool = program(X, W)
-    ours = (time.perf_counter() - start) / runs
+    conv, pool = compile_loops(loops)(X, W)
     np.testing.assert_allclose(np.array(stock_conv.data, np.float32).reshape(1, 2, 2, 2), conv, rtol=1e-6)
     np.testing.assert_array_equal(np.array(stock_pool.data, np.float32).reshape(1, 2, 2, 2), pool)
-    assert stock / ours >= 10, f"stock {stock * 1e3:.1f} ms vs compiled {ours * 1e3:.2f} ms"

@@ -3,10 +3,16 @@
 xDSL passes rewrite a module in place; xrelay passes are functional (TVM style). So an
 instrumented run applies the xDSL pass to `mod.clone()` and returns the clone: the module
 the pass received is untouched even when the pass raises.
+
+When an xDSL pass raises, xDSL (its pattern walker, verifier, interpreter) has attached a print of
+the whole module to the exception as a note, with a marker under the failing op; for a model with
+bound weights that is tens of megabytes in every traceback. Such notes are cut to the failing op
+and its marker (`elide_module_notes`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -18,6 +24,48 @@ from xrelay.instrument.pass_context import PassContext
 from xrelay.instrument.pass_manager import Pass, PassInfo, get_pass, register_pass, run_pass
 
 _context: Context | None = None
+
+_MARKER = re.compile(r"\s*\^+-*\s*")  # xDSL's underline of the op a diagnostic is about
+
+FAILING_OP_NOTE = "at this op"
+"""First words of a note `elide_module_notes` wrote; its next two lines are the op and its marker."""
+
+NOTE_LINE_LIMIT = 240
+"""Longest line kept from a module print in an exception note (a constant's hex is cut)."""
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= NOTE_LINE_LIMIT else line[:NOTE_LINE_LIMIT] + " ..."
+
+
+def elide_module_notes(error: BaseException) -> None:
+    """Replace xDSL's whole-module prints in `error.__notes__` by the failing op's line and the
+    marker box under it (`^^^^---- | message ----`), in place; other notes stay."""
+    notes = getattr(error, "__notes__", None)
+    if not notes:
+        return
+    for index, note in enumerate(notes):
+        lines = note.split("\n")
+        marker = next((i for i, line in enumerate(lines) if _MARKER.fullmatch(line)), None)
+        if marker is None or marker == 0 or not lines[0].lstrip().startswith(('"builtin.module"', "builtin.module")):
+            continue
+        end = marker + 1
+        while end < len(lines) and lines[end].lstrip().startswith("|"):
+            end += 1
+        kept = [lines[marker - 1], *lines[marker:end + 1]]
+        notes[index] = "\n".join([
+            f"{FAILING_OP_NOTE} (xDSL's print of the whole module, {len(lines)} lines, is cut to it):",
+            *(_cut(line) for line in kept),
+        ])
+
+
+def apply_xdsl_pass(module_pass: XDSLModulePass, module: ModuleOp) -> None:
+    """`module_pass.apply` on `module`, with xDSL's module prints cut out of any exception's notes."""
+    try:
+        module_pass.apply(xdsl_context(), module)
+    except Exception as error:
+        elide_module_notes(error)
+        raise
 
 
 def xdsl_context() -> Context:
@@ -39,7 +87,7 @@ class WrappedModulePass(Pass):
 
     def transform_module(self, mod: ModuleOp, pass_ctx: PassContext) -> ModuleOp:
         new_mod = mod.clone()
-        self.module_pass.apply(xdsl_context(), new_mod)
+        apply_xdsl_pass(self.module_pass, new_mod)
         return new_mod
 
     def __repr__(self) -> str:
@@ -109,7 +157,7 @@ class XRelayPass(XDSLModulePass, Pass):
 
     def transform_module(self, mod: ModuleOp, pass_ctx: PassContext) -> ModuleOp:
         new_mod = mod.clone()
-        self.apply(xdsl_context(), new_mod)
+        apply_xdsl_pass(self, new_mod)
         if self.infer_type_after:
             new_mod = run_pass(get_pass("InferType"), new_mod, pass_ctx)
         return new_mod

@@ -448,7 +448,8 @@ class XRelayOptMain(xDSLOptMain):
             raise from_verify_error(module, error, f"in pass '{failed}'" if failed else None) from error
         except Exception as error:
             failed = self.checks.failed_pass or "pipeline"
-            raise ToolError(f"pass '{failed}' failed: {type(error).__name__}: {error}") from error
+            raise ToolError(f"pass '{failed}' failed: {type(error).__name__}: {error}",
+                            context=_failing_op_lines(error)) from error
 
     # input and output
 
@@ -537,6 +538,17 @@ class XRelayOptMain(xDSLOptMain):
             if not self.args.verify_diagnostics:
                 raise
             _print_like_xdsl(error)
+
+
+def _failing_op_lines(error: BaseException) -> list[str]:
+    """The failing op's line and its underline from the note xrelay leaves of xDSL's module print."""
+    from xrelay.instrument.xdsl_pass import FAILING_OP_NOTE
+
+    for note in getattr(error, "__notes__", ()):
+        lines = note.split("\n")
+        if lines[0].startswith(FAILING_OP_NOTE) and len(lines) >= 3:
+            return [lines[1], lines[2].rstrip().rstrip("-")]
+    return []
 
 
 def _print_like_xdsl(error: DiagnosticException) -> None:

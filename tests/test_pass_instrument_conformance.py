@@ -510,3 +510,76 @@ def test_render_output_ends_with_a_newline_and_warning_goes_to_stderr(clock, cap
         text = timer.render()
     assert text.endswith("%)\n") and text.count("\n") == 1
     assert capsys.readouterr().err == ""
+
+
+def test_override_from_inside_a_pass_body_switches_the_after_hooks(capsys):
+    # Pass::operator() calls pass_ctx.InstrumentAfterPass(ret, info) after the body, and that reads
+    # the context's instruments again: the new list gets run_after_pass, the old one does not.
+    ctx = transform.PassContext(instruments=[Printer("A")])
+
+    @transform.module_pass(opt_level=0, name="Switch")
+    def switch(mod, pass_ctx):
+        pass_ctx.override_instruments([Printer("B")])
+        return mod
+
+    with ctx:
+        switch(ModuleOp([]))
+    assert lines(capsys) == [
+        "A enter_pass_ctx",
+        "A should_run Switch",
+        "A run_before_pass Switch",
+        "A exit_pass_ctx",
+        "B enter_pass_ctx",
+        "B run_after_pass Switch",
+        "B exit_pass_ctx",
+    ]
+
+
+def test_contexts_and_profiles_are_per_thread(clock):
+    # transform.cc PassContextThreadLocalStoreGet and instrument.cc PassProfileThreadLocalStore are
+    # thread_local: another thread has its own default context, context stack and profile.
+    import threading
+
+    seen = {}
+
+    def worker():
+        seen["current"] = transform.PassContext.current()
+        seen["render"] = PassTimingInstrument.render()
+
+    clock.extend([0, 3])
+    with transform.PassContext(instruments=[PassTimingInstrument()]) as ctx:
+        printing_pass("P")(ModuleOp([]))
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+        assert PassTimingInstrument.render() == "P: 3us [3us] (100.00%; 100.00%)\n"
+    assert seen["current"] is not ctx and seen["current"] is not transform.PassContext.current()
+    assert seen["current"].instruments == []
+    assert seen["render"] == ""
+
+
+def test_failing_enter_of_an_inner_context_keeps_the_outer_one_current(capsys):
+    # EnterWithScope: InstrumentEnterPassContext throws before the push, so the inner context never
+    # becomes current; ExitContextOnError exits the entered ones newest first, then ClearOnError.
+    @pass_instrument
+    class BadEnter(Printer):
+        def enter_pass_ctx(self):
+            print(self._name, "bad enter_pass_ctx!!!")
+            raise ValueError(f"{self._name} bad enter_pass_ctx")
+
+    outer = transform.PassContext(instruments=[Printer("O")])
+    inner = transform.PassContext(instruments=[Printer("I0"), Printer("I1"), BadEnter("I2"), Printer("I3")])
+    with outer:
+        with pytest.raises(ValueError, match="I2 bad enter_pass_ctx"):
+            with inner:
+                pass
+        assert transform.PassContext.current() is outer and inner.instruments == []
+    assert lines(capsys) == [
+        "O enter_pass_ctx",
+        "I0 enter_pass_ctx",
+        "I1 enter_pass_ctx",
+        "I2 bad enter_pass_ctx!!!",
+        "I1 exit_pass_ctx",
+        "I0 exit_pass_ctx",
+        "O exit_pass_ctx",
+    ]

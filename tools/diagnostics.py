@@ -178,16 +178,22 @@ def find_invalid_op(module: Operation) -> tuple[Operation, Exception] | None:
     return None
 
 
-def _first_line(error: BaseException) -> str:
-    # xDSL's verifier appends the whole module as a note; the first line of str() is the message.
-    return str(error).strip().split("\n")[0]
+MESSAGE_LIMIT = 2000
+"""Longest error message shown (an exception's text could embed a large print)."""
+
+
+def _message(error: BaseException) -> str:
+    """`str(error)` on one line: xDSL splits some messages over lines ("operand 'data' at position 0
+    does not verify:" + the reason). Its print of the whole module is a note, not part of str()."""
+    text = " ".join(line.strip() for line in str(error).strip().split("\n") if line.strip())
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " ..."
 
 
 def from_verify_error(module: ModuleOp, error: Exception, note: str | None = None) -> ToolError:
     """A diagnostic for a module that failed verification, located at the offending op if known."""
     found = find_invalid_op(module)
     op, cause = found if found is not None else (getattr(error, "op", None), error)
-    message = _first_line(cause)
+    message = _message(cause)
     if op is None:
         return ToolError(message + (f" ({note})" if note else ""))
     message = f"'{op.name}' op {message.removeprefix(op.name + ': ')}"
@@ -273,7 +279,7 @@ def run_tool(prog: str, body: Callable[[], int | None]) -> int:
         report(ToolError("interrupted"), prog)
         return 130
     except Exception as error:  # noqa: BLE001 - anything else is a bug in xrelay, reported briefly
-        report(ToolError(f"internal error: {type(error).__name__}: {_first_line(error)}"), prog)
+        report(ToolError(f"internal error: {type(error).__name__}: {_message(error)}"), prog)
         if os.environ.get(TRACEBACK_ENV):
             traceback.print_exc()
         else:

@@ -1,0 +1,58 @@
+"""QA: bad input to xrelay-opt / xrelay-run is one clear diagnostic naming the place, exit status 1,
+no traceback and no output file (DESIGN.md section 7). Cases found by hostile-user testing."""
+
+from __future__ import annotations
+
+import pytest
+
+from xrelay.tools import xrelay_opt, xrelay_run
+
+
+def run_tool(main, argv, capsys):
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def check_one_diagnostic(status: int, out: str, err: str, tmp_path) -> list[str]:
+    assert status == 1
+    assert out == ""
+    assert "Traceback" not in err and "internal error" not in err
+    assert not (tmp_path / "out.mlir").exists() and not (tmp_path / "out.npy").exists()
+    return err.rstrip("\n").split("\n")
+
+
+def write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+UNRANKED = """func.func @main(%x: tensor<*xf32>) -> tensor<*xf32> {
+  %0 = nn.relu(%x) : (tensor<*xf32>) -> tensor<*xf32>
+  func.return %0 : tensor<*xf32>
+}
+"""
+
+MEMREF = """func.func @main(%x: memref<1x4xf32>) -> memref<1x4xf32> {
+  %0 = nn.relu(%x) : (memref<1x4xf32>) -> memref<1x4xf32>
+  func.return %0 : memref<1x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [(UNRANKED, "tensor<*xf32> should be of base attribute tensor"),
+     (MEMREF, "memref<1x4xf32> should be of base attribute tensor")],
+    ids=["unranked", "memref"],
+)
+def test_operand_constraint_error_keeps_its_reason(tmp_path, capsys, text, reason):
+    # xDSL's message is two lines ("operand 'data' at position 0 does not verify:" + the reason);
+    # the diagnostic must not stop at the colon.
+    path = write(tmp_path, "m.mlir", text)
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path, "-o", str(tmp_path / "out.mlir")], capsys),
+                                 tmp_path)
+    assert lines[0].startswith(f"{path}:2:3: error: 'nn.relu' op operand 'data' at position 0 does not verify")
+    assert lines[0].endswith(reason)
+    assert len(lines) == 3  # the message, the source line, the caret

@@ -218,6 +218,8 @@ class NNOp(IRDLOperation):
         for name, t in zip(names, operand_types):
             if not isinstance(t, TensorType):
                 raise ShapeError(f"{cls.name}: operand '{name}' must be a ranked tensor, got {t}")
+            if any(dim < 0 for dim in t.get_shape()):  # `?` is a negative sentinel in xDSL
+                raise ShapeError(f"{cls.name}: operand '{name}' has a dynamic shape ({t}); nn ops need static shapes")
         element = operand_types[0].get_element_type()
         for name, t in zip(names[1:], operand_types[1:]):
             if t.get_element_type() != element:

@@ -56,3 +56,30 @@ def test_operand_constraint_error_keeps_its_reason(tmp_path, capsys, text, reaso
     assert lines[0].startswith(f"{path}:2:3: error: 'nn.relu' op operand 'data' at position 0 does not verify")
     assert lines[0].endswith(reason)
     assert len(lines) == 3  # the message, the source line, the caret
+
+
+DYNAMIC_CONV = """func.func @main(%x: tensor<1x3x?x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x?x6xf32> {
+  %0 = nn.conv2d(%x, %w) : (tensor<1x3x?x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x?x6xf32>
+  func.return %0 : tensor<1x4x?x6xf32>
+}
+"""
+
+DYNAMIC_RELU = """func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = nn.relu(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return %0 : tensor<?x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("text, op, operand, type_", [
+    (DYNAMIC_CONV, "nn.conv2d", "data", "tensor<1x3x?x8xf32>"),
+    (DYNAMIC_RELU, "nn.relu", "data", "tensor<?x4xf32>"),
+], ids=["conv2d", "relu"])
+def test_dynamic_dimensions_are_a_verifier_error(tmp_path, capsys, text, op, operand, type_):
+    # nn ops compute static shapes; a `?` dimension used to be read as -9223372036854775808.
+    path = write(tmp_path, "m.mlir", text)
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path, "-o", str(tmp_path / "out.mlir")], capsys),
+                                 tmp_path)
+    assert lines[0] == (f"{path}:2:3: error: '{op}' op operand '{operand}' has a dynamic shape ({type_}); "
+                        "nn ops need static shapes")
+    assert "-9223372036854775808" not in "\n".join(lines)

@@ -83,3 +83,13 @@ def test_dynamic_dimensions_are_a_verifier_error(tmp_path, capsys, text, op, ope
     assert lines[0] == (f"{path}:2:3: error: '{op}' op operand '{operand}' has a dynamic shape ({type_}); "
                         "nn ops need static shapes")
     assert "-9223372036854775808" not in "\n".join(lines)
+
+
+@pytest.mark.parametrize("text", ["", "// only a comment\n\n"], ids=["empty", "comment-only"])
+@pytest.mark.parametrize("tool", ["opt", "run"])
+def test_empty_input_file_says_so(tmp_path, capsys, text, tool):
+    # xDSL's own words were "1:1: error: Could not parse entire input!" above an empty source line.
+    path = write(tmp_path, "m.mlir", text)
+    main = xrelay_opt.main if tool == "opt" else xrelay_run.main
+    lines = check_one_diagnostic(*run_tool(main, [path], capsys), tmp_path)
+    assert lines == [f"{path}: error: no operation in the input (the file is empty or holds only comments)"]

@@ -28,6 +28,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 TRACEBACK_ENV = "XRELAY_TRACEBACK"
 
@@ -96,6 +97,10 @@ class LocatingParser(Parser):
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError as error:
+            if error.msg == "Could not parse entire input!" and self._current_token.kind is MLIRTokenKind.EOF:
+                # At the end of the input this means no operation was found at all.
+                raise ToolError("no operation in the input (the file is empty or holds only comments)",
+                                self._filename.data) from None
             # xDSL reports undefined values at the end of the input; MLIR points at the use.
             undefined = [name for name in self.forward_ssa_references if name in self._first_use]
             if error.msg.startswith("values used but not defined") and undefined:

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from xrelay.instrument.pass_instrument import bound_hook
+from xrelay.instrument.pass_instrument import HOOK_NAMES, PassInstrument, bound_hook
 
 _IndexedHook = tuple[int, Callable[..., Any]]
 
@@ -70,7 +70,16 @@ def _name_list(value: Iterable[str] | None, what: str) -> tuple[str, ...]:
 
 
 def _instrument_list(value: Iterable[object] | None) -> tuple[object, ...]:
-    return _as_tuple(value, "instruments", "PassInstrument")
+    instruments = _as_tuple(value, "instruments", "PassInstrument")
+    for index, inst in enumerate(instruments):
+        # A PassInstrument, or (TVM duck typing) any object with at least one hook method.
+        if isinstance(inst, type):
+            raise TypeError(f"PassContext: instruments[{index}] is not a PassInstrument: got the class "
+                            f"{inst.__name__}; pass an instance: {inst.__name__}()")
+        if not isinstance(inst, PassInstrument) and not any(callable(getattr(inst, h, None)) for h in HOOK_NAMES):
+            raise TypeError(f"PassContext: instruments[{index}] is not a PassInstrument (it has none of the "
+                            f"hooks {', '.join(HOOK_NAMES)}): got {inst!r}")
+    return instruments
 
 
 class _ThreadState(threading.local):

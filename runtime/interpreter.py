@@ -214,6 +214,10 @@ def run(
     vectorised linalg/memref executor (``linalg_exec``) or the loops executor (``loops_exec``).
     """
     main = find_main(module)
+    for what, arrays in (("inputs", inputs), ("params", params)):
+        if arrays is not None and not isinstance(arrays, Mapping):
+            raise TypeError(f"run: {what} must be a mapping of @main argument names to arrays, "
+                            f"got {type(arrays).__name__}")
     params = dict(params or {})
     both = sorted(set(inputs) & set(params))
     if both:

@@ -3,6 +3,7 @@ hostile-user testing)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from xrelay import passes, transform
@@ -36,3 +37,28 @@ def test_pass_context_keeps_accepting_duck_typed_instruments():
     with transform.PassContext(instruments=[duck, base]):
         transform.module_pass(lambda mod, ctx: mod, opt_level=0, name="Noop")(object())
     assert duck.seen == ["Noop"]
+
+
+@pytest.mark.parametrize("inputs, params, words", [
+    ([np.zeros((1, 4), np.float32)], None, "run: inputs must be a mapping of @main argument names to arrays, got list"),
+    ({"x": np.zeros((1, 4), np.float32)}, [1.0], "run: params must be a mapping of @main argument names to arrays, "
+                                                 "got list"),
+])
+def test_run_rejects_inputs_that_are_not_a_mapping(inputs, params, words):
+    # A list used to fail deep inside with "unhashable type: 'numpy.ndarray'".
+    from xdsl.parser import Parser
+
+    from xrelay.dialects import make_context
+    from xrelay.runtime import run
+
+    module = Parser(make_context(), RELU).parse_module()
+    with pytest.raises(TypeError) as caught:
+        run(module, inputs, params)
+    assert str(caught.value) == words
+
+
+RELU = """func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %0 = nn.relu(%x) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %0 : tensor<1x4xf32>
+}
+"""

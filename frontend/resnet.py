@@ -6,6 +6,7 @@ Same ops in the same order, the same attributes and parameter names (`%conv0_wei
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -117,6 +118,10 @@ def resnet(
     return b.finish(b.op(nn.SoftmaxOp, fc1))
 
 
+def _is_positive_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > 0
+
+
 def get_net(
     batch_size: int,
     num_classes: int,
@@ -126,6 +131,11 @@ def get_net(
     dtype: str = "float32",
 ) -> ModuleOp:
     """Choose stages and unit kind from `num_layers` and the image height (TVM's `get_net`)."""
+    for name, value in (("batch_size", batch_size), ("num_classes", num_classes)):
+        if not _is_positive_int(value):
+            raise ValueError(f"resnet: {name} must be a positive int, got {value!r}")
+    if isinstance(image_shape, str) or not all(_is_positive_int(d) for d in image_shape):
+        raise ValueError(f"resnet: image_shape must be 3 positive ints, got {image_shape!r}")
     image_shape = tuple(int(d) for d in image_shape)
     if len(image_shape) != 3:
         raise ValueError(f"resnet: image_shape must have 3 dims, got {image_shape}")
@@ -142,7 +152,7 @@ def get_net(
     else:
         if num_layers not in IMAGENET_UNITS:
             raise ValueError(
-                f"resnet: num_layers must be one of {sorted(IMAGENET_UNITS)}, got {num_layers}"
+                f"resnet: num_layers must be one of {sorted(IMAGENET_UNITS)}, got {num_layers!r}"
             )
         units = IMAGENET_UNITS[num_layers]
         bottle_neck = num_layers >= 50

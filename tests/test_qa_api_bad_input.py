@@ -62,3 +62,22 @@ RELU = """func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
   func.return %0 : tensor<1x4xf32>
 }
 """
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"batch_size": 0}, "resnet: batch_size must be a positive int, got 0"),
+    ({"batch_size": -1}, "resnet: batch_size must be a positive int, got -1"),
+    ({"batch_size": 1.5}, "resnet: batch_size must be a positive int, got 1.5"),
+    ({"num_classes": 0}, "resnet: num_classes must be a positive int, got 0"),
+    ({"num_layers": "18"}, "resnet: num_layers must be one of [18, 34, 50, 101, 152, 200, 269], got '18'"),
+    ({"num_layers": 19}, "resnet: num_layers must be one of [18, 34, 50, 101, 152, 200, 269], got 19"),
+    ({"image_shape": "3,224,224"}, "resnet: image_shape must be 3 positive ints, got '3,224,224'"),
+    ({"image_shape": (3, 0, 224)}, "resnet: image_shape must be 3 positive ints, got (3, 0, 224)"),
+])
+def test_resnet_workload_rejects_bad_sizes(kwargs, message):
+    # batch_size=0 / num_classes=0 used to build a model of empty tensors.
+    from xrelay.frontend import resnet
+
+    with pytest.raises(ValueError) as caught:
+        resnet.get_workload(**kwargs)
+    assert str(caught.value) == message

@@ -128,3 +128,17 @@ def test_resnet18_opt3_pipeline_folds_batch_norm_into_convs():
     relu = add.results[0].first_use.operation
     assert relu.results[0].first_use.operation.name == "nn.global_avg_pool2d"
     np.testing.assert_allclose(run(out, {"data": data}), expected, rtol=RTOL)
+    # The rest of the real opt-level-3 pipeline: ConvertLayout (with its required InferType and
+    # CanonicalizeOps) -> FoldConstant, to NHWC and back to NCHW; outputs stay the same.
+    def convert(layouts):
+        return transform.Sequential([passes.ConvertLayout({"nn.conv2d": layouts}), passes.FoldConstant()])
+
+    with transform.PassContext(opt_level=3):
+        nhwc = convert(["NHWC", "HWIO"])(out)
+        back = convert(["NCHW", "default"])(nhwc)
+    assert {conv.attrs()["data_layout"] for conv in nhwc.walk() if conv.name == "nn.conv2d"} == {"NHWC"}
+    assert count(nhwc, "nn.layout_transform") == 2  # into conv0 and out before batch_flatten
+    assert {conv.attrs()["data_layout"] for conv in back.walk() if conv.name == "nn.conv2d"} == {"NCHW"}
+    assert count(back, "nn.layout_transform") == 0
+    np.testing.assert_allclose(run(nhwc, {"data": data}), expected, rtol=RTOL)
+    np.testing.assert_allclose(run(back, {"data": data}), expected, rtol=RTOL)

@@ -3,9 +3,12 @@ outputs drift from those of the pipeline's input.
 
 The reference is computed when a top-level pass receives a module that is not the result of the
 previous top-level pass (the start of a pipeline; `mod = A(mod); mod = B(mod)` is one pipeline).
-Inputs are the given arrays; every other `@main` argument gets seeded values (standard normal for
-floats, integers in [0, 10) otherwise), so an unbound model needs nothing. The model runs with
-`xrelay.runtime.run` (the nn-level numpy kernels).
+Inputs are the given arrays; every other `@main` argument gets seeded values, so an unbound model
+needs nothing: by TVM's parameter-name suffixes, `*var` and `*gamma` (variances, scales) uniform in
+[0.5, 1.5), `*weight` TVM's Xavier uniform (activations stay finite through deep models), other
+floats standard normal, integers in [0, 10). The model runs with `xrelay.runtime.run` (the nn-level
+numpy kernels). Reference outputs that are not finite are an error: NaN compares equal to NaN, so
+no pass could be seen to drift.
 
 A pass's outputs drift when, for some output, `|out - ref| <= atol + rtol * |ref|` fails anywhere
 (numpy's `allclose`), when the outputs' number or shapes changed, or when the model no longer runs.
@@ -66,6 +69,8 @@ def seeded_inputs(mod: Any, given: Mapping[str, np.ndarray], seed: int) -> dict[
     unknown = sorted(set(given) - set(names))
     if unknown:
         raise ValueError(f"@main has no argument(s) {unknown}; its arguments are {names}")
+    from xrelay.frontend.init import xavier_uniform
+
     rng = np.random.default_rng(seed)
     values = dict(given)
     for name, arg in zip(names, main.body.block.args):
@@ -73,7 +78,11 @@ def seeded_inputs(mod: Any, given: Mapping[str, np.ndarray], seed: int) -> dict[
             continue
         shape = tuple(arg.type.get_shape())
         dtype = dtype_of(arg.type.get_element_type())
-        if dtype.kind == "f":
+        if dtype.kind == "f" and name.endswith(("var", "gamma")):
+            values[name] = rng.uniform(0.5, 1.5, shape).astype(dtype)  # sqrt(var) and scales stay real
+        elif dtype.kind == "f" and name.endswith("weight") and len(shape) >= 2:
+            values[name] = xavier_uniform(name, shape, rng).astype(dtype)
+        elif dtype.kind == "f":
             values[name] = rng.standard_normal(shape).astype(dtype)
         else:
             values[name] = rng.integers(0, 10, shape).astype(dtype)
@@ -181,6 +190,10 @@ class NumericalBisect(PassInstrument):
             except Exception as error:
                 raise NumericalBisectError(
                     f"numerical-bisect: the model does not run on the pipeline's input: {error}") from error
+            if not all(np.isfinite(output).all() for output in self.reference if output.dtype.kind in "fc"):
+                raise NumericalBisectError(
+                    "numerical-bisect: the model's outputs are not finite (NaN or Inf) on the pipeline's input, "
+                    "so no drift could be seen; give other inputs (--numerical-bisect-input NAME=FILE.npy)")
         self._received.append(mod)
 
     def run_after_pass(self, mod: Any, info: Any) -> None:

@@ -9,7 +9,10 @@ from xrelay.tools import xrelay_opt, xrelay_run
 
 
 def run_tool(main, argv, capsys):
-    status = main(argv)
+    try:
+        status = main(argv)
+    except SystemExit as exit_:  # argparse's usage errors
+        status = exit_.code
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -93,3 +96,27 @@ def test_empty_input_file_says_so(tmp_path, capsys, text, tool):
     main = xrelay_opt.main if tool == "opt" else xrelay_run.main
     lines = check_one_diagnostic(*run_tool(main, [path], capsys), tmp_path)
     assert lines == [f"{path}: error: no operation in the input (the file is empty or holds only comments)"]
+
+
+GOOD = """func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %0 = nn.relu(%x) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %0 : tensor<1x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--numerical-bisect", "--numerical-bisect-rtol", "nan"],
+     "argument --numerical-bisect-rtol: must be a finite number >= 0, got 'nan'"),
+    (["--numerical-bisect", "--numerical-bisect-atol", "-1"],
+     "argument --numerical-bisect-atol: must be a finite number >= 0, got '-1'"),
+    (["--print-ir-after-all", "--elide-constants-if-larger", "-3"],
+     "argument --elide-constants-if-larger: must be an int >= 0, got '-3'"),
+    (["--opt-bisect-limit", "-7"],
+     "argument --opt-bisect-limit: must be -1 (no limit) or an int >= 0, got '-7'"),
+])
+def test_out_of_range_flag_values_are_usage_errors(tmp_path, capsys, flags, message):
+    # They used to be accepted: a NaN tolerance made every pass drift, -7 meant "no limit".
+    path = write(tmp_path, "m.mlir", GOOD)
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path, "-p", "infer-type", *flags], capsys), tmp_path)
+    assert len(lines) == 1 and lines[0].endswith(f": error: {message}")  # prog is argv[0] under pytest

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import math
 import os
 import sys
 import time
@@ -210,6 +211,39 @@ def _print_memory(instrument: PassInstrument, tool: XRelayOptMain) -> None:
     sys.stderr.write(instrument.render())
 
 
+def _count(text: str) -> int:
+    """argparse type: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an int >= 0, got '{text}'")
+    return value
+
+
+def _limit(text: str) -> int:
+    """argparse type: -1 (no limit) or an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -2
+    if value < -1:
+        raise argparse.ArgumentTypeError(f"must be -1 (no limit) or an int >= 0, got '{text}'")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    """argparse type: a finite float >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got '{text}'")
+    return value
+
+
 def _option(args: argparse.Namespace, tool: XRelayOptMain) -> None:
     """`make` of a flag that only sets an option of another flag's instrument."""
     return None
@@ -226,7 +260,7 @@ INSTRUMENT_FLAGS.extend([
                    "(alone: after every pass that changed it)", make=_option),
     InstrumentFlag("--elide-constants-if-larger", "print constants of more than N elements as a digest in "
                    "--print-ir-* dumps (--print-ir-diff: 16 unless given)", make=_option,
-                   options={"type": int, "metavar": "N"}),
+                   options={"type": _count, "metavar": "N"}),
     InstrumentFlag("--print-ir-diff", "print a unified diff of the IR for every pass that changed it",
                    make=lambda args, tool: _ir_diff(args)),
     InstrumentFlag("--trace-json", "write every pass run as Chrome trace-event JSON (Perfetto, chrome://tracing)",
@@ -241,7 +275,7 @@ INSTRUMENT_FLAGS.extend([
     InstrumentFlag("--opt-bisect-limit", "run only the first N optional passes (-1: all) and print each decision",
                    make=lambda args, tool: None if args.opt_bisect_limit is None
                    else _instrument("bisect", "OptBisect")(args.opt_bisect_limit),
-                   options={"type": int, "metavar": "N"}),
+                   options={"type": _limit, "metavar": "N"}),
     InstrumentFlag("--numerical-bisect", "run the model after every pass that changed the IR and report the "
                    "first pass whose outputs drift", make=_make_numerical_bisect),
     InstrumentFlag("--numerical-bisect-input", "NAME=FILE.npy: a @main argument for --numerical-bisect "
@@ -250,9 +284,9 @@ INSTRUMENT_FLAGS.extend([
     InstrumentFlag("--numerical-bisect-seed", "seed of the generated inputs (default 0)", make=_option,
                    options={"type": int, "default": 0, "metavar": "S"}),
     InstrumentFlag("--numerical-bisect-rtol", "relative tolerance (default 1e-4)", make=_option,
-                   options={"type": float, "default": 1e-4, "metavar": "R"}),
+                   options={"type": _tolerance, "default": 1e-4, "metavar": "R"}),
     InstrumentFlag("--numerical-bisect-atol", "absolute tolerance (default 1e-5)", make=_option,
-                   options={"type": float, "default": 1e-5, "metavar": "A"}),
+                   options={"type": _tolerance, "default": 1e-5, "metavar": "A"}),
     InstrumentFlag("--pass-memory", "print each pass's peak traced Python memory (tracemalloc) on stderr",
                    make=lambda args, tool: _instrument("memory", "PassMemoryInstrument")() if args.pass_memory
                    else None, finish=_print_memory),

@@ -120,3 +120,17 @@ def test_out_of_range_flag_values_are_usage_errors(tmp_path, capsys, flags, mess
     path = write(tmp_path, "m.mlir", GOOD)
     lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path, "-p", "infer-type", *flags], capsys), tmp_path)
     assert len(lines) == 1 and lines[0].endswith(f": error: {message}")  # prog is argv[0] under pytest
+
+
+def test_numerical_bisect_bad_input_name_does_not_blame_a_pass(tmp_path, capsys):
+    # Was "pass 'pipeline' failed: ..." although no pass ran: the instrument refused the input.
+    import numpy as np
+
+    path = write(tmp_path, "m.mlir", GOOD)
+    np.save(tmp_path / "x.npy", np.zeros((1, 4), np.float32))
+    lines = check_one_diagnostic(*run_tool(
+        xrelay_opt.main,
+        [path, "-p", "infer-type", "--numerical-bisect", "--numerical-bisect-input", f"zzz={tmp_path / 'x.npy'}",
+         "-o", str(tmp_path / "out.mlir")], capsys), tmp_path)
+    assert lines == ["xrelay-opt: error: numerical-bisect: the model does not run on the pipeline's input: "
+                     "@main has no argument(s) ['zzz']; its arguments are ['x']"]

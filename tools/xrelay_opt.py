@@ -481,6 +481,10 @@ class XRelayOptMain(xDSLOptMain):
             failed = self.checks.failed_pass
             raise from_verify_error(module, error, f"in pass '{failed}'" if failed else None) from error
         except Exception as error:
+            from xrelay.instrument.numerical_bisect import NumericalBisectError
+
+            if isinstance(error, NumericalBisectError):  # the instrument refused the input: no pass failed
+                raise ToolError(str(error)) from error
             failed = self.checks.failed_pass or "pipeline"
             raise ToolError(f"pass '{failed}' failed: {type(error).__name__}: {error}",
                             context=_failing_op_lines(error)) from error

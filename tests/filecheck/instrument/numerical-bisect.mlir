@@ -24,5 +24,5 @@ func.func @main(%x: tensor<2x2xf32>, %b: tensor<2xf32>) -> tensor<2x2xf32> {
 
 // SEEDED: numerical-bisect: no pass drifted (rtol 1e-05, atol 1e-06) in {{[0-9]+}} checked pass run(s)
 
-// BADNAME: xrelay-opt: error: pass 'pipeline' failed: NumericalBisectError: numerical-bisect: the model does not run on the pipeline's input: @main has no argument(s) ['y']; its arguments are ['x', 'b']
+// BADNAME: xrelay-opt: error: numerical-bisect: the model does not run on the pipeline's input: @main has no argument(s) ['y']; its arguments are ['x', 'b']
 // BADFLAG: xrelay-opt: error: --numerical-bisect-input: expected NAME=FILE.npy, got 'x'

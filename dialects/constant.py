@@ -29,7 +29,7 @@ from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, result_def, t
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from xrelay.dialects.infer import ShapeError
 
@@ -156,7 +156,15 @@ def _parse_dense(parser: Parser) -> DenseIntOrFPElementsAttr:
     if (attr := _parse_hex_fast(parser)) is not None:
         return attr
     pos = parser.pos
-    attr = parser.parse_attribute()
+    try:
+        attr = parser.parse_attribute()
+    except ParseError as error:
+        read = error.span.input.content[pos:error.span.start].rstrip()
+        if ":" not in read or not read.endswith(">"):
+            raise
+        # xDSL's checks made once the whole `dense<...> : type` is read (shape mismatch) point at
+        # the token after it, often the next line's op: point at the literal instead.
+        parser.raise_error(error.msg, pos)
     if not isinstance(attr, DenseIntOrFPElementsAttr) or not isinstance(attr.type, TensorType):
         parser.raise_error(f"nn.constant expects a dense tensor attribute, got {attr}", pos)
     return attr

@@ -134,3 +134,17 @@ def test_numerical_bisect_bad_input_name_does_not_blame_a_pass(tmp_path, capsys)
          "-o", str(tmp_path / "out.mlir")], capsys), tmp_path)
     assert lines == ["xrelay-opt: error: numerical-bisect: the model does not run on the pipeline's input: "
                      "@main has no argument(s) ['zzz']; its arguments are ['x']"]
+
+
+def test_dense_literal_shape_mismatch_points_at_the_literal(tmp_path, capsys):
+    # xDSL noticed the mismatch after reading the type and pointed at the next line's op.
+    text = """func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %0 = nn.constant dense<[1.0, 2.0]> : tensor<1x4xf32>
+  func.return %0 : tensor<1x4xf32>
+}
+"""
+    path = write(tmp_path, "m.mlir", text)
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path], capsys), tmp_path)
+    assert lines[0] == (f"{path}:2:20: error: Shape mismatch in dense literal. Expected [1, 4] shape from the type, "
+                        "but got [2] shape.")
+    assert lines[1] == "  %0 = nn.constant dense<[1.0, 2.0]> : tensor<1x4xf32>"

@@ -145,7 +145,10 @@ class LinalgProgram:
             return
         if isinstance(op, Structured):
             zero_init = [self._elide_zero_fill(op, k) for k in range(len(op.outputs))]
-            run = compile_structured(op, zero_init)
+            constant = [isinstance(v.owner, memref.GetGlobalOp) or (
+                isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, DenseIntOrFPElementsAttr))
+                for v in op.inputs]
+            run = compile_structured(op, zero_init, constant)
             if isinstance(op, linalg.FillOp):
                 # Kept so a contraction that overwrites the whole buffer can drop this step.
                 if op.results:

@@ -17,6 +17,7 @@ a function of the operand arrays:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -40,6 +41,8 @@ from xdsl.ir.affine import (
     AffineExpr,
     AffineMap,
 )
+
+from xrelay.runtime.conv import winograd_conv3x3, winograd_tile, winograd_weights
 
 Structured = LinalgStructuredOperation
 MAX_TAPS = 64
@@ -321,11 +324,14 @@ def is_contraction_output(op: Structured, k: int) -> bool:
     return contraction_pair(op, k) is not None
 
 
-def compile_structured(op: Structured, zero_init: Sequence[bool] = ()) -> Callable[[list[np.ndarray]], None]:
+def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
+                       constant_inputs: Sequence[bool] = ()) -> Callable[[list[np.ndarray]], None]:
     """A function that runs `op` given its operand arrays, writing into the output arrays.
 
     `zero_init[k]` promises that output k holds zeros (or is about to be fully overwritten by a
-    contraction that would add to zeros), so a contraction may write instead of accumulate."""
+    contraction that would add to zeros), so a contraction may write instead of accumulate.
+    `constant_inputs[i]` promises that input i is the same unchanging array on every run, so
+    derived forms of it (Winograd-transformed conv weights) are computed once."""
     maps = [m.data for m in op.get_indexing_maps()]
     try:
         ranges = tuple(op.get_static_loop_ranges())
@@ -369,7 +375,9 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = ()) -> Callab
         ufunc = _REDUCERS[type(owner)]
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
-            plans.append(("contract", *contraction))
+            conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
+            fast = conv and conv.winograd_runner(ranges, constant_inputs)
+            plans.append(("contract", *contraction, fast))
         else:
             plans.append(("reduce", ufunc, len(targets)))
             targets.append(x)
@@ -426,7 +434,10 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = ()) -> Callab
                     plan[1](out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), out=out_view,
                             casting="unsafe")
             else:
-                ia, ib = plan[1], plan[2]
+                ia, ib, fast = plan[1:]
+                accumulate = not (k < len(zero_init) and zero_init[k])
+                if fast is not None and fast(ins, outs[k], accumulate):
+                    continue
                 va = loop_view(ins[ia], maps[ia], ranges)
                 vb = loop_view(ins[ib], maps[ib], ranges)
                 direct = outs[k] if k < len(zero_init) and zero_init[k] and bare_out[k] else None
@@ -510,3 +521,122 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
     in_loop_order = sorted(labels)
     product = product.transpose([labels.index(d) for d in in_loop_order])
     return product.reshape([ranges[d] if d in labels else 1 for d in range(rank)])
+
+
+# ---------------------------------------------------------------- convolutions
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """A contraction that is a 2-D convolution `out[n, f, oh, ow] += data[n, c, oh*s + kh*d + o, ...] *
+    weight[f, c, kh, kw]` in any axis order: the operand axes holding each letter and the window."""
+
+    data: int
+    """Input index of the data operand."""
+    weight: int
+    """Input index of the weight operand."""
+    data_axes: tuple[int, int, int, int]
+    """Data axes holding N, C, H, W."""
+    weight_axes: tuple[int, int, int, int]
+    """Weight axes holding F, C, KH, KW."""
+    out_axes: tuple[int, int, int, int]
+    """Output axes holding N, F, OH, OW."""
+    kernel_loops: tuple[int, int]
+    """The KH and KW loops."""
+    offset: tuple[int, int]
+    strides: tuple[int, int]
+    dilation: tuple[int, int]
+
+    def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
+        """`run(ins, out, accumulate) -> bool` computing this conv by Winograd when `winograd_tile`
+        picks a tile for its shape (returns False, having done nothing, for non-float arrays);
+        None when it does not apply: not 3x3 stride-1 undilated, or a weight that may change
+        between runs (its transform is computed once, on the first run)."""
+        if not (self.weight < len(constant_inputs) and constant_inputs[self.weight]):
+            return None
+        if tuple(ranges[d] for d in self.kernel_loops) != (3, 3) or self.strides != (1, 1) or self.dilation != (1, 1):
+            return None
+        cache: list = [None, None]  # the weight array seen, its transform
+
+        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
+            data, weight = ins[self.data], ins[self.weight]
+            if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
+                    and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
+                return False
+            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
+            y = out.transpose(self.out_axes)
+            n, f, oh, ow = y.shape
+            m = winograd_tile(n, x.shape[1], f, oh, ow)
+            if m is None:
+                return False
+            channels_last = self.out_axes[1] == 3  # F innermost in the output: keep channels last
+            if cache[0] is not weight or cache[1][0] != (m, channels_last):
+                cache[0] = weight
+                cache[1] = ((m, channels_last), winograd_weights(weight.transpose(self.weight_axes), m, channels_last))
+            winograd_conv3x3(x, cache[1][1], m, y, accumulate, channels_last)
+            return True
+
+        return run
+
+
+def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int) -> ConvGeometry | None:
+    """The convolution that contraction `maps[out] += maps[ia] * maps[ib]` is, if it is one.
+
+    The weight and output maps must be bare loops; the data map two bare loops (N, in the
+    output only; C, in the weight only) and two windows `oh * s + kh * d + o` (H then W) with
+    oh an output loop and kh a weight loop.
+    """
+    if len(ranges) != 7 or not all(len(maps[i].results) == 4 for i in (ia, ib, out)):
+        return None
+    if not is_bare_permutation(maps[out]):
+        return None
+    o_dims = [e.position for e in maps[out].results]
+    for data, weight in ((ia, ib), (ib, ia)):
+        if not is_bare_permutation(maps[weight]):
+            continue
+        w_dims = [e.position for e in maps[weight].results]
+        found = _data_axes(maps[data], w_dims, o_dims)
+        if found is None:
+            continue
+        (n_axis, n), (c_axis, c), windows = found
+        (h_axis, oh, kh, sh, dh, ch), (w_axis, ow, kw, sw, dw, cw) = windows
+        filters = [d for d in w_dims if d not in (c, kh, kw)]
+        if len(filters) != 1 or filters[0] not in o_dims or len({n, c, oh, ow, kh, kw, filters[0]}) != 7:
+            continue
+        f = filters[0]
+        return ConvGeometry(
+            data=data, weight=weight, data_axes=(n_axis, c_axis, h_axis, w_axis),
+            weight_axes=tuple(w_dims.index(d) for d in (f, c, kh, kw)),
+            out_axes=tuple(o_dims.index(d) for d in (n, f, oh, ow)),
+            kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw))
+    return None
+
+
+def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
+    """((axis, N loop), (axis, C loop), [(axis, out loop, kernel loop, stride, dilation, offset)] * 2)
+    of a conv's data map, or None if it is not one."""
+    batch = channel = None
+    windows = []
+    for axis, expr in enumerate(d_map.results):
+        if isinstance(expr, AffineDimExpr):
+            d = expr.position
+            if d in o_dims and d not in w_dims and batch is None:
+                batch = (axis, d)
+            elif d in w_dims and d not in o_dims and channel is None:
+                channel = (axis, d)
+            else:
+                return None
+            continue
+        form = linear_form(expr)
+        if form is None:
+            return None
+        coeffs, const = form
+        loops = [d for d, k in coeffs.items() if k]
+        outer = [d for d in loops if d in o_dims and d not in w_dims]
+        inner = [d for d in loops if d in w_dims and d not in o_dims]
+        if len(loops) != 2 or len(outer) != 1 or len(inner) != 1 or const < 0 or min(coeffs[d] for d in loops) < 1:
+            return None
+        windows.append((axis, outer[0], inner[0], coeffs[outer[0]], coeffs[inner[0]], const))
+    if batch is None or channel is None or len(windows) != 2:
+        return None
+    return batch, channel, windows

@@ -109,3 +109,103 @@ def test_unsupported_body_is_named():
     """
     with pytest.raises(ExecutionError, match="linalg.generic: reduction body must yield combine"):
         run_linalg(parse(text), {"x": np.zeros(4, np.float32)})
+
+
+# ---------------------------------------------------------------- convolutions by Winograd
+
+
+def reference_conv3x3(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
+    """NCHW x OIHW stride-1 3x3 convolution in float64, one shifted product per tap."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = xp.shape[2] - 2, xp.shape[3] - 2
+    return sum(np.einsum("nchw,fc->nfhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j].astype(np.float64))
+               for i in range(3) for j in range(3))
+
+
+def conv_module(x_shape, w_shape, data_layout: str, kernel_layout: str):
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
+    from xdsl.ir import Block, Region
+
+    from xrelay.dialects import nn
+
+    types = [TensorType(f32, s) for s in (x_shape, w_shape)]
+    block = Block(arg_types=types)
+    block.args[0].name_hint, block.args[1].name_hint = "x", "w"
+    conv = nn.make("nn.conv2d", list(block.args), padding=(1, 1, 1, 1), data_layout=data_layout,
+                   kernel_layout=kernel_layout)
+    block.add_ops([conv, func.ReturnOp(conv.results[0])])
+    return ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [conv.results[0].type]), Region(block))])
+
+
+@pytest.fixture
+def winograd_calls(monkeypatch):
+    """The tile sizes of the Winograd convolutions the linalg executor runs, in order."""
+    import xrelay.runtime.linalg_structured as structured
+
+    calls = []
+    original = structured.winograd_conv3x3
+
+    def counting(x, u, m, out, accumulate=False, channels_last=False):
+        calls.append(m)
+        return original(x, u, m, out, accumulate, channels_last)
+
+    monkeypatch.setattr(structured, "winograd_conv3x3", counting)
+    return calls
+
+
+@pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OHWI"), ("HWCN", "IHWO")])
+@pytest.mark.parametrize("hw, m", [((20, 32), 4), ((10, 18), 2), ((7, 7), None)])
+def test_conv3x3_with_constant_weight_runs_by_winograd(layouts, hw, m, winograd_calls):
+    from xrelay.frontend import bind_params_by_name
+    from xrelay.lowering import lower
+
+    data_layout, kernel_layout = layouts
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 8, *hw)).astype(np.float32)  # NCHW / OIHW here
+    w = rng.standard_normal((9, 8, 3, 3)).astype(np.float32)
+    xl = x.transpose(["NCHW".index(a) for a in data_layout])
+    wl = w.transpose(["OIHW".index(a) for a in kernel_layout])
+    expected = reference_conv3x3(x, w, 1).transpose(["NCHW".index(a) for a in data_layout])
+    bound = bind_params_by_name(conv_module(xl.shape, wl.shape, data_layout, kernel_layout), {"w": wl})
+    for level in ("linalg", "memref"):
+        for _ in range(2):  # the second run reuses the transformed weight
+            (got,) = run_linalg(lower(bound, to=level), {"x": xl})
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+    assert winograd_calls == ([] if m is None else [m] * 4)
+
+
+def test_conv3x3_with_argument_weight_is_not_winograd(winograd_calls):
+    # The weight may differ between runs: no transform is cached, the conv runs as im2col.
+    from xrelay.lowering import lower
+
+    rng = np.random.default_rng(4)
+    module = lower(conv_module((1, 8, 20, 32), (9, 8, 3, 3), "NCHW", "OIHW"), to="linalg")
+    x = rng.standard_normal((1, 8, 20, 32)).astype(np.float32)
+    for _ in range(2):
+        w = rng.standard_normal((9, 8, 3, 3)).astype(np.float32)
+        (got,) = run_linalg(module, {"x": x, "w": w})
+        np.testing.assert_allclose(got, reference_conv3x3(x, w, 1), rtol=1e-4, atol=1e-5)
+    assert winograd_calls == []
+
+
+def test_winograd_conv_accumulates_into_a_nonzero_init(winograd_calls):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 8, 22, 34)).astype(np.float32)
+    w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    literal = str(w.tolist())  # nested lists of the exact float32 values
+    text = f"""
+    func.func @main(%x: tensor<1x8x22x34xf32>) -> tensor<1x8x20x32xf32> {{
+      %w = arith.constant dense<{literal}> : tensor<8x8x3x3xf32>
+      %half = arith.constant 0.5 : f32
+      %e = tensor.empty() : tensor<1x8x20x32xf32>
+      %f = linalg.fill ins(%half : f32) outs(%e : tensor<1x8x20x32xf32>) -> tensor<1x8x20x32xf32>
+      %c = linalg.conv_2d_nchw_fchw {{strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}}
+          ins(%x, %w : tensor<1x8x22x34xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x20x32xf32>) -> tensor<1x8x20x32xf32>
+      func.return %c : tensor<1x8x20x32xf32>
+    }}
+    """
+    (got,) = run_linalg(parse(text), {"x": x})
+    expected = 0.5 + reference_conv3x3(x, w, 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+    assert winograd_calls == [4]  # 5 x 8 tiles of 4x4

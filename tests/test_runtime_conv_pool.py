@@ -178,3 +178,72 @@ def test_global_avg_pool2d(layout):
         expected[b, c, 0, 0] = sum(float(v) for v in x[b, c].ravel()) / 20
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, expected.transpose(NCHW_TO[layout]), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- Winograd F(m x m, 3 x 3)
+
+WINOGRAD_CASES = [
+    # (N, C, H, W), O, padding (t, l, b, r): sizes that are and are not multiples of 2 and 4
+    ((1, 3, 8, 8), 5, (1, 1, 1, 1)),
+    ((2, 5, 7, 9), 7, (1, 1, 1, 1)),  # odd sizes: the last tiles read a zero-extended input
+    ((1, 6, 13, 6), 3, (0, 2, 1, 0)),  # asymmetric padding
+    ((1, 1, 3, 3), 1, (0, 0, 0, 0)),  # a single output pixel
+    ((1, 9, 11, 16), 11, (2, 2, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("case", WINOGRAD_CASES)
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_winograd_conv3x3_matches_naive(case, m, channels_last, accumulate):
+    from xrelay.runtime.conv import winograd_conv3x3, winograd_weights
+
+    dshape, o, pad = case
+    x = RNG.standard_normal(dshape).astype(np.float32)
+    w = RNG.standard_normal((o, dshape[1], 3, 3)).astype(np.float32)
+    expected = naive_conv(x, w, (1, 1), pad, (1, 1), 1)
+    padded = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    if channels_last:  # NHWC memory seen through an NCHW view, as the linalg executor passes it
+        padded = np.ascontiguousarray(padded.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    initial = RNG.standard_normal(expected.shape).astype(np.float32)
+    out = initial.copy() if accumulate else np.full(expected.shape, np.nan, np.float32)
+    winograd_conv3x3(padded, winograd_weights(w, m, channels_last), m, out, accumulate, channels_last)
+    if accumulate:
+        expected = expected + initial
+    # F(4x4, 3x3) loses a few bits more than direct summation in float32.
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+
+
+def test_winograd_weights_are_g_w_gt():
+    from xrelay.runtime.conv import winograd_weights
+
+    # F(2x2, 3x3): G = [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]]; a kernel of ones gives
+    # G 1 G^T = (G 1)(G 1)^T with G 1 = [1, 1.5, 0.5, 1].
+    u = winograd_weights(np.ones((2, 3, 3, 3), np.float32), 2)
+    g1 = np.array([1, 1.5, 0.5, 1])
+    assert u.shape == (16, 2, 3) and u.dtype == np.float32
+    np.testing.assert_array_equal(u[:, 0, 0], np.outer(g1, g1).ravel())
+    assert winograd_weights(np.ones((2, 3, 3, 3), np.float32), 2, channels_last=True).shape == (16, 3, 2)
+    with pytest.raises(ValueError, match=r"winograd_weights.*\(2, 3, 5, 5\)"):
+        winograd_weights(np.ones((2, 3, 5, 5), np.float32), 2)
+
+
+def test_winograd_tile_choice():
+    from xrelay.runtime.conv import winograd_tile
+
+    assert winograd_tile(1, 64, 64, 56, 56) == 4  # 196 tiles of 4x4
+    assert winograd_tile(1, 128, 128, 28, 28) == 4  # 49 tiles
+    assert winograd_tile(1, 256, 256, 14, 14) == 2  # 14 is not a multiple of 4
+    assert winograd_tile(1, 512, 512, 7, 7) is None  # odd: im2col
+    assert winograd_tile(1, 3, 64, 56, 56) is None  # too few channels
+    assert winograd_tile(1, 64, 64, 8, 8) is None  # 16 tiles of 2x2 are too few
+    assert winograd_tile(10, 64, 64, 8, 8) == 4  # a batch makes them enough
+
+
+def test_winograd_conv3x3_rejects_a_mismatched_weight():
+    from xrelay.runtime.conv import winograd_conv3x3, winograd_weights
+
+    u = winograd_weights(np.ones((4, 3, 3, 3), np.float32), 2)
+    with pytest.raises(ValueError, match=r"winograd_conv3x3.*\(1, 5, 6, 6\)"):
+        winograd_conv3x3(np.ones((1, 5, 6, 6), np.float32), u, 2, np.empty((1, 4, 4, 4), np.float32))

@@ -9,6 +9,13 @@ result need no layout copies in the common NCHW/OIHW and NHWC/HWIO pairs.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
+import glob
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from xrelay.runtime.layout import check_layout, layout_permutation, padding_4, pair
@@ -253,3 +260,118 @@ def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
         if oh % m == 0 and ow % m == 0 and n * (oh // m) * (ow // m) >= 40:
             return m
     return None
+
+
+# ---------------------------------------------------------------- BLAS threads
+
+
+@functools.cache
+def _openblas():
+    """numpy's OpenBLAS as (get_num_threads, set_num_threads) ctypes functions, or None if not found."""
+    candidates = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
+    try:
+        with open("/proc/self/maps") as maps:
+            candidates += sorted({line.split()[-1] for line in maps if "openblas" in line and "/" in line})
+    except OSError:
+        pass
+    for path in candidates:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
+            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+            if get is not None and put is not None:
+                get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
+                return get, put
+    return None
+
+
+def blas_threads() -> int | None:
+    """The number of threads numpy's OpenBLAS uses (OPENBLAS_NUM_THREADS at startup), or None if unknown."""
+    lib = _openblas()
+    return int(lib[0]()) if lib else None
+
+
+def set_blas_threads(count: int) -> None:
+    """Make numpy's OpenBLAS use `count` threads from now on (process-wide); no-op without OpenBLAS."""
+    lib = _openblas()
+    if lib:
+        lib[1](int(count))
+
+
+_split_threads: list[int] = []  # innermost `split_blas_threads` count, while one is active
+
+
+@contextlib.contextmanager
+def split_blas_threads():
+    """Within: numpy's BLAS runs single-threaded, and the `threaded_*` helpers split their work over
+    as many worker threads as BLAS had (one synchronisation per call instead of one per BLAS call).
+
+    Process-wide while active, like `set_blas_threads`; nests."""
+    before = blas_threads() or 1
+    threads = _split_threads[-1] if _split_threads else before
+    _split_threads.append(threads)
+    if before != 1:
+        set_blas_threads(1)
+    try:
+        yield threads
+    finally:
+        _split_threads.pop()
+        if before != 1:
+            set_blas_threads(before)
+
+
+def _threads(threads: int | None) -> int:
+    return threads or (_split_threads[-1] if _split_threads else None) or blas_threads() or 1
+
+
+@functools.cache
+def _worker_pool(workers: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="xrelay-conv")
+
+
+def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
+                              channels_last: bool = False, threads: int | None = None) -> None:
+    """`winograd_conv3x3` with the output's tile rows split over `threads` worker threads (default:
+    numpy's BLAS thread count), each running single-threaded BLAS.
+
+    Winograd's matmuls are many small ones; OpenBLAS's own threads synchronise on each of them, which
+    costs more than it saves, and many times over when another process holds a core. One split per
+    convolution synchronises once. BLAS is set to one thread for the duration (process-wide).
+    """
+    threads = _threads(threads)
+    oh = out.shape[2]
+    rows = -(-(-(-oh // m)) // threads) * m  # output rows per part: whole tiles
+    parts = [(r, min(r + rows, oh)) for r in range(0, oh, rows)]
+    if threads == 1 or len(parts) == 1:
+        winograd_conv3x3(x, u, m, out, accumulate, channels_last)
+        return
+    with split_blas_threads():
+        futures = [_worker_pool(threads).submit(
+            winograd_conv3x3, x[:, :, r0:r1 + 2], u, m, out[:, :, r0:r1], accumulate, channels_last)
+            for r0, r1 in parts]
+        for future in futures:
+            future.result()
+
+
+def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
+                    threads: int | None = None) -> np.ndarray:
+    """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), its M rows split over `threads`
+    worker threads (default: numpy's BLAS thread count) running single-threaded BLAS, when the
+    product is big enough to be worth one synchronisation (see `winograd_conv3x3_threaded`)."""
+    threads = _threads(threads)
+    b, m, k = lhs.shape
+    n = rhs.shape[-1]
+    if out is None:
+        out = np.empty((b, m, n), np.result_type(lhs, rhs))
+    if threads == 1 or m < 2 * threads or b * m * n * k < 1 << 22:
+        return np.matmul(lhs, rhs, out=out)
+    rows = -(-m // threads)
+    with split_blas_threads():
+        futures = [_worker_pool(threads).submit(np.matmul, lhs[:, r:r + rows], rhs, out=out[:, r:r + rows])
+                   for r in range(0, m, rows)]
+        for future in futures:
+            future.result()
+    return out

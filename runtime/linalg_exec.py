@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from xrelay.runtime.conv import split_blas_threads
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
     Structured,
@@ -184,8 +185,9 @@ class LinalgProgram:
         env: list = [None] * len(self.slots)
         for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
             env[i] = check_argument(array, arg_type, self.arg_names[i])
-        for step in self.steps:
-            step(env)
+        with split_blas_threads():  # BLAS's own threads synchronise per call: split per op instead
+            for step in self.steps:
+                step(env)
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 

@@ -42,7 +42,7 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
-from xrelay.runtime.conv import winograd_conv3x3, winograd_tile, winograd_weights
+from xrelay.runtime.conv import threaded_matmul, winograd_conv3x3_threaded, winograd_tile, winograd_weights
 
 Structured = LinalgStructuredOperation
 MAX_TAPS = 64
@@ -515,9 +515,9 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
     if out is not None and out.flags.c_contiguous and out.dtype == np.result_type(lhs, rhs):
         significant = lambda group: [d for d in group if ranges[d] != 1]  # noqa: E731
         if significant(labels) == significant(out_order):
-            np.matmul(lhs, rhs, out=out.reshape(lhs.shape[0], lhs.shape[1], rhs.shape[2]))
+            threaded_matmul(lhs, rhs, out=out.reshape(lhs.shape[0], lhs.shape[1], rhs.shape[2]))
             return None
-    product = np.matmul(lhs, rhs).reshape([ranges[d] for d in labels])
+    product = threaded_matmul(lhs, rhs).reshape([ranges[d] for d in labels])
     in_loop_order = sorted(labels)
     product = product.transpose([labels.index(d) for d in in_loop_order])
     return product.reshape([ranges[d] if d in labels else 1 for d in range(rank)])
@@ -573,7 +573,7 @@ class ConvGeometry:
             if cache[0] is not weight or cache[1][0] != (m, channels_last):
                 cache[0] = weight
                 cache[1] = ((m, channels_last), winograd_weights(weight.transpose(self.weight_axes), m, channels_last))
-            winograd_conv3x3(x, cache[1][1], m, y, accumulate, channels_last)
+            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate, channels_last)
             return True
 
         return run

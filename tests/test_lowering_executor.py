@@ -144,13 +144,13 @@ def winograd_calls(monkeypatch):
     import xrelay.runtime.linalg_structured as structured
 
     calls = []
-    original = structured.winograd_conv3x3
+    original = structured.winograd_conv3x3_threaded
 
     def counting(x, u, m, out, accumulate=False, channels_last=False):
         calls.append(m)
         return original(x, u, m, out, accumulate, channels_last)
 
-    monkeypatch.setattr(structured, "winograd_conv3x3", counting)
+    monkeypatch.setattr(structured, "winograd_conv3x3_threaded", counting)
     return calls
 
 

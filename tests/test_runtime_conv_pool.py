@@ -247,3 +247,49 @@ def test_winograd_conv3x3_rejects_a_mismatched_weight():
     u = winograd_weights(np.ones((4, 3, 3, 3), np.float32), 2)
     with pytest.raises(ValueError, match=r"winograd_conv3x3.*\(1, 5, 6, 6\)"):
         winograd_conv3x3(np.ones((1, 5, 6, 6), np.float32), u, 2, np.empty((1, 4, 4, 4), np.float32))
+
+
+@pytest.mark.parametrize("oh, m, threads", [(13, 4, 2), (8, 2, 3), (16, 4, 2), (4, 4, 2)])
+def test_winograd_threaded_split_matches_naive(oh, m, threads):
+    # Tile rows split over worker threads: every part, including a short last one, lands in place.
+    from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_weights
+
+    x = RNG.standard_normal((2, 5, oh, 7)).astype(np.float32)
+    w = RNG.standard_normal((6, 5, 3, 3)).astype(np.float32)
+    expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    out = np.full(expected.shape, np.nan, np.float32)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    winograd_conv3x3_threaded(padded, winograd_weights(w, m), m, out, threads=threads)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("shape", [(1, 300, 200, 100), (2, 257, 130, 129), (1, 3, 4, 5)])
+def test_threaded_matmul_matches_numpy(shape):
+    from xrelay.runtime.conv import threaded_matmul
+
+    b, m, k, n = shape
+    lhs = RNG.standard_normal((b, m, k)).astype(np.float32)
+    rhs = RNG.standard_normal((b, k, n)).astype(np.float32)
+    expected = np.einsum("bmk,bkn->bmn", lhs.astype(np.float64), rhs.astype(np.float64))
+    np.testing.assert_allclose(threaded_matmul(lhs, rhs, threads=2), expected, rtol=1e-4, atol=1e-3)
+    out = np.empty((b, m, n), np.float32)
+    assert threaded_matmul(lhs, rhs, out=out, threads=3) is out
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
+
+
+def test_split_blas_threads_restores_the_blas_thread_count():
+    from xrelay.runtime.conv import blas_threads, set_blas_threads, split_blas_threads
+
+    before = blas_threads()
+    if before is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS")
+    set_blas_threads(2)
+    try:
+        with split_blas_threads() as threads:
+            assert threads == 2 and blas_threads() == 1
+            with split_blas_threads() as inner:  # nested: still splits over the outer count
+                assert inner == 2 and blas_threads() == 1
+            assert blas_threads() == 1
+        assert blas_threads() == 2
+    finally:
+        set_blas_threads(before)

@@ -11,8 +11,11 @@
    - ONNX Runtime (optional `bench` extra: `pip install -e '.[bench]'`) on an ONNX graph built
      with `onnx.helper` from the same module and weights, `--threads` intra-op threads;
    with each latency's ratio to the numpy forward's and to ONNX Runtime's. Every output is
-   checked against the nn level first. On a shared machine prefer `--threads 1`: OpenBLAS with
-   2 threads slows down many times over as soon as another process holds a core.
+   checked against the nn level first. `--threads` is checked to be numpy's OpenBLAS thread count
+   (set through ctypes, as threadpoolctl does). On a shared machine the plain numpy forward with
+   2 threads slows down many times over as soon as another process holds a core (OpenBLAS's threads
+   synchronise on every call); xrelay's executor runs BLAS single-threaded and splits each big op
+   over its own worker threads instead.
 2. Loops level: a small conv → bias → relu → max-pool network lowered to scf loops, run by
    xrelay's compiled loops executor and by xDSL's stock interpreter on the same IR; dynamic scalar
    ops per second (ops executed counted from the loop trip counts) and the speed-up.
@@ -28,8 +31,9 @@ import time
 
 
 def set_threads(threads: int) -> None:
-    """Give numpy's BLAS `threads` threads (an explicit OPENBLAS_NUM_THREADS etc. wins); it only
-    takes effect before numpy is first imported, which is why this runs at import time below."""
+    """Give numpy's BLAS `threads` threads through the environment; it only takes effect before numpy
+    is first imported, which is why this runs at import time below (`check_blas_threads` then sets
+    and checks the count OpenBLAS actually uses)."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, str(threads))
 
@@ -248,6 +252,21 @@ def stock_interpreter_run(module, arrays):
 # --- main ----------------------------------------------------------------------------------
 
 
+def check_blas_threads(threads: int) -> str:
+    """Make numpy's OpenBLAS use `threads` threads even if numpy was imported before `set_threads`
+    ran, and describe what is in effect."""
+    from xrelay.runtime.conv import blas_threads, set_blas_threads
+
+    set_blas_threads(threads)
+    actual = blas_threads()
+    if actual is None:
+        return "numpy's BLAS is not OpenBLAS: its thread count is unchecked"
+    if actual != threads:
+        raise SystemExit(f"numpy's OpenBLAS runs {actual} threads, not --threads {threads}")
+    return (f"numpy's OpenBLAS: {actual} thread(s); the xrelay linalg executor runs BLAS single-threaded "
+            f"and splits big matmuls and Winograd convs over {actual} worker thread(s)")
+
+
 def bench_resnet(repeat: int, threads: int) -> None:
     from xrelay import passes, transform
     from xrelay.frontend import bind_params_by_name, resnet
@@ -291,6 +310,7 @@ def bench_resnet(repeat: int, threads: int) -> None:
                                        providers=["CPUExecutionProvider"])
         check("onnxruntime", session.run(None, {"data": data})[0])
         contenders[f"onnxruntime {ort.__version__} ({threads} threads)"] = lambda: session.run(None, {"data": data})
+    print(f"  {check_blas_threads(threads)}")
     load_before = os.getloadavg()[0]
     results = interleaved_medians_ms(contenders, repeat)
     ort_ms = next((ms for label, ms in results.items() if label.startswith("onnxruntime")), None)

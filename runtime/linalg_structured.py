@@ -124,28 +124,54 @@ def linear_form(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
     return None
 
 
-def loop_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int], writeable: bool = False):
-    """A view of `array` with one axis per loop: full range for loops the map uses, 1 otherwise.
+class LoopView:
+    """Views of operands through one indexing map with one axis per loop: full range for loops the
+    map uses, 1 otherwise (`linear` is False when some result is not linear in the loops: floordiv,
+    mod). The map is analysed once; the view geometry is cached per operand shape and strides."""
 
-    Returns None when some map result is not linear in the loops (floordiv, mod).
-    """
-    forms = [linear_form(e) for e in amap.results]
-    if any(f is None for f in forms):
-        return None
-    array = np.asarray(array)
-    offset_slices = []
-    for (_, const), size in zip(forms, array.shape, strict=True):
-        if const < 0 or const > size:
-            raise ExecutionError(f"indexing map {amap} reaches outside an operand of shape {array.shape}")
-        offset_slices.append(slice(const, None))
-    base = array[tuple(offset_slices)] if forms else array
-    strides = [0] * len(ranges)
-    shape = [1] * len(ranges)
-    for (coeffs, _), stride in zip(forms, array.strides, strict=True):
-        for dim, c in coeffs.items():
-            strides[dim] += c * stride
-            shape[dim] = ranges[dim]
-    return as_strided(base, shape=shape, strides=strides, writeable=writeable)
+    def __init__(self, amap: AffineMap, ranges: Sequence[int]):
+        forms = [linear_form(e) for e in amap.results]
+        self.amap = amap
+        self.ranges = tuple(ranges)
+        self.linear = all(f is not None for f in forms)
+        self.forms = [(tuple(coeffs.items()), const) for coeffs, const in forms] if self.linear else []
+        self._geometry: dict[tuple, tuple[int, list[int], list[int]]] = {}
+
+    def geometry(self, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, list[int], list[int]]:
+        """(byte offset, view shape, view strides) for an operand of this shape and these strides."""
+        key = (shape, strides)
+        found = self._geometry.get(key)
+        if found is None:
+            if len(shape) != len(self.forms):
+                raise ExecutionError(f"indexing map {self.amap} does not fit an operand of shape {shape}")
+            offset = 0
+            view_shape, view_strides = [1] * len(self.ranges), [0] * len(self.ranges)
+            for (coeffs, const), size, stride in zip(self.forms, shape, strides):
+                if const < 0 or const > size:
+                    raise ExecutionError(f"indexing map {self.amap} reaches outside an operand of shape {shape}")
+                offset += const * stride
+                for dim, c in coeffs:
+                    view_strides[dim] += c * stride
+                    view_shape[dim] = self.ranges[dim]
+            found = self._geometry[key] = (offset, view_shape, view_strides)
+        return found
+
+    def __call__(self, array: np.ndarray, writeable: bool = False) -> np.ndarray:
+        """The loop-space view of `array` (linear maps only)."""
+        array = np.asarray(array)
+        offset, shape, strides = self.geometry(array.shape, array.strides)
+        if array.flags.c_contiguous and array.size:
+            # np.ndarray over the array's buffer: several times cheaper than as_strided (and it
+            # checks that the view stays inside the buffer).
+            return np.ndarray(shape, array.dtype, array, offset, strides)
+        base = array[tuple(slice(const, None) for _, const in self.forms)] if self.forms else array
+        return as_strided(base, shape=shape, strides=strides, writeable=writeable)
+
+
+def loop_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int], writeable: bool = False):
+    """A view of `array` with one axis per loop (see `LoopView`), or None for a non-linear map."""
+    view = LoopView(amap, ranges)
+    return view(array, writeable) if view.linear else None
 
 
 def gather_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int]) -> np.ndarray:
@@ -347,7 +373,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     yielded = list(yields.operands)
     out_maps = maps[n_in:]
 
-    linear = [all(linear_form(e) is not None for e in m.results) for m in maps]
+    views = [LoopView(m, ranges) for m in maps]
+    linear = [v.linear for v in views]
     # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
     # ("contract", input a, input b).
     plans = []
@@ -398,16 +425,15 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     def run(arrays: list) -> None:
         ins, outs = arrays[:n_in], arrays[n_in:]
         env: dict[SSAValue, object] = {}
+        out_views = [view(o, writeable=True) if view.linear else None for o, view in zip(outs, views[n_in:], strict=True)]
         if needs_inputs:
-            for arg, array, amap, lin in zip(in_args, ins, maps[:n_in], linear[:n_in], strict=True):
+            for arg, array, view in zip(in_args, ins, views[:n_in], strict=True):
                 if isinstance(array, np.ndarray):
-                    env[arg] = loop_view(array, amap, ranges) if lin else gather_view(array, amap, ranges)
+                    env[arg] = view(array) if view.linear else gather_view(array, view.amap, ranges)
                 else:
                     env[arg] = array
-            for k, (arg, array) in enumerate(zip(out_args, outs, strict=True)):
-                env[arg] = loop_view(array, out_maps[k], ranges)
-        out_views = [loop_view(o, m, ranges, writeable=True) if lin else None
-                     for o, m, lin in zip(outs, out_maps, linear[n_in:], strict=True)]
+            for arg, out_view in zip(out_args, out_views, strict=True):
+                env[arg] = out_view
         if body is None:
             values = []
         elif single_assign:
@@ -438,8 +464,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                 accumulate = not (k < len(zero_init) and zero_init[k])
                 if fast is not None and fast(ins, outs[k], accumulate):
                     continue
-                va = loop_view(ins[ia], maps[ia], ranges)
-                vb = loop_view(ins[ib], maps[ib], ranges)
+                va, vb = views[ia](ins[ia]), views[ib](ins[ib])
                 direct = outs[k] if k < len(zero_init) and zero_init[k] and bare_out[k] else None
                 product = contract(va, vb, maps[ia], maps[ib], out_maps[k], ranges, out=direct)
                 if product is None:

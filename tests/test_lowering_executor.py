@@ -209,3 +209,23 @@ def test_winograd_conv_accumulates_into_a_nonzero_init(winograd_calls):
     expected = 0.5 + reference_conv3x3(x, w, 0)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
     assert winograd_calls == [4]  # 5 x 8 tiles of 4x4
+
+
+def test_loop_view_matches_indexing_for_contiguous_and_strided_operands():
+    from xdsl.ir.affine import AffineExpr, AffineMap
+
+    from xrelay.runtime.linalg_structured import LoopView
+
+    # (i, j, k) -> (i, 2 * j + k + 1): a strided window with a constant offset.
+    i, j, k = (AffineExpr.dimension(n) for n in range(3))
+    view = LoopView(AffineMap(3, 0, (i, j * 2 + k + 1)), (2, 3, 2))
+    base = np.arange(2 * 9, dtype=np.float32).reshape(2, 9)
+    expected = np.array([[[base[a, 2 * b + c + 1] for c in range(2)] for b in range(3)] for a in range(2)])
+    for operand in (base, np.asfortranarray(base), base[:, ::-1][:, ::-1]):  # contiguous, then not
+        np.testing.assert_array_equal(view(operand), expected)
+    target = base.copy()
+    view(target, writeable=True)[...] = -1  # writes land in the operand, on the window only
+    untouched = [0, 7, 8]  # columns 2 * j + k + 1 cover 1 .. 6
+    assert (target[:, untouched] == base[:, untouched]).all() and (target[:, 1:7] == -1).all()
+    with pytest.raises(ExecutionError, match=r"reaches outside an operand of shape \(2, 0\)"):
+        view(np.zeros((2, 0), np.float32))

@@ -148,3 +148,22 @@ def test_dense_literal_shape_mismatch_points_at_the_literal(tmp_path, capsys):
     assert lines[0] == (f"{path}:2:20: error: Shape mismatch in dense literal. Expected [1, 4] shape from the type, "
                         "but got [2] shape.")
     assert lines[1] == "  %0 = nn.constant dense<[1.0, 2.0]> : tensor<1x4xf32>"
+
+
+@pytest.mark.parametrize("attribute, reason", [
+    ("axis = 300 : i8", "Integer value 300 is out of range for type i8"),
+    ("axis = -99999999999999999999 : i64", "Integer value -99999999999999999999 is out of range for type i64"),
+    ("note = array<i648>", "Format not implemented for i648"),
+])
+def test_attribute_xdsl_cannot_build_is_a_parse_error_at_the_attribute(tmp_path, capsys, attribute, reason):
+    # xDSL raised VerifyException / NotImplementedError while parsing: "internal error" without a place.
+    text = f"""func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {{
+  %0 = nn.softmax(%x) {{{attribute}}} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %0 : tensor<1x4xf32>
+}}
+"""
+    path = write(tmp_path, "m.mlir", text)
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path], capsys), tmp_path)
+    column = text.split("\n")[1].index("=", text.split("\n")[1].index("{")) + 3  # first character of the value
+    assert lines[0].startswith(f"{path}:2:{column}: error: invalid attribute: {reason}")
+    assert len(lines) == 3

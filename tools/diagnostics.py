@@ -93,6 +93,24 @@ class LocatingParser(Parser):
             self._first_use.setdefault(operand.operand_name, operand.span)
         return super().resolve_operand(operand, type)
 
+    def parse_optional_attribute(self):
+        start = self._current_token.span.start
+        try:
+            return super().parse_optional_attribute()
+        except ParseError:
+            raise
+        except Exception as error:  # noqa: BLE001 - xDSL building the attribute (out-of-range ints, ...)
+            self.raise_error(f"invalid attribute: {_message(error)}", start, self.pos)
+
+    def parse_optional_type(self):
+        start = self._current_token.span.start
+        try:
+            return super().parse_optional_type()
+        except ParseError:
+            raise
+        except Exception as error:  # noqa: BLE001 - xDSL building the type
+            self.raise_error(f"invalid type: {_message(error)}", start, self.pos)
+
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
             return super().parse_module(allow_implicit_module)

@@ -167,3 +167,19 @@ def test_attribute_xdsl_cannot_build_is_a_parse_error_at_the_attribute(tmp_path,
     column = text.split("\n")[1].index("=", text.split("\n")[1].index("{")) + 3  # first character of the value
     assert lines[0].startswith(f"{path}:2:{column}: error: invalid attribute: {reason}")
     assert len(lines) == 3
+
+
+def test_xrelay_run_dynamic_argument_is_named_as_such(tmp_path, capsys):
+    # No nn op checks the type here; the message used to show shape (-9223372036854775808, 4).
+    import numpy as np
+
+    text = """func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  func.return %x : tensor<?x4xf32>
+}
+"""
+    path = write(tmp_path, "m.mlir", text)
+    np.save(tmp_path / "x.npy", np.zeros((3, 4), np.float32))
+    lines = check_one_diagnostic(*run_tool(xrelay_run.main, [path, "--input", f"x={tmp_path / 'x.npy'}",
+                                                             "-o", str(tmp_path / "out.npy")], capsys), tmp_path)
+    assert lines == ["xrelay-run: error: argument 'x' has type tensor<?x4xf32> with a dynamic dimension, "
+                     "which xrelay-run cannot feed"]

@@ -322,6 +322,8 @@ def _checked(name: str, kind: str, argument: Argument, expected) -> np.ndarray:
         dtype = dtype_of(expected.get_element_type())
     except (AttributeError, TypeError):
         raise ToolError(f"argument '{name}' has type {expected}, which xrelay-run cannot feed") from None
+    if any(dim < 0 for dim in shape):  # `?` is a negative sentinel in xDSL
+        raise ToolError(f"argument '{name}' has type {expected} with a dynamic dimension, which xrelay-run cannot feed")
     value = argument.value
     where = f"{kind} '{name}' from '{argument.source}'"
     if value.shape != shape:

@@ -171,7 +171,9 @@ class NumericalBisect(PassInstrument):
             return self._last_run[1]  # a Sequential returns its last child's module: already run
         names = set(argument_names(find_main(mod)))
         # A pass may drop arguments (parameters bound as constants): pass only those @main still has.
-        outputs = _as_list(run(mod, {name: value for name, value in self._values.items() if name in names}))
+        # NaN/Inf are checked explicitly (reference) or are drift: numpy's warnings would only add noise.
+        with np.errstate(all="ignore"):
+            outputs = _as_list(run(mod, {name: value for name, value in self._values.items() if name in names}))
         self._last_run = (mod, outputs)
         return outputs
 
@@ -186,11 +188,14 @@ class NumericalBisect(PassInstrument):
         if not self._received and (self.reference is None or mod is not self._last_result):
             try:
                 self._values = seeded_inputs(mod, self.given, self.seed)
-                self.reference = self._run(mod)
+                reference = self._run(mod)
             except Exception as error:
                 raise NumericalBisectError(
                     f"numerical-bisect: the model does not run on the pipeline's input: {error}") from error
-            if not all(np.isfinite(output).all() for output in self.reference if output.dtype.kind in "fc"):
+            if all(np.isfinite(output).all() for output in reference if output.dtype.kind in "fc"):
+                self.reference = reference
+            else:
+                self.reference = None
                 raise NumericalBisectError(
                     "numerical-bisect: the model's outputs are not finite (NaN or Inf) on the pipeline's input, "
                     "so no drift could be seen; give other inputs (--numerical-bisect-input NAME=FILE.npy)")

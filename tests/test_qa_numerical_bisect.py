@@ -6,6 +6,7 @@ numbers: every output was NaN, NaN compared equal to NaN, and every pass "did no
 from __future__ import annotations
 
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -62,3 +63,18 @@ def test_a_reference_that_is_not_finite_is_an_error_not_a_blind_pass():
     with pytest.raises(NumericalBisectError, match=r"not finite \(NaN or Inf\) on the pipeline's input"):
         with np.errstate(invalid="ignore"), transform.PassContext(instruments=[checker]):
             drop_first_relu(mod)
+
+
+def test_a_non_finite_reference_prints_only_the_error():
+    # numpy's "invalid value encountered in sqrt" warning and a "no pass drifted" summary used to
+    # come before the error: the model's NaNs are the error, reported once.
+    mod = Parser(make_context(), SQRT).parse_module()
+    stream = io.StringIO()
+    checker = NumericalBisect({"x": np.array([1.0, -1.0, 4.0, 9.0], np.float32)}, stream=stream)
+    with warnings.catch_warnings(record=True) as warned, pytest.raises(NumericalBisectError):
+        warnings.simplefilter("always")
+        with transform.PassContext(instruments=[checker]):
+            drop_first_relu(mod)
+    assert stream.getvalue() == ""
+    assert checker.reference is None
+    assert [str(w.message) for w in warned] == []

@@ -335,24 +335,30 @@ def _worker_pool(workers: int) -> ThreadPoolExecutor:
 
 def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
                               channels_last: bool = False, threads: int | None = None) -> None:
-    """`winograd_conv3x3` with the output's tile rows split over `threads` worker threads (default:
-    numpy's BLAS thread count), each running single-threaded BLAS.
+    """`winograd_conv3x3` split over `threads` worker threads (default: numpy's BLAS thread count),
+    each running single-threaded BLAS: by rows of output tiles when there are at least 4 per
+    thread, else by output channels (each part then transforms the whole input; parts stay even).
 
     Winograd's matmuls are many small ones; OpenBLAS's own threads synchronise on each of them, which
     costs more than it saves, and many times over when another process holds a core. One split per
     convolution synchronises once. BLAS is set to one thread for the duration (process-wide).
     """
     threads = _threads(threads)
-    oh = out.shape[2]
-    rows = -(-(-(-oh // m)) // threads) * m  # output rows per part: whole tiles
-    parts = [(r, min(r + rows, oh)) for r in range(0, oh, rows)]
-    if threads == 1 or len(parts) == 1:
+    oh, f = out.shape[2], out.shape[1]
+    tile_rows = -(-oh // m)
+    if threads == 1 or (tile_rows < 2 and f < 2):
         winograd_conv3x3(x, u, m, out, accumulate, channels_last)
         return
+    if tile_rows >= 4 * threads or f < 2 * threads:
+        rows = -(-tile_rows // threads) * m  # output rows per part: whole tiles
+        calls = [(x[:, :, r:min(r + rows, oh) + 2], u, out[:, :, r:r + rows]) for r in range(0, oh, rows)]
+    else:
+        step = -(-f // threads)
+        calls = [(x, u[:, :, c:c + step] if channels_last else u[:, c:c + step], out[:, c:c + step])
+                 for c in range(0, f, step)]
     with split_blas_threads():
-        futures = [_worker_pool(threads).submit(
-            winograd_conv3x3, x[:, :, r0:r1 + 2], u, m, out[:, :, r0:r1], accumulate, channels_last)
-            for r0, r1 in parts]
+        futures = [_worker_pool(threads).submit(winograd_conv3x3, xs, us, m, outs, accumulate, channels_last)
+                   for xs, us, outs in calls]
         for future in futures:
             future.result()
 

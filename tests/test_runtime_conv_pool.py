@@ -249,17 +249,22 @@ def test_winograd_conv3x3_rejects_a_mismatched_weight():
         winograd_conv3x3(np.ones((1, 5, 6, 6), np.float32), u, 2, np.empty((1, 4, 4, 4), np.float32))
 
 
-@pytest.mark.parametrize("oh, m, threads", [(13, 4, 2), (8, 2, 3), (16, 4, 2), (4, 4, 2)])
-def test_winograd_threaded_split_matches_naive(oh, m, threads):
-    # Tile rows split over worker threads: every part, including a short last one, lands in place.
+@pytest.mark.parametrize("oh, f, m, threads", [(13, 6, 4, 2), (8, 6, 2, 3), (16, 6, 4, 2), (4, 6, 4, 2), (40, 3, 2, 2),
+                                             (7, 1, 2, 2)])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last):
+    # Split by tile rows (many rows) or output channels (few): every part, even a short last one, lands in place.
     from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_weights
 
     x = RNG.standard_normal((2, 5, oh, 7)).astype(np.float32)
-    w = RNG.standard_normal((6, 5, 3, 3)).astype(np.float32)
+    w = RNG.standard_normal((f, 5, 3, 3)).astype(np.float32)
     expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
     out = np.full(expected.shape, np.nan, np.float32)
     padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    winograd_conv3x3_threaded(padded, winograd_weights(w, m), m, out, threads=threads)
+    if channels_last:
+        padded = np.ascontiguousarray(padded.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    winograd_conv3x3_threaded(padded, winograd_weights(w, m, channels_last), m, out, channels_last=channels_last,
+                              threads=threads)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 

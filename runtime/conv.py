@@ -5,6 +5,10 @@ is accepted. Ungrouped convolutions run channels-last when the data is (C after 
 and channels-first otherwise, and order the im2col rows (kh, kw, c) when the kernel keeps I after
 H and W (HWIO, OHWI) and (c, kh, kw) otherwise, so the input, the weight matrix and the matmul
 result need no layout copies in the common NCHW/OIHW and NHWC/HWIO pairs.
+
+Also the fast kernels of the linalg executor: Winograd F(m x m, 3 x 3) (`winograd_conv3x3`), and
+matmuls and Winograd convolutions split over worker threads running single-threaded BLAS
+(`threaded_matmul`, `winograd_conv3x3_threaded`, `split_blas_threads`).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
 run through `linalg_structured.compile_structured` (whole-array numpy, BLAS for contractions).
 Tensor-level ops produce fresh arrays (outs are copied unless they are a fresh, single-use
 buffer); memref-level ops write into their `outs` buffers in place; reshapes are views.
+While a program runs, numpy's BLAS is single-threaded and big matmuls and Winograd convolutions
+split over as many worker threads as BLAS had (`conv.split_blas_threads`).
 """
 
 from __future__ import annotations

@@ -4,14 +4,17 @@
 a function of the operand arrays:
 
 - each operand becomes a strided view indexed by the loop dimensions its map uses
-  (`as_strided`, so windows such as `d2 * 2 + d5` cost no copy; maps with floordiv/mod gather
+  (`LoopView`, so windows such as `d2 * 2 + d5` cost no copy; maps with floordiv/mod gather
   through index arrays);
 - a body that only computes per element is evaluated once with numpy ufuncs on those
   broadcast views, its last op writing straight into the output;
 - a reduction body `combine(x, acc)` evaluates `x` over the iteration space and folds the
   reduction dimensions with `combine`'s ufunc (tap by tap for small windows);
 - `acc + a * b` is a contraction: one batched `np.matmul` (BLAS) after copying the non-weight
-  operand into matrix form (im2col for convolutions); convolutions and dense layers run so.
+  operand into matrix form (im2col for convolutions); convolutions and dense layers run so,
+  except 3x3 stride-1 convolutions with a constant weight (`ConvGeometry`, recognised from the
+  maps in any layout), which run by Winograd F(4x4, 3x3) or F(2x2, 3x3) (`conv.winograd_tile`
+  picks) with the weight transformed once.
 """
 
 from __future__ import annotations

@@ -183,3 +183,21 @@ def test_xrelay_run_dynamic_argument_is_named_as_such(tmp_path, capsys):
                                                              "-o", str(tmp_path / "out.npy")], capsys), tmp_path)
     assert lines == ["xrelay-run: error: argument 'x' has type tensor<?x4xf32> with a dynamic dimension, "
                      "which xrelay-run cannot feed"]
+
+
+def test_an_exception_without_text_is_named_by_its_type(tmp_path, capsys, monkeypatch):
+    # A MemoryError while building a huge splat constant printed "invalid attribute: " and nothing else.
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(DenseIntOrFPElementsAttr, "from_list", out_of_memory)
+    text = """func.func @main() -> tensor<2xf32> {
+  %0 = nn.constant dense<1.0> : tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+"""
+    path = write(tmp_path, "m.mlir", text)
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path], capsys), tmp_path)
+    assert lines[0] == f"{path}:2:20: error: invalid attribute: MemoryError"

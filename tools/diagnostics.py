@@ -209,6 +209,8 @@ def _message(error: BaseException) -> str:
     """`str(error)` on one line: xDSL splits some messages over lines ("operand 'data' at position 0
     does not verify:" + the reason). Its print of the whole module is a note, not part of str()."""
     text = " ".join(line.strip() for line in str(error).strip().split("\n") if line.strip())
+    if not text:  # MemoryError() and the like say nothing but their type
+        return type(error).__name__
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " ..."
 
 

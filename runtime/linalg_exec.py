@@ -108,6 +108,24 @@ class LinalgProgram:
         fresh = isinstance(owner, tensor.EmptyOp | Structured)
         return fresh and value.has_one_use()
 
+    def _reusable_input(self, op: Structured) -> int | None:
+        """The input an elementwise tensor op may write its result over, if any: `op` has one output,
+        from a fresh single-use `tensor.empty`, and all-parallel loops; the input has the output's
+        type and map, is used only here (so not returned either), and is the result of another
+        structured op (a buffer this program allocated, not an argument, a constant or a view)."""
+        if len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
+                or not op.outputs[0].has_one_use() or not op.results:
+            return None
+        if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
+            return None
+        maps = op.get_indexing_maps().data
+        out_map, out_type = maps[-1], op.outputs[0].type
+        for i, value in enumerate(op.inputs):
+            if (value.type == out_type and maps[i] == out_map and value.has_one_use()
+                    and isinstance(value.owner, Structured) and value.owner.results):
+                return i
+        return None
+
     def _compile(self, op: Operation) -> None:
         slot = self._slot
         if isinstance(op, func.ReturnOp):
@@ -167,6 +185,10 @@ class LinalgProgram:
                 # a fresh buffer nobody else sees.
                 copy = [not self._fresh_single_use(v) for v in op.outputs]
                 results = [slot(r) for r in op.results]
+                reuse = self._reusable_input(op)
+                if reuse is not None:  # elementwise: write over an input nobody reads afterwards
+                    copy = [False]
+                    operands[n_in] = operands[reuse]
 
                 def step(env, run=run, operands=operands, n_in=n_in, copy=copy, results=results):
                     arrays = [env[i] for i in operands]

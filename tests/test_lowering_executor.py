@@ -229,3 +229,35 @@ def test_loop_view_matches_indexing_for_contiguous_and_strided_operands():
     assert (target[:, untouched] == base[:, untouched]).all() and (target[:, 1:7] == -1).all()
     with pytest.raises(ExecutionError, match=r"reaches outside an operand of shape \(2, 0\)"):
         view(np.zeros((2, 0), np.float32))
+
+
+def test_elementwise_ops_write_over_inputs_only_when_nobody_else_reads_them():
+    # %a is written over by %b (its only reader); %x (an argument), %b (read by %c and %d) and
+    # %c (returned, and read by %e) must keep their values.
+    def unary(name, src, body):
+        return f"""
+      %e{name} = tensor.empty() : tensor<4xf32>
+      %{name} = linalg.generic {{indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+          iterator_types = ["parallel"]}} ins(%{src} : tensor<4xf32>) outs(%e{name} : tensor<4xf32>) {{
+      ^bb0(%v: f32, %o: f32):
+        %one = arith.constant 1.0 : f32
+        {body}
+      }} -> tensor<4xf32>"""
+
+    text = f"""
+    func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {{
+      {unary("a", "x", "%r = arith.addf %v, %one : f32  linalg.yield %r : f32")}
+      {unary("b", "a", "%r = arith.mulf %v, %v : f32  linalg.yield %r : f32")}
+      {unary("c", "b", "%r = arith.addf %v, %one : f32  linalg.yield %r : f32")}
+      {unary("d", "b", "%r = arith.addf %v, %v : f32  linalg.yield %r : f32")}
+      {unary("e", "c", "%r = arith.negf %v : f32  linalg.yield %r : f32")}
+      func.return %c, %d, %e : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    }}
+    """
+    x = np.array([0, 1, -2, 3], np.float32)
+    kept = x.copy()
+    for c, d, e in run_all_levels(text, {"x": x}):
+        np.testing.assert_array_equal(c, (x + 1) ** 2 + 1)
+        np.testing.assert_array_equal(d, 2 * (x + 1) ** 2)
+        np.testing.assert_array_equal(e, -((x + 1) ** 2 + 1))
+        np.testing.assert_array_equal(x, kept)

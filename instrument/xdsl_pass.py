@@ -59,6 +59,12 @@ def elide_module_notes(error: BaseException) -> None:
         ])
 
 
+def require_module(mod: Any, info: PassInfo) -> None:
+    """TypeError naming the pass unless `mod` is a `builtin.module` (what xDSL passes work on)."""
+    if not isinstance(mod, ModuleOp):
+        raise TypeError(f"{info.name}: expected a builtin.module (xdsl ModuleOp), got {type(mod).__name__}")
+
+
 def apply_xdsl_pass(module_pass: XDSLModulePass, module: ModuleOp) -> None:
     """`module_pass.apply` on `module`, with xDSL's module prints cut out of any exception's notes."""
     try:
@@ -86,6 +92,7 @@ class WrappedModulePass(Pass):
         self.info = info
 
     def transform_module(self, mod: ModuleOp, pass_ctx: PassContext) -> ModuleOp:
+        require_module(mod, self.info)
         new_mod = mod.clone()
         apply_xdsl_pass(self.module_pass, new_mod)
         return new_mod
@@ -156,6 +163,7 @@ class XRelayPass(XDSLModulePass, Pass):
         return info
 
     def transform_module(self, mod: ModuleOp, pass_ctx: PassContext) -> ModuleOp:
+        require_module(mod, self.info)
         new_mod = mod.clone()
         apply_xdsl_pass(self, new_mod)
         if self.infer_type_after:

@@ -12,6 +12,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from xrelay.dialects import nn
+from xrelay.instrument.xdsl_pass import require_module
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 
@@ -143,6 +144,7 @@ class InferType(XRelayPass):
 
     def transform_module(self, mod: ModuleOp, pass_ctx) -> ModuleOp:
         # Most runs (the one after every function pass) find nothing to change: skip the copy.
+        require_module(mod, self.info)
         if types_are_current(mod):
             return mod
         return super().transform_module(mod, pass_ctx)

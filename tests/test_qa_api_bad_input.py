@@ -81,3 +81,17 @@ def test_resnet_workload_rejects_bad_sizes(kwargs, message):
     with pytest.raises(ValueError) as caught:
         resnet.get_workload(**kwargs)
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("make_pass", [
+    lambda: passes.InferType(),
+    lambda: passes.FoldConstant(),
+    lambda: transform.Sequential([passes.SimplifyInference()]),
+    lambda: transform.Sequential([__import__("xdsl.transforms.dead_code_elimination", fromlist=["x"]).DeadCodeElimination()]),
+], ids=["InferType", "FoldConstant", "Sequential", "wrapped-xdsl-pass"])
+@pytest.mark.parametrize("not_a_module", ["module", None, 42])
+def test_a_pass_given_something_else_than_a_module_says_so(make_pass, not_a_module):
+    # Was "AttributeError: 'str' object has no attribute 'walk'" from deep inside the pass.
+    with pytest.raises(TypeError, match=r"expected a builtin\.module \(xdsl ModuleOp\), got "
+                                        + type(not_a_module).__name__):
+        make_pass()(not_a_module)

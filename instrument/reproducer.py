@@ -115,6 +115,10 @@ def parse_reproducer_header(text: str, path: str = "<reproducer>") -> Reproducer
             values[key] = json.loads(raw)
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}:{number}: bad value for '{key}': {error}") from None
+        if key in ("required-pass", "disabled-pass") and not (
+            isinstance(values[key], list) and all(isinstance(name, str) for name in values[key])
+        ):
+            raise ValueError(f"{path}:{number}: '{key}' must be a list of pass names, got {raw.strip()}")
     if not values:
         raise ValueError(f"{path}: not an xrelay reproducer (no '{PREFIX.strip()}' lines at the top)")
     pipeline = values.get("pipeline")

@@ -201,3 +201,15 @@ def test_an_exception_without_text_is_named_by_its_type(tmp_path, capsys, monkey
     path = write(tmp_path, "m.mlir", text)
     lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path], capsys), tmp_path)
     assert lines[0] == f"{path}:2:20: error: invalid attribute: MemoryError"
+
+
+@pytest.mark.parametrize("line, words", [
+    ('// xrelay-reproducer: required-pass: [1, 2]', "'required-pass' must be a list of pass names, got [1, 2]"),
+    ('// xrelay-reproducer: disabled-pass: "FoldConstant"',
+     "'disabled-pass' must be a list of pass names, got \"FoldConstant\""),
+])
+def test_reproducer_pass_lists_must_be_lists_of_names(tmp_path, capsys, line, words):
+    # [1, 2] was an internal error; a string was split into one-letter pass names.
+    path = write(tmp_path, "r.mlir", f'// xrelay-reproducer: pipeline: "infer-type"\n{line}\n{GOOD}')
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, ["--run-reproducer", path], capsys), tmp_path)
+    assert lines == [f"xrelay-opt: error: {path}:2: {words}"]

@@ -4,8 +4,9 @@
 
 1. ResNet-18, batch 1, 3x224x224, weights bound as constants. Median latency over `--repeat`
    runs, taken in interleaved blocks (see `interleaved_medians_ms`), of
-   - xrelay at the linalg level, as built (batch_norm lowered as is) and after the opt-level-3
-     graph passes (SimplifyInference, FoldScaleAxis, FoldConstant: BN folded into the convs);
+   - xrelay at the linalg level, as built (batch_norm lowered as is), after the opt-level-3
+     graph passes (SimplifyInference, FoldScaleAxis, FoldConstant: BN folded into the convs), and
+     after those plus the tutorial's ConvertLayout to NHWC/HWIO and FoldConstant;
    - a plain numpy forward: the same graph evaluated op by op with xrelay's reference numpy
      kernels (`runtime.kernels.KERNELS`), no interpreter in between;
    - ONNX Runtime (optional `bench` extra: `pip install -e '.[bench]'`) on an ONNX graph built
@@ -263,8 +264,10 @@ def check_blas_threads(threads: int) -> str:
         return "numpy's BLAS is not OpenBLAS: its thread count is unchecked"
     if actual != threads:
         raise SystemExit(f"numpy's OpenBLAS runs {actual} threads, not --threads {threads}")
-    return (f"numpy's OpenBLAS: {actual} thread(s); the xrelay linalg executor runs BLAS single-threaded "
-            f"and splits big matmuls and Winograd convs over {actual} worker thread(s)")
+    if actual == 1:
+        return "numpy's OpenBLAS: 1 thread"
+    return (f"numpy's OpenBLAS: {actual} threads; the xrelay linalg executor runs BLAS single-threaded "
+            f"and splits big matmuls and Winograd convs over {actual} worker threads")
 
 
 def bench_resnet(repeat: int, threads: int) -> None:
@@ -281,6 +284,9 @@ def bench_resnet(repeat: int, threads: int) -> None:
     with transform.PassContext(opt_level=3):
         optimized = transform.Sequential(
             [passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant()])(bound)
+        # The tutorial's pipeline goes on to NHWC/HWIO convolutions (channels-last matmuls).
+        channels_last = transform.Sequential(
+            [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(optimized)
 
     def check(label: str, out: np.ndarray) -> None:
         err = float(np.max(np.abs(out - reference) / np.maximum(np.abs(reference), 1e-30)))
@@ -288,12 +294,15 @@ def bench_resnet(repeat: int, threads: int) -> None:
 
     plain = compile_linalg(lower(bound, to="linalg"))
     fast = compile_linalg(lower(optimized, to="linalg"))
+    fast_nhwc = compile_linalg(lower(channels_last, to="linalg"))
     forward = numpy_forward(bound)
     check("linalg (as built)", plain(data)[0])
     check("linalg (opt-level-3 passes)", fast(data)[0])
+    check("linalg (opt-level-3 + NHWC)", fast_nhwc(data)[0])
     check("plain numpy forward", forward(data)[0])
 
     contenders = {
+        "xrelay linalg, opt-level-3 + NHWC": lambda: fast_nhwc(data),
         "xrelay linalg, opt-level-3 passes": lambda: fast(data),
         "xrelay linalg, as built": lambda: plain(data),
         "plain numpy forward": lambda: forward(data),

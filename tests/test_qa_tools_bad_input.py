@@ -213,3 +213,22 @@ def test_reproducer_pass_lists_must_be_lists_of_names(tmp_path, capsys, line, wo
     path = write(tmp_path, "r.mlir", f'// xrelay-reproducer: pipeline: "infer-type"\n{line}\n{GOOD}')
     lines = check_one_diagnostic(*run_tool(xrelay_opt.main, ["--run-reproducer", path], capsys), tmp_path)
     assert lines == [f"xrelay-opt: error: {path}:2: {words}"]
+
+
+@pytest.mark.parametrize("flag, value, words", [
+    ("--print-ir-after", "fold-constnt", "unknown pass 'fold-constnt' in --print-ir-after (did you mean 'fold-constant'?)"),
+    ("--print-ir-before", "InferTyp", "unknown pass 'InferTyp' in --print-ir-before (did you mean 'InferType'?)"),
+])
+def test_print_ir_selector_that_is_a_misspelt_name_is_an_error(tmp_path, capsys, flag, value, words):
+    # Selectors match whole pass names, so a misspelt name printed nothing, silently.
+    path = write(tmp_path, "m.mlir", GOOD)
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path, "-p", "fold-constant", f"{flag}={value}",
+                                                             "-o", str(tmp_path / "out.mlir")], capsys), tmp_path)
+    assert lines == [f"xrelay-opt: error: {words}"]
+
+
+@pytest.mark.parametrize("selector", ["Fold.*", "sequential", "InferType", "fold-constant", "ForwardFoldScaleAxis"])
+def test_print_ir_selectors_that_name_passes_or_are_regexes_still_work(tmp_path, capsys, selector):
+    path = write(tmp_path, "m.mlir", GOOD)
+    status, out, err = run_tool(xrelay_opt.main, [path, "-p", "fold-constant", f"--print-ir-after={selector}"], capsys)
+    assert status == 0 and "error" not in err

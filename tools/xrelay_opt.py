@@ -32,6 +32,7 @@ import dataclasses
 import difflib
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -108,10 +109,20 @@ def register_instrument_flag(flag: InstrumentFlag) -> None:
 # --- the power-tool instrument flags (DESIGN.md section 8; the instruments live in xrelay.instrument) ---
 
 
-def _pass_selectors(values: Sequence[str] | None, tool: XRelayOptMain) -> list[str]:
-    """`--print-ir-after=fold-constant,Infer.*`: names or regexes; a pipeline name also selects its TVM name."""
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _pass_selectors(values: Sequence[str] | None, tool: XRelayOptMain, flag: str) -> list[str]:
+    """`--print-ir-after=fold-constant,Infer.*`: names or regexes; a pipeline name also selects its TVM name.
+    Selectors match whole names, so a plain name no pass has (a typo) is an error."""
     selectors = []
+    known = None
     for name in _split_names(values):
+        if _PLAIN_NAME.fullmatch(name):
+            if known is None:
+                known = ["sequential", *tool.available_passes, *transform.registered_pass_names()]
+            if name not in known:
+                raise ToolError(f"unknown pass '{name}' in {flag}{_did_you_mean(name, known)}")
         selectors.append(name)
         if name in tool.available_passes:
             info_name = getattr(tool.available_passes[name](), "tvm_name", name)
@@ -127,7 +138,8 @@ def _make_print_ir(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrum
             or args.print_ir_after_change):
         return None
     try:
-        return PrintIR(_pass_selectors(args.print_ir_before, tool), _pass_selectors(args.print_ir_after, tool),
+        return PrintIR(_pass_selectors(args.print_ir_before, tool, "--print-ir-before"),
+                       _pass_selectors(args.print_ir_after, tool, "--print-ir-after"),
                        before_all=args.print_ir_before_all, after_all=args.print_ir_after_all,
                        after_change=args.print_ir_after_change, max_constant_elements=args.elide_constants_if_larger)
     except ValueError as error:

@@ -232,3 +232,18 @@ def test_print_ir_selectors_that_name_passes_or_are_regexes_still_work(tmp_path,
     path = write(tmp_path, "m.mlir", GOOD)
     status, out, err = run_tool(xrelay_opt.main, [path, "-p", "fold-constant", f"--print-ir-after={selector}"], capsys)
     assert status == 0 and "error" not in err
+
+
+def test_truncated_npy_is_called_corrupt_not_foreign(tmp_path, capsys):
+    # It said "not a .npy or .npz file" about a .npy whose data was cut short.
+    import numpy as np
+
+    path = write(tmp_path, "m.mlir", GOOD)
+    np.save(tmp_path / "x.npy", np.ones((1, 4), np.float32))
+    data = (tmp_path / "x.npy").read_bytes()
+    (tmp_path / "x.npy").write_bytes(data[:-5])
+    lines = check_one_diagnostic(*run_tool(xrelay_run.main, [path, "--input", f"x={tmp_path / 'x.npy'}"], capsys),
+                                 tmp_path)
+    assert len(lines) == 1
+    assert lines[0].startswith(f"xrelay-run: error: cannot load input 'x' from '{tmp_path / 'x.npy'}': "
+                               "truncated or corrupt .npy file (")

@@ -186,6 +186,8 @@ def _load(path: str, what: str):
         if magic[:1] == b"\x80" or "Object arrays" in str(error):
             raise _unreadable(path, what, "it holds pickled Python objects, which xrelay-run never loads "
                               "(save plain arrays with np.save / np.savez)") from None
+        if magic.startswith(b"\x93NUMPY"):
+            raise _unreadable(path, what, f"truncated or corrupt .npy file ({error})") from None
         raise _unreadable(path, what, "not a .npy or .npz file") from None
     except Exception as error:  # noqa: BLE001 - truncated or corrupt files raise many kinds
         raise _unreadable(path, what, f"corrupt file ({type(error).__name__}: {error})") from None

@@ -189,63 +189,61 @@ WINOGRAD_TILES = tuple(_WINOGRAD_POINTS)
 """Output tile sizes m with a Winograd F(m x m, 3 x 3) kernel."""
 
 
-def winograd_weights(weight: np.ndarray, m: int, channels_last: bool = False) -> np.ndarray:
-    """G w G^T of an (F, C, 3, 3) weight for F(m x m, 3 x 3), computed in float64: (a*a, F, C), or
-    (a*a, C, F) with ``channels_last``, where a = m + 2; the dtype is the weight's."""
+def winograd_weights(weight: np.ndarray, m: int) -> np.ndarray:
+    """G w G^T of an (F, C, 3, 3) weight for F(m x m, 3 x 3), computed in float64, as (a*a, C, F)
+    with a = m + 2; the dtype is the weight's."""
     if weight.ndim != 4 or weight.shape[2:] != (3, 3) or m not in _WINOGRAD_POINTS:
         raise ValueError(f"winograd_weights: needs an (F, C, 3, 3) weight and m in {WINOGRAD_TILES}, "
                          f"got {weight.shape} and m={m}")
     g = np.array(_WINOGRAD_POINTS[m][1])
     a = m + 2
-    spec = "ai,fcij,bj->abcf" if channels_last else "ai,fcij,bj->abfc"
-    u = np.einsum(spec, g, weight.astype(np.float64), g)
+    u = np.einsum("ai,fcij,bj->abcf", g, weight.astype(np.float64), g)
     return np.ascontiguousarray(u.reshape(a * a, *u.shape[2:]), dtype=weight.dtype)
 
 
-def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
-                     channels_last: bool = False) -> None:
+def _channels_innermost(array: np.ndarray) -> bool:
+    """Whether axis 1 (C) of an (N, C, H, W) view has the smallest stride (NHWC memory)."""
+    return array.strides[1] <= min(array.strides[2:])
+
+
+def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False) -> None:
     """Stride-1, undilated 3x3 convolution by Winograd F(m x m, 3 x 3), written (or with
     ``accumulate`` added) into ``out``.
 
     ``x`` is the (already padded) input as an (N, C, H, W) view of any strides, read from (0, 0);
     ``out`` an (N, F, OH, OW) view with H >= OH + 2 and W >= OW + 2; ``u`` is
-    ``winograd_weights(w, m, channels_last)``. Tiles are gathered into one (a*a, ...) matrix, then
-    transformed, multiplied point by point and transformed back with BLAS: the input transform
-    (B^T on tile rows, then on tile columns), a batched matmul over the a*a points, the output
-    transform (A^T likewise). ``channels_last`` keeps C and F innermost (for NHWC data and outputs).
-    Output sizes that are not a multiple of m read a zero-extended copy of ``x``.
+    ``winograd_weights(w, m)``. The work is channels-last: (a, a)-tiles with C innermost are
+    gathered into one matrix, transformed, multiplied point by point and transformed back with
+    BLAS: the input transform (B^T on tile rows, then on tile columns), a batched (T, C) @ (C, F)
+    matmul over the a*a points, the output transform (A^T likewise). Channels-first data and
+    outputs (NCHW) go through one channels-last copy each, which costs less than gathering and
+    scattering tiles across channel planes. Output sizes that are not a multiple of m read a
+    zero-extended copy of ``x``.
     """
     bt, _, at = (np.array(t, dtype=x.dtype) for t in _WINOGRAD_POINTS[m])
     a = m + 2
     n, c, h, w = x.shape
     _, f, oh, ow = out.shape
     th, tw = -(-oh // m), -(-ow // m)
-    if h < oh + 2 or w < ow + 2 or u.shape != (a * a, *((c, f) if channels_last else (f, c))):
+    if h < oh + 2 or w < ow + 2 or u.shape != (a * a, c, f):
         raise ValueError(f"winograd_conv3x3: input {x.shape}, transformed weight {u.shape} and output "
                          f"{out.shape} do not fit F({m}x{m}, 3x3)")
-    if th * m + 2 > h or tw * m + 2 > w:
-        grown = np.zeros((n, c, max(h, th * m + 2), max(w, tw * m + 2)), x.dtype)
-        grown[:, :, :h, :w] = x
-        x = grown
+    if th * m + 2 > h or tw * m + 2 > w or not _channels_innermost(x):
+        # NHWC memory, zero-extended to whole tiles where needed.
+        grown = np.zeros((n, max(h, th * m + 2), max(w, tw * m + 2), c), x.dtype)
+        grown[:, :h, :w] = x.transpose(0, 2, 3, 1)
+        x = grown.transpose(0, 3, 1, 2)
     sn, sc, sh, sw = x.strides
-    if channels_last:
-        tiles = np.lib.stride_tricks.as_strided(
-            x, (a, a, n, th, tw, c), (sh, sw, sn, sh * m, sw * m, sc))
-    else:
-        tiles = np.lib.stride_tricks.as_strided(
-            x, (a, a, c, n, th, tw), (sh, sw, sc, sn, sh * m, sw * m))
+    tiles = np.lib.stride_tricks.as_strided(x, (a, a, n, th, tw, c), (sh, sw, sn, sh * m, sw * m, sc))
     # B^T d B as two passes of B^T (rows, then columns): a third of kron(B^T, B^T)'s flops.
     d = np.ascontiguousarray(tiles).reshape(a, -1)
-    v = np.matmul(bt, np.matmul(bt, d).reshape(a, a, -1))
-    v = v.reshape(a * a, -1, c) if channels_last else v.reshape(a * a, c, -1)
-    product = np.matmul(v, u) if channels_last else np.matmul(u, v)  # (a*a, T, F) or (a*a, F, T)
+    v = np.matmul(bt, np.matmul(bt, d).reshape(a, a, -1)).reshape(a * a, -1, c)
+    product = np.matmul(v, u)  # (a*a, T, F)
     y = np.matmul(at, np.matmul(at, product.reshape(a, -1)).reshape(m, a, -1))  # A^T M A, likewise
-    if channels_last:  # y is (m, m, N, th, tw, F)
-        full = y.reshape(m, m, n, th, tw, f).transpose(2, 3, 0, 4, 1, 5).reshape(n, th * m, tw * m, f)
-        target, full = out.transpose(0, 2, 3, 1), full[:, :oh, :ow]
-    else:  # y is (m, m, F, N, th, tw)
-        full = y.reshape(m, m, f, n, th, tw).transpose(3, 2, 4, 0, 5, 1).reshape(n, f, th * m, tw * m)
-        target, full = out, full[:, :, :oh, :ow]
+    # y is (m, m, N, th, tw, F): tile rows and columns back in place, channels last.
+    full = y.reshape(m, m, n, th, tw, f).transpose(2, 3, 0, 4, 1, 5).reshape(n, th * m, tw * m, f)
+    full = full[:, :oh, :ow]
+    target = out.transpose(0, 2, 3, 1)
     if accumulate:
         np.add(target, full, out=target, casting="unsafe")
     else:
@@ -338,7 +336,7 @@ def _worker_pool(workers: int) -> ThreadPoolExecutor:
 
 
 def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
-                              channels_last: bool = False, threads: int | None = None) -> None:
+                              threads: int | None = None) -> None:
     """`winograd_conv3x3` split over `threads` worker threads (default: numpy's BLAS thread count),
     each running single-threaded BLAS: by rows of output tiles when there are at least 4 per
     thread, else by output channels (each part then transforms the whole input; parts stay even).
@@ -351,17 +349,16 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     oh, f = out.shape[2], out.shape[1]
     tile_rows = -(-oh // m)
     if threads == 1 or (tile_rows < 2 and f < 2):
-        winograd_conv3x3(x, u, m, out, accumulate, channels_last)
+        winograd_conv3x3(x, u, m, out, accumulate)
         return
     if tile_rows >= 4 * threads or f < 2 * threads:
         rows = -(-tile_rows // threads) * m  # output rows per part: whole tiles
         calls = [(x[:, :, r:min(r + rows, oh) + 2], u, out[:, :, r:r + rows]) for r in range(0, oh, rows)]
     else:
         step = -(-f // threads)
-        calls = [(x, u[:, :, c:c + step] if channels_last else u[:, c:c + step], out[:, c:c + step])
-                 for c in range(0, f, step)]
+        calls = [(x, u[:, :, c:c + step], out[:, c:c + step]) for c in range(0, f, step)]
     with split_blas_threads():
-        futures = [_worker_pool(threads).submit(winograd_conv3x3, xs, us, m, outs, accumulate, channels_last)
+        futures = [_worker_pool(threads).submit(winograd_conv3x3, xs, us, m, outs, accumulate)
                    for xs, us, outs in calls]
         for future in futures:
             future.result()

@@ -597,11 +597,10 @@ class ConvGeometry:
             m = winograd_tile(n, x.shape[1], f, oh, ow)
             if m is None:
                 return False
-            channels_last = self.out_axes[1] == 3  # F innermost in the output: keep channels last
-            if cache[0] is not weight or cache[1][0] != (m, channels_last):
+            if cache[0] is not weight or cache[1][0] != m:
                 cache[0] = weight
-                cache[1] = ((m, channels_last), winograd_weights(weight.transpose(self.weight_axes), m, channels_last))
-            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate, channels_last)
+                cache[1] = (m, winograd_weights(weight.transpose(self.weight_axes), m))
+            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate)
             return True
 
         return run

@@ -146,9 +146,9 @@ def winograd_calls(monkeypatch):
     calls = []
     original = structured.winograd_conv3x3_threaded
 
-    def counting(x, u, m, out, accumulate=False, channels_last=False):
+    def counting(x, u, m, out, accumulate=False):
         calls.append(m)
-        return original(x, u, m, out, accumulate, channels_last)
+        return original(x, u, m, out, accumulate)
 
     monkeypatch.setattr(structured, "winograd_conv3x3_threaded", counting)
     return calls

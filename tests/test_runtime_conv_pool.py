@@ -204,11 +204,12 @@ def test_winograd_conv3x3_matches_naive(case, m, channels_last, accumulate):
     w = RNG.standard_normal((o, dshape[1], 3, 3)).astype(np.float32)
     expected = naive_conv(x, w, (1, 1), pad, (1, 1), 1)
     padded = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
-    if channels_last:  # NHWC memory seen through an NCHW view, as the linalg executor passes it
-        padded = np.ascontiguousarray(padded.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     initial = RNG.standard_normal(expected.shape).astype(np.float32)
     out = initial.copy() if accumulate else np.full(expected.shape, np.nan, np.float32)
-    winograd_conv3x3(padded, winograd_weights(w, m, channels_last), m, out, accumulate, channels_last)
+    if channels_last:  # NHWC memory seen through NCHW views, as the linalg executor passes them
+        padded = np.ascontiguousarray(padded.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+        out = np.ascontiguousarray(out.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    winograd_conv3x3(padded, winograd_weights(w, m), m, out, accumulate)
     if accumulate:
         expected = expected + initial
     # F(4x4, 3x3) loses a few bits more than direct summation in float32.
@@ -219,12 +220,14 @@ def test_winograd_weights_are_g_w_gt():
     from xrelay.runtime.conv import winograd_weights
 
     # F(2x2, 3x3): G = [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]]; a kernel of ones gives
-    # G 1 G^T = (G 1)(G 1)^T with G 1 = [1, 1.5, 0.5, 1].
-    u = winograd_weights(np.ones((2, 3, 3, 3), np.float32), 2)
+    # G 1 G^T = (G 1)(G 1)^T with G 1 = [1, 1.5, 0.5, 1]; laid out (points, C, F).
+    w = np.ones((2, 3, 3, 3), np.float32)
+    w[1] *= 2
+    u = winograd_weights(w, 2)
     g1 = np.array([1, 1.5, 0.5, 1])
-    assert u.shape == (16, 2, 3) and u.dtype == np.float32
+    assert u.shape == (16, 3, 2) and u.dtype == np.float32
     np.testing.assert_array_equal(u[:, 0, 0], np.outer(g1, g1).ravel())
-    assert winograd_weights(np.ones((2, 3, 3, 3), np.float32), 2, channels_last=True).shape == (16, 3, 2)
+    np.testing.assert_array_equal(u[:, 2, 1], 2 * np.outer(g1, g1).ravel())
     with pytest.raises(ValueError, match=r"winograd_weights.*\(2, 3, 5, 5\)"):
         winograd_weights(np.ones((2, 3, 5, 5), np.float32), 2)
 
@@ -263,8 +266,8 @@ def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last)
     padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     if channels_last:
         padded = np.ascontiguousarray(padded.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    winograd_conv3x3_threaded(padded, winograd_weights(w, m, channels_last), m, out, channels_last=channels_last,
-                              threads=threads)
+        out = np.ascontiguousarray(out.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    winograd_conv3x3_threaded(padded, winograd_weights(w, m), m, out, threads=threads)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 

@@ -7,7 +7,8 @@ the pass received is untouched even when the pass raises.
 When an xDSL pass raises, xDSL (its pattern walker, verifier, interpreter) has attached a print of
 the whole module to the exception as a note, with a marker under the failing op; for a model with
 bound weights that is tens of megabytes in every traceback. Such notes are cut to the failing op
-and its marker (`elide_module_notes`).
+and its marker (`elide_module_notes`). xrelay's own passes rewrite through `rewrite_module`, which
+never lets xDSL print the module and records the op a pattern failed on.
 """
 
 from __future__ import annotations
@@ -16,9 +17,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from io import StringIO
+
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass as XDSLModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.printer import Printer
 
 from xrelay.instrument.pass_context import PassContext
 from xrelay.instrument.pass_manager import Pass, PassInfo, get_pass, register_pass, run_pass
@@ -57,6 +63,57 @@ def elide_module_notes(error: BaseException) -> None:
             f"{FAILING_OP_NOTE} (xDSL's print of the whole module, {len(lines)} lines, is cut to it):",
             *(_cut(line) for line in kept),
         ])
+
+
+class _PatternFailure(BaseException):
+    """Carries a pattern's exception and the op it failed on out of xDSL's PatternRewriteWalker,
+    which would otherwise print the whole module into a note of any `Exception` (as the runtime's
+    KernelAbort does for xDSL's interpreter)."""
+
+    def __init__(self, error: Exception, op: Operation):
+        super().__init__(str(error))
+        self.error = error
+        self.op = op
+
+
+class _ReportFailingOp(RewritePattern):
+    def __init__(self, pattern: RewritePattern):
+        self.pattern = pattern
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        try:
+            self.pattern.match_and_rewrite(op, rewriter)
+        except Exception as error:
+            raise _PatternFailure(error, op) from None
+
+
+def describe_op(op: Operation) -> str:
+    """One line naming `op`: its text when short to print (no regions, no big constant), and its
+    source position when it has one."""
+    text = op.name
+    big = any(isinstance(a, DenseIntOrFPElementsAttr) and len(a.data.data) > 1024 for a in op.attributes.values())
+    if not op.regions and not big:
+        stream = StringIO()
+        Printer(stream=stream).print_op(op)
+        text = _cut(stream.getvalue().strip())
+    if isinstance(op.location, FileLineColLoc):
+        loc = op.location
+        text += f" (at {loc.filename.data}:{loc.line.data}:{loc.column.data})"
+    return text
+
+
+def rewrite_module(pattern: RewritePattern, module: ModuleOp, **walker_options: Any) -> None:
+    """`PatternRewriteWalker(pattern, **walker_options).rewrite_module(module)`, except that an
+    exception raised by the pattern comes out as itself with `failing_op` (the op it was rewriting)
+    and a note `while rewriting <op>`, and without xDSL's print of the whole module."""
+    try:
+        PatternRewriteWalker(_ReportFailingOp(pattern), **walker_options).rewrite_module(module)
+    except _PatternFailure as failure:
+        error = failure.error
+        error.failing_op = failure.op  # type: ignore[attr-defined]
+        error.add_note(f"while rewriting {describe_op(failure.op)}")
+        error.__suppress_context__ = True  # the carrier is no part of the story
+        raise error
 
 
 def require_module(mod: Any, info: PassInfo) -> None:

@@ -8,7 +8,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -17,6 +16,7 @@ from xdsl.rewriter import InsertPoint
 from xrelay.dialects import nn
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
 from xrelay.passes.simplify_inference import per_channel_shape
+from xrelay.instrument.xdsl_pass import rewrite_module
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 
@@ -59,4 +59,4 @@ class CanonicalizeOps(XRelayPass):
     infer_type_after = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(BiasAddToAdd(), apply_recursively=False).rewrite_module(op)
+        rewrite_module(BiasAddToAdd(), op, apply_recursively=False)

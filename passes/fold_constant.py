@@ -8,11 +8,12 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.runtime.kernels import KERNELS
+from xrelay.instrument.xdsl_pass import rewrite_module
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 
@@ -70,7 +71,7 @@ class FoldConstantOp(RewritePattern):
 def fold_constants(module: ModuleOp) -> None:
     """One forward walk: ops are visited after their operands, so chains of constant ops fold
     in the same walk, and each op is evaluated at most once."""
-    PatternRewriteWalker(FoldConstantOp(), apply_recursively=False).rewrite_module(module)
+    rewrite_module(FoldConstantOp(), module, apply_recursively=False)
 
 
 @register_xrelay_pass

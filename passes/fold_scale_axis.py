@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -26,6 +25,7 @@ from xdsl.rewriter import InsertPoint
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
+from xrelay.instrument.xdsl_pass import rewrite_module
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 
@@ -191,7 +191,7 @@ class BackwardFoldScaleAxis(XRelayPass):
     infer_type_after = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldScaleIntoProducer(), apply_recursively=False).rewrite_module(op)
+        rewrite_module(FoldScaleIntoProducer(), op, apply_recursively=False)
 
 
 @register_xrelay_pass
@@ -206,7 +206,7 @@ class ForwardFoldScaleAxis(XRelayPass):
     infer_type_after = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldScaleIntoConsumers(), apply_recursively=False).rewrite_module(op)
+        rewrite_module(FoldScaleIntoConsumers(), op, apply_recursively=False)
 
 
 def FoldScaleAxis():  # noqa: N802 - TVM's name for a pass factory

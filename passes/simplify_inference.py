@@ -10,7 +10,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -18,6 +17,7 @@ from xdsl.pattern_rewriter import (
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
+from xrelay.instrument.xdsl_pass import rewrite_module
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 
@@ -119,4 +119,4 @@ class SimplifyInference(XRelayPass):
     infer_type_after = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(BatchNormToMultiplyAdd(), apply_recursively=False).rewrite_module(op)
+        rewrite_module(BatchNormToMultiplyAdd(), op, apply_recursively=False)

@@ -58,8 +58,10 @@ from xrelay.tools.diagnostics import (
     error_at_span,
     file_error,
     from_verify_error,
+    location_of,
     one_line_usage_errors,
     run_tool,
+    source_line,
 )
 
 PROG = "xrelay-opt"
@@ -498,6 +500,10 @@ class XRelayOptMain(xDSLOptMain):
             if isinstance(error, NumericalBisectError):  # the instrument refused the input: no pass failed
                 raise ToolError(str(error)) from error
             failed = self.checks.failed_pass or "pipeline"
+            op = getattr(error, "failing_op", None)  # set by xrelay's rewrite_module
+            if op is not None:
+                raise ToolError(f"pass '{failed}' failed on '{op.name}': {type(error).__name__}: {error}",
+                                location_of(op), source_line(op)) from error
             raise ToolError(f"pass '{failed}' failed: {type(error).__name__}: {error}",
                             context=_failing_op_lines(error)) from error
 

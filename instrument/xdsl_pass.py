@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
 from io import StringIO
+from typing import Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, ModuleOp

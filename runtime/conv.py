@@ -366,20 +366,26 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
 
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
                     threads: int | None = None) -> np.ndarray:
-    """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), its M rows split over `threads`
-    worker threads (default: numpy's BLAS thread count) running single-threaded BLAS, when the
-    product is big enough to be worth one synchronisation (see `winograd_conv3x3_threaded`)."""
+    """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads
+    (default: numpy's BLAS thread count) running single-threaded BLAS when the product is big
+    enough to be worth one synchronisation (see `winograd_conv3x3_threaded`). The larger operand
+    is the one split (M rows of lhs or N columns of rhs), so no thread reads all of it."""
     threads = _threads(threads)
     b, m, k = lhs.shape
     n = rhs.shape[-1]
     if out is None:
         out = np.empty((b, m, n), np.result_type(lhs, rhs))
-    if threads == 1 or m < 2 * threads or b * m * n * k < 1 << 22:
+    by_rows = m * k >= k * n
+    if threads == 1 or (m if by_rows else n) < 2 * threads or b * m * n * k < 1 << 22:
         return np.matmul(lhs, rhs, out=out)
-    rows = -(-m // threads)
+    size = -(-(m if by_rows else n) // threads)
     with split_blas_threads():
-        futures = [_worker_pool(threads).submit(np.matmul, lhs[:, r:r + rows], rhs, out=out[:, r:r + rows])
-                   for r in range(0, m, rows)]
+        if by_rows:
+            futures = [_worker_pool(threads).submit(np.matmul, lhs[:, r:r + size], rhs, out=out[:, r:r + size])
+                       for r in range(0, m, size)]
+        else:
+            futures = [_worker_pool(threads).submit(np.matmul, lhs, rhs[..., c:c + size], out=out[..., c:c + size])
+                       for c in range(0, n, size)]
         for future in futures:
             future.result()
     return out

@@ -271,7 +271,7 @@ def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 
-@pytest.mark.parametrize("shape", [(1, 300, 200, 100), (2, 257, 130, 129), (1, 3, 4, 5)])
+@pytest.mark.parametrize("shape", [(1, 300, 200, 100), (2, 257, 130, 129), (1, 49, 700, 300), (1, 3, 4, 5)])
 def test_threaded_matmul_matches_numpy(shape):
     from xrelay.runtime.conv import threaded_matmul
 

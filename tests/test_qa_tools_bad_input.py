@@ -247,3 +247,15 @@ def test_truncated_npy_is_called_corrupt_not_foreign(tmp_path, capsys):
     assert len(lines) == 1
     assert lines[0].startswith(f"xrelay-run: error: cannot load input 'x' from '{tmp_path / 'x.npy'}': "
                                "truncated or corrupt .npy file (")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--numerical-bisect-input", "x=x.npy"], "--numerical-bisect-input needs --numerical-bisect"),
+    (["--elide-constants-if-larger", "4"],
+     "--elide-constants-if-larger needs a --print-ir-* flag or --print-ir-diff"),
+])
+def test_an_option_of_an_absent_tool_is_an_error(tmp_path, capsys, flags, message):
+    # They were ignored without a word, as if the tool had run.
+    path = write(tmp_path, "m.mlir", GOOD)
+    lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path, "-p", "infer-type", *flags], capsys), tmp_path)
+    assert lines == [f"xrelay-opt: error: {message}"]

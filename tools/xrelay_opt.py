@@ -138,6 +138,8 @@ def _make_print_ir(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrum
 
     if not (args.print_ir_before or args.print_ir_after or args.print_ir_before_all or args.print_ir_after_all
             or args.print_ir_after_change):
+        if args.elide_constants_if_larger is not None and not args.print_ir_diff:
+            raise ToolError("--elide-constants-if-larger needs a --print-ir-* flag or --print-ir-diff")
         return None
     try:
         return PrintIR(_pass_selectors(args.print_ir_before, tool, "--print-ir-before"),
@@ -208,6 +210,8 @@ def _make_numerical_bisect(args: argparse.Namespace, tool: XRelayOptMain) -> Pas
     from xrelay.instrument.numerical_bisect import NumericalBisect
 
     if not args.numerical_bisect:
+        if args.numerical_bisect_input:
+            raise ToolError("--numerical-bisect-input needs --numerical-bisect")
         return None
     from xrelay.tools.xrelay_run import load_array
 

@@ -259,3 +259,20 @@ def test_an_option_of_an_absent_tool_is_an_error(tmp_path, capsys, flags, messag
     path = write(tmp_path, "m.mlir", GOOD)
     lines = check_one_diagnostic(*run_tool(xrelay_opt.main, [path, "-p", "infer-type", *flags], capsys), tmp_path)
     assert lines == [f"xrelay-opt: error: {message}"]
+
+
+def test_arithmetic_error_while_running_is_an_execution_failure_not_an_internal_error(tmp_path, capsys, monkeypatch):
+    # The loops executor raised ZeroDivisionError on an integer division by a zero input element.
+    import numpy as np
+
+    import xrelay.runtime
+
+    def divide_by_zero(*args, **kwargs):
+        return 1 // 0
+
+    monkeypatch.setattr(xrelay.runtime, "run", divide_by_zero)
+    path = write(tmp_path, "m.mlir", GOOD)
+    np.save(tmp_path / "x.npy", np.zeros((1, 4), np.float32))
+    lines = check_one_diagnostic(*run_tool(xrelay_run.main, [path, "--input", f"x={tmp_path / 'x.npy'}",
+                                                             "-o", str(tmp_path / "out.npy")], capsys), tmp_path)
+    assert lines == ["xrelay-run: error: execution failed: ZeroDivisionError: integer division or modulo by zero"]

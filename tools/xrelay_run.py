@@ -492,6 +492,8 @@ def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, 
         outcome = run(module, inputs, params)
     except (ValueError, DiagnosticException) as error:
         raise ToolError(str(error).strip().split("\n")[0]) from error
+    except ArithmeticError as error:  # the inputs' values (an integer division by zero): not a bug
+        raise ToolError(f"execution failed: {type(error).__name__}: {error}") from error
     except Exception as error:  # noqa: BLE001 - a kernel failing on this model
         if type(error).__name__ == "KernelError":
             raise ToolError(f"execution failed: {error}") from error

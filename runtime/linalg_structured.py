@@ -572,14 +572,15 @@ class ConvGeometry:
     kernel_loops: tuple[int, int]
     """The KH and KW loops."""
     offset: tuple[int, int]
+    """Constant (H, W) offsets of the window in the data."""
     strides: tuple[int, int]
     dilation: tuple[int, int]
 
     def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
-        """`run(ins, out, accumulate) -> bool` computing this conv by Winograd when `winograd_tile`
-        picks a tile for its shape (returns False, having done nothing, for non-float arrays);
-        None when it does not apply: not 3x3 stride-1 undilated, or a weight that may change
-        between runs (its transform is computed once, on the first run)."""
+        """`run(ins, out, accumulate) -> bool` computing this conv by Winograd, or returning False
+        having done nothing (arrays not all of one float dtype, or `winograd_tile` picks no tile
+        for the shape); None when Winograd does not apply: not 3x3 stride-1 undilated, or a weight
+        that may change between runs (its transform is computed once, on the first run)."""
         if not (self.weight < len(constant_inputs) and constant_inputs[self.weight]):
             return None
         if tuple(ranges[d] for d in self.kernel_loops) != (3, 3) or self.strides != (1, 1) or self.dilation != (1, 1):

@@ -50,7 +50,13 @@ def evaluate(op: Operation, args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         error = KernelError(f"{op.name} on operands of shapes ({shapes}): {err}")
         error.__cause__ = err
         raise KernelAbort(error) from None
-    return result if isinstance(result, tuple) else (result,)
+    results = result if isinstance(result, tuple) else (result,)
+    # Kernels compute in numpy's types (sqrt of ints is float64); results take the op's declared
+    # element type, as FoldConstant and the lowered levels give them.
+    return tuple(
+        value if value.dtype == (dtype := dtype_of(res.type.get_element_type())) else value.astype(dtype)
+        for value, res in zip(map(np.asarray, results), op.results)
+    )
 
 
 @register_impls

@@ -95,3 +95,20 @@ def test_a_pass_given_something_else_than_a_module_says_so(make_pass, not_a_modu
     with pytest.raises(TypeError, match=r"expected a builtin\.module \(xdsl ModuleOp\), got "
                                         + type(not_a_module).__name__):
         make_pass()(not_a_module)
+
+
+def test_nn_level_results_have_the_declared_element_type():
+    # nn.sqrt on i32 came back as float64 from run() (FoldConstant and the lowered levels give i32).
+    from xdsl.parser import Parser
+
+    from xrelay.dialects import make_context
+    from xrelay.runtime import run
+
+    text = """func.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = nn.sqrt(%x) : (tensor<4xi32>) -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}
+"""
+    out = run(Parser(make_context(), text).parse_module(), {"x": np.array([1, 2, 3, 4], np.int32)})
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out, np.sqrt([1, 2, 3, 4]).astype(np.int32))

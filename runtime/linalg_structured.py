@@ -4,7 +4,7 @@
 a function of the operand arrays:
 
 - each operand becomes a strided view indexed by the loop dimensions its map uses
-  (`LoopView`, so windows such as `d2 * 2 + d5` cost no copy; maps with floordiv/mod gather
+  (`affine_views.LoopView`, so windows such as `d2 * 2 + d5` cost no copy; maps with floordiv/mod gather
   through index arrays);
 - a body that only computes per element is evaluated once with numpy ufuncs on those
   broadcast views, its last op writing straight into the output;
@@ -12,7 +12,7 @@ a function of the operand arrays:
   reduction dimensions with `combine`'s ufunc (tap by tap for small windows);
 - `acc + a * b` is a contraction: one batched `np.matmul` (BLAS) after copying the non-weight
   operand into matrix form (im2col for convolutions); convolutions and dense layers run so,
-  except 3x3 stride-1 convolutions with a constant weight (`ConvGeometry`, recognised from the
+  except 3x3 stride-1 convolutions with a constant weight (`linalg_conv.ConvGeometry`, recognised from the
   maps in any layout), which run by Winograd F(4x4, 3x3) or F(2x2, 3x3) (`conv.winograd_tile`
   picks) with the weight transformed once.
 """
@@ -20,10 +20,8 @@ a function of the operand arrays:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -36,24 +34,25 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineMap,
-)
+from xdsl.ir.affine import AffineMap
 
-from xrelay.runtime.conv import threaded_matmul, winograd_conv3x3_threaded, winograd_tile, winograd_weights
+from xrelay.runtime.affine_views import (
+    ExecutionError,
+    LoopView,
+    gather_view,
+    is_bare_permutation,
+    linear_form,
+    loop_order,
+    used_loops,
+)
+from xrelay.runtime.conv import threaded_matmul
+from xrelay.runtime.linalg_conv import conv_geometry
 
 Structured = LinalgStructuredOperation
 MAX_TAPS = 64
 """Reductions over at most this many points (pooling windows) are folded tap by tap."""
 
 
-class ExecutionError(Exception):
-    """An op or construct the executor cannot run; the message names the op."""
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
@@ -97,113 +96,6 @@ def scalar_constant(attr: Attribute, value_type: Attribute):
     if isinstance(attr, FloatAttr | IntegerAttr):
         return numpy_dtype(value_type).type(attr.value.data)
     raise ExecutionError(f"unsupported constant {attr}")
-
-
-# ---------------------------------------------------------------- affine maps
-
-
-def linear_form(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
-    """`expr` as ({dim: coefficient}, constant), or None if it is not linear."""
-    if isinstance(expr, AffineDimExpr):
-        return {expr.position: 1}, 0
-    if isinstance(expr, AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, AffineBinaryOpExpr):
-        lhs, rhs = linear_form(expr.lhs), linear_form(expr.rhs)
-        if lhs is None or rhs is None:
-            return None
-        if expr.kind == AffineBinaryOpKind.Add:
-            coeffs = dict(lhs[0])
-            for dim, c in rhs[0].items():
-                coeffs[dim] = coeffs.get(dim, 0) + c
-            return coeffs, lhs[1] + rhs[1]
-        if expr.kind == AffineBinaryOpKind.Mul:
-            if not lhs[0]:
-                lhs, rhs = rhs, lhs
-            if rhs[0]:
-                return None
-            factor = rhs[1]
-            return {d: c * factor for d, c in lhs[0].items()}, lhs[1] * factor
-    return None
-
-
-class LoopView:
-    """Views of operands through one indexing map with one axis per loop: full range for loops the
-    map uses, 1 otherwise (`linear` is False when some result is not linear in the loops: floordiv,
-    mod). The map is analysed once; the view geometry is cached per operand shape and strides."""
-
-    def __init__(self, amap: AffineMap, ranges: Sequence[int]):
-        forms = [linear_form(e) for e in amap.results]
-        self.amap = amap
-        self.ranges = tuple(ranges)
-        self.linear = all(f is not None for f in forms)
-        self.forms = [(tuple(coeffs.items()), const) for coeffs, const in forms] if self.linear else []
-        self._geometry: dict[tuple, tuple[int, list[int], list[int]]] = {}
-
-    def geometry(self, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, list[int], list[int]]:
-        """(byte offset, view shape, view strides) for an operand of this shape and these strides."""
-        key = (shape, strides)
-        found = self._geometry.get(key)
-        if found is None:
-            if len(shape) != len(self.forms):
-                raise ExecutionError(f"indexing map {self.amap} does not fit an operand of shape {shape}")
-            offset = 0
-            view_shape, view_strides = [1] * len(self.ranges), [0] * len(self.ranges)
-            for (coeffs, const), size, stride in zip(self.forms, shape, strides):
-                if const < 0 or const > size:
-                    raise ExecutionError(f"indexing map {self.amap} reaches outside an operand of shape {shape}")
-                offset += const * stride
-                for dim, c in coeffs:
-                    view_strides[dim] += c * stride
-                    view_shape[dim] = self.ranges[dim]
-            found = self._geometry[key] = (offset, view_shape, view_strides)
-        return found
-
-    def __call__(self, array: np.ndarray, writeable: bool = False) -> np.ndarray:
-        """The loop-space view of `array` (linear maps only)."""
-        array = np.asarray(array)
-        offset, shape, strides = self.geometry(array.shape, array.strides)
-        if array.flags.c_contiguous and array.size:
-            # np.ndarray over the array's buffer: several times cheaper than as_strided (and it
-            # checks that the view stays inside the buffer).
-            return np.ndarray(shape, array.dtype, array, offset, strides)
-        base = array[tuple(slice(const, None) for _, const in self.forms)] if self.forms else array
-        return as_strided(base, shape=shape, strides=strides, writeable=writeable)
-
-
-def loop_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int], writeable: bool = False):
-    """A view of `array` with one axis per loop (see `LoopView`), or None for a non-linear map."""
-    view = LoopView(amap, ranges)
-    return view(array, writeable) if view.linear else None
-
-
-def gather_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int]) -> np.ndarray:
-    """A loop-space array of `array`'s elements for any affine map (fancy indexing)."""
-    rank = len(ranges)
-    grids = [np.arange(r).reshape([r if i == d else 1 for i in range(rank)]) for d, r in enumerate(ranges)]
-    index = tuple(np.asarray(_eval_expr(expr, grids)) for expr in amap.results)
-    return np.asarray(array)[index]
-
-
-def _eval_expr(expr: AffineExpr, grids):
-    if isinstance(expr, AffineDimExpr):
-        return grids[expr.position]
-    if isinstance(expr, AffineConstantExpr):
-        return expr.value
-    assert isinstance(expr, AffineBinaryOpExpr)
-    lhs, rhs = _eval_expr(expr.lhs, grids), _eval_expr(expr.rhs, grids)
-    match expr.kind:
-        case AffineBinaryOpKind.Add:
-            return lhs + rhs
-        case AffineBinaryOpKind.Mul:
-            return lhs * rhs
-        case AffineBinaryOpKind.FloorDiv:
-            return lhs // rhs
-        case AffineBinaryOpKind.CeilDiv:
-            return -((-lhs) // rhs)
-        case AffineBinaryOpKind.Mod:
-            return lhs % rhs
-    raise ExecutionError(f"unsupported affine expression {expr}")
 
 
 # ---------------------------------------------------------------- op bodies
@@ -377,13 +269,12 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     out_maps = maps[n_in:]
 
     views = [LoopView(m, ranges) for m in maps]
-    linear = [v.linear for v in views]
     # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
     # ("contract", input a, input b).
     plans = []
     targets: list[SSAValue] = []
     for out_index, value in enumerate(yielded):
-        used = _used(out_maps[out_index])
+        used = used_loops(out_maps[out_index])
         if not reduction_axes and value is out_args[out_index]:
             plans.append(("keep",))
             continue
@@ -480,26 +371,6 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     return run
 
 
-def _used(amap: AffineMap) -> set[int]:
-    return set().union(*(e.used_dims() for e in amap.results)) if amap.results else set()
-
-
-def _map_order(amap: AffineMap) -> list[int]:
-    """The loops an operand uses, outermost (largest memory stride) first."""
-    order: list[int] = []
-    for expr in amap.results:
-        for d in sorted(expr.used_dims()):
-            if d not in order:
-                order.append(d)
-    return order
-
-
-def is_bare_permutation(amap: AffineMap) -> bool:
-    """Whether every result is a distinct bare loop index (the operand is indexed exactly by loops)."""
-    dims_ = [e.position for e in amap.results if isinstance(e, AffineDimExpr)]
-    return len(dims_) == len(amap.results) and len(set(dims_)) == len(dims_)
-
-
 def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
              ranges: Sequence[int], out: np.ndarray | None = None) -> np.ndarray | None:
     """sum over the loops not in the output of a * b, as one batched BLAS matmul.
@@ -511,19 +382,19 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
     Given `out` (the output array, indexed by bare loops, to be overwritten), the matmul writes
     straight into it when the product's layout is the output's, and None is returned.
     """
-    used_a, used_b, used_o = _used(map_a), _used(map_b), _used(map_out)
+    used_a, used_b, used_o = used_loops(map_a), used_loops(map_b), used_loops(map_out)
     only_a, only_b = used_a - used_b - used_o, used_b - used_a - used_o
     if only_a:
         a = a.sum(axis=tuple(sorted(only_a)), keepdims=True)
     if only_b:
         b = b.sum(axis=tuple(sorted(only_b)), keepdims=True)
-    out_order = _map_order(map_out)
+    out_order = loop_order(map_out)
     batch = [d for d in out_order if d in used_a and d in used_b]
     free_a = [d for d in out_order if d in used_a and d not in used_b]
     free_b = [d for d in out_order if d in used_b and d not in used_a]
     # Contracted loops in the memory order of the smaller operand (the weight), so its reshape is free.
     small_map = map_a if a.size <= b.size else map_b
-    contracted = [d for d in _map_order(small_map) if d in used_a and d in used_b and d not in used_o]
+    contracted = [d for d in loop_order(small_map) if d in used_a and d in used_b and d not in used_o]
     size = lambda group: int(np.prod([ranges[d] for d in group], dtype=np.int64))  # noqa: E731
     rank = len(ranges)
 
@@ -549,122 +420,3 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
     in_loop_order = sorted(labels)
     product = product.transpose([labels.index(d) for d in in_loop_order])
     return product.reshape([ranges[d] if d in labels else 1 for d in range(rank)])
-
-
-# ---------------------------------------------------------------- convolutions
-
-
-@dataclass(frozen=True)
-class ConvGeometry:
-    """A contraction that is a 2-D convolution `out[n, f, oh, ow] += data[n, c, oh*s + kh*d + o, ...] *
-    weight[f, c, kh, kw]` in any axis order: the operand axes holding each letter and the window."""
-
-    data: int
-    """Input index of the data operand."""
-    weight: int
-    """Input index of the weight operand."""
-    data_axes: tuple[int, int, int, int]
-    """Data axes holding N, C, H, W."""
-    weight_axes: tuple[int, int, int, int]
-    """Weight axes holding F, C, KH, KW."""
-    out_axes: tuple[int, int, int, int]
-    """Output axes holding N, F, OH, OW."""
-    kernel_loops: tuple[int, int]
-    """The KH and KW loops."""
-    offset: tuple[int, int]
-    """Constant (H, W) offsets of the window in the data."""
-    strides: tuple[int, int]
-    dilation: tuple[int, int]
-
-    def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
-        """`run(ins, out, accumulate) -> bool` computing this conv by Winograd, or returning False
-        having done nothing (arrays not all of one float dtype, or `winograd_tile` picks no tile
-        for the shape); None when Winograd does not apply: not 3x3 stride-1 undilated, or a weight
-        that may change between runs (its transform is computed once, on the first run)."""
-        if not (self.weight < len(constant_inputs) and constant_inputs[self.weight]):
-            return None
-        if tuple(ranges[d] for d in self.kernel_loops) != (3, 3) or self.strides != (1, 1) or self.dilation != (1, 1):
-            return None
-        cache: list = [None, None]  # the weight array seen, its transform
-
-        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
-            data, weight = ins[self.data], ins[self.weight]
-            if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
-                    and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
-                return False
-            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
-            y = out.transpose(self.out_axes)
-            n, f, oh, ow = y.shape
-            m = winograd_tile(n, x.shape[1], f, oh, ow)
-            if m is None:
-                return False
-            if cache[0] is not weight or cache[1][0] != m:
-                cache[0] = weight
-                cache[1] = (m, winograd_weights(weight.transpose(self.weight_axes), m))
-            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate)
-            return True
-
-        return run
-
-
-def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int) -> ConvGeometry | None:
-    """The convolution that contraction `maps[out] += maps[ia] * maps[ib]` is, if it is one.
-
-    The weight and output maps must be bare loops; the data map two bare loops (N, in the
-    output only; C, in the weight only) and two windows `oh * s + kh * d + o` (H then W) with
-    oh an output loop and kh a weight loop.
-    """
-    if len(ranges) != 7 or not all(len(maps[i].results) == 4 for i in (ia, ib, out)):
-        return None
-    if not is_bare_permutation(maps[out]):
-        return None
-    o_dims = [e.position for e in maps[out].results]
-    for data, weight in ((ia, ib), (ib, ia)):
-        if not is_bare_permutation(maps[weight]):
-            continue
-        w_dims = [e.position for e in maps[weight].results]
-        found = _data_axes(maps[data], w_dims, o_dims)
-        if found is None:
-            continue
-        (n_axis, n), (c_axis, c), windows = found
-        (h_axis, oh, kh, sh, dh, ch), (w_axis, ow, kw, sw, dw, cw) = windows
-        filters = [d for d in w_dims if d not in (c, kh, kw)]
-        if len(filters) != 1 or filters[0] not in o_dims or len({n, c, oh, ow, kh, kw, filters[0]}) != 7:
-            continue
-        f = filters[0]
-        return ConvGeometry(
-            data=data, weight=weight, data_axes=(n_axis, c_axis, h_axis, w_axis),
-            weight_axes=tuple(w_dims.index(d) for d in (f, c, kh, kw)),
-            out_axes=tuple(o_dims.index(d) for d in (n, f, oh, ow)),
-            kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw))
-    return None
-
-
-def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
-    """((axis, N loop), (axis, C loop), [(axis, out loop, kernel loop, stride, dilation, offset)] * 2)
-    of a conv's data map, or None if it is not one."""
-    batch = channel = None
-    windows = []
-    for axis, expr in enumerate(d_map.results):
-        if isinstance(expr, AffineDimExpr):
-            d = expr.position
-            if d in o_dims and d not in w_dims and batch is None:
-                batch = (axis, d)
-            elif d in w_dims and d not in o_dims and channel is None:
-                channel = (axis, d)
-            else:
-                return None
-            continue
-        form = linear_form(expr)
-        if form is None:
-            return None
-        coeffs, const = form
-        loops = [d for d, k in coeffs.items() if k]
-        outer = [d for d in loops if d in o_dims and d not in w_dims]
-        inner = [d for d in loops if d in w_dims and d not in o_dims]
-        if len(loops) != 2 or len(outer) != 1 or len(inner) != 1 or const < 0 or min(coeffs[d] for d in loops) < 1:
-            return None
-        windows.append((axis, outer[0], inner[0], coeffs[outer[0]], coeffs[inner[0]], const))
-    if batch is None or channel is None or len(windows) != 2:
-        return None
-    return batch, channel, windows

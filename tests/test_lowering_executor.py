@@ -141,16 +141,16 @@ def conv_module(x_shape, w_shape, data_layout: str, kernel_layout: str):
 @pytest.fixture
 def winograd_calls(monkeypatch):
     """The tile sizes of the Winograd convolutions the linalg executor runs, in order."""
-    import xrelay.runtime.linalg_structured as structured
+    import xrelay.runtime.linalg_conv as linalg_conv
 
     calls = []
-    original = structured.winograd_conv3x3_threaded
+    original = linalg_conv.winograd_conv3x3_threaded
 
     def counting(x, u, m, out, accumulate=False):
         calls.append(m)
         return original(x, u, m, out, accumulate)
 
-    monkeypatch.setattr(structured, "winograd_conv3x3_threaded", counting)
+    monkeypatch.setattr(linalg_conv, "winograd_conv3x3_threaded", counting)
     return calls
 
 
@@ -214,7 +214,7 @@ def test_winograd_conv_accumulates_into_a_nonzero_init(winograd_calls):
 def test_loop_view_matches_indexing_for_contiguous_and_strided_operands():
     from xdsl.ir.affine import AffineExpr, AffineMap
 
-    from xrelay.runtime.linalg_structured import LoopView
+    from xrelay.runtime.affine_views import LoopView
 
     # (i, j, k) -> (i, 2 * j + k + 1): a strided window with a constant offset.
     i, j, k = (AffineExpr.dimension(n) for n in range(3))

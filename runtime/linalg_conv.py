@@ -1,0 +1,133 @@
+"""Convolutions recognised in linalg contractions, whatever their layout, and run by Winograd.
+
+`conv_geometry` reads a contraction's indexing maps and, when they describe a 2-D convolution,
+says which operand axes hold N, C, H, W / F, C, KH, KW / N, F, OH, OW; `ConvGeometry.winograd_runner`
+then computes 3x3 stride-1 convolutions with a constant weight by Winograd (`runtime/conv.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+
+from xrelay.runtime.affine_views import is_bare_permutation, linear_form
+from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """A contraction that is a 2-D convolution `out[n, f, oh, ow] += data[n, c, oh*s + kh*d + o, ...] *
+    weight[f, c, kh, kw]` in any axis order: the operand axes holding each letter and the window."""
+
+    data: int
+    """Input index of the data operand."""
+    weight: int
+    """Input index of the weight operand."""
+    data_axes: tuple[int, int, int, int]
+    """Data axes holding N, C, H, W."""
+    weight_axes: tuple[int, int, int, int]
+    """Weight axes holding F, C, KH, KW."""
+    out_axes: tuple[int, int, int, int]
+    """Output axes holding N, F, OH, OW."""
+    kernel_loops: tuple[int, int]
+    """The KH and KW loops."""
+    offset: tuple[int, int]
+    """Constant (H, W) offsets of the window in the data."""
+    strides: tuple[int, int]
+    dilation: tuple[int, int]
+
+    def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
+        """`run(ins, out, accumulate) -> bool` computing this conv by Winograd, or returning False
+        having done nothing (arrays not all of one float dtype, or `winograd_tile` picks no tile
+        for the shape); None when Winograd does not apply: not 3x3 stride-1 undilated, or a weight
+        that may change between runs (its transform is computed once, on the first run)."""
+        if not (self.weight < len(constant_inputs) and constant_inputs[self.weight]):
+            return None
+        if tuple(ranges[d] for d in self.kernel_loops) != (3, 3) or self.strides != (1, 1) or self.dilation != (1, 1):
+            return None
+        cache: list = [None, None]  # the weight array seen, its transform
+
+        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
+            data, weight = ins[self.data], ins[self.weight]
+            if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
+                    and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
+                return False
+            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
+            y = out.transpose(self.out_axes)
+            n, f, oh, ow = y.shape
+            m = winograd_tile(n, x.shape[1], f, oh, ow)
+            if m is None:
+                return False
+            if cache[0] is not weight or cache[1][0] != m:
+                cache[0] = weight
+                cache[1] = (m, winograd_weights(weight.transpose(self.weight_axes), m))
+            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate)
+            return True
+
+        return run
+
+
+def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int) -> ConvGeometry | None:
+    """The convolution that contraction `maps[out] += maps[ia] * maps[ib]` is, if it is one.
+
+    The weight and output maps must be bare loops; the data map two bare loops (N, in the
+    output only; C, in the weight only) and two windows `oh * s + kh * d + o` (H then W) with
+    oh an output loop and kh a weight loop.
+    """
+    if len(ranges) != 7 or not all(len(maps[i].results) == 4 for i in (ia, ib, out)):
+        return None
+    if not is_bare_permutation(maps[out]):
+        return None
+    o_dims = [e.position for e in maps[out].results]
+    for data, weight in ((ia, ib), (ib, ia)):
+        if not is_bare_permutation(maps[weight]):
+            continue
+        w_dims = [e.position for e in maps[weight].results]
+        found = _data_axes(maps[data], w_dims, o_dims)
+        if found is None:
+            continue
+        (n_axis, n), (c_axis, c), windows = found
+        (h_axis, oh, kh, sh, dh, ch), (w_axis, ow, kw, sw, dw, cw) = windows
+        filters = [d for d in w_dims if d not in (c, kh, kw)]
+        if len(filters) != 1 or filters[0] not in o_dims or len({n, c, oh, ow, kh, kw, filters[0]}) != 7:
+            continue
+        f = filters[0]
+        return ConvGeometry(
+            data=data, weight=weight, data_axes=(n_axis, c_axis, h_axis, w_axis),
+            weight_axes=tuple(w_dims.index(d) for d in (f, c, kh, kw)),
+            out_axes=tuple(o_dims.index(d) for d in (n, f, oh, ow)),
+            kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw))
+    return None
+
+
+def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
+    """((axis, N loop), (axis, C loop), [(axis, out loop, kernel loop, stride, dilation, offset)] * 2)
+    of a conv's data map, or None if it is not one."""
+    batch = channel = None
+    windows = []
+    for axis, expr in enumerate(d_map.results):
+        if isinstance(expr, AffineDimExpr):
+            d = expr.position
+            if d in o_dims and d not in w_dims and batch is None:
+                batch = (axis, d)
+            elif d in w_dims and d not in o_dims and channel is None:
+                channel = (axis, d)
+            else:
+                return None
+            continue
+        form = linear_form(expr)
+        if form is None:
+            return None
+        coeffs, const = form
+        loops = [d for d, k in coeffs.items() if k]
+        outer = [d for d in loops if d in o_dims and d not in w_dims]
+        inner = [d for d in loops if d in w_dims and d not in o_dims]
+        if len(loops) != 2 or len(outer) != 1 or len(inner) != 1 or const < 0 or min(coeffs[d] for d in loops) < 1:
+            return None
+        windows.append((axis, outer[0], inner[0], coeffs[outer[0]], coeffs[inner[0]], const))
+    if batch is None or channel is None or len(windows) != 2:
+        return None
+    return batch, channel, windows

@@ -199,7 +199,10 @@ def execution_level(main: func.FuncOp) -> str:
     dialects = {op.name.split(".", 1)[0] for op in main.walk()}
     if dialects <= NN_LEVEL_DIALECTS:
         return "nn"
-    return "linalg" if "linalg" in dialects else "loops"
+    if "linalg" in dialects:
+        return "linalg"
+    # No linalg op left: loops (scf/memref) or a tensor-level module of reshapes only (batch_flatten).
+    return "loops" if dialects & {"scf", "memref"} else "linalg"
 
 
 def run(

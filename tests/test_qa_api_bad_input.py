@@ -112,3 +112,22 @@ def test_nn_level_results_have_the_declared_element_type():
     out = run(Parser(make_context(), text).parse_module(), {"x": np.array([1, 2, 3, 4], np.int32)})
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, np.sqrt([1, 2, 3, 4]).astype(np.int32))
+
+
+def test_a_lowered_module_without_linalg_ops_runs_on_the_linalg_executor():
+    # nn.batch_flatten lowers to tensor.collapse_shape/expand_shape only: run() took it for a loops-level
+    # module and failed with "loops level: unsupported op tensor.collapse_shape".
+    from xdsl.parser import Parser
+
+    from xrelay.dialects import make_context
+    from xrelay.lowering import lower
+    from xrelay.runtime import run
+
+    text = """func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x32xf32> {
+  %0 = nn.batch_flatten(%x) : (tensor<1x2x4x4xf32>) -> tensor<1x32xf32>
+  func.return %0 : tensor<1x32xf32>
+}
+"""
+    lowered = lower(Parser(make_context(), text).parse_module(), to="linalg")
+    x = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4)
+    np.testing.assert_array_equal(run(lowered, {"x": x}), x.reshape(1, 32))

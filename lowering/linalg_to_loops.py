@@ -19,13 +19,13 @@ from xdsl.ir import Block, Region
 from xdsl.ir.affine import AffineMap
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
 from xdsl.utils.exceptions import PassFailedException
 
+from xrelay.instrument.xdsl_pass import rewrite_module
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 
@@ -66,5 +66,5 @@ class LinalgToLoops(XRelayPass):
                 raise PassFailedException(
                     f"linalg-to-loops: {inner.name} works on tensors; bufferize first (nn-bufferize)"
                 )
-        PatternRewriteWalker(CopyToGeneric(), apply_recursively=False).rewrite_module(op)
+        rewrite_module(CopyToGeneric(), op, apply_recursively=False)
         ConvertLinalgToLoopsPass().apply(ctx, op)

@@ -17,8 +17,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
+from xrelay.instrument.xdsl_pass import rewrite_module
 from xrelay.transform import XRelayPass, register_xrelay_pass
 from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims, is_float, lowest
 from xrelay.lowering.nn_windows import (
@@ -248,4 +249,4 @@ class ConvertNNToLinalg(XRelayPass):
     tvm_name = "ConvertNNToLinalg"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(LowerNNOp(), apply_recursively=False).rewrite_module(op)
+        rewrite_module(LowerNNOp(), op, apply_recursively=False)

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from xdsl.dialects.builtin import (
+    AnyFloat,
     BoolAttr,
     DenseArrayBase,
     Float64Type,
@@ -157,6 +158,8 @@ class NNOp(IRDLOperation):
     traits = traits_def(Pure())
 
     SHAPE_RULE: ClassVar[Callable[[list[tuple[int, ...]], dict], Any]]
+    FLOAT_ONLY: ClassVar[bool] = False
+    """Whether the op is defined on float tensors only (as in Relay: softmax, batch_norm, ...)."""
 
     def __init__(self, *operands: SSAValue | Operation, **attrs: object):
         op_def = self.get_irdl_definition()
@@ -221,6 +224,8 @@ class NNOp(IRDLOperation):
             if any(dim < 0 for dim in t.get_shape()):  # `?` is a negative sentinel in xDSL
                 raise ShapeError(f"{cls.name}: operand '{name}' has a dynamic shape ({t}); nn ops need static shapes")
         element = operand_types[0].get_element_type()
+        if cls.FLOAT_ONLY and not isinstance(element, AnyFloat):
+            raise ShapeError(f"{cls.name}: operand '{names[0]}' must have a float element type, got {element}")
         for name, t in zip(names[1:], operand_types[1:]):
             if t.get_element_type() != element:
                 raise ShapeError(
@@ -339,6 +344,7 @@ class BatchNormOp(NNOp):
     center = bool_(True)
     scale = bool_(True)
     SHAPE_RULE = staticmethod(infer.batch_norm)
+    FLOAT_ONLY: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -376,6 +382,7 @@ class AvgPool2DOp(NNOp):
     ceil_mode = bool_(False)
     count_include_pad = bool_(False)
     SHAPE_RULE = staticmethod(infer.pool2d)
+    FLOAT_ONLY: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -385,6 +392,7 @@ class GlobalAvgPool2DOp(NNOp):
     result = result_def(T)
     layout = str_("NCHW")
     SHAPE_RULE = staticmethod(infer.global_pool2d)
+    FLOAT_ONLY: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -424,6 +432,7 @@ class SoftmaxOp(NNOp):
     result = result_def(T)
     axis = int_(-1)
     SHAPE_RULE = staticmethod(infer.softmax)
+    FLOAT_ONLY: ClassVar[bool] = True
 
 
 class _BinaryOp(NNOp):

@@ -367,3 +367,21 @@ def test_numpy_integer_attribute_values():
     assert op.attrs()["padding"] == (1, 1, 1, 1)
     assert op.attrs()["strides"] == (2, 2)
     assert shape(op) == (1, 4, 4, 4)
+
+
+@pytest.mark.parametrize(
+    "op_name, operand_shapes",
+    [
+        ("nn.softmax", [(2, 4)]),
+        ("nn.batch_norm", [(1, 3, 4, 4), (3,), (3,), (3,), (3,)]),
+        ("nn.avg_pool2d", [(1, 3, 4, 4)]),
+        ("nn.global_avg_pool2d", [(1, 3, 4, 4)]),
+    ],
+)
+def test_float_only_ops_reject_integer_tensors(op_name, operand_shapes):
+    from xdsl.dialects.builtin import i32
+
+    types = [TensorType(i32, shape) for shape in operand_shapes]
+    with pytest.raises(ShapeError, match=f"{op_name}: operand 'data' must have a float element type, got i32"):
+        nn.OPS[op_name].infer_types(types, {})
+    assert nn.OPS[op_name].infer_types([TensorType(f32, s) for s in operand_shapes], {})

@@ -87,3 +87,12 @@ func.func @constant_element_type() {
   func.return
 }
 // CHECK: nn.constant: unsupported element type i1 (use f32, f16, f64, i32, i64)
+
+// -----
+
+// Like Relay, softmax, batch_norm and the average pools are defined on float tensors only.
+func.func @softmax_of_integers(%x: tensor<2x4xi32>) {
+  %0 = nn.softmax(%x) : (tensor<2x4xi32>) -> tensor<2x4xi32>
+  func.return
+}
+// CHECK: nn.softmax: operand 'data' must have a float element type, got i32

@@ -153,7 +153,7 @@ def test_xdsl_flags_keep_working(capsys, model, tmp_path):
 # --- the instrument-flag extension point ----------------------------------------------------------
 
 
-def test_instrument_flags_extension_point(capsys, model, monkeypatch):
+def test_instrument_flags_extension_point(capsys, model, request):
     events: list[tuple[str, str]] = []
 
     class Recorder(PassInstrument):
@@ -168,8 +168,8 @@ def test_instrument_flags_extension_point(capsys, model, monkeypatch):
         make=lambda args, tool: Recorder() if args.record else None,
         finish=lambda inst, tool: events.append(("finish", inst.name)),
     )
-    monkeypatch.setattr(xrelay_opt, "INSTRUMENT_FLAGS", [*xrelay_opt.INSTRUMENT_FLAGS])
     xrelay_opt.register_instrument_flag(flag)
+    request.addfinalizer(lambda: xrelay_opt.INSTRUMENT_FLAGS.remove(flag))
     status, _, _ = opt(capsys, str(model), "-p", "infer-type", "--record")
     assert status == 0
     assert events == [

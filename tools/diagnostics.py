@@ -14,11 +14,12 @@ adds the traceback of unexpected (internal) errors for debugging the tools thems
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, NoReturn
 
@@ -265,6 +266,12 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
         if isinstance(error, OSError):
             raise ToolError(f"cannot write output file '{path}': {error.strerror or error}") from None
         raise
+
+
+def did_you_mean(name: str, candidates: Sequence[str]) -> str:
+    """` (did you mean 'x'?)` for the candidate closest to a misspelt `name`, else ""."""
+    close = difflib.get_close_matches(name, list(dict.fromkeys(candidates)), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def report(error: ToolError, prog: str, stream: IO[str] | None = None) -> None:

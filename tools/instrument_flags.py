@@ -1,0 +1,287 @@
+"""The instrument flags of `xrelay-opt`: each flag installs a pass instrument in its PassContext.
+
+`INSTRUMENT_FLAGS` lists them (flag, help, argparse options, instrument factory and an optional
+`finish` hook run after the pipeline, even when it failed); `register_instrument_flag` adds one.
+Their instruments are installed in list order. The instruments themselves live in
+`xrelay.instrument` (DESIGN.md section 8); this module only maps flags to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from xrelay import transform
+from xrelay.instrument import PassInstrument, PassTimingInstrument
+from xrelay.tools.diagnostics import ToolError, check_output_path, did_you_mean, file_error
+
+if TYPE_CHECKING:
+    from xrelay.tools.xrelay_opt import XRelayOptMain
+
+
+def split_names(values: Sequence[str] | None) -> list[str]:
+    """`--required-pass a,b --required-pass c` -> ["a", "b", "c"]."""
+    return [name.strip() for value in values or () for name in value.split(",") if name.strip()]
+
+
+# --- instrument flags (the extension point) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InstrumentFlag:
+    """A command-line flag that installs a pass instrument in xrelay-opt's PassContext.
+
+    `make(args, tool)` returns the instrument, or None when the flag is not given; `finish(instrument,
+    tool)` runs after the pipeline (also after a failure, before the error is reported), e.g. to print
+    a report. `options` are extra `argparse.add_argument` keywords (default: a boolean switch).
+    """
+
+    flag: str
+    help: str
+    make: Callable[[argparse.Namespace, XRelayOptMain], PassInstrument | None]
+    finish: Callable[[PassInstrument, XRelayOptMain], None] | None = None
+    options: dict[str, Any] = field(default_factory=lambda: {"action": "store_true"})
+
+
+def _print_timing(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    text = instrument.render()  # warns on stderr itself when nothing was profiled
+    if text:
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        sys.stderr.flush()
+
+
+INSTRUMENT_FLAGS: list[InstrumentFlag] = [
+    InstrumentFlag(
+        "--pass-timing",
+        "print the time spent in every pass as TVM's PassTimingInstrument tree on stderr",
+        make=lambda args, tool: PassTimingInstrument() if args.pass_timing else None,
+        finish=_print_timing,
+    ),
+]
+
+
+def register_instrument_flag(flag: InstrumentFlag) -> None:
+    """Add a flag to xrelay-opt; its instrument comes after those already registered."""
+    INSTRUMENT_FLAGS.append(flag)
+
+
+# --- the power-tool instrument flags (DESIGN.md section 8; the instruments live in xrelay.instrument) ---
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _pass_selectors(values: Sequence[str] | None, tool: XRelayOptMain, flag: str) -> list[str]:
+    """`--print-ir-after=fold-constant,Infer.*`: names or regexes; a pipeline name also selects its TVM name.
+    Selectors match whole names, so a plain name no pass has (a typo) is an error."""
+    selectors = []
+    known = None
+    for name in split_names(values):
+        if _PLAIN_NAME.fullmatch(name):
+            if known is None:
+                known = ["sequential", *tool.available_passes, *transform.registered_pass_names()]
+            if name not in known:
+                raise ToolError(f"unknown pass '{name}' in {flag}{did_you_mean(name, known)}")
+        selectors.append(name)
+        if name in tool.available_passes:
+            info_name = getattr(tool.available_passes[name](), "tvm_name", name)
+            if info_name != name:
+                selectors.append(info_name)
+    return selectors
+
+
+def _make_print_ir(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    from xrelay.instrument.print_ir import PrintIR
+
+    if not (args.print_ir_before or args.print_ir_after or args.print_ir_before_all or args.print_ir_after_all
+            or args.print_ir_after_change):
+        if args.elide_constants_if_larger is not None and not args.print_ir_diff:
+            raise ToolError("--elide-constants-if-larger needs a --print-ir-* flag or --print-ir-diff")
+        return None
+    try:
+        return PrintIR(_pass_selectors(args.print_ir_before, tool, "--print-ir-before"),
+                       _pass_selectors(args.print_ir_after, tool, "--print-ir-after"),
+                       before_all=args.print_ir_before_all, after_all=args.print_ir_after_all,
+                       after_change=args.print_ir_after_change, max_constant_elements=args.elide_constants_if_larger)
+    except ValueError as error:
+        raise ToolError(str(error)) from None
+
+
+def _make_trace(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    from xrelay.instrument.trace import ChromeTraceInstrument
+
+    if args.trace_json is None:
+        return None
+    check_output_path(args.trace_json)
+    return ChromeTraceInstrument(process_name="xrelay-opt")
+
+
+def _write_trace(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    try:  # also after a failed pass: its event ends at the failure
+        instrument.write(tool.args.trace_json)
+    except OSError as error:
+        raise ToolError(f"cannot write output file '{tool.args.trace_json}': {error.strerror or error}") from None
+
+
+def _print_op_count_diff(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    from pprint import pformat
+
+    sys.stderr.write(pformat(instrument.get_pass_to_op_diff()) + "\n")
+
+
+def _make_reproducer(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    from xrelay.instrument.reproducer import CrashReproducer
+
+    if args.crash_reproducer is None:
+        return None
+    check_output_path(args.crash_reproducer)
+    # Each pipeline pass replays with its options; `sequential` (a failure only the pipeline sees) is all of it.
+    specs = {transform.as_pass(p).info.name: str(p.pipeline_pass_spec()) for p in tool.pipeline_passes}
+    specs["sequential"] = ",".join(str(p.pipeline_pass_spec()) for p in tool.pipeline_passes)
+    return CrashReproducer(args.crash_reproducer, pass_specs=specs, full_pipeline=specs["sequential"])
+
+
+class _RunReproducer(argparse.Action):
+    """`--run-reproducer FILE`: FILE is the input, its header sets `-p`, `--opt-level` and the pass lists
+    (flags given after it override them)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from xrelay.instrument.reproducer import read_reproducer
+
+        try:
+            reproducer = read_reproducer(value)
+        except OSError as error:
+            raise file_error(error, "reproducer") from None
+        except ValueError as error:
+            raise ToolError(str(error)) from None
+        # The input positional may be filled in after this action runs: make FILE its default too.
+        parser.set_defaults(input_file=value)
+        namespace.run_reproducer = namespace.input_file = value
+        namespace.passes = reproducer.pipeline
+        namespace.opt_level = reproducer.opt_level
+        namespace.required_pass = list(reproducer.required_pass) or None
+        namespace.disabled_pass = list(reproducer.disabled_pass) or None
+
+
+def _make_numerical_bisect(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    from xrelay.instrument.numerical_bisect import NumericalBisect
+
+    if not args.numerical_bisect:
+        if args.numerical_bisect_input:
+            raise ToolError("--numerical-bisect-input needs --numerical-bisect")
+        return None
+    from xrelay.tools.xrelay_run import load_array
+
+    inputs = {}
+    for entry in args.numerical_bisect_input or ():
+        name, sep, path = entry.partition("=")
+        if not sep or not name or not path:
+            raise ToolError(f"--numerical-bisect-input: expected NAME=FILE.npy, got '{entry}'")
+        inputs[name] = load_array(path, f"input '{name}'")
+    return NumericalBisect(inputs, seed=args.numerical_bisect_seed, rtol=args.numerical_bisect_rtol,
+                           atol=args.numerical_bisect_atol)
+
+
+def _print_memory(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    sys.stderr.write(instrument.render())
+
+
+def _count(text: str) -> int:
+    """argparse type: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an int >= 0, got '{text}'")
+    return value
+
+
+def _limit(text: str) -> int:
+    """argparse type: -1 (no limit) or an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -2
+    if value < -1:
+        raise argparse.ArgumentTypeError(f"must be -1 (no limit) or an int >= 0, got '{text}'")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    """argparse type: a finite float >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got '{text}'")
+    return value
+
+
+def _option(args: argparse.Namespace, tool: XRelayOptMain) -> None:
+    """`make` of a flag that only sets an option of another flag's instrument."""
+    return None
+
+
+INSTRUMENT_FLAGS.extend([
+    InstrumentFlag("--print-ir-before", "print the IR before these passes (names or regexes, comma-separated)",
+                   make=_make_print_ir, options={"action": "append", "metavar": "PASS"}),
+    InstrumentFlag("--print-ir-after", "print the IR after these passes (names or regexes, comma-separated)",
+                   make=_option, options={"action": "append", "metavar": "PASS"}),
+    InstrumentFlag("--print-ir-before-all", "print the IR before every pass", make=_option),
+    InstrumentFlag("--print-ir-after-all", "print the IR after every pass", make=_option),
+    InstrumentFlag("--print-ir-after-change", "print the IR after a pass only if it changed the IR "
+                   "(alone: after every pass that changed it)", make=_option),
+    InstrumentFlag("--elide-constants-if-larger", "print constants of more than N elements as a digest in "
+                   "--print-ir-* dumps (--print-ir-diff: 16 unless given)", make=_option,
+                   options={"type": _count, "metavar": "N"}),
+    InstrumentFlag("--print-ir-diff", "print a unified diff of the IR for every pass that changed it",
+                   make=lambda args, tool: _ir_diff(args)),
+    InstrumentFlag("--trace-json", "write every pass run as Chrome trace-event JSON (Perfetto, chrome://tracing)",
+                   make=_make_trace, finish=_write_trace, options={"metavar": "FILE"}),
+    InstrumentFlag("--op-count-diff", "print (depth, pass, {op: count change}) for every pass that changed op counts",
+                   make=lambda args, tool: _instrument("op_count", "OpCountDiff")() if args.op_count_diff else None,
+                   finish=_print_op_count_diff),
+    InstrumentFlag("--crash-reproducer", "when a pass raises, write FILE: the IR it received, its pipeline and "
+                   "the PassContext settings", make=_make_reproducer, options={"metavar": "FILE"}),
+    InstrumentFlag("--run-reproducer", "replay a reproducer written by --crash-reproducer", make=_option,
+                   options={"action": _RunReproducer, "metavar": "FILE"}),
+    InstrumentFlag("--opt-bisect-limit", "run only the first N optional passes (-1: all) and print each decision",
+                   make=lambda args, tool: None if args.opt_bisect_limit is None
+                   else _instrument("bisect", "OptBisect")(args.opt_bisect_limit),
+                   options={"type": _limit, "metavar": "N"}),
+    InstrumentFlag("--numerical-bisect", "run the model after every pass that changed the IR and report the "
+                   "first pass whose outputs drift", make=_make_numerical_bisect),
+    InstrumentFlag("--numerical-bisect-input", "NAME=FILE.npy: a @main argument for --numerical-bisect "
+                   "(repeatable; the others are seeded)", make=_option,
+                   options={"action": "append", "metavar": "NAME=FILE"}),
+    InstrumentFlag("--numerical-bisect-seed", "seed of the generated inputs (default 0)", make=_option,
+                   options={"type": int, "default": 0, "metavar": "S"}),
+    InstrumentFlag("--numerical-bisect-rtol", "relative tolerance (default 1e-4)", make=_option,
+                   options={"type": _tolerance, "default": 1e-4, "metavar": "R"}),
+    InstrumentFlag("--numerical-bisect-atol", "absolute tolerance (default 1e-5)", make=_option,
+                   options={"type": _tolerance, "default": 1e-5, "metavar": "A"}),
+    InstrumentFlag("--pass-memory", "print each pass's peak traced Python memory (tracemalloc) on stderr",
+                   make=lambda args, tool: _instrument("memory", "PassMemoryInstrument")() if args.pass_memory
+                   else None, finish=_print_memory),
+])
+
+
+def _instrument(module: str, name: str) -> Any:
+    """An instrument class from `xrelay.instrument.<module>`, imported when its flag is used."""
+    import importlib
+
+    return getattr(importlib.import_module(f"xrelay.instrument.{module}"), name)
+
+
+def _ir_diff(args: argparse.Namespace) -> PassInstrument | None:
+    if not args.print_ir_diff:
+        return None
+    limit = args.elide_constants_if_larger
+    return _instrument("ir_diff", "IRDiff")(max_constant_elements=16 if limit is None else limit)

@@ -5,13 +5,13 @@ import io
 
 import numpy as np
 import pytest
-from xdsl.parser import Parser
 
 from xrelay import passes, transform
-from xrelay.dialects import make_context, nn
+from xrelay.dialects import nn
 from xrelay.frontend import bind_params_by_name, resnet, tiny
 from xrelay.instrument.bisect import OptBisect
 from xrelay.instrument.numerical_bisect import NumericalBisect, compare_outputs
+from tool_passes import clone_only, drop_relu, noop, outer, parse_module
 
 SRC = """\
 builtin.module {
@@ -26,33 +26,7 @@ builtin.module {
 
 
 def parse():
-    return Parser(make_context(), SRC).parse_module()
-
-
-@transform.module_pass(opt_level=0, name="DropRelu")
-def drop_relu(mod, ctx):
-    new = mod.clone()
-    for op in list(new.walk()):
-        if isinstance(op, nn.ReluOp):
-            op.results[0].replace_all_uses_with(op.operands[0])
-            op.detach()
-            op.erase()
-    return new
-
-
-@transform.module_pass(opt_level=0, name="Noop")
-def noop(mod, ctx):
-    return mod
-
-
-@transform.module_pass(opt_level=0, name="CloneOnly")
-def clone_only(mod, ctx):
-    return mod.clone()
-
-
-@transform.module_pass(opt_level=0, name="Outer")
-def outer(mod, ctx):
-    return drop_relu(mod)
+    return parse_module(SRC)
 
 
 @transform.module_pass(opt_level=0, name="PerturbConstant")

@@ -4,12 +4,12 @@ import io
 
 import numpy as np
 import pytest
-from xdsl.parser import Parser
 
 from xrelay import transform
-from xrelay.dialects import make_context, nn
+from xrelay.dialects import nn
 from xrelay.instrument.ir_diff import IRDiff
 from xrelay.instrument.print_ir import PrintIR, module_changed, module_text
+from tool_passes import clone_only, drop_relu, noop, outer, parse_module
 
 SRC = """\
 builtin.module {
@@ -45,34 +45,7 @@ builtin.module {
 
 
 def parse(text=SRC):
-    return Parser(make_context(), text).parse_module()
-
-
-@transform.module_pass(opt_level=0, name="DropRelu")
-def drop_relu(mod, ctx):
-    """Functional: returns a clone with every relu replaced by its operand."""
-    new = mod.clone()
-    for op in list(new.walk()):
-        if isinstance(op, nn.ReluOp):
-            op.results[0].replace_all_uses_with(op.operands[0])
-            op.detach()
-            op.erase()
-    return new
-
-
-@transform.module_pass(opt_level=0, name="Noop")
-def noop(mod, ctx):
-    return mod
-
-
-@transform.module_pass(opt_level=0, name="CloneOnly")
-def clone_only(mod, ctx):
-    return mod.clone()
-
-
-@transform.module_pass(opt_level=0, name="Outer")
-def outer(mod, ctx):
-    return drop_relu(mod)
+    return parse_module(text)
 
 
 def header(when, name, depth):

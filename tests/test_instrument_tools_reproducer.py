@@ -5,11 +5,10 @@ import json
 from dataclasses import dataclass
 
 import pytest
-from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 
 from xrelay import transform
-from xrelay.dialects import make_context, nn
+from xrelay.dialects import nn
 from xrelay.instrument.reproducer import (
     CrashReproducer,
     Reproducer,
@@ -18,6 +17,7 @@ from xrelay.instrument.reproducer import (
     registered_pipeline_name,
     run_reproducer,
 )
+from tool_passes import drop_relu, parse_module
 
 SRC = """\
 builtin.module {
@@ -40,7 +40,7 @@ builtin.module {
 
 
 def parse():
-    return Parser(make_context(), SRC).parse_module()
+    return parse_module(SRC)
 
 
 @dataclass(frozen=True)
@@ -55,17 +55,6 @@ class RaiseOnNegative(ModulePass):
 
 
 EXTRA = {RaiseOnNegative.name: lambda: RaiseOnNegative}
-
-
-@transform.module_pass(opt_level=0, name="DropRelu")
-def drop_relu(mod, ctx):
-    new = mod.clone()
-    for op in list(new.walk()):
-        if isinstance(op, nn.ReluOp):
-            op.results[0].replace_all_uses_with(op.operands[0])
-            op.detach()
-            op.erase()
-    return new
 
 
 @transform.module_pass(opt_level=1, name="Outer")

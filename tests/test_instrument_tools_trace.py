@@ -5,13 +5,13 @@ import json
 
 import numpy as np
 import pytest
-from xdsl.parser import Parser
 
 from xrelay import transform
-from xrelay.dialects import make_context, nn
+from xrelay.dialects import nn
 from xrelay.instrument.memory import PassMemoryInstrument
 from xrelay.instrument.op_count import OpCountDiff, count_ops, op_count_delta
 from xrelay.instrument.trace import ChromeTraceInstrument
+from tool_passes import drop_relu, noop, outer, parse_module
 
 SRC = """\
 builtin.module {
@@ -27,18 +27,7 @@ builtin.module {
 
 
 def parse():
-    return Parser(make_context(), SRC).parse_module()
-
-
-@transform.module_pass(opt_level=0, name="DropRelu")
-def drop_relu(mod, ctx):
-    new = mod.clone()
-    for op in list(new.walk()):
-        if isinstance(op, nn.ReluOp):
-            op.results[0].replace_all_uses_with(op.operands[0])
-            op.detach()
-            op.erase()
-    return new
+    return parse_module(SRC)
 
 
 @transform.module_pass(opt_level=0, name="AddToMultiply")
@@ -52,16 +41,6 @@ def add_to_multiply(mod, ctx):
             op.detach()
             op.erase()
     return new
-
-
-@transform.module_pass(opt_level=0, name="Noop")
-def noop(mod, ctx):
-    return mod
-
-
-@transform.module_pass(opt_level=0, name="Outer")
-def outer(mod, ctx):
-    return drop_relu(mod)
 
 
 @transform.module_pass(opt_level=0, name="Boom")

@@ -1,22 +1,32 @@
-"""Execution benchmark: ResNet-18 at the linalg level, and the loops-level interpreter.
+"""Execution benchmark: ResNet-18/50 latency and peak memory, xrelay's linalg executor against ONNX
+Runtime and a plain numpy forward; and the loops-level executor.
 
-    .venv/bin/python benchmarks/execution.py [--repeat 10] [--threads 2] [--skip-stock] [--skip-resnet]
+    .venv/bin/python benchmarks/execution.py [--models resnet18,resnet50] [--threads 1,2] [--rounds 8]
+        [--block 3] [--skip-inprocess] [--skip-loops] [--skip-stock]
 
-1. ResNet-18, batch 1, 3x224x224, weights bound as constants. Median latency over `--repeat`
-   runs, taken in interleaved blocks (see `interleaved_medians_ms`), of
-   - xrelay at the linalg level, as built (batch_norm lowered as is), after the opt-level-3
-     graph passes (SimplifyInference, FoldScaleAxis, FoldConstant: BN folded into the convs), and
-     after those plus the tutorial's ConvertLayout to NHWC/HWIO and FoldConstant;
-   - a plain numpy forward: the same graph evaluated op by op with xrelay's reference numpy
-     kernels (`runtime.kernels.KERNELS`), no interpreter in between;
-   - ONNX Runtime (optional `bench` extra: `pip install -e '.[bench]'`) on an ONNX graph built
-     with `onnx.helper` from the same module and weights, `--threads` intra-op threads;
-   with each latency's ratio to the numpy forward's and to ONNX Runtime's. Every output is
-   checked against the nn level first. `--threads` is checked to be numpy's OpenBLAS thread count
-   (set through ctypes, as threadpoolctl does). On a shared machine the plain numpy forward with
-   2 threads slows down many times over as soon as another process holds a core (OpenBLAS's threads
-   synchronise on every call); xrelay's executor runs BLAS single-threaded and splits each big op
-   over its own worker threads instead.
+1. Models (batch 1, 3x224x224, weights bound as constants). Every contender runs in a process of its
+   own (a worker: this script with `--worker`), set up once and then driven over a pipe:
+   - xrelay at the linalg level, as built (batch_norm lowered as is), after the opt-level-3 graph
+     passes (SimplifyInference, FoldScaleAxis, FoldConstant: BN folded into the convs), and after
+     those plus the tutorial's ConvertLayout to NHWC/HWIO and FoldConstant;
+   - a plain numpy forward: the same graph evaluated op by op with xrelay's reference numpy kernels
+     (`runtime.kernels.KERNELS`), no interpreter in between;
+   - ONNX Runtime (optional `bench` extra: `pip install -e '.[bench]'`) on an ONNX graph built with
+     `onnx.helper` from the same module and weights, intra-op threads = the thread count.
+   For each thread count the contenders take turns, round after round (the order rotating), each
+   turn one untimed run and `--block` timed ones, with a pause between turns so that no process's
+   spinning threads (OpenBLAS's, ONNX Runtime's) eat into the next one's time. Figures are medians
+   over all rounds; the 1-minute load average (the machine is shared) is printed with them.
+   Peak memory is the worker's resident-set high-water mark (VmHWM) over its timed runs, reset
+   before them to the resident set at rest (/proc/self/clear_refs), and how far above that rest
+   the runs went (the worker also holds the model at the nn level, for checking); xrelay programs
+   that plan their memory also report the planned peak of their activation buffers.
+   Every worker checks its output against the nn level (xDSL interpreter) before it is timed.
+   The measured processes run without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (this machine sets
+   them; they halve sgemm on AVX-512 and users do not have them); each worker prints the OpenBLAS
+   build, kernel and thread count numpy got.
+   Once, ResNet-18 at the highest thread count: ONNX Runtime measured in the same process as the
+   numpy forward (interleaved blocks, as this benchmark used to do), against its own process.
 2. Loops level: a small conv → bias → relu → max-pool network lowered to scf loops, run by
    xrelay's compiled loops executor and by xDSL's stock interpreter on the same IR; dynamic scalar
    ops per second (ops executed counted from the loop trip counts) and the speed-up.
@@ -25,51 +35,37 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
+import numpy as np
 
-def set_threads(threads: int) -> None:
-    """Give numpy's BLAS `threads` threads through the environment; it only takes effect before numpy
-    is first imported, which is why this runs at import time below (`check_blas_threads` then sets
-    and checks the count OpenBLAS actually uses)."""
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, str(threads))
-
-
-if __name__ == "__main__":
-    set_threads(int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 2)
-
-import numpy as np  # noqa: E402  (after the thread count is set)
-
-
-BLOCK = 5
-"""Consecutive timed runs of one contender per round (after one untimed run)."""
+CONTENDERS = {
+    "as-built": "xrelay linalg, as built",
+    "opt3": "xrelay linalg, opt-level-3 passes",
+    "opt3-nhwc": "xrelay linalg, opt-level-3 + NHWC",
+    "numpy": "plain numpy forward",
+    "ort": "onnxruntime",
+}
+"""Worker kinds → labels; `ort` is the reference the ratios are taken against."""
+UNSET_FOR_MEASUREMENT = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+PAUSE_S = 0.2
+"""Pause between two contenders' turns: spinning BLAS/ORT threads of the last one go to sleep."""
 
 
 def median_ms(fn, repeat: int) -> float:
-    """Median wall time of `fn` over `repeat` runs after one warm-up, in ms."""
-    return interleaved_medians_ms({"fn": fn}, repeat)["fn"]
-
-
-def interleaved_medians_ms(fns: dict, repeat: int) -> dict[str, float]:
-    """Median wall time (ms) of each function over `repeat` timed runs.
-
-    Runs come in rounds: each contender in turn runs one untimed run and then up to BLOCK timed
-    ones back to back (its steady state: ONNX Runtime's spinning thread pool, warm caches), so
-    that load changes on the shared machine hit every contender alike.
-    """
-    times: dict[str, list[float]] = {label: [] for label in fns}
-    while any(len(ts) < repeat for ts in times.values()):
-        for label, fn in fns.items():
-            fn()
-            for _ in range(min(BLOCK, repeat - len(times[label]))):
-                start = time.perf_counter()
-                fn()
-                times[label].append(time.perf_counter() - start)
-    return {label: statistics.median(ts) * 1e3 for label, ts in times.items()}
+    """Median wall time of `fn` over `repeat` runs after one warm-up, in ms (this process)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
 
 
 # --- a plain numpy forward ---------------------------------------------------------------
@@ -250,86 +246,239 @@ def stock_interpreter_run(module, arrays):
     return np.array(result.data, np.float32).reshape(result.shape)
 
 
-# --- main ----------------------------------------------------------------------------------
+# --- workers: one contender per process --------------------------------------------------
 
 
-def check_blas_threads(threads: int) -> str:
-    """Make numpy's OpenBLAS use `threads` threads even if numpy was imported before `set_threads`
-    ran, and describe what is in effect."""
-    from xrelay.runtime.conv import blas_threads, set_blas_threads
-
-    set_blas_threads(threads)
-    actual = blas_threads()
-    if actual is None:
-        return "numpy's BLAS is not OpenBLAS: its thread count is unchecked"
-    if actual != threads:
-        raise SystemExit(f"numpy's OpenBLAS runs {actual} threads, not --threads {threads}")
-    if actual == 1:
-        return "numpy's OpenBLAS: 1 thread"
-    return (f"numpy's OpenBLAS: {actual} threads; the xrelay linalg executor runs BLAS single-threaded "
-            f"and splits big matmuls and Winograd convs over {actual} worker threads")
+def memory_kb() -> dict[str, int]:
+    """VmRSS and VmHWM (resident set now and its high-water mark) of this process, in KiB."""
+    found = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                found[key] = int(value.split()[0])
+    return found
 
 
-def bench_resnet(repeat: int, threads: int) -> None:
-    from xrelay import passes, transform
-    from xrelay.frontend import bind_params_by_name, resnet
-    from xrelay.lowering import lower
-    from xrelay.runtime.interpreter import run as run_nn
-    from xrelay.runtime.linalg_exec import compile_linalg
-
-    module, params = resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 224, 224))
-    data = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
-    reference = run_nn(module, {"data": data}, params)
-    bound = bind_params_by_name(module, params)
-    with transform.PassContext(opt_level=3):
-        optimized = transform.Sequential(
-            [passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant()])(bound)
-        # The tutorial's pipeline goes on to NHWC/HWIO convolutions (channels-last matmuls).
-        channels_last = transform.Sequential(
-            [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(optimized)
-
-    def check(label: str, out: np.ndarray) -> None:
-        err = float(np.max(np.abs(out - reference) / np.maximum(np.abs(reference), 1e-30)))
-        print(f"  {label:<34} max relative error vs nn level: {err:.2e}")
-
-    plain = compile_linalg(lower(bound, to="linalg"))
-    fast = compile_linalg(lower(optimized, to="linalg"))
-    fast_nhwc = compile_linalg(lower(channels_last, to="linalg"))
-    forward = numpy_forward(bound)
-    check("linalg (as built)", plain(data)[0])
-    check("linalg (opt-level-3 passes)", fast(data)[0])
-    check("linalg (opt-level-3 + NHWC)", fast_nhwc(data)[0])
-    check("plain numpy forward", forward(data)[0])
-
-    contenders = {
-        "xrelay linalg, opt-level-3 + NHWC": lambda: fast_nhwc(data),
-        "xrelay linalg, opt-level-3 passes": lambda: fast(data),
-        "xrelay linalg, as built": lambda: plain(data),
-        "plain numpy forward": lambda: forward(data),
-    }
+def reset_peak_rss() -> bool:
+    """Reset VmHWM to the current resident set (Linux: write 5 to /proc/self/clear_refs)."""
     try:
-        import onnxruntime as ort
-    except ImportError:
-        print("  onnxruntime not installed (pip install -e '.[bench]'): ONNX Runtime skipped")
-    else:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        session = ort.InferenceSession(onnx_model(bound).SerializeToString(), options,
-                                       providers=["CPUExecutionProvider"])
-        check("onnxruntime", session.run(None, {"data": data})[0])
-        contenders[f"onnxruntime {ort.__version__} ({threads} threads)"] = lambda: session.run(None, {"data": data})
-    print(f"  {check_blas_threads(threads)}")
-    load_before = os.getloadavg()[0]
-    results = interleaved_medians_ms(contenders, repeat)
-    ort_ms = next((ms for label, ms in results.items() if label.startswith("onnxruntime")), None)
-    numpy_ms = results["plain numpy forward"]
-    print(f"\nResNet-18, batch 1, 224x224: median of {repeat} runs in interleaved blocks of {BLOCK} "
-          f"(1-min load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, {os.cpu_count()} CPUs)")
-    print(f"  {'':<40} {'median':>9}      {'/ numpy':>8} {'/ ORT':>8}")
-    for label, ms in results.items():
-        vs_ort = f"{ms / ort_ms:8.2f}" if ort_ms else f"{'-':>8}"
-        print(f"  {label:<40} {ms:9.1f} ms   {ms / numpy_ms:8.2f} {vs_ort}")
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def load_model(name: str):
+    from xrelay.frontend import resnet
+
+    layers = {"resnet18": 18, "resnet50": 50}.get(name)
+    if layers is None:
+        raise SystemExit(f"unknown model {name!r}; expected resnet18 or resnet50")
+    module, params = resnet.get_workload(num_layers=layers, batch_size=1, image_shape=(3, 224, 224))
+    data = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    return module, params, data
+
+
+class Contender:
+    """One contender set up in this process: `run(threads)` runs it once with `threads` threads."""
+
+    def __init__(self, kind: str, model: str):
+        from xrelay import passes, transform
+        from xrelay.frontend import bind_params_by_name
+        from xrelay.lowering import lower
+        from xrelay.runtime.interpreter import run as run_nn
+        from xrelay.runtime.linalg_exec import compile_linalg
+
+        module, params, self.data = load_model(model)
+        reference = run_nn(module, {"data": self.data}, params)
+        bound = bind_params_by_name(module, params)
+        self.kind, self.program, self.sessions = kind, None, {}
+        if kind in ("as-built", "opt3", "opt3-nhwc"):
+            graph = bound
+            if kind != "as-built":
+                with transform.PassContext(opt_level=3):
+                    graph = transform.Sequential(
+                        [passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant()])(graph)
+                    if kind == "opt3-nhwc":  # the tutorial's pipeline: NHWC/HWIO convolutions
+                        graph = transform.Sequential(
+                            [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)
+            self.program = compile_linalg(lower(graph, to="linalg"))
+            self.fn = lambda threads: self.program(self.data)
+        elif kind == "numpy":
+            forward = numpy_forward(bound)
+            self.fn = lambda threads: forward(self.data)
+        elif kind in ("ort", "ort-inprocess"):
+            import onnxruntime as ort
+
+            self.ort, self.onnx_bytes = ort, onnx_model(bound).SerializeToString()
+            forward = numpy_forward(bound) if kind == "ort-inprocess" else None
+            self.forward = forward
+            self.fn = lambda threads: self.session(threads).run(None, {"data": self.data})
+        else:
+            raise SystemExit(f"unknown contender {kind!r}")
+        out = self.fn(2)[0]
+        self.error = float(np.max(np.abs(out - reference) / np.maximum(np.abs(reference), 1e-30)))
+
+    def session(self, threads: int):
+        if threads not in self.sessions:
+            options = self.ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3  # no warning about the unused BN gamma initializer
+            self.sessions[threads] = self.ort.InferenceSession(self.onnx_bytes, options,
+                                                               providers=["CPUExecutionProvider"])
+        return self.sessions[threads]
+
+    def turn(self, threads: int, block: int) -> list[float]:
+        """One untimed run and `block` timed ones (for `ort-inprocess`, each block after `block`
+        runs of the numpy forward in this process, as the old in-process benchmark did)."""
+        from xrelay.runtime.conv import set_blas_threads
+
+        set_blas_threads(threads)
+        if self.forward is not None:
+            for _ in range(block):
+                self.forward(self.data)
+        self.fn(threads)
+        times = []
+        for _ in range(block):
+            start = time.perf_counter()
+            self.fn(threads)
+            times.append(time.perf_counter() - start)
+        return times
+
+    forward = None
+
+
+def worker(kind: str, model: str) -> None:
+    """Serve one contender over stdin/stdout (one JSON object per line)."""
+    from xrelay.runtime.conv import blas_config, blas_threads
+
+    contender = Contender(kind, model)
+    info = {"error": contender.error, "blas": blas_config(), "blas_threads_max": blas_threads(),
+            "env": {v: os.environ.get(v) for v in UNSET_FOR_MEASUREMENT},
+            "version": contender.ort.__version__ if hasattr(contender, "ort") else None}
+    print(json.dumps(info), flush=True)
+    for line in sys.stdin:
+        command = json.loads(line)
+        if command["op"] == "quit":
+            return
+        if command["op"] == "reset-peak":
+            print(json.dumps({"reset": reset_peak_rss(), **memory_kb()}), flush=True)
+        elif command["op"] == "turn":
+            times = contender.turn(command["threads"], command["block"])
+            planned = getattr(contender.program, "peak_bytes", None)
+            print(json.dumps({"times": times, "planned_peak": planned, **memory_kb()}), flush=True)
+
+
+class Worker:
+    """A contender's process, driven from the main process."""
+
+    def __init__(self, kind: str, model: str, threads: int):
+        env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(threads)  # the most any phase uses; `turn` sets each phase's count
+        self.kind = kind
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker", kind, model],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.info = self.receive()
+
+    def receive(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"worker {self.kind} died (exit status {self.process.wait()})")
+        return json.loads(line)
+
+    def ask(self, **command) -> dict:
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        return self.receive()
+
+    def close(self) -> None:
+        try:
+            self.ask(op="quit")
+        except (BrokenPipeError, SystemExit, json.JSONDecodeError):
+            pass
+        self.process.wait()
+
+
+def start_workers(kinds, model: str, threads: int) -> dict[str, Worker]:
+    workers = {}
+    for kind in kinds:
+        if kind.startswith("ort"):
+            try:
+                import onnxruntime  # noqa: F401
+            except ImportError:
+                print("  onnxruntime not installed (pip install -e '.[bench]'): ONNX Runtime skipped")
+                continue
+        workers[kind] = Worker(kind, model, threads)
+    return workers
+
+
+def alternate(workers: dict[str, Worker], threads: int, rounds: int, block: int) -> tuple[dict, list[float]]:
+    """Turns of every worker, round after round, the starting worker rotating; (per worker: times,
+    peak KiB, planned peak bytes), and the 1-min load averages seen before each round."""
+    rest = {kind: w.ask(op="reset-peak")["VmRSS"] for kind, w in workers.items()}
+    times = {kind: [] for kind in workers}
+    last = {}
+    loads = []
+    kinds = list(workers)
+    for r in range(rounds):
+        loads.append(os.getloadavg()[0])
+        order = kinds[r % len(kinds):] + kinds[:r % len(kinds)]
+        for kind in order:
+            time.sleep(PAUSE_S)
+            reply = workers[kind].ask(op="turn", threads=threads, block=block)
+            times[kind] += reply["times"]
+            last[kind] = reply
+    loads.append(os.getloadavg()[0])
+    return {k: (times[k], last[k]["VmHWM"], last[k]["VmHWM"] - rest[k], last[k]["planned_peak"]) for k in kinds}, loads
+
+
+def bench_model(model: str, thread_counts: list[int], rounds: int, block: int) -> None:
+    workers = start_workers(list(CONTENDERS), model, max(thread_counts))
+    try:
+        print(f"\n{model}, batch 1, 3x224x224 (contenders in processes of their own, "
+              f"{os.cpu_count()} CPUs)")
+        first = next(iter(workers.values())).info
+        print(f"  measured processes: {', '.join(f'{v} unset' for v in UNSET_FOR_MEASUREMENT)}; "
+              f"numpy's BLAS: {first['blas']}")
+        for kind, w in workers.items():
+            print(f"  {CONTENDERS[kind]:<36} max relative error vs nn level: {w.info['error']:.2e}")
+        for threads in thread_counts:
+            results, loads = alternate(workers, threads, rounds, block)
+            ort = results.get("ort")
+            ort_ms = statistics.median(ort[0]) * 1e3 if ort else None
+            print(f"\n  {threads} thread(s): medians of {rounds} rounds x {block} runs; 1-min load average "
+                  f"{min(loads):.1f}-{max(loads):.1f} (this benchmark adds ~{threads})")
+            print(f"  {'':<36} {'median':>9}  {'/ ORT':>6}  {'peak RSS (+ over rest)':>22}  {'planned':>10}")
+            for kind, (ts, hwm_kb, growth_kb, planned) in results.items():
+                ms = statistics.median(ts) * 1e3
+                ratio = f"{ms / ort_ms:6.2f}" if ort_ms else f"{'-':>6}"
+                plan = f"{planned / 2**20:6.1f} MiB" if planned else f"{'-':>10}"
+                label = CONTENDERS[kind] + (f" {workers[kind].info['version']}" if kind == "ort" else "")
+                print(f"  {label:<36} {ms:6.1f} ms  {ratio}  {hwm_kb / 1024:6.0f} MiB (+{growth_kb / 1024:5.1f} MiB)  {plan}")
+    finally:
+        for w in workers.values():
+            w.close()
+
+
+def bench_inprocess(model: str, threads: int, rounds: int, block: int) -> None:
+    """ONNX Runtime in the numpy forward's process (interleaved) against ORT in its own process."""
+    workers = start_workers(["ort", "ort-inprocess"], model, threads)
+    if len(workers) < 2:
+        return
+    try:
+        results, loads = alternate(workers, threads, rounds, block)
+    finally:
+        for w in workers.values():
+            w.close()
+    own, shared = (statistics.median(results[k][0]) * 1e3 for k in ("ort", "ort-inprocess"))
+    print(f"\nONNX Runtime, {model}, {threads} thread(s), load {min(loads):.1f}-{max(loads):.1f}: "
+          f"{own:.1f} ms in a process of its own, {shared:.1f} ms in the same process as the numpy "
+          f"forward (its OpenBLAS threads still spinning): {shared / own:.2f}x")
 
 
 def bench_loops(skip_stock: bool) -> None:
@@ -363,15 +512,26 @@ def bench_loops(skip_stock: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--threads", type=int, default=2,
-                        help="threads for numpy's BLAS and ONNX Runtime (default 2)")
+    parser.add_argument("--models", default="resnet18,resnet50")
+    parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--block", type=int, default=3, help="timed runs per turn (default 3)")
+    parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process ORT comparison")
+    parser.add_argument("--skip-loops", action="store_true")
     parser.add_argument("--skip-stock", action="store_true", help="skip xDSL's (slow) stock interpreter")
-    parser.add_argument("--skip-resnet", action="store_true")
+    parser.add_argument("--worker", nargs=2, metavar=("CONTENDER", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if not args.skip_resnet:
-        bench_resnet(args.repeat, args.threads)
-    bench_loops(args.skip_stock)
+    if args.worker:
+        worker(*args.worker)
+        return 0
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    models = [m for m in args.models.split(",") if m]
+    for model in models:
+        bench_model(model, thread_counts, args.rounds, args.block)
+    if not args.skip_inprocess and models:
+        bench_inprocess(models[0], max(thread_counts), args.rounds, args.block)
+    if not args.skip_loops:
+        bench_loops(args.skip_stock)
     return 0
 
 

@@ -268,16 +268,21 @@ def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
 # ---------------------------------------------------------------- BLAS threads
 
 
-@functools.cache
-def _openblas():
-    """numpy's OpenBLAS as (get_num_threads, set_num_threads) ctypes functions, or None if not found."""
+def _openblas_paths() -> list[str]:
+    """Files that may be numpy's OpenBLAS: numpy's bundled libraries, then those mapped in this process."""
     candidates = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
     try:
         with open("/proc/self/maps") as maps:
             candidates += sorted({line.split()[-1] for line in maps if "openblas" in line and "/" in line})
     except OSError:
         pass
-    for path in candidates:
+    return candidates
+
+
+@functools.cache
+def _openblas():
+    """numpy's OpenBLAS as (get_num_threads, set_num_threads) ctypes functions, or None if not found."""
+    for path in _openblas_paths():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -289,6 +294,34 @@ def _openblas():
                 get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
                 return get, put
     return None
+
+
+@functools.cache
+def _openblas_info():
+    """numpy's OpenBLAS's (get_config, get_corename) ctypes functions, or None if not found."""
+    if _openblas() is None:
+        return None
+    for path in _openblas_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
+            config = getattr(lib, f"{prefix}_get_config{suffix}", None)
+            core = getattr(lib, f"{prefix}_get_corename{suffix}", None)
+            if config is not None and core is not None:
+                config.restype = core.restype = ctypes.c_char_p
+                return config, core
+    return None
+
+
+def blas_config() -> str:
+    """numpy's OpenBLAS build and the kernel it picked for this CPU (e.g. "OpenBLAS 0.3.29 DYNAMIC_ARCH
+    ... core SkylakeX"), or a note that numpy's BLAS is not OpenBLAS."""
+    info = _openblas_info()
+    if info is None:
+        return "numpy's BLAS is not OpenBLAS (or not found)"
+    return f"{info[0]().decode().strip()}; kernel {info[1]().decode().strip()}"
 
 
 def blas_threads() -> int | None:

@@ -7,7 +7,11 @@ Per `func.func`, in program order:
   `memref.get_global`;
 - a linalg op writes its results into the buffers of its `outs`: in place when that `outs`
   tensor is a fresh buffer (an allocation or an earlier linalg result) used only here,
-  otherwise into a new `memref.alloc` that `memref.copy` first fills with the `outs` value;
+  otherwise into a new `memref.alloc` that `memref.copy` first fills with the `outs` value; a
+  tensor its body reads (a gather's `tensor.extract`) is read from its buffer (`memref.load`);
+- `tensor.extract_slice` becomes a `memref.subview` copied into a new buffer (so the result keeps
+  a plain memref type); `tensor.insert_slice` copies its source into a `memref.subview` of the
+  destination's buffer (written in place under the same rule as linalg `outs`);
 - `tensor.collapse_shape` / `tensor.expand_shape` become the memref views of the same name;
 - `func.return` returns the buffers (a copy when the buffer is a global constant).
 """
@@ -28,9 +32,10 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from xrelay.runtime.linalg_structured import captured_values
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 Structured = LinalgStructuredOperation
@@ -127,6 +132,15 @@ class FunctionBufferizer:
                 operands=[self.buffer(op.src), []], result_types=[memref_type(op.result.type)],
                 properties={"reassociation": op.reassociation, "static_output_shape": op.static_output_shape})
             self.buffers[op.result] = self.emit(view).result
+        elif isinstance(op, tensor.ExtractSliceOp):
+            # A contiguous copy, so the result keeps the tensor's plain memref type.
+            view = self.subview(self.buffer(op.source), op)
+            self.buffers[op.result] = self.alloc(op.result.type)
+            self.emit(memref.CopyOp(view, self.buffers[op.result]))
+        elif isinstance(op, tensor.InsertSliceOp):
+            dest = self.writable(op.dest)
+            self.emit(memref.CopyOp(self.buffer(op.source), self.subview(dest, op)))
+            self.buffers[op.result] = dest
         elif isinstance(op, func.ReturnOp):
             values = []
             for v in op.operands:
@@ -140,15 +154,39 @@ class FunctionBufferizer:
         else:
             raise BufferizationError(f"nn-bufferize: cannot bufferize {op.name}")
 
+    def writable(self, value: SSAValue) -> SSAValue:
+        """The buffer of `value` if this function allocated it and nothing else reads it, else a copy."""
+        buf = self.buffer(value)
+        if not (buf in self.fresh and value.has_one_use()):
+            copy = self.alloc(value.type)
+            self.emit(memref.CopyOp(buf, copy))
+            buf = copy
+        return buf
+
+    def subview(self, buf: SSAValue, op: tensor.ExtractSliceOp | tensor.InsertSliceOp) -> SSAValue:
+        """The `memref.subview` of `buf` that the slice op's static offsets, sizes and strides select."""
+        if op.offsets or op.sizes or op.strides:
+            raise BufferizationError(f"nn-bufferize: {op.name} with dynamic offsets, sizes or strides is not supported")
+        offsets, sizes, strides = (p.get_values() for p in (op.static_offsets, op.static_sizes, op.static_strides))
+        sliced_rank = len(op.result.type.get_shape() if isinstance(op, tensor.ExtractSliceOp) else op.source.type.get_shape())
+        reduce_rank = sliced_rank != len(sizes)
+        view = memref.SubviewOp.from_static_parameters(buf, buf.type, offsets, sizes, strides, reduce_rank=reduce_rank)
+        return self.emit(view).result
+
+    def body(self, op: Structured):
+        """A copy of `op`'s body reading captured tensors through their buffers (`tensor.extract`
+        becomes `memref.load`), as a gather's body does."""
+        mapper = {v: self.buffers[v] for v in captured_values(op) if v in self.buffers}
+        region = Region()
+        op.body.clone_into(region, value_mapper=mapper)
+        for inner in list(region.walk()):
+            if isinstance(inner, tensor.ExtractOp) and isinstance(inner.tensor.type, MemRefType):
+                load = memref.LoadOp.get(inner.tensor, list(inner.indices))
+                Rewriter.replace_op(inner, load)
+        return region
+
     def bufferize_structured(self, op: Structured) -> None:
-        outs = []
-        for value in op.outputs:
-            buf = self.buffer(value)
-            if not (buf in self.fresh and value.has_one_use()):
-                copy = self.alloc(value.type)
-                self.emit(memref.CopyOp(buf, copy))
-                buf = copy
-            outs.append(buf)
+        outs = [self.writable(value) for value in op.outputs]
         ins = [self.buffer(v) for v in op.inputs]
         properties = {k: v for k, v in op.properties.items()}
         new = type(op).create(
@@ -156,7 +194,7 @@ class FunctionBufferizer:
             result_types=[],
             properties=properties,
             attributes=dict(op.attributes),
-            regions=[op.body.clone()],
+            regions=[self.body(op)],
         )
         self.emit(new)
         for res, buf in zip(op.results, outs, strict=True):

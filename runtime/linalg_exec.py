@@ -33,6 +33,7 @@ from xrelay.runtime.linalg_structured import (
     ExecutionError,
     Structured,
     aligned_constant,
+    captured_values,
     compile_structured,
     dense_to_numpy,
     is_bare_permutation,
@@ -105,7 +106,7 @@ class LinalgProgram:
 
     def _fresh_single_use(self, value: SSAValue) -> bool:
         owner = value.owner
-        fresh = isinstance(owner, tensor.EmptyOp | Structured)
+        fresh = isinstance(owner, tensor.EmptyOp | tensor.InsertSliceOp | Structured)
         return fresh and value.has_one_use()
 
     def _reusable_input(self, op: Structured) -> int | None:
@@ -160,6 +161,25 @@ class LinalgProgram:
             src, out = slot(op.operands[0]), slot(op.results[0])
             self.steps.append(lambda env, s=src, o=out, sh=shape: env.__setitem__(o, env[s].reshape(sh)))
             return
+        if isinstance(op, tensor.ExtractSliceOp | memref.SubviewOp):
+            index = static_slices(op)
+            src, out = slot(op.source), slot(op.result)
+            shape = tuple(op.result.type.get_shape())  # rank-reducing slices drop unit axes
+            self.steps.append(lambda env, s=src, o=out, i=index, sh=shape: env.__setitem__(o, env[s][i].reshape(sh)))
+            return
+        if isinstance(op, tensor.InsertSliceOp):
+            index = static_slices(op)
+            src, dst, out = slot(op.source), slot(op.dest), slot(op.result)
+            copy = not self._fresh_single_use(op.dest)
+            view_shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(index, op.dest.type.get_shape()))
+
+            def insert(env, s=src, d=dst, o=out, i=index, c=copy, vs=view_shape):
+                array = np.array(env[d]) if c else env[d]
+                array[i] = env[s].reshape(vs)
+                env[o] = array
+
+            self.steps.append(insert)
+            return
         if isinstance(op, memref.CopyOp):
             src, dst = slot(op.source), slot(op.destination)
             self.steps.append(lambda env, s=src, d=dst: np.copyto(env[d], env[s]))
@@ -178,8 +198,8 @@ class LinalgProgram:
                 else:
                     alias = lambda env: None  # noqa: E731
                 self.fill_steps[op] = (len(self.steps), alias)
-            operands = [slot(v) for v in op.operands]
-            n_in = len(op.inputs)
+            operands = [slot(v) for v in (*op.operands, *captured_values(op))]
+            n_in, n_operands = len(op.inputs), len(op.operands)
             if op.results:
                 # Tensor semantics: results are the updated outs; copy an out unless it is
                 # a fresh buffer nobody else sees.
@@ -190,10 +210,11 @@ class LinalgProgram:
                     copy = [False]
                     operands[n_in] = operands[reuse]
 
-                def step(env, run=run, operands=operands, n_in=n_in, copy=copy, results=results):
+                def step(env, run=run, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy,
+                         results=results):
                     arrays = [env[i] for i in operands]
-                    outs = [np.array(a) if c else a for a, c in zip(arrays[n_in:], copy)]
-                    run(arrays[:n_in] + outs)
+                    outs = [np.array(a) if c else a for a, c in zip(arrays[n_in:n_operands], copy)]
+                    run(arrays[:n_in] + outs + arrays[n_operands:])
                     for r, a in zip(results, outs):
                         env[r] = a
             else:
@@ -214,6 +235,18 @@ class LinalgProgram:
                 step(env)
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
+
+
+def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.SubviewOp) -> tuple[slice, ...]:
+    """The numpy index of a slice op with static offsets, sizes and strides."""
+    offsets, sizes, strides = (tuple(p.get_values()) for p in (op.static_offsets, op.static_sizes, op.static_strides))
+    if op.offsets or op.sizes or op.strides:
+        raise ExecutionError(f"{op.name} with dynamic offsets, sizes or strides is not supported")
+    index = []
+    for offset, size, stride in zip(offsets, sizes, strides, strict=True):
+        stop = offset + (size - 1) * stride + (1 if stride > 0 else -1)
+        index.append(slice(offset, stop if stop >= 0 else None, stride))
+    return tuple(index)
 
 
 def check_argument(array, arg_type: Attribute, name: str) -> np.ndarray:

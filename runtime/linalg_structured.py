@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, math
+from xdsl.dialects import arith, math, memref, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.affine_views import (
@@ -147,6 +147,8 @@ def body_op_fn(op: Operation) -> Callable:
         return _CMPI[arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]]
     if isinstance(op, arith.SelectOp):
         return np.where
+    if isinstance(op, tensor.ExtractOp | memref.LoadOp):
+        return _extract
     if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.FPToSIOp | arith.ExtSIOp
                   | arith.TruncIOp | arith.IndexCastOp):
         return _cast_fn(op)
@@ -157,9 +159,36 @@ def _depends_on(value: SSAValue, targets: set[SSAValue]) -> bool:
     if value in targets:
         return True
     owner = value.owner
-    if isinstance(owner, Operation):
+    if isinstance(owner, Operation) and isinstance(value, OpResult) and _in_body(owner):
         return any(_depends_on(v, targets) for v in owner.operands)
     return False
+
+
+def _in_body(op: Operation) -> bool:
+    """Whether `op` sits inside a linalg body (rather than being a value the body captures)."""
+    return isinstance(op.parent_op(), Structured)
+
+
+def captured_values(op: Structured) -> list[SSAValue]:
+    """Values the body of `op` reads that are defined outside it (e.g. the tensor a gather's
+    `tensor.extract` reads), in first-use order; the executor passes them after the operands."""
+    block = op.body.block
+    inside = set(block.ops)
+    seen: list[SSAValue] = []
+    for inner in block.ops:
+        for value in inner.operands:
+            if value.owner is block or value.owner in inside or value in seen:
+                continue
+            seen.append(value)
+    return seen
+
+
+def _extract(source: np.ndarray, *indices) -> np.ndarray:
+    """`tensor.extract` / `memref.load` over loop-space index arrays: one fancy-indexing gather."""
+    index = tuple(np.asarray(i, dtype=np.int64) for i in indices)
+    if any(np.any((i < 0) | (i >= n)) for i, n in zip(index, source.shape)):
+        raise ExecutionError(f"index out of bounds reading a {source.shape} operand in a linalg body")
+    return np.asarray(source)[index]
 
 
 class BodyProgram:
@@ -172,7 +201,7 @@ class BodyProgram:
 
         def mark(value: SSAValue):
             owner = value.owner
-            if isinstance(owner, Operation) and owner not in needed:
+            if isinstance(owner, Operation) and owner not in needed and owner.parent_block() is block:
                 needed.add(owner)
                 for v in owner.operands:
                     mark(v)
@@ -247,7 +276,8 @@ def is_contraction_output(op: Structured, k: int) -> bool:
 
 def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                        constant_inputs: Sequence[bool] = ()) -> Callable[[list[np.ndarray]], None]:
-    """A function that runs `op` given its operand arrays, writing into the output arrays.
+    """A function that runs `op` given its operand arrays followed by the values its body
+    captures (`captured_values`), writing into the output arrays.
 
     `zero_init[k]` promises that output k holds zeros (or is about to be fully overwritten by a
     contraction that would add to zeros), so a contraction may write instead of accumulate.
@@ -313,12 +343,14 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                 index[axis] = slice(t, t + 1)
             taps.append(tuple(index))
     needs_inputs = body is not None
+    captured = captured_values(op)
+    n_operands = len(op.operands)
     single_assign = len(plans) == 1 and plans[0][0] == "assign"
     bare_out = [is_bare_permutation(m) for m in out_maps]
 
     def run(arrays: list) -> None:
-        ins, outs = arrays[:n_in], arrays[n_in:]
-        env: dict[SSAValue, object] = {}
+        ins, outs = arrays[:n_in], arrays[n_in:n_operands]
+        env: dict[SSAValue, object] = dict(zip(captured, arrays[n_operands:]))
         out_views = [view(o, writeable=True) if view.linear else None for o, view in zip(outs, views[n_in:], strict=True)]
         if needs_inputs:
             for arg, array, view in zip(in_args, ins, views[:n_in], strict=True):

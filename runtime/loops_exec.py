@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    StridedLayoutAttr,
 )
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
@@ -159,6 +160,11 @@ class LoopsCompiler:
         mtype = ref.type
         assert isinstance(mtype, MemRefType)
         shape = mtype.get_shape()
+        if isinstance(mtype.layout, StridedLayoutAttr):  # a subview: strides into its source's list
+            strides, offset = mtype.get_strides(), mtype.get_offset()
+            terms = [f"{self.name(idx)} * {stride}" for size, idx, stride in zip(shape, indices, strides, strict=True)
+                     if size != 1 and stride != 0]
+            return " + ".join([str(offset)] + terms)
         terms, stride = [], 1
         for size, idx in reversed(list(zip(shape, indices, strict=True))):
             if size != 1:  # a size-1 axis can only be indexed by 0
@@ -213,7 +219,13 @@ class LoopsCompiler:
             emit(f"{self.name(op.memref)} = {key}")
         elif isinstance(op, memref.CollapseShapeOp | memref.ExpandShapeOp | memref.CastOp):
             emit(f"{self.name(op.results[0])} = {self.name(op.operands[0])}")
+        elif isinstance(op, memref.SubviewOp):
+            if op.offsets or op.sizes or op.strides or not isinstance(op.result.type.layout, StridedLayoutAttr):
+                raise ExecutionError("loops level: memref.subview needs static offsets, sizes and strides")
+            emit(f"{self.name(op.result)} = {self.name(op.source)}")  # same list, strided indexing
         elif isinstance(op, memref.CopyOp):
+            if any(isinstance(t.layout, StridedLayoutAttr) for t in (op.source.type, op.destination.type)):
+                raise ExecutionError("loops level: memref.copy of a subview (run linalg-to-loops first)")
             emit(f"{self.name(op.destination)}[:] = {self.name(op.source)}")
         elif isinstance(op, scf.ForOp):
             body = op.body.block

@@ -11,6 +11,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument
 
 from xrelay.dialects import nn
+from xrelay.dialects.arguments import argument_names
 from xrelay.frontend.builder import numpy_dtype
 
 FuncOrModule = TypeVar("FuncOrModule", FuncOp, ModuleOp)
@@ -25,8 +26,7 @@ def _as_array(name: str, value: object) -> np.ndarray:
     return array
 
 
-def _checked_value(arg: BlockArgument, value: object) -> np.ndarray:
-    name = arg.name_hint
+def _checked_value(name: str, arg: BlockArgument, value: object) -> np.ndarray:
     array = _as_array(name, value)
     assert isinstance(arg.type, TensorType), f"argument {name!r} is not a tensor"
     shape = tuple(arg.type.get_shape())
@@ -44,16 +44,16 @@ def _bind_func(func: FuncOp, params: Mapping[str, object]) -> None:
     if func.is_declaration:
         raise ValueError(f"bind_params_by_name: @{func.sym_name.data} is a declaration without a body")
     block = func.body.block
-    by_name: dict[str, BlockArgument] = {}
-    for arg in block.args:
-        if arg.name_hint in params and arg.name_hint in by_name:
+    names = dict(zip(block.args, argument_names(func)))
+    seen: set[str] = set()
+    for name in names.values():
+        if name in params and name in seen:
             raise ValueError(
-                f"bind_params_by_name: multiple arguments of @{func.sym_name.data} "
-                f"are named {arg.name_hint!r}"
+                f"bind_params_by_name: multiple arguments of @{func.sym_name.data} are named {name!r}"
             )
-        by_name[arg.name_hint] = arg
-    to_bind = [arg for arg in block.args if arg.name_hint in params]
-    values = [_checked_value(arg, params[arg.name_hint]) for arg in to_bind]  # check all first
+        seen.add(name)
+    to_bind = [arg for arg in block.args if names[arg] in params]
+    values = [_checked_value(names[arg], arg, params[names[arg]]) for arg in to_bind]  # check all first
     if func.arg_attrs is not None:  # keep per-argument attributes aligned with the remaining arguments
         kept = [attrs for arg, attrs in zip(block.args, func.arg_attrs.data) if arg not in to_bind]
         func.arg_attrs = ArrayAttr(kept)

@@ -162,8 +162,10 @@ def find_main(module: ModuleOp) -> func.FuncOp:
 
 
 def argument_names(main: func.FuncOp) -> list[str]:
-    """``@main``'s argument names: their name hints (``data``, ``conv0_weight``), else ``arg<i>``."""
-    return [arg.name_hint or f"arg{i}" for i, arg in enumerate(main.body.block.args)]
+    """``@main``'s argument names (``data``, ``conv0_weight``, an imported ``gpu_0/data_0``)."""
+    from xrelay.dialects.arguments import argument_names as names
+
+    return names(main)
 
 
 def _check_argument(name: str, value: object, expected: Any) -> np.ndarray:

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.conv import split_blas_threads
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
@@ -64,7 +65,7 @@ class LinalgProgram:
         if main is None:
             raise ExecutionError(f"module has no func.func @{entry}")
         self.func = main
-        self.arg_names = [arg.name_hint or f"arg{i}" for i, arg in enumerate(main.body.block.args)]
+        self.arg_names = argument_names(main)
         self.arg_types = [arg.type for arg in main.body.block.args]
         self.slots: dict[SSAValue, int] = {}
         for arg in main.body.block.args:

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
+from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, dense_to_numpy, numpy_dtype
 
 _BINARY = {
@@ -270,7 +271,7 @@ class LoopsProgram:
         exec(compile(self.source, f"<xrelay loops @{entry}>", "exec"), namespace)  # noqa: S102
         self._main = namespace["main"]
         block = compiler.func.body.block
-        self.arg_names = [a.name_hint or f"arg{i}" for i, a in enumerate(block.args)]
+        self.arg_names = argument_names(compiler.func)
         self.arg_types = [a.type for a in block.args]
         self.result_types = list(compiler.func.function_type.outputs)
 

@@ -254,8 +254,10 @@ def find_main(module: ModuleOp) -> func.FuncOp:
 
 
 def argument_names(main: func.FuncOp) -> list[str]:
-    """`@main`'s argument names (their SSA names; `arg<i>` for unnamed ones, as the runtime does)."""
-    return [arg.name_hint or f"arg{i}" for i, arg in enumerate(main.body.block.args)]
+    """`@main`'s argument names, as the runtime names them (see `xrelay.dialects.arguments`)."""
+    from xrelay.dialects.arguments import argument_names as names
+
+    return names(main)
 
 
 def _name_list(names: Sequence[str], limit: int = 8) -> str:

@@ -1,0 +1,11 @@
+"""The ONNX frontend: `from_onnx(model, shape=None, dtype="float32") -> (mod, params)`.
+
+Converters live by op family in `ops_nn` (convolution, pooling, normalisation, dense layers),
+`ops_elementwise` (unary, binary, activations, reductions) and `ops_shape` (shape and data
+movement, and the import-time evaluation of shape subgraphs).
+"""
+
+from xrelay.frontend.onnx.errors import OnnxImportError
+from xrelay.frontend.onnx.model import from_onnx, load_model
+
+__all__ = ["OnnxImportError", "from_onnx", "load_model"]

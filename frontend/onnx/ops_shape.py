@@ -1,0 +1,420 @@
+"""Shape and data-movement ops, and the import-time evaluation of shape subgraphs.
+
+Shapes are static in xrelay, so `Shape` is always known at import and the `Shape -> Gather ->
+Unsqueeze -> Concat -> Reshape` chains that exporters write fold to a constant target shape here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from xrelay.frontend.onnx.registry import as_int_list, converter, static
+
+# --- helpers shared with the other families -------------------------------------------------------
+
+
+def normalise_axis(node, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def axes_of(node, rank: int, input_index: int = 1, attr_from: int = 13) -> list[int] | None:
+    """Axes given as an attribute (before opset `attr_from`) or as input `input_index`."""
+    if node.opset < attr_from:
+        axes = node.attr("axes")
+    elif node.has(input_index):
+        axes = node.required_static(input_index, "axes")
+    else:
+        axes = None
+    if axes is None:
+        return None
+    return sorted(normalise_axis(node, a, rank) for a in as_int_list(axes))
+
+
+def reshape_to(node, value, shape):
+    shape = tuple(int(d) for d in shape)
+    if tuple(value.type.get_shape()) == shape:
+        return value
+    return node.emit("nn.reshape", value, newshape=shape)
+
+
+def reshape_target(node, in_shape, target, allowzero=False) -> tuple[int, ...]:
+    """ONNX Reshape's target with 0 (copy the input's dim) and -1 (infer) resolved."""
+    out = [int(d) for d in target]
+    for i, d in enumerate(out):
+        if d == 0 and not allowzero:
+            if i >= len(in_shape):
+                raise node.error(f"shape {tuple(target)} copies dimension {i}, which the input {in_shape} lacks")
+            out[i] = in_shape[i]
+    if out.count(-1) > 1:
+        raise node.error(f"shape {tuple(target)} has more than one -1")
+    total = math.prod(in_shape)
+    if -1 in out:
+        rest = math.prod(d for d in out if d != -1)
+        if rest == 0 or total % rest:
+            raise node.error(f"cannot reshape {in_shape} to {tuple(target)}")
+        out[out.index(-1)] = total // rest
+    if math.prod(out) != total:
+        raise node.error(f"cannot reshape {in_shape} ({total} elements) to {tuple(out)}")
+    return tuple(out)
+
+
+def squeezed(node, shape, axes) -> tuple[int, ...]:
+    axes = [i for i, d in enumerate(shape) if d == 1] if axes is None else axes
+    for a in axes:
+        if shape[a] != 1:
+            raise node.error(f"cannot squeeze axis {a} of shape {shape}: it is not 1")
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def unsqueezed(node, shape, axes) -> tuple[int, ...]:
+    rank = len(shape) + len(axes)
+    axes = sorted(normalise_axis(node, a, rank) for a in axes)
+    out, it = [], iter(shape)
+    for i in range(rank):
+        out.append(1 if i in axes else next(it))
+    return tuple(out)
+
+
+def _unsqueeze_axes(node):
+    axes = node.attr("axes") if node.opset < 13 else node.required_static(1, "axes")
+    return as_int_list(axes)
+
+
+def split_sizes(node, dim: int) -> list[int]:
+    if node.opset < 13 and node.attr("split") is not None:
+        sizes = as_int_list(node.attr("split"))
+    elif node.opset >= 13 and node.has(1):
+        sizes = as_int_list(node.required_static(1, "split"))
+    else:
+        parts = node.attr("num_outputs", len(node.outputs))
+        chunk = -(-dim // parts)
+        sizes = [min(chunk, dim - i * chunk) for i in range(parts)]
+    if sum(sizes) != dim:
+        raise node.error(f"split sizes {sizes} do not add up to the axis length {dim}")
+    return sizes
+
+
+def slice_params(node, shape):
+    """ONNX Slice's (starts, ends, axes, steps), from attributes (opset < 10) or inputs."""
+    if node.opset < 10:
+        starts, ends = node.attr("starts"), node.attr("ends")
+        axes = node.attr("axes", list(range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        starts = as_int_list(node.required_static(1, "starts"))
+        ends = as_int_list(node.required_static(2, "ends"))
+        axes = as_int_list(node.required_static(3, "axes")) if node.has(3) else list(range(len(starts)))
+        steps = as_int_list(node.required_static(4, "steps")) if node.has(4) else [1] * len(starts)
+    rank = len(shape)
+    slices = [slice(None)] * rank
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        axis = normalise_axis(node, int(axis), rank)
+        if step == 0:
+            raise node.error("a slice step of 0")
+        # ONNX clamps like Python slicing; INT64_MAX/INT64_MIN mean "to the end".
+        slices[axis] = slice(*slice(int(start), int(end), int(step)).indices(shape[axis]))
+    return slices
+
+
+def pad_params(node, rank):
+    if node.opset < 11:
+        pads = node.attr("pads", node.attr("paddings"))
+        value = float(node.attr("value", 0.0))
+        axes = list(range(rank))
+    else:
+        pads = as_int_list(node.required_static(1, "pads"))
+        value = float(node.static(2).reshape(-1)[0]) if node.has(2) else 0.0
+        axes = [normalise_axis(node, a, rank) for a in as_int_list(node.required_static(3, "axes"))] \
+            if node.has(3) else list(range(rank))
+    pads = as_int_list(pads)
+    widths = [[0, 0] for _ in range(rank)]
+    for i, axis in enumerate(axes):
+        widths[axis] = [pads[i], pads[i + len(axes)]]
+    mode = node.attr("mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise node.error(f"pad mode '{mode}' is not supported (constant, reflect, edge)")
+    return widths, value, mode
+
+
+# --- import-time evaluation ---------------------------------------------------------------------
+
+
+@static("Identity", "Dropout")
+def _identity(node, x, *rest):
+    return [x] + [None] * (len(node.outputs) - 1)
+
+
+@static("Constant")
+def _constant(node):
+    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+        if key in node.attrs:
+            value = node.attrs[key]
+            if key == "value":
+                return numpy_helper.to_array(value)
+            return np.asarray(value, dtype=np.float32 if "float" in key else np.int64)
+    raise node.error(f"Constant with {', '.join(node.attrs) or 'no value'} is not supported")
+
+
+@static("ConstantOfShape")
+def _constant_of_shape(node, shape):
+    value = node.attrs.get("value")
+    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+    return np.full(as_int_list(shape), fill[0], dtype=fill.dtype)
+
+
+@static("Cast")
+def _cast(node, x):
+    return x.astype(onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))
+
+
+_NUMPY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Equal": np.equal, "Less": np.less,
+          "Greater": np.greater, "And": np.logical_and, "Or": np.logical_or, "Max": np.maximum,
+          "Min": np.minimum, "Pow": np.power}
+
+
+@static(*_NUMPY)
+def _binary(node, a, b, *more):
+    result = _NUMPY[node.op_type](a, b)
+    for c in more:
+        result = _NUMPY[node.op_type](result, c)
+    return result.astype(a.dtype) if node.op_type not in ("Equal", "Less", "Greater", "And", "Or") else result
+
+
+@static("Div")
+def _div(node, a, b):
+    return (a // b if a.dtype.kind in "iu" else a / b).astype(a.dtype)
+
+
+@static("Mod")
+def _mod(node, a, b):
+    return np.fmod(a, b) if node.attr("fmod", 0) else np.mod(a, b)
+
+
+@static("Neg", "Not", "Floor", "Ceil", "Abs", "Sqrt", "Relu")
+def _unary(node, x):
+    fn = {"Neg": np.negative, "Not": np.logical_not, "Floor": np.floor, "Ceil": np.ceil, "Abs": np.abs,
+          "Sqrt": np.sqrt, "Relu": lambda v: np.maximum(v, 0)}[node.op_type]
+    return fn(x).astype(x.dtype)
+
+
+@static("Where")
+def _where(node, cond, a, b):
+    return np.where(cond, a, b)
+
+
+@static("Range")
+def _range(node, start, limit, delta):
+    return np.arange(start, limit, delta).astype(start.dtype)
+
+
+@static("ReduceProd")
+def _reduce_prod(node, x, *axes_input):
+    axes = axes_of(node, x.ndim, attr_from=18)
+    return np.prod(x, axis=None if axes is None else tuple(axes), keepdims=bool(node.attr("keepdims", 1)))
+
+
+@static("Gather")
+def _gather(node, data, indices):
+    return np.take(data, indices, axis=node.attr("axis", 0))
+
+
+@static("Unsqueeze")
+def _unsqueeze(node, x, *axes):
+    return x.reshape(unsqueezed(node, x.shape, _unsqueeze_axes(node)))
+
+
+@static("Squeeze")
+def _squeeze(node, x, *axes):
+    return x.reshape(squeezed(node, x.shape, axes_of(node, x.ndim)))
+
+
+@static("Concat")
+def _concat(node, *arrays):
+    return np.concatenate(arrays, axis=node.attr("axis"))
+
+
+@static("Reshape")
+def _reshape(node, x, *shape):
+    target = node.attr("shape") if node.opset < 5 else shape[0]
+    return x.reshape(reshape_target(node, x.shape, as_int_list(target), bool(node.attr("allowzero", 0))))
+
+
+@static("Flatten")
+def _flatten(node, x):
+    axis = normalise_axis(node, node.attr("axis", 1), x.ndim + 1) if node.attr("axis", 1) else 0
+    return x.reshape(math.prod(x.shape[:axis]), -1)
+
+
+@static("Transpose")
+def _transpose(node, x):
+    return np.transpose(x, node.attr("perm"))
+
+
+@static("Slice")
+def _slice(node, x, *rest):
+    return x[tuple(slice_params(node, x.shape))]
+
+
+@static("Expand")
+def _expand(node, x, shape):
+    return x * np.ones(as_int_list(shape), dtype=x.dtype)
+
+
+@static("Tile")
+def _tile(node, x, repeats):
+    return np.tile(x, as_int_list(repeats))
+
+
+# --- converters ------------------------------------------------------------------------------------
+
+
+@converter("Shape")
+def shape(node):
+    dims = np.asarray(node.shape(0), dtype=np.int64)
+    start, end = node.attr("start", 0), node.attr("end", len(dims))
+    return dims[start:end]
+
+
+@converter("Size")
+def size(node):
+    return np.asarray(math.prod(node.shape(0)), dtype=np.int64)
+
+
+@converter("Identity", "Dropout")
+def identity(node):
+    # Dropout's mask output stays None: using it is an error (inference computes no mask).
+    return [node.value(0)] + [None] * (len(node.outputs) - 1)
+
+
+@converter("Cast")
+def cast(node):
+    target = onnx.helper.tensor_dtype_to_np_dtype(node.attr("to"))
+    if target != node.dtype(0):
+        raise node.error(f"casting a run-time {node.dtype(0)} tensor to {target} is not supported")
+    return node.value(0)
+
+
+@converter("Reshape", needs=("nn.reshape",))
+def reshape(node):
+    target = node.attr("shape") if node.opset < 5 else node.required_static(1, "the target shape")
+    out = reshape_target(node, node.shape(0), as_int_list(target), bool(node.attr("allowzero", 0)))
+    return reshape_to(node, node.value(0), out)
+
+
+@converter("Flatten", needs=("nn.reshape",))
+def flatten(node):
+    shape_ = node.shape(0)
+    axis = normalise_axis(node, node.attr("axis", 1), len(shape_) + 1)
+    return reshape_to(node, node.value(0), (math.prod(shape_[:axis]), math.prod(shape_[axis:])))
+
+
+@converter("Squeeze", needs=("nn.reshape",))
+def squeeze(node):
+    shape_ = node.shape(0)
+    return reshape_to(node, node.value(0), squeezed(node, shape_, axes_of(node, len(shape_))))
+
+
+@converter("Unsqueeze", needs=("nn.expand_dims", "nn.reshape"))
+def unsqueeze(node):
+    shape_ = node.shape(0)
+    axes = _unsqueeze_axes(node)
+    rank = len(shape_) + len(axes)
+    new_axes = sorted(normalise_axis(node, a, rank) for a in axes)
+    if new_axes == list(range(new_axes[0], new_axes[0] + len(new_axes))):
+        # One run of new axes: Relay's expand_dims, which FoldScaleAxis and ConvertLayout know.
+        return node.emit("nn.expand_dims", node.value(0), axis=new_axes[0], num_newaxis=len(new_axes))
+    return reshape_to(node, node.value(0), unsqueezed(node, shape_, axes))
+
+
+@converter("Transpose", needs=("nn.transpose",))
+def transpose(node):
+    perm = node.attr("perm")
+    rank = len(node.shape(0))
+    perm = tuple(perm) if perm is not None else tuple(reversed(range(rank)))
+    if perm == tuple(range(rank)):
+        return node.value(0)
+    return node.emit("nn.transpose", node.value(0), axes=perm)
+
+
+@converter("Concat", needs=("nn.concatenate",))
+def concat(node):
+    values = [node.value(i) for i in range(len(node.inputs)) if node.has(i)]
+    rank = len(node.shape(0))
+    axis = normalise_axis(node, node.attr("axis", 1 if node.opset < 4 else None), rank)
+    if len(values) == 1:
+        return values[0]
+    return node.emit("nn.concatenate", *values, axis=axis)
+
+
+@converter("Split", needs=("nn.split",))
+def split(node):
+    shape_ = node.shape(0)
+    axis = normalise_axis(node, node.attr("axis", 0), len(shape_))
+    sizes = split_sizes(node, shape_[axis])
+    if len(sizes) == 1:
+        return node.value(0)
+    indices = list(np.cumsum(sizes)[:-1])
+    return list(node.emit_op("nn.split", node.value(0), indices_or_sections=indices, axis=axis).results)
+
+
+@converter("Slice", needs=("nn.strided_slice",))
+def slice_(node):
+    shape_ = node.shape(0)
+    slices = slice_params(node, shape_)
+    if any(s.step < 0 for s in slices if s.step is not None):
+        raise node.error("Slice with a negative step is not supported")
+    axes = [i for i, s in enumerate(slices) if s != slice(None) and s != slice(0, shape_[i], 1)]
+    if not axes:
+        return node.value(0)
+    return node.emit("nn.strided_slice", node.value(0), begin=[slices[a].start for a in axes],
+                     end=[max(slices[a].stop, slices[a].start) for a in axes],
+                     strides=[slices[a].step for a in axes], axes=axes)
+
+
+@converter("Gather", needs=("nn.take",))
+def gather(node):
+    shape_ = node.shape(0)
+    axis = normalise_axis(node, node.attr("axis", 0), len(shape_))
+    indices = node.static(1)
+    if indices is not None:
+        indices = np.where(indices < 0, indices + shape_[axis], indices).astype(np.int64)
+        return node.emit("nn.take", node.value(0), node.constant(indices), axis=axis)
+    return node.emit("nn.take", node.value(0), node.value(1), axis=axis)
+
+
+@converter("Pad", needs=("nn.pad",))
+def pad(node):
+    widths, value, mode = pad_params(node, len(node.shape(0)))
+    if any(w < 0 for pair in widths for w in pair):
+        raise node.error("negative pads (cropping) are not supported")
+    if not any(w for pair in widths for w in pair):
+        return node.value(0)
+    return node.emit("nn.pad", node.value(0), pad_width=[w for pair in widths for w in pair],
+                     pad_value=value, pad_mode=mode)
+
+
+@converter("Expand", needs=("nn.broadcast_to",))
+def expand(node):
+    target = as_int_list(node.required_static(1, "the target shape"))
+    out = tuple(np.broadcast_shapes(node.shape(0), tuple(target)))
+    if out == node.shape(0):
+        return node.value(0)
+    return node.emit("nn.broadcast_to", node.value(0), shape=out)
+
+
+@converter("Tile", needs=("nn.broadcast_to", "nn.reshape"))
+def tile(node):
+    """tile(x, r) = reshape(broadcast_to(reshape(x, [1, d0, 1, d1, ...]), [r0, d0, r1, d1, ...]))."""
+    shape_ = node.shape(0)
+    reps = as_int_list(node.required_static(1, "repeats"))
+    if all(r == 1 for r in reps):
+        return node.value(0)
+    spread = reshape_to(node, node.value(0), [v for d in shape_ for v in (1, d)])
+    wide = node.emit("nn.broadcast_to", spread, shape=[v for r, d in zip(reps, shape_) for v in (r, d)])
+    return reshape_to(node, wide, [r * d for r, d in zip(reps, shape_)])

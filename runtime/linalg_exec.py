@@ -254,7 +254,7 @@ def check_argument(array, arg_type: Attribute, name: str) -> np.ndarray:
     """`array` as a contiguous numpy array of `arg_type`; a clear error if the shape differs."""
     if isinstance(arg_type, TensorType | MemRefType):
         expected = tuple(arg_type.get_shape())
-        array = np.ascontiguousarray(array, dtype=numpy_dtype(arg_type.get_element_type()))
+        array = np.asarray(array, dtype=numpy_dtype(arg_type.get_element_type()), order="C")  # keeps rank 0
         if array.shape != expected:
             raise ExecutionError(f"argument %{name}: expected shape {expected}, got {array.shape}")
         if isinstance(arg_type, MemRefType):

@@ -75,3 +75,23 @@ def test_strided_extract_slice_and_insert_slice_chain():
         np.testing.assert_array_equal(joined, np.concatenate([a, b]))
         np.testing.assert_array_equal(overwritten, written)
     np.testing.assert_array_equal(a, np.arange(20).reshape(4, 5))  # the argument itself is untouched
+
+
+def test_rank0_index_argument_selects_one_row():
+    text = """
+    func.func @main(%data: tensor<4x5xf32>, %idx: tensor<i32>) -> tensor<5xf32> {
+      %e = tensor.empty() : tensor<5xf32>
+      %g = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>],
+          iterator_types = ["parallel"]} ins(%idx : tensor<i32>) outs(%e : tensor<5xf32>) {
+      ^bb0(%i: i32, %o: f32):
+        %j = linalg.index 0 : index
+        %ii = arith.index_cast %i : i32 to index
+        %v = tensor.extract %data[%ii, %j] : tensor<4x5xf32>
+        linalg.yield %v : f32
+      } -> tensor<5xf32>
+      func.return %g : tensor<5xf32>
+    }
+    """
+    data = np.arange(20, dtype=np.float32).reshape(4, 5)
+    for (out,) in run_all_levels(text, {"data": data, "idx": np.array(2, dtype=np.int32)}):
+        np.testing.assert_array_equal(out, data[2])

@@ -47,6 +47,7 @@ from xrelay.runtime.affine_views import (
 )
 from xrelay.runtime.conv import threaded_matmul
 from xrelay.runtime.linalg_conv import conv_geometry
+from xrelay.runtime.math_functions import erf
 
 Structured = LinalgStructuredOperation
 MAX_TAPS = 64
@@ -114,6 +115,7 @@ _BINARY = {
 _UNARY = {
     arith.NegfOp: np.negative, math.SqrtOp: np.sqrt, math.ExpOp: np.exp, math.LogOp: np.log,
     math.TanhOp: np.tanh, math.AbsFOp: np.abs, math.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    math.ErfOp: erf, math.AbsIOp: np.abs,
 }
 # Combining ops of reductions: body `yield combine(x, acc)` folds with this ufunc.
 _REDUCERS = {

@@ -33,6 +33,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, dense_to_numpy, numpy_dtype
+from xrelay.runtime.math_functions import c_pow
 
 _BINARY = {
     arith.AddfOp: "({} + {})", arith.SubfOp: "({} - {})", arith.MulfOp: "({} * {})",
@@ -43,11 +44,12 @@ _BINARY = {
     arith.MaxSIOp: "_max({}, {})", arith.MinSIOp: "_min({}, {})",
     arith.DivSIOp: "_divsi({}, {})", arith.RemSIOp: "_remsi({}, {})",
     arith.AndIOp: "({} & {})", arith.OrIOp: "({} | {})", arith.XOrIOp: "({} ^ {})",
-    math.PowFOp: "({} ** {})",
+    math.PowFOp: "_pow({}, {})",
 }
 _UNARY = {
     arith.NegfOp: "(-{})", math.SqrtOp: "_sqrt({})", math.ExpOp: "_exp({})", math.LogOp: "_log({})",
-    math.TanhOp: "_tanh({})", math.AbsFOp: "abs({})", arith.IndexCastOp: "{}",
+    math.TanhOp: "_tanh({})", math.AbsFOp: "abs({})", math.AbsIOp: "abs({})", math.ErfOp: "_erf({})",
+    arith.IndexCastOp: "{}",
     arith.SIToFPOp: "float({})", arith.FPToSIOp: "int({})", arith.ExtFOp: "{}", arith.TruncFOp: "{}",
     arith.ExtSIOp: "{}",
 }
@@ -89,7 +91,8 @@ def _log(x):
 
 
 _RUNTIME = {"_max": _max, "_min": _min, "_divsi": _divsi, "_remsi": _remsi, "_sqrt": _sqrt,
-            "_exp": _exp, "_log": _log, "_tanh": pymath.tanh, "inf": pymath.inf, "nan": pymath.nan}
+            "_exp": _exp, "_log": _log, "_tanh": pymath.tanh, "_erf": pymath.erf, "_pow": c_pow,
+            "inf": pymath.inf, "nan": pymath.nan}
 
 
 def _affine_source(expr: AffineExpr, operands: Sequence[str]) -> str:

@@ -139,6 +139,11 @@ class XRelayOptMain(xDSLOptMain):
 
             self.ctx.register_dialect("nn", lambda: NN)
 
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        # `.onnx` models are imported with their weights as nn.constant ops (see parse_chunk).
+        self.available_frontends["onnx"] = lambda io: None
+
     def register_all_passes(self) -> None:
         super().register_all_passes()
         from xrelay.passes import ALL_PASSES
@@ -254,6 +259,10 @@ class XRelayOptMain(xDSLOptMain):
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         frontend = self.args.frontend or file_extension
+        if frontend == "onnx":
+            from xrelay.tools.onnx_input import import_onnx
+
+            return import_onnx(chunk.read(), self.get_input_name())[0]
         if frontend != "mlir":
             return super().parse_chunk(chunk, file_extension, start_offset)
         parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name(), start_offset)

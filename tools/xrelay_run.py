@@ -122,7 +122,8 @@ class Progress:
     forced with --progress) each new status is one line.
     """
 
-    def __init__(self, stream: IO[str], enabled: bool):
+    def __init__(self, stream: IO[str], enabled: bool, prog: str = PROG):
+        self.prog = prog
         self.stream = stream
         self.enabled = enabled
         self.tty = stream.isatty() if hasattr(stream, "isatty") else False
@@ -144,11 +145,11 @@ class Progress:
             if self.tty:
                 self._draw()
             else:
-                print(f"{PROG}: {status}", file=self.stream, flush=True)
+                print(f"{self.prog}: {status}", file=self.stream, flush=True)
 
     def _draw(self) -> None:
         elapsed = time.perf_counter() - self.started
-        self.stream.write(f"\r\x1b[K{PROG}: {self.status} ({elapsed:.1f} s)")
+        self.stream.write(f"\r\x1b[K{self.prog}: {self.status} ({elapsed:.1f} s)")
         self.stream.flush()
 
     def _tick(self) -> None:
@@ -374,9 +375,13 @@ def summarise(results: list[np.ndarray], stream: IO[str]) -> None:
 # --- the driver ---------------------------------------------------------------------------------------------
 
 
-def _input_spec(text: str) -> tuple[str | None, str]:
-    """`NAME=PATH` -> (NAME, PATH); a bare PATH (no `=`, or an `=` inside a directory name) -> (None, PATH)."""
+def _input_spec(text: str, names: Sequence[str] = ()) -> tuple[str | None, str]:
+    """`NAME=PATH` -> (NAME, PATH); a bare PATH (no `=`, or an `=` inside a directory name) -> (None, PATH).
+    NAME is taken as given when it names an argument (imported ONNX names such as `gpu_0/data_0`)."""
     name, sep, path = text.partition("=")
+    for argument in names:
+        if text.startswith(argument + "=") and len(text) > len(argument) + 1:
+            return argument, text[len(argument) + 1:]
     if sep and name and os.sep not in name and path:
         return name, path
     if sep and not path:
@@ -388,7 +393,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Run a model's @main on numpy inputs at a chosen lowering level."
     )
-    parser.add_argument("model", help="the .mlir module to run (func.func @main)")
+    parser.add_argument("model", help="the .mlir module to run (func.func @main), or an .onnx model")
     parser.add_argument(
         "--level", choices=list(LEVELS), default=None,
         help="lower the module to this level, then run it (default: the module's own level, nn for an nn "
@@ -423,7 +428,12 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
         progress.update(f"parsing {args.model}")
         from xrelay.dialects import make_context
 
-        module = parse_module_file(_full_context(make_context()), args.model)
+        if args.model.endswith(".onnx"):  # imported with its weights bound as constants
+            from xrelay.tools.onnx_input import import_onnx
+
+            module = import_onnx(args.model, args.model, progress=progress.update)[0]
+        else:
+            module = parse_module_file(_full_context(make_context()), args.model)
         main = find_main(module)
         n_results = len(main.function_type.outputs.data)
         if args.output is not None:
@@ -434,7 +444,7 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
         named: list[tuple[str, Argument]] = []
         unnamed: list[Argument] = []
         for spec in args.input:
-            name, path = _input_spec(spec)
+            name, path = _input_spec(spec, argument_names(main))
             argument = Argument(load_array(path, f"input '{name}'" if name else "input"), path)
             (unnamed.append(argument) if name is None else named.append((name, argument)))
         inputs, parameters = bind_arguments(main, named, unnamed, params)

@@ -25,18 +25,22 @@ MIN_OPSET, MAX_OPSET = 6, 21
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def load_model(model: onnx.ModelProto | str | os.PathLike) -> onnx.ModelProto:
-    """The ModelProto itself, or the model read from a path (OnnxImportError if it is not one)."""
+def load_model(model: onnx.ModelProto | bytes | str | os.PathLike, name: str | None = None) -> onnx.ModelProto:
+    """The ModelProto itself, or the model in these bytes or at this path (OnnxImportError if it
+    is not one). `name` names bytes in messages."""
     if isinstance(model, onnx.ModelProto):
         return model
-    if not isinstance(model, str | os.PathLike):
-        raise TypeError(f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}")
-    path = os.fspath(model)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        raise OnnxImportError(f"cannot read '{path}': {err.strerror or err}") from None
+    if isinstance(model, bytes):
+        data, path = model, name or "<bytes>"
+    elif isinstance(model, str | os.PathLike):
+        path = os.fspath(model)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as err:
+            raise OnnxImportError(f"cannot read '{path}': {err.strerror or err}") from None
+    else:
+        raise TypeError(f"from_onnx expects an onnx.ModelProto, bytes or a path, got {type(model).__name__}")
     proto = onnx.ModelProto()
     try:
         proto.ParseFromString(data)
@@ -119,20 +123,20 @@ def graph_inputs(model: onnx.ModelProto, shape: Mapping[str, Sequence[int]] | No
             if not dim.HasField("dim_value") or dim.dim_value <= 0:
                 what = f"'{dim.dim_param}'" if dim.dim_param else "unknown"
                 raise OnnxImportError(
-                    f"input '{value.name}' has a dynamic dimension {index} ({what}); fix it with "
-                    f"shape={{'{value.name}': (...)}} (--shape {value.name}=d0,d1,... on the command line)"
+                    f"input '{value.name}' has a dynamic dimension {index} ({what}); fix it with from_onnx's "
+                    f"shape={{'{value.name}': (...)}} or xrelay-import-onnx --shape {value.name}=D0,D1,..."
                 )
             dims.append(dim.dim_value)
         shapes[value.name] = tuple(dims)
     return shapes, dtypes
 
 
-def from_onnx(model: onnx.ModelProto | str | os.PathLike, shape: Mapping[str, Sequence[int]] | None = None,
+def from_onnx(model: onnx.ModelProto | bytes | str | os.PathLike, shape: Mapping[str, Sequence[int]] | None = None,
               dtype: str = "float32", progress: Callable[[str], None] | None = None
               ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """Import an ONNX model as TVM's `relay.frontend.from_onnx` does: `(module, params)`.
 
-    `model` is an `onnx.ModelProto` or a path; `shape` maps input names to shapes (fixing dynamic
+    `model` is an `onnx.ModelProto`, a path or the bytes of a model file; `shape` maps input names to shapes (fixing dynamic
     dimensions); `dtype` is the element type of float inputs. Float initializers become `@main`
     parameters named as in the model (`params` maps those names to their values). Raises
     OnnxImportError with one complete message when the model cannot be imported.

@@ -277,17 +277,19 @@ def is_contraction_output(op: Structured, k: int) -> bool:
 
 
 def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
-                       constant_inputs: Sequence[bool] = ()) -> Callable[[list[np.ndarray]], None]:
+                       constant_inputs: Sequence[bool] = (),
+                       loop_ranges: Sequence[int] | None = None) -> Callable[[list[np.ndarray]], None]:
     """A function that runs `op` given its operand arrays followed by the values its body
     captures (`captured_values`), writing into the output arrays.
 
     `zero_init[k]` promises that output k holds zeros (or is about to be fully overwritten by a
     contraction that would add to zeros), so a contraction may write instead of accumulate.
     `constant_inputs[i]` promises that input i is the same unchanging array on every run, so
-    derived forms of it (Winograd-transformed conv weights) are computed once."""
+    derived forms of it (Winograd-transformed conv weights) are computed once. `loop_ranges` gives
+    the trip counts when they are known otherwise (a loop nest raised back to a structured op)."""
     maps = [m.data for m in op.get_indexing_maps()]
     try:
-        ranges = tuple(op.get_static_loop_ranges())
+        ranges = tuple(op.get_static_loop_ranges() if loop_ranges is None else loop_ranges)
     except NotImplementedError as e:
         raise ExecutionError(f"{op.name}: {e}") from None
     iterators = [str(it.data) for it in op.get_iterator_types()]

@@ -1,15 +1,18 @@
-"""Fast scalar executor for loops-level modules (`scf.for` nests over memrefs).
+"""Executor for loops-level modules (`scf.for` nests over memrefs).
 
-`compile_loops(module)` translates `@main` once into Python source and `exec`s it: every
-SSA value becomes a local variable, every memref a flat Python list (views such as
-`memref.collapse_shape` share their source's list), `memref.load`/`store` index it with the
-row-major offset computed inline from the static shape, `affine.apply` and the scalar arith/
-math ops become Python expressions, and `scf.for` becomes a `for ... in range(...)` loop.
-Running the function then costs one Python bytecode sequence per scalar op instead of an
-interpreter dispatch, which is what makes it far faster than xDSL's stock interpreter.
+`compile_loops(module)` translates `@main` once into Python source and `exec`s it. Every memref
+is a flat numpy array of its element type (views such as `memref.collapse_shape` share their
+source's array). A top-level loop nest that is the loops of a structured op runs over whole arrays
+(`loop_nests.raise_nest`: ufuncs, BLAS, Winograd); any other nest is translated scalar by scalar:
+every SSA value a local variable, the buffers it touches copied into Python lists for its
+duration, `memref.load`/`store` indexing them with the row-major offset computed inline,
+`affine.apply` and the scalar arith/math ops Python expressions, `scf.for` a `for ... in
+range(...)` loop. That costs one Python bytecode sequence per scalar op instead of an interpreter
+dispatch, far faster than xDSL's stock interpreter; the whole-array nests make real networks
+(ResNet-18) run in seconds.
 
-Scalars are Python floats (double precision) while running; results are converted back to
-the memref element type.
+Scalars are Python floats (double precision) inside a scalar nest; they are rounded to the memref
+element type when the nest writes its buffers back.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, dense_to_numpy, numpy_dtype
+from xrelay.runtime.loop_nests import raise_nest
 from xrelay.runtime.math_functions import c_pow
 
 _BINARY = {
@@ -92,7 +96,24 @@ def _log(x):
 
 _RUNTIME = {"_max": _max, "_min": _min, "_divsi": _divsi, "_remsi": _remsi, "_sqrt": _sqrt,
             "_exp": _exp, "_log": _log, "_tanh": pymath.tanh, "_erf": pymath.erf, "_pow": c_pow,
-            "inf": pymath.inf, "nan": pymath.nan}
+            "inf": pymath.inf, "nan": pymath.nan, "_np": np}
+
+
+def _shaped(raised, shapes):
+    """`raised.run` called on flat arrays, each viewed in its memref's shape; the view of an array
+    seen last time is reused, so constant weights stay the same object (their Winograd transform is
+    cached on it)."""
+    seen: list = [None] * len(shapes)
+
+    def run(*flats):
+        arrays = []
+        for i, (flat, shape) in enumerate(zip(flats, shapes)):
+            if seen[i] is None or seen[i][0] is not flat:
+                seen[i] = (flat, flat.reshape(shape))
+            arrays.append(seen[i][1])
+        raised.run(arrays)
+
+    return run
 
 
 def _affine_source(expr: AffineExpr, operands: Sequence[str]) -> str:
@@ -119,11 +140,17 @@ def _affine_source(expr: AffineExpr, operands: Sequence[str]) -> str:
 class LoopsCompiler:
     """Translates `@main` into the Python source of one function (see the module docstring)."""
 
-    def __init__(self, module: ModuleOp, entry: str = "main"):
+    def __init__(self, module: ModuleOp, entry: str = "main", vectorize: bool = True):
+        self.vectorize = vectorize
         self.names: dict[SSAValue, str] = {}
         self.literal: dict[SSAValue, str] = {}  # index/int constants are inlined
         self.globals: dict[str, object] = dict(_RUNTIME)
         self.lines: list[str] = []
+        self.roots: dict[SSAValue, SSAValue] = {}  # memref value -> the buffer it views
+        self.constant_roots: set[SSAValue] = set()
+        self.lists: dict[SSAValue, str] | None = None  # buffer -> its Python list, inside a scalar nest
+        self.raised_nests = 0
+        self.scalar_nests = 0
         global_arrays = {}
         main = None
         for op in module.ops:
@@ -140,6 +167,8 @@ class LoopsCompiler:
         args = main.body.block.args
         params = [self.name(a) for a in args]
         self.lines.append(f"def main({', '.join(params)}):")
+        for a in args:
+            self.roots[a] = a
         self.block(main.body.block, 1)
         self.source = "\n".join(self.lines) + "\n"
 
@@ -176,8 +205,47 @@ class LoopsCompiler:
             stride *= size
         return " + ".join(reversed(terms)) or "0"
 
-    def op(self, op: Operation, indent: int) -> None:
+    def buffer(self, ref: SSAValue) -> str:
+        """The name to index `ref` by: its buffer's list inside a scalar nest, else the flat array."""
+        if self.lists is not None:
+            root = self.roots.get(ref, ref)
+            if root in self.lists:
+                return self.lists[root]
+        return self.name(ref)
+
+    def nest(self, loop: scf.ForOp, indent: int) -> None:
+        """A top-level loop nest: over whole arrays when it raises to a structured op, else scalar
+        code on lists of the buffers it touches (written back afterwards)."""
+        raised = raise_nest(loop, self.roots, frozenset(self.constant_roots)) if self.vectorize else None
+        if raised is not None:
+            key = f"N_{self.raised_nests}"
+            self.raised_nests += 1
+            self.globals[key] = _shaped(raised, [tuple(m.type.get_shape()) for m in raised.memrefs])
+            self.emit(indent, f"{key}({', '.join(self.name(m) for m in raised.memrefs)})")
+            return
+        self.scalar_nests += 1
+        touched, stored = [], set()
+        for inner in loop.walk():
+            for value in inner.operands:
+                root = self.roots.get(value)
+                if root is not None and root not in touched:
+                    touched.append(root)
+            if isinstance(inner, memref.StoreOp | memref.CopyOp):
+                stored.add(self.roots.get(inner.operands[1]))
+        self.lists = {root: f"L{self.name(root)}" for root in touched}
+        for root, name in self.lists.items():
+            self.emit(indent, f"{name} = {self.name(root)}.tolist()")
+        self.op(loop, indent, nest=False)
+        for root in touched:
+            if root in stored:
+                self.emit(indent, f"{self.name(root)}[:] = {self.lists[root]}")
+        self.lists = None
+
+    def op(self, op: Operation, indent: int, nest: bool = True) -> None:
         emit = lambda line: self.emit(indent, line)  # noqa: E731
+        if nest and isinstance(op, scf.ForOp) and self.lists is None:
+            self.nest(op, indent)
+            return
         if isinstance(op, arith.ConstantOp):
             value = op.value
             if isinstance(value, IntegerAttr):
@@ -187,9 +255,13 @@ class LoopsCompiler:
             else:
                 raise ExecutionError(f"loops level: unsupported constant {value}")
         elif isinstance(op, memref.LoadOp):
-            emit(f"{self.name(op.res)} = {self.name(op.memref)}[{self.index(op.memref, op.indices)}]")
+            index = self.index(op.memref, op.indices)
+            if self.lists is not None and self.roots.get(op.memref, op.memref) in self.lists:
+                emit(f"{self.name(op.res)} = {self.buffer(op.memref)}[{index}]")
+            else:  # a flat numpy array: .item gives a Python scalar
+                emit(f"{self.name(op.res)} = {self.name(op.memref)}.item({index})")
         elif isinstance(op, memref.StoreOp):
-            emit(f"{self.name(op.memref)}[{self.index(op.memref, op.indices)}] = {self.name(op.value)}")
+            emit(f"{self.buffer(op.memref)}[{self.index(op.memref, op.indices)}] = {self.name(op.value)}")
         elif isinstance(op, affine.ApplyOp):
             operands = [self.name(v) for v in op.mapOperands]
             (expr,) = op.map.data.results
@@ -212,25 +284,36 @@ class LoopsCompiler:
         elif isinstance(op, memref.AllocOp | memref.AllocaOp):
             mtype = op.results[0].type
             size = int(np.prod(mtype.get_shape()))
-            zero = "0.0" if isinstance(mtype.get_element_type(), AnyFloat) else "0"
-            emit(f"{self.name(op.results[0])} = [{zero}] * {size}")
+            self.roots[op.results[0]] = op.results[0]
+            if self.lists is not None:  # allocated inside a scalar nest: a list from the start
+                zero = "0.0" if isinstance(mtype.get_element_type(), AnyFloat) else "0"
+                self.lists[op.results[0]] = self.name(op.results[0])
+                emit(f"{self.name(op.results[0])} = [{zero}] * {size}")
+            else:
+                emit(f"{self.name(op.results[0])} = _np.zeros({size}, _np.{numpy_dtype(mtype.get_element_type())})")
         elif isinstance(op, memref.DeallocOp):
             pass
         elif isinstance(op, memref.GetGlobalOp):
             name = op.name_.root_reference.data
             key = f"G_{len(self.globals)}"
-            self.globals[key] = self.global_arrays[name].ravel().tolist()
+            flat = np.array(self.global_arrays[name]).reshape(-1)
+            flat.flags.writeable = False
+            self.globals[key] = flat
+            self.roots[op.memref] = op.memref
+            self.constant_roots.add(op.memref)
             emit(f"{self.name(op.memref)} = {key}")
         elif isinstance(op, memref.CollapseShapeOp | memref.ExpandShapeOp | memref.CastOp):
+            self.roots[op.results[0]] = self.roots.get(op.operands[0], op.operands[0])
             emit(f"{self.name(op.results[0])} = {self.name(op.operands[0])}")
         elif isinstance(op, memref.SubviewOp):
             if op.offsets or op.sizes or op.strides or not isinstance(op.result.type.layout, StridedLayoutAttr):
                 raise ExecutionError("loops level: memref.subview needs static offsets, sizes and strides")
+            self.roots[op.result] = self.roots.get(op.source, op.source)
             emit(f"{self.name(op.result)} = {self.name(op.source)}")  # same list, strided indexing
         elif isinstance(op, memref.CopyOp):
             if any(isinstance(t.layout, StridedLayoutAttr) for t in (op.source.type, op.destination.type)):
                 raise ExecutionError("loops level: memref.copy of a subview (run linalg-to-loops first)")
-            emit(f"{self.name(op.destination)}[:] = {self.name(op.source)}")
+            emit(f"{self.buffer(op.destination)}[:] = {self.buffer(op.source)}")
         elif isinstance(op, scf.ForOp):
             body = op.body.block
             iv, carried = body.args[0], body.args[1:]
@@ -265,14 +348,18 @@ class LoopsCompiler:
 
 
 class LoopsProgram:
-    """`@main` of a loops-level module compiled to a Python function; call with numpy arrays."""
+    """`@main` of a loops-level module compiled to a Python function; call with numpy arrays.
 
-    def __init__(self, module: ModuleOp, entry: str = "main"):
-        compiler = LoopsCompiler(module, entry)
+    `vectorize=False` translates every nest scalar by scalar (the reference the whole-array nests
+    are checked against); `raised_nests` and `scalar_nests` count how the nests were translated."""
+
+    def __init__(self, module: ModuleOp, entry: str = "main", vectorize: bool = True):
+        compiler = LoopsCompiler(module, entry, vectorize)
         self.source = compiler.source
         namespace = compiler.globals
         exec(compile(self.source, f"<xrelay loops @{entry}>", "exec"), namespace)  # noqa: S102
         self._main = namespace["main"]
+        self.raised_nests, self.scalar_nests = compiler.raised_nests, compiler.scalar_nests
         block = compiler.func.body.block
         self.arg_names = argument_names(compiler.func)
         self.arg_types = [a.type for a in block.args]
@@ -288,7 +375,7 @@ class LoopsProgram:
                 if array.shape != tuple(arg_type.get_shape()):
                     raise ExecutionError(f"argument %{name}: expected shape {tuple(arg_type.get_shape())}, "
                                          f"got {array.shape}")
-                flat.append(array.ravel().tolist())
+                flat.append(np.array(array).reshape(-1))  # a copy: the callee may write it
             else:
                 flat.append(array)
         results = self._main(*flat)
@@ -302,9 +389,9 @@ class LoopsProgram:
         return outputs
 
 
-def compile_loops(module: ModuleOp) -> LoopsProgram:
-    """Compile `@main` of a loops-level module once, for repeated runs."""
-    return LoopsProgram(module)
+def compile_loops(module: ModuleOp, vectorize: bool = True) -> LoopsProgram:
+    """Compile `@main` of a loops-level module once, for repeated runs (`vectorize`: see LoopsProgram)."""
+    return LoopsProgram(module, vectorize=vectorize)
 
 
 def run_loops(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -1,4 +1,4 @@
-"""Whole models agree across levels: the tiny model at nn/linalg/memref/loops, ResNet-18 at linalg."""
+"""Whole models agree across levels: the tiny model and ResNet-18 at nn/linalg/memref/loops."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def resnet18():
     return module, params, data, run_nn(module, {"data": data}, params)
 
 
-@pytest.mark.parametrize("level", ["linalg", "memref"])
+@pytest.mark.parametrize("level", ["linalg", "memref", "loops"])
 def test_resnet18_agrees_with_nn_level(resnet18, level):
     module, params, data, expected = resnet18
     assert_close(run_at(module, level, dict(params, data=data)), expected)

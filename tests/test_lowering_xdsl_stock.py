@@ -115,9 +115,11 @@ def run_stock_pool_through_loops(module) -> np.ndarray:
     compiler = LoopsCompiler(module)
     namespace = compiler.globals
     exec(compile(compiler.source, "<test>", "exec"), namespace)  # noqa: S102
-    buffers = [X.ravel().tolist(), W.ravel().tolist(), [0.0] * 8, [0.0] * 4, [0.0] * 8]
+    # Memrefs are flat numpy arrays of their element type.
+    buffers = [X.ravel().copy(), W.ravel().copy(), np.zeros(8, np.float32), np.zeros(4, np.float32),
+               np.zeros(8, np.float32)]
     namespace["main"](*buffers)
-    return np.array(buffers[4], np.float32).reshape(1, 2, 2, 2)
+    return buffers[4].reshape(1, 2, 2, 2)
 
 
 def test_xrelay_executors_get_numpy_answers_on_the_same_ops():

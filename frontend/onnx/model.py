@@ -87,8 +87,8 @@ _ONNX_DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.DOUBLE: "flo
                 onnx.TensorProto.INT32: "int32"}
 
 
-def graph_inputs(model: onnx.ModelProto, shape: Mapping[str, Sequence[int]] | None, dtype: str
-                 ) -> tuple[dict[str, tuple[int, ...]], dict[str, np.dtype]]:
+def graph_inputs(model: onnx.ModelProto, shape: Mapping[str, Sequence[int]] | None,
+                 dtype: str | Mapping[str, str]) -> tuple[dict[str, tuple[int, ...]], dict[str, np.dtype]]:
     """Each real input's static shape and dtype (initializers listed as inputs are weights)."""
     shape = dict(shape or {})
     initializers = {init.name for init in model.graph.initializer}
@@ -103,11 +103,15 @@ def graph_inputs(model: onnx.ModelProto, shape: Mapping[str, Sequence[int]] | No
         tensor_type = value.type.tensor_type
         if not value.type.HasField("tensor_type"):
             raise OnnxImportError(f"input '{value.name}' is not a tensor (sequences and maps are not supported)")
-        if tensor_type.elem_type not in _ONNX_DTYPES:
-            kind = onnx.TensorProto.DataType.Name(tensor_type.elem_type)
+        elem_type = tensor_type.elem_type
+        if elem_type == onnx.TensorProto.UNDEFINED and isinstance(dtype, str):
+            elem_type = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        if elem_type not in _ONNX_DTYPES:
+            kind = onnx.TensorProto.DataType.Name(elem_type)
             raise OnnxImportError(f"input '{value.name}' has element type {kind}, which xrelay does not support")
-        kind = _ONNX_DTYPES[tensor_type.elem_type]
-        dtypes[value.name] = np.dtype(dtype if kind.startswith("float") else kind)
+        # As TVM: the declared element type, unless `dtype` maps this input to another.
+        declared = _ONNX_DTYPES[elem_type]
+        dtypes[value.name] = np.dtype(dtype.get(value.name, declared) if isinstance(dtype, Mapping) else declared)
         if value.name in shape:
             given = tuple(int(d) for d in shape[value.name])
             declared = tensor_type.shape.dim
@@ -132,12 +136,13 @@ def graph_inputs(model: onnx.ModelProto, shape: Mapping[str, Sequence[int]] | No
 
 
 def from_onnx(model: onnx.ModelProto | bytes | str | os.PathLike, shape: Mapping[str, Sequence[int]] | None = None,
-              dtype: str = "float32", progress: Callable[[str], None] | None = None
+              dtype: str | Mapping[str, str] = "float32", progress: Callable[[str], None] | None = None
               ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """Import an ONNX model as TVM's `relay.frontend.from_onnx` does: `(module, params)`.
 
     `model` is an `onnx.ModelProto`, a path or the bytes of a model file; `shape` maps input names to shapes (fixing dynamic
-    dimensions); `dtype` is the element type of float inputs. Float initializers become `@main`
+    dimensions). Inputs take their declared element type, as in TVM: `dtype` is the type of inputs
+    that declare none, or a mapping of input names to types that override the declared ones. Float initializers become `@main`
     parameters named as in the model (`params` maps those names to their values). Raises
     OnnxImportError with one complete message when the model cannot be imported.
     """

@@ -22,7 +22,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xrelay.instrument.xdsl_pass import rewrite_module
 from xrelay.transform import XRelayPass, register_xrelay_pass
 from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims, is_float, lowest
-from xrelay.lowering.nn_windows import (
+from xrelay.lowering.to_linalg.window import (
     lower_avg_pool2d,
     lower_conv2d,
     lower_global_avg_pool2d,

@@ -1,0 +1,1 @@
+"""nn -> linalg lowerings of the op families."""

@@ -88,7 +88,7 @@ def numpy_forward(module):
         if op.name == "nn.constant":
             steps.append((op, None, op.numpy()))
         else:
-            steps.append((op, KERNELS[op.name], op.attrs()))
+            steps.append((op, KERNELS[type(op)], op.attrs()))
     args = list(main.body.block.args)
 
     def run(*arrays):

@@ -8,6 +8,8 @@ for model weights: bound ResNet-18 is 47 MB of f32).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from xdsl.dialects.builtin import (
     BytesAttr,
@@ -25,13 +27,14 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute
-from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, result_def, traits_def
+from xdsl.irdl import IRDLOperation, attr_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from xrelay.dialects.infer import ShapeError
+from xrelay.dialects.op_base import LayoutRule, nn_op
 
 _DTYPE_TO_ELEMENT: dict[np.dtype, Attribute] = {
     np.dtype("float32"): f32,
@@ -170,11 +173,13 @@ def _parse_dense(parser: Parser) -> DenseIntOrFPElementsAttr:
     return attr
 
 
-@irdl_op_definition
+@nn_op
 class ConstantOp(IRDLOperation):
     """A tensor constant; `ConstantOp(np_array)` builds it, `op.numpy()` reads it back."""
 
     name = "nn.constant"
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.NONE
+    NO_LOWERING: ClassVar[str | None] = None
     value = attr_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure(), ConstantLike())

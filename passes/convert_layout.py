@@ -8,6 +8,8 @@ strings of distinct upper-case letters naming the axes in order ("NCHW", "NHWC",
 
 - `nn.conv2d` takes the desired layouts; its weight gets a transform (e.g. OIHW->HWIO) and its
   data a transform from wherever the producer left it.
+- Every nn op declares how it is treated as its `LAYOUT` (a `LayoutRule`, dialects/op_base.py);
+  `_LayoutRewriter.RULES` implements each rule.
 - Layout-agnostic ops follow their input: relu, sqrt, negative, the binary broadcasting ops,
   batch_norm and bias_add (axis renumbered), the pools (`layout` attribute changed). A
   lower-rank operand of a binary op is expanded to full rank with `nn.expand_dims` and
@@ -23,7 +25,7 @@ the transforms the first conversion added.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple
 
@@ -33,6 +35,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.op_base import LayoutRule
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO"}
@@ -41,9 +44,6 @@ DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO"}
 SUPPORTED_OPS = ("nn.conv2d",)
 """Ops that accept a desired layout."""
 
-_FOLLOW_UNARY = frozenset({"nn.relu", "nn.sqrt", "nn.negative"})
-_BINARY = frozenset({"nn.add", "nn.subtract", "nn.multiply", "nn.divide"})
-_POOLS = frozenset({"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d"})
 
 
 # --- desired layouts: parsing and validation ---------------------------------------------
@@ -286,26 +286,24 @@ class _LayoutRewriter:
     # the ops -----------------------------------------------------------------------------
 
     def visit(self, op: Operation) -> None:
-        name = op.name
-        if name == "nn.constant":
-            return
-        if name == "nn.conv2d":
-            self.conv2d(op)
-        elif name in _FOLLOW_UNARY:
-            m = self.lookup(op.operands[0])
-            self.emit(op, [m.value], [(m.original, m.current) if m.current else None])
-        elif name in _BINARY:
-            self.binary(op)
-        elif name in ("nn.batch_norm", "nn.bias_add"):
-            self.channel_axis_op(op)
-        elif name in _POOLS:
-            self.pool(op)
-        elif name == "nn.layout_transform":
-            self.layout_transform(op)
-        elif name == "nn.dense" and _rank(op.results[0]) == 2:
+        """Dispatch on the op's declared `LAYOUT` rule; ops of other dialects are layout-sensitive."""
+        self.RULES[getattr(type(op), "LAYOUT", LayoutRule.SENSITIVE)](self, op)
+
+    def none(self, op: Operation) -> None:
+        """Nothing to convert (nn.constant: a constant has no layout until something reads it)."""
+
+    def agnostic(self, op: Operation) -> None:
+        m = self.lookup(op.operands[0])
+        self.emit(op, [m.value], [(m.original, m.current) if m.current else None])
+
+    def dense(self, op: Operation) -> None:
+        if _rank(op.results[0]) == 2:
             self.restore(op, [("NC", "NC")])  # Relay's dense infers NC: its bias add follows
         else:
             self.restore(op)
+
+    def sensitive(self, op: Operation) -> None:
+        self.restore(op)
 
     def conv2d(self, op: Operation) -> None:
         a = op.attrs()
@@ -391,6 +389,22 @@ class _LayoutRewriter:
             self.mapped[op.results[0]] = _Mapped(self.transform(value, current, dst), dst, dst)
             self.replaced.append(op)
 
+
+    RULES: ClassVar[dict[LayoutRule, Callable[[_LayoutRewriter, Operation], None]]] = {}
+
+
+_LayoutRewriter.RULES.update({
+    LayoutRule.NONE: _LayoutRewriter.none,
+    LayoutRule.AGNOSTIC: _LayoutRewriter.agnostic,
+    LayoutRule.BROADCAST: _LayoutRewriter.binary,
+    LayoutRule.CHANNEL_AXIS: _LayoutRewriter.channel_axis_op,
+    LayoutRule.POOL: _LayoutRewriter.pool,
+    LayoutRule.CONV: _LayoutRewriter.conv2d,
+    LayoutRule.TRANSFORM: _LayoutRewriter.layout_transform,
+    LayoutRule.DENSE: _LayoutRewriter.dense,
+    LayoutRule.SENSITIVE: _LayoutRewriter.sensitive,
+})
+"""The implementation of every layout rule an op can declare (the op-coverage test checks all are here)."""
 
 def convert_layout(module: ModuleOp, desired: Mapping[str, tuple[str, str]]) -> None:
     """Apply ConvertLayout with validated `desired` layouts to every function of `module`."""

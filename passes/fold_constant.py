@@ -41,7 +41,7 @@ class FoldConstantOp(RewritePattern):
         if isinstance(op, nn.ConstantOp):
             erase_if_dead_constant(op.result, rewriter)
             return
-        kernel = KERNELS.get(op.name)
+        kernel = KERNELS.get(type(op))
         if not isinstance(op, nn.NNOp) or not op.operands or kernel is None:
             return
         arrays = []

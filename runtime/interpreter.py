@@ -44,7 +44,7 @@ class KernelAbort(BaseException):
 def evaluate(op: Operation, args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
     """Run ``op``'s kernel on numpy operands; always returns a tuple of results."""
     try:
-        result = KERNELS[op.name](op.attrs(), *args)
+        result = KERNELS[type(op)](op.attrs(), *args)
     except Exception as err:
         shapes = ", ".join(str(getattr(a, "shape", type(a).__name__)) for a in args)
         error = KernelError(f"{op.name} on operands of shapes ({shapes}): {err}")
@@ -59,96 +59,29 @@ def evaluate(op: Operation, args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
     )
 
 
-@register_impls
 class NnFunctions(InterpreterFunctions):
-    """Interpreter implementations of every ``nn`` op (operands and results are numpy arrays).
+    """Interpreter implementations of every ``nn`` op (operands and results are numpy arrays),
+    one per entry of ``KERNELS``, registered below rather than written per op.
 
     A failing kernel raises :class:`KernelAbort` (see there) holding a :class:`KernelError`.
     """
 
-    @impl(nn.Conv2DOp)
-    def run_conv2d(self, interpreter: Interpreter, op: nn.Conv2DOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.BatchNormOp)
-    def run_batch_norm(self, interpreter: Interpreter, op: nn.BatchNormOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.ReluOp)
-    def run_relu(self, interpreter: Interpreter, op: nn.ReluOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.MaxPool2DOp)
-    def run_max_pool2d(self, interpreter: Interpreter, op: nn.MaxPool2DOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.AvgPool2DOp)
-    def run_avg_pool2d(self, interpreter: Interpreter, op: nn.AvgPool2DOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.GlobalAvgPool2DOp)
-    def run_global_avg_pool2d(self, interpreter: Interpreter, op: nn.GlobalAvgPool2DOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.BatchFlattenOp)
-    def run_batch_flatten(self, interpreter: Interpreter, op: nn.BatchFlattenOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.DenseOp)
-    def run_dense(self, interpreter: Interpreter, op: nn.DenseOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.BiasAddOp)
-    def run_bias_add(self, interpreter: Interpreter, op: nn.BiasAddOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.SoftmaxOp)
-    def run_softmax(self, interpreter: Interpreter, op: nn.SoftmaxOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.AddOp)
-    def run_add(self, interpreter: Interpreter, op: nn.AddOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.SubtractOp)
-    def run_subtract(self, interpreter: Interpreter, op: nn.SubtractOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.MultiplyOp)
-    def run_multiply(self, interpreter: Interpreter, op: nn.MultiplyOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.DivideOp)
-    def run_divide(self, interpreter: Interpreter, op: nn.DivideOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.SqrtOp)
-    def run_sqrt(self, interpreter: Interpreter, op: nn.SqrtOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.NegativeOp)
-    def run_negative(self, interpreter: Interpreter, op: nn.NegativeOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.ExpandDimsOp)
-    def run_expand_dims(self, interpreter: Interpreter, op: nn.ExpandDimsOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.ReshapeOp)
-    def run_reshape(self, interpreter: Interpreter, op: nn.ReshapeOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.TransposeOp)
-    def run_transpose(self, interpreter: Interpreter, op: nn.TransposeOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
-    @impl(nn.LayoutTransformOp)
-    def run_layout_transform(self, interpreter: Interpreter, op: nn.LayoutTransformOp, args: tuple[Any, ...]):
-        return evaluate(op, args)
-
     @impl(nn.ConstantOp)
     def run_constant(self, interpreter: Interpreter, op: nn.ConstantOp, args: tuple[Any, ...]):
-        return (op.numpy(),)
+        return (op.numpy(),)  # a zero-copy view, not the kernel's copy
+
+
+def _kernel_impl(op_class: type[Operation]):
+    def run(self, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]):
+        return evaluate(op, args)
+
+    return impl(op_class)(run)
+
+
+for _op_class in KERNELS:
+    if _op_class is not nn.ConstantOp:
+        setattr(NnFunctions, f"run_{_op_class.name.removeprefix('nn.')}", _kernel_impl(_op_class))
+register_impls(NnFunctions)
 
 
 def find_main(module: ModuleOp) -> func.FuncOp:

@@ -5,8 +5,9 @@ import itertools
 import numpy as np
 import pytest
 
-from xrelay.runtime.kernels import KERNELS
+from xrelay.runtime.kernels import KERNELS as KERNELS_BY_OP_CLASS
 
+KERNELS = {op.name: kernel for op, kernel in KERNELS_BY_OP_CLASS.items()}  # these tests call kernels by op name
 RNG = np.random.default_rng(0)
 
 # Axes taking a canonical array to another layout, written out by hand (not via the runtime's helper).

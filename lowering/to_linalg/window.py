@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
+from xrelay.dialects import nn
 from xrelay.lowering.builders import (
     PARALLEL,
     REDUCTION,
@@ -32,6 +33,7 @@ from xrelay.lowering.builders import (
 )
 from xrelay.runtime.conv import output_size
 from xrelay.runtime.layout import check_layout, padding_4, pair
+from xrelay.lowering.to_linalg.base import lowers
 
 _NAMED_CONVS = {
     ("NCHW", "OIHW"): linalg.Conv2DNchwFchwOp,
@@ -92,6 +94,7 @@ def _int_pair_attr(values: Sequence[int]) -> DenseIntOrFPElementsAttr:
     return DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), list(values))
 
 
+@lowers(nn.Conv2DOp)
 def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.conv2d → padded init + named linalg conv, or a linalg.generic for other layouts/groups."""
     attrs = op.attrs()
@@ -178,6 +181,7 @@ def _window_reduce(e: Emitter, padded: tuple[SSAValue, tuple[int, int]], layout:
                      lambda b, args: b.binary(combine, args[0], args[2]))
 
 
+@lowers(nn.MaxPool2DOp)
 def lower_max_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.max_pool2d → -inf padding + a `max(x, acc)` window generic from a -inf init."""
     attrs = op.attrs()
@@ -196,6 +200,7 @@ def _window_counts(out_size: int, stride: int, dilation: int, kernel: int, lo: i
     return ((pos >= lo) & (pos < hi)).sum(axis=1)
 
 
+@lowers(nn.AvgPool2DOp)
 def lower_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.avg_pool2d → zero padding + a window-sum generic, divided by a constant (OH, OW) count tensor.
 
@@ -228,6 +233,7 @@ def lower_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
                       lambda b, args: b.binary("div", args[0], args[1]))]
 
 
+@lowers(nn.GlobalAvgPool2DOp)
 def lower_global_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.global_avg_pool2d → a sum over H and W into a zero init, then a multiply by 1 / (H * W)."""
     attrs = op.attrs()

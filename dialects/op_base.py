@@ -1,0 +1,342 @@
+"""What every nn op shares: the `NNOp` base class, attribute kinds, the op registry and the
+layout rules ConvertLayout dispatches on.
+
+`NNOp` supplies construction from operands and plain Python attributes with result-type
+inference, `attrs()`, `infer_result_types()`, the verifier and the custom assembly format
+``nn.op(%a, %b) {attrs} : (types) -> types``. An op class (in `dialects/ops/<family>.py`)
+only declares its operands, its attributes with Relay's defaults, its shape rule and its
+`LAYOUT` rule, and is registered with `@nn_op`. Attributes equal to their default are left
+out of the IR, so equal ops print equally. The checklist for a new op is in CONTRIBUTING.md.
+"""
+
+from __future__ import annotations
+
+import enum
+import numbers
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BoolAttr,
+    DenseArrayBase,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_attr_def,
+    traits_def,
+)
+from xdsl.irdl.constraints import VerificationContext
+from xdsl.irdl.operations import OptAttributeDef
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from xrelay.dialects import infer
+from xrelay.dialects.infer import ShapeError
+
+
+# --- the registry ------------------------------------------------------------------------
+
+REGISTERED_OPS: list[type[Operation]] = []
+"""Every op class of the nn dialect, in registration order (`nn.NN` and `nn.OPS` are built from it)."""
+
+
+def nn_op(cls: type[Operation]) -> type[Operation]:
+    """Define an nn op (`irdl_op_definition`) and register it in the dialect."""
+    op = irdl_op_definition(cls)
+    if any(other.name == op.name for other in REGISTERED_OPS):
+        raise ValueError(f"nn op {op.name} is defined twice")
+    REGISTERED_OPS.append(op)
+    return op
+
+
+class LayoutRule(enum.Enum):
+    """How ConvertLayout (passes/convert_layout.py) treats an op; every op declares one as `LAYOUT`."""
+
+    AGNOSTIC = "agnostic"
+    """Elementwise on one tensor: the result follows the data operand's layout."""
+    BROADCAST = "broadcast"
+    """Numpy-broadcasting binary op: the operands are brought into one layout, which the result keeps."""
+    CHANNEL_AXIS = "channel_axis"
+    """Per-channel op (`axis` attribute): follows the data operand, `axis` renumbered."""
+    POOL = "pool"
+    """2-D window op with a `layout` attribute: follows the data operand, `layout` renamed."""
+    CONV = "conv"
+    """Takes the desired layouts given to ConvertLayout (nn.conv2d)."""
+    TRANSFORM = "transform"
+    """nn.layout_transform itself: composed with the transforms around it."""
+    DENSE = "dense"
+    """Layout-sensitive, but a 2-D result is named NC so a following bias_add can follow it (as Relay)."""
+    SENSITIVE = "sensitive"
+    """Layout-sensitive: operands go back to their original layout (a layout_transform is inserted)."""
+    NONE = "none"
+    """No operands, nothing to convert (nn.constant)."""
+
+
+# --- attribute kinds: plain Python value <-> builtin attribute ---------------------------
+
+INTS = DenseArrayBase.constr(i64)
+INT = IntegerAttr.constr(i64)
+FLOAT = FloatAttr.constr(Float64Type)
+BOOL = IntegerAttr.constr(i1)
+
+
+def _to_attr(value: object) -> Attribute:
+    """bool -> BoolAttr, int -> i64, float -> f64, str -> StringAttr, int sequence -> array<i64>."""
+    if isinstance(value, bool | np.bool_):
+        return BoolAttr.from_bool(bool(value))
+    if isinstance(value, numbers.Integral):
+        return IntegerAttr(int(value), i64)
+    if isinstance(value, numbers.Real):
+        return FloatAttr(float(value), f64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, Sequence | np.ndarray):
+        return DenseArrayBase.from_list(i64, [int(v) for v in value])
+    raise TypeError(f"unsupported attribute value {value!r}")
+
+
+def _fits(constr, attr: Attribute) -> bool:
+    """Whether `attr` satisfies an attribute definition's constraint."""
+    try:
+        constr.verify(attr, VerificationContext())
+    except VerifyException:
+        return False
+    return True
+
+
+def _kind(constr: object) -> str:
+    """How an attribute of this constraint is written, for error messages."""
+    for known, text in ((INTS, "array<i64: ...>"), (INT, "an i64 integer"), (FLOAT, "an f64 float"), (BOOL, "true/false")):
+        if constr == known:
+            return text
+    return "a string"
+
+
+def _to_python(attr: Attribute) -> object:
+    """The plain Python value of an attribute built by `_to_attr`."""
+    if isinstance(attr, DenseArrayBase):
+        return tuple(attr.get_values())
+    if isinstance(attr, IntegerAttr):
+        if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+            return bool(attr.value.data)
+        return int(attr.value.data)
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    return attr
+
+
+def ints(default: Sequence[int] | None = None) -> Any:
+    """An int-list attribute (`array<i64: ...>`), optional with a default."""
+    return opt_attr_def(INTS, None if default is None else _to_attr(tuple(default)))
+
+
+def int_(default: int | None = None) -> Any:
+    """An i64 integer attribute, optional with a default."""
+    return opt_attr_def(INT, None if default is None else _to_attr(default))
+
+
+def float_(default: float) -> Any:
+    """An f64 float attribute with a default."""
+    return opt_attr_def(FLOAT, _to_attr(float(default)))
+
+
+def bool_(default: bool) -> Any:
+    """A bool attribute (true/false) with a default."""
+    return opt_attr_def(BOOL, _to_attr(default))
+
+
+def str_(default: str | None = None) -> Any:
+    """A string attribute, optional with a default."""
+    return opt_attr_def(StringAttr, None if default is None else StringAttr(default))
+
+
+# Relay accepts an int for 2-D window attributes and 1/2/4-tuples for padding.
+_NORMALISE: dict[str, Callable[[Any], tuple[int, ...]]] = {
+    "padding": infer.pad4,
+    "strides": infer.pair,
+    "dilation": infer.pair,
+    "pool_size": infer.pair,
+    "kernel_size": infer.pair,
+}
+
+
+def _as_value(operand: SSAValue | Operation) -> SSAValue:
+    """An operand given as an SSA value or as an operation with exactly one result."""
+    if isinstance(operand, Operation):
+        if len(operand.results) != 1:
+            raise TypeError(f"operand {operand.name} must have exactly one result")
+        return operand.results[0]
+    return SSAValue.get(operand)
+
+
+class NNOp(IRDLOperation):
+    """Shared machinery of the nn ops (not an op itself)."""
+
+    traits = traits_def(Pure())
+
+    SHAPE_RULE: ClassVar[Callable[[list[tuple[int, ...]], dict], Any]]
+    FLOAT_ONLY: ClassVar[bool] = False
+    """Whether the op is defined on float tensors only (as in Relay: softmax, batch_norm, ...)."""
+    LAYOUT: ClassVar[LayoutRule]
+    """How ConvertLayout treats the op; every op class declares it (the op-coverage test checks)."""
+    NO_LOWERING: ClassVar[str | None] = None
+    """Why the op deliberately has no linalg lowering, or None when it has one (the coverage test checks)."""
+
+    def __init__(self, *operands: SSAValue | Operation, **attrs: object):
+        op_def = self.get_irdl_definition()
+        if len(operands) != len(op_def.operands):
+            names = ", ".join(name for name, _ in op_def.operands)
+            raise TypeError(f"{self.name} takes {len(op_def.operands)} operands ({names}), got {len(operands)}")
+        attributes = self.attributes_from_python(attrs)
+        values = [_as_value(o) for o in operands]
+        result_types = type(self).infer_types([v.type for v in values], attributes)
+        super().__init__(operands=values, result_types=result_types, attributes=attributes)
+
+    @classmethod
+    def attributes_from_python(cls, attrs: dict[str, object]) -> dict[str, Attribute]:
+        """IR attributes from Python values; values equal to the default are dropped."""
+        op_def = cls.get_irdl_definition()
+        attributes: dict[str, Attribute] = {}
+        for key, value in attrs.items():
+            if key not in op_def.attributes:
+                raise TypeError(f"{cls.name} has no attribute '{key}' (has {', '.join(op_def.attributes)})")
+            if value is None:
+                continue
+            if key in _NORMALISE:
+                try:
+                    value = _NORMALISE[key](value)
+                except ShapeError as e:
+                    raise ShapeError(f"{cls.name}: {e}") from None
+            attr_def_ = op_def.attributes[key]
+            attr = _to_attr(value)
+            if isinstance(value, numbers.Integral) and not _fits(attr_def_.constr, attr):
+                attr = _to_attr(float(value))  # e.g. epsilon=1
+            if not _fits(attr_def_.constr, attr):
+                raise TypeError(f"{cls.name}: attribute '{key}' must be {_kind(attr_def_.constr)}, got {value!r}")
+            if attr != attr_def_.default_value:
+                attributes[key] = attr
+        for key, attr_def_ in op_def.attributes.items():
+            if not isinstance(attr_def_, OptAttributeDef) and key not in attributes:
+                raise TypeError(f"{cls.name}: required attribute '{key}' is missing")
+        # Declaration order, so that equal ops print equally however they were built.
+        return {key: attributes[key] for key in op_def.attributes if key in attributes}
+
+    @classmethod
+    def python_attrs(cls, attributes: dict[str, Attribute]) -> dict[str, object]:
+        """Python values of IR attributes, defaults filled in; padding always has 4 values."""
+        op_def = cls.get_irdl_definition()
+        result: dict[str, object] = {}
+        for key, attr_def_ in op_def.attributes.items():
+            attr = attributes.get(key, attr_def_.default_value)
+            value = None if attr is None else _to_python(attr)
+            if value is not None and key in _NORMALISE:
+                value = _NORMALISE[key](value)  # IR written by hand may hold Relay's short forms
+            result[key] = value
+        return result
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[TensorType]:
+        """Result types for these operand types and IR attributes (raises ShapeError)."""
+        op_def = cls.get_irdl_definition()
+        names = [name for name, _ in op_def.operands]
+        for name, t in zip(names, operand_types):
+            if not isinstance(t, TensorType):
+                raise ShapeError(f"{cls.name}: operand '{name}' must be a ranked tensor, got {t}")
+            if any(dim < 0 for dim in t.get_shape()):  # `?` is a negative sentinel in xDSL
+                raise ShapeError(f"{cls.name}: operand '{name}' has a dynamic shape ({t}); nn ops need static shapes")
+        element = operand_types[0].get_element_type()
+        if cls.FLOAT_ONLY and not isinstance(element, AnyFloat):
+            raise ShapeError(f"{cls.name}: operand '{names[0]}' must have a float element type, got {element}")
+        for name, t in zip(names[1:], operand_types[1:]):
+            if t.get_element_type() != element:
+                raise ShapeError(
+                    f"{cls.name}: operand '{name}' element type {t.get_element_type()} differs from "
+                    f"'{names[0]}' element type {element}"
+                )
+        shapes = [tuple(t.get_shape()) for t in operand_types]
+        try:
+            out = cls.SHAPE_RULE(shapes, cls.python_attrs(attributes))
+        except ShapeError as e:
+            raise ShapeError(f"{cls.name}: {e}") from None
+        out_shapes = out if len(op_def.results) > 1 else [out]
+        return [TensorType(element, shape) for shape in out_shapes]
+
+    def attrs(self) -> dict[str, object]:
+        """Every attribute as a plain Python value, defaults filled in, None when absent."""
+        return self.python_attrs(self.attributes)
+
+    def infer_result_types(self) -> list[TensorType]:
+        """Result types recomputed from the current operands and attributes."""
+        return self.infer_types([o.type for o in self.operands], self.attributes)
+
+    # The custom form `nn.op(%a, %b) {attrs} : (types) -> types` is what the declarative
+    # `(` operands `)` attr-dict `:` functional-type(operands, results) would give, but
+    # written out so that a malformed attribute is a ParseError naming the attribute.
+    def print(self, printer: Printer) -> None:
+        printer.print_string("(")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> NNOp:
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+        attrs_pos = parser.pos
+        attributes = parser.parse_optional_attr_dict()
+        op_def = cls.get_irdl_definition()
+        for key, attr in attributes.items():
+            if key in op_def.attributes and not _fits(op_def.attributes[key].constr, attr):
+                constr = op_def.attributes[key].constr
+                parser.raise_error(f"{cls.name}: attribute '{key}' must be {_kind(constr)}, got {attr}", attrs_pos)
+        missing = [k for k, d in op_def.attributes.items() if not isinstance(d, OptAttributeDef) and k not in attributes]
+        if missing:
+            parser.raise_error(f"{cls.name}: required attribute '{missing[0]}' is missing", attrs_pos)
+        parser.parse_punctuation(":")
+        types_pos = parser.pos
+        function_type = parser.parse_function_type()
+        if len(function_type.inputs) != len(operands) or len(function_type.outputs) != len(op_def.results):
+            parser.raise_error(
+                f"{cls.name}: expected {len(operands)} operand type(s) and {len(op_def.results)} "
+                f"result type(s), got {function_type}",
+                types_pos,
+            )
+        if len(operands) != len(op_def.operands):
+            parser.raise_error(f"{cls.name} takes {len(op_def.operands)} operands, got {len(operands)}", pos)
+        values = parser.resolve_operands(operands, function_type.inputs.data, pos)
+        return cls.create(operands=values, result_types=function_type.outputs.data, attributes=attributes)
+
+    def verify_(self) -> None:
+        try:
+            expected = self.infer_result_types()
+        except ShapeError as e:
+            raise VerifyException(str(e)) from None
+        actual = [r.type for r in self.results]
+        if actual != expected:
+            raise VerifyException(
+                f"{self.name}: result types ({', '.join(map(str, actual))}) differ from the inferred "
+                f"({', '.join(map(str, expected))}) for operand types "
+                f"({', '.join(str(o.type) for o in self.operands)})"
+            )
+
+

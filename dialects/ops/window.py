@@ -1,0 +1,168 @@
+"""2-D window ops: convolution and pooling (NCHW-family layouts, Relay's padding and window attributes).
+
+Kernels: runtime/kernels/window.py; lowerings: lowering/to_linalg/window.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import TensorType as T
+from xdsl.irdl import operand_def, result_def
+
+from xrelay.dialects.infer import Shape, ShapeError, check_layout, check_rank, fmt_shape
+from xrelay.dialects.op_base import LayoutRule, NNOp, bool_, int_, ints, nn_op, str_
+
+__all__ = ["AvgPool2DOp", "Conv2DOp", "GlobalAvgPool2DOp", "MaxPool2DOp"]
+
+
+def _check_positive(**values: Sequence[int]) -> None:
+    for name, value in values.items():
+        if len(value) != 2 or min(value) < 1:
+            raise ShapeError(f"{name} {tuple(value)} must be 2 positive values")
+
+
+def _window_out(size: int, pad: int, kernel: int, stride: int, dilation: int, ceil: bool) -> int:
+    extent = dilation * (kernel - 1) + 1
+    span = size + pad - extent
+    if ceil:
+        return (span + stride - 1) // stride + 1
+    return span // stride + 1
+
+
+def conv2d(shapes: list[Shape], a: dict) -> Shape:
+    data, weight = shapes
+    check_rank("data", data, 4)
+    check_rank("weight", weight, 4)
+    data_layout, kernel_layout = a["data_layout"], a["kernel_layout"]
+    out_layout = a["out_layout"] or data_layout
+    check_layout(data_layout, "NCHW", "data_layout")
+    check_layout(kernel_layout, "OIHW", "kernel_layout")
+    check_layout(out_layout, "NCHW", "out_layout")
+    d = dict(zip(data_layout, data))
+    k = dict(zip(kernel_layout, weight))
+    groups = a["groups"]
+    strides, dilation = a["strides"], a["dilation"]
+    top, left, bottom, right = a["padding"]
+    _check_positive(strides=strides, dilation=dilation)
+    if groups < 1 or d["C"] % groups or k["O"] % groups:
+        raise ShapeError(
+            f"groups={groups} must divide input channels {d['C']} of 'data' {fmt_shape(data)} "
+            f"and output channels {k['O']} of 'weight' {fmt_shape(weight)}"
+        )
+    if k["I"] * groups != d["C"]:
+        raise ShapeError(
+            f"'weight' {fmt_shape(weight)} ({kernel_layout}) has {k['I']} input channels per group, "
+            f"but 'data' {fmt_shape(data)} ({data_layout}) has {d['C']} channels in {groups} group(s)"
+        )
+    if a["channels"] is not None and a["channels"] != k["O"]:
+        raise ShapeError(f"channels={a['channels']} but 'weight' {fmt_shape(weight)} has {k['O']} outputs")
+    if a["kernel_size"] is not None and tuple(a["kernel_size"]) != (k["H"], k["W"]):
+        raise ShapeError(
+            f"kernel_size={tuple(a['kernel_size'])} but 'weight' {fmt_shape(weight)} has a "
+            f"{k['H']}x{k['W']} kernel"
+        )
+    out = {
+        "N": d["N"],
+        "C": k["O"],
+        "H": _window_out(d["H"], top + bottom, k["H"], strides[0], dilation[0], False),
+        "W": _window_out(d["W"], left + right, k["W"], strides[1], dilation[1], False),
+    }
+    if out["H"] < 1 or out["W"] < 1:
+        raise ShapeError(
+            f"empty output: 'data' {fmt_shape(data)} is smaller than the dilated kernel of 'weight' "
+            f"{fmt_shape(weight)} after padding {tuple(a['padding'])}"
+        )
+    return tuple(out[c] for c in out_layout)
+
+
+def pool2d(shapes: list[Shape], a: dict) -> Shape:
+    (data,) = shapes
+    check_rank("data", data, 4)
+    layout = a["layout"]
+    check_layout(layout, "NCHW", "layout")
+    d = dict(zip(layout, data))
+    _check_positive(pool_size=a["pool_size"], strides=a["strides"], dilation=a["dilation"])
+    (ph, pw), (sh, sw), (dh, dw) = a["pool_size"], a["strides"], a["dilation"]
+    top, left, bottom, right = a["padding"]
+    out = dict(d)
+    out["H"] = _window_out(d["H"], top + bottom, ph, sh, dh, a["ceil_mode"])
+    out["W"] = _window_out(d["W"], left + right, pw, sw, dw, a["ceil_mode"])
+    if out["H"] < 1 or out["W"] < 1:
+        raise ShapeError(
+            f"empty output: 'data' {fmt_shape(data)} is smaller than pool_size {(ph, pw)} "
+            f"after padding {tuple(a['padding'])}"
+        )
+    return tuple(out[c] for c in layout)
+
+
+def global_pool2d(shapes: list[Shape], a: dict) -> Shape:
+    (data,) = shapes
+    check_rank("data", data, 4)
+    check_layout(a["layout"], "NCHW", "layout")
+    return tuple(1 if c in "HW" else n for c, n in zip(a["layout"], data))
+
+
+@nn_op
+class Conv2DOp(NNOp):
+    """2-D convolution (Relay nn.conv2d)."""
+
+    name = "nn.conv2d"
+    data = operand_def(T)
+    weight = operand_def(T)
+    result = result_def(T)
+    strides = ints((1, 1))
+    padding = ints((0, 0, 0, 0))
+    dilation = ints((1, 1))
+    groups = int_(1)
+    channels = int_()
+    kernel_size = ints()
+    data_layout = str_("NCHW")
+    kernel_layout = str_("OIHW")
+    out_layout = str_("")
+    SHAPE_RULE = staticmethod(conv2d)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CONV
+
+
+@nn_op
+class MaxPool2DOp(NNOp):
+    name = "nn.max_pool2d"
+    data = operand_def(T)
+    result = result_def(T)
+    pool_size = ints((1, 1))
+    strides = ints((1, 1))
+    dilation = ints((1, 1))
+    padding = ints((0, 0, 0, 0))
+    layout = str_("NCHW")
+    ceil_mode = bool_(False)
+    SHAPE_RULE = staticmethod(pool2d)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
+
+
+@nn_op
+class AvgPool2DOp(NNOp):
+    name = "nn.avg_pool2d"
+    data = operand_def(T)
+    result = result_def(T)
+    pool_size = ints((1, 1))
+    strides = ints((1, 1))
+    dilation = ints((1, 1))
+    padding = ints((0, 0, 0, 0))
+    layout = str_("NCHW")
+    ceil_mode = bool_(False)
+    count_include_pad = bool_(False)
+    SHAPE_RULE = staticmethod(pool2d)
+    FLOAT_ONLY: ClassVar[bool] = True
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
+
+
+@nn_op
+class GlobalAvgPool2DOp(NNOp):
+    name = "nn.global_avg_pool2d"
+    data = operand_def(T)
+    result = result_def(T)
+    layout = str_("NCHW")
+    SHAPE_RULE = staticmethod(global_pool2d)
+    FLOAT_ONLY: ClassVar[bool] = True
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL

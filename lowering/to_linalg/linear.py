@@ -1,0 +1,43 @@
+"""Lowerings of the linear-algebra ops (dialects/ops/linear.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Operation, SSAValue
+
+from xrelay.dialects import nn
+from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims
+from xrelay.lowering.to_linalg.base import check_axis, element_of, lowers, shape_of
+
+
+def along_axis(e: Emitter, op: Operation, per_channel: list[SSAValue], axis: int, body: Callable) -> SSAValue:
+    """A generic over the data's axes with 1-D operands read along `axis`."""
+    data = op.operands[0]
+    shape = shape_of(data)
+    rank = len(shape)
+    loops = dims(rank)
+    maps = [affine_map(rank, loops)] + [affine_map(rank, [loops[axis]]) for _ in per_channel]
+    maps.append(affine_map(rank, loops))
+    return e.generic([data, *per_channel], e.empty(shape, element_of(op)), maps, [PARALLEL] * rank, body)
+
+
+@lowers(nn.BiasAddOp)
+def lower_bias_add(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.bias_add → generic `x + bias[axis]`."""
+    axis = check_axis(int(op.attrs()["axis"]), len(shape_of(op.operands[0])), "nn.bias_add")
+    return [along_axis(e, op, [op.operands[1]], axis, lambda b, args: b.binary("add", args[0], args[1]))]
+
+
+@lowers(nn.DenseOp)
+def lower_dense(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.dense → contraction generic `acc + x[.., k] * w[n, k]` from a zero init."""
+    data, weight = op.operands
+    out_shape = shape_of(op.results[0])
+    batch = len(out_shape) - 1
+    n = batch + 2  # loops: batch..., units, k
+    loops = dims(n)
+    maps = [affine_map(n, loops[:batch] + [loops[batch + 1]]), affine_map(n, [loops[batch], loops[batch + 1]]),
+            affine_map(n, loops[:batch + 1])]
+    return [e.generic([data, weight], e.filled(0, out_shape, element_of(op)), maps, [PARALLEL] * (batch + 1) + [REDUCTION],
+                      lambda b, args: b.binary("add", args[2], b.binary("mul", args[0], args[1])))]

@@ -1,0 +1,108 @@
+"""Kernels of the shape and data-movement ops (dialects/ops/shape.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xrelay.dialects import nn
+from xrelay.runtime.kernels.base import check_axis, kernel
+from xrelay.runtime.layout import layout_permutation
+
+
+@kernel(nn.ExpandDimsOp)
+def expand_dims(attrs: dict, data):
+    """Insert ``num_newaxis`` size-1 axes at ``axis`` (negative: counted from the end, as Relay)."""
+    axis = int(attrs["axis"])
+    num = int(attrs.get("num_newaxis", 1))
+    if not -data.ndim - 1 <= axis <= data.ndim or num < 0:
+        raise ValueError(f"nn.expand_dims: axis {axis} / num_newaxis {num} invalid for shape {data.shape}")
+    if axis < 0:
+        axis += data.ndim + 1
+    return data.reshape(data.shape[:axis] + (1,) * num + data.shape[axis:])
+
+
+def reshape_target(shape: tuple[int, ...], newshape: tuple[int, ...]) -> tuple[int, ...]:
+    """Resolve Relay's reshape codes: 0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split one."""
+    out: list[int] = []
+    src = 0
+    infer_at = None
+    codes = list(newshape)
+    i = 0
+    while i < len(codes):
+        code = int(codes[i])
+        if code > 0:
+            out.append(code)
+            src += 1
+        elif code == 0:
+            out.append(shape[src])
+            src += 1
+        elif code == -1:
+            if infer_at is not None:
+                raise ValueError(f"nn.reshape: more than one -1 in {newshape}")
+            infer_at = len(out)
+            out.append(1)
+            src += 1
+        elif code == -2:
+            out.extend(shape[src:])
+            src = len(shape)
+        elif code == -3:
+            out.append(shape[src] * shape[src + 1])
+            src += 2
+        elif code == -4:
+            a, b = int(codes[i + 1]), int(codes[i + 2])
+            if a == -1:
+                a = shape[src] // b
+            elif b == -1:
+                b = shape[src] // a
+            out.extend((a, b))
+            src += 1
+            i += 2
+        else:
+            raise ValueError(f"nn.reshape: unknown code {code} in {newshape}")
+        i += 1
+    total = int(np.prod(shape, dtype=np.int64))
+    if infer_at is not None:
+        known = int(np.prod(out, dtype=np.int64))
+        if known == 0 or total % known:
+            raise ValueError(f"nn.reshape: cannot infer -1 reshaping {shape} to {newshape}")
+        out[infer_at] = total // known
+    if int(np.prod(out, dtype=np.int64)) != total:
+        raise ValueError(f"nn.reshape: {shape} has {total} elements, {newshape} gives {tuple(out)}")
+    return tuple(out)
+
+
+@kernel(nn.ReshapeOp)
+def reshape(attrs: dict, data):
+    """Reshape to ``newshape`` with Relay's special codes (see :func:`reshape_target`)."""
+    try:
+        target = reshape_target(data.shape, tuple(attrs["newshape"]))
+    except IndexError as err:
+        raise ValueError(f"nn.reshape: newshape {tuple(attrs['newshape'])} refers past shape {data.shape}") from err
+    return data.reshape(target)
+
+
+@kernel(nn.TransposeOp)
+def transpose(attrs: dict, data):
+    """Permute axes (``axes=None`` reverses them; negative axes allowed)."""
+    axes = attrs.get("axes")
+    if axes is None:
+        return np.ascontiguousarray(data.transpose())
+    axes = tuple(check_axis(int(a), data.ndim, "nn.transpose") for a in axes)
+    if sorted(axes) != list(range(data.ndim)):
+        raise ValueError(f"nn.transpose: axes {tuple(attrs['axes'])} are not a permutation for shape {data.shape}")
+    return np.ascontiguousarray(data.transpose(axes))
+
+
+@kernel(nn.LayoutTransformOp)
+def layout_transform(attrs: dict, data):
+    """Transpose between two layouts spelled with the same letters (NCHW -> NHWC, OIHW -> HWIO, ...)."""
+    src, dst = attrs["src_layout"], attrs["dst_layout"]
+    if len(src) != data.ndim:
+        raise ValueError(f"nn.layout_transform: layout {src!r} does not fit a {data.ndim}-D input {data.shape}")
+    return np.ascontiguousarray(data.transpose(layout_permutation(src, dst)))
+
+
+@kernel(nn.BatchFlattenOp)
+def batch_flatten(attrs: dict, data):
+    """Flatten every axis but the first: (N, ...) -> (N, prod(...))."""
+    return data.reshape(data.shape[0], -1)

@@ -369,6 +369,7 @@ def test_numpy_integer_attribute_values():
         ("nn.batch_norm", [(1, 3, 4, 4), (3,), (3,), (3,), (3,)]),
         ("nn.avg_pool2d", [(1, 3, 4, 4)]),
         ("nn.global_avg_pool2d", [(1, 3, 4, 4)]),
+        ("nn.sigmoid", [(2, 3)]),
     ],
 )
 def test_float_only_ops_reject_integer_tensors(op_name, operand_shapes):

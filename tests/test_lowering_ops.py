@@ -84,6 +84,7 @@ CASES = [
     ("divide", "nn.divide", [(2, 3), (2, 3)], {}, True),
     ("sqrt", "nn.sqrt", [(3, 4)], {}, True),
     ("negative", "nn.negative", [(3, 4)], {}, False),
+    ("sigmoid", "nn.sigmoid", [(3, 4)], {}, False),
     ("expand_dims", "nn.expand_dims", [(3,)], {"axis": 1, "num_newaxis": 2}, False),
     ("reshape_codes", "nn.reshape", [(2, 3, 4)], {"newshape": (0, -1)}, False),
     ("reshape_split", "nn.reshape", [(6, 4)], {"newshape": (2, 3, 2, 2)}, False),
@@ -228,3 +229,12 @@ def test_bufferize_is_idempotent():
     module, _ = tiny.get_workload()
     once = lower(module, to="memref")
     assert str(NNBufferize()(once)) == str(once)
+
+
+def test_sigmoid_at_every_level_against_numpy():
+    x = np.linspace(-8, 8, 12, dtype=np.float32).reshape(3, 4)
+    expected = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+    module = single_op_module("nn.sigmoid", [(3, 4)], {})
+    np.testing.assert_allclose(run_nn(module, {"a0": x}), expected, rtol=1e-6)
+    for level in LEVELS:
+        np.testing.assert_allclose(run_level(module, level, {"a0": x})[0], expected, rtol=1e-6, err_msg=level)

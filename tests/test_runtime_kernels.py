@@ -104,8 +104,20 @@ def test_unary_ops():
     np.testing.assert_array_equal(KERNELS["nn.negative"]({}, x), [[2.0, -0.0, -3.5]])
     sq = KERNELS["nn.sqrt"]({}, np.array([4.0, 9.0, 2.25], np.float32))
     np.testing.assert_array_equal(sq, [2.0, 3.0, 1.5])
-    for name in ("nn.relu", "nn.negative", "nn.sqrt"):
+    for name in ("nn.relu", "nn.negative", "nn.sqrt", "nn.sigmoid"):
         assert KERNELS[name]({}, np.abs(x)).dtype == np.float32
+
+
+def test_sigmoid_against_the_logistic_formula():
+    x = np.linspace(-30, 30, 121)
+    for dtype, rtol in ((np.float64, 1e-14), (np.float32, 1e-6)):
+        got = KERNELS["nn.sigmoid"]({}, x.astype(dtype))
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, 1.0 / (1.0 + np.exp(-x)), rtol=rtol, atol=1e-7)
+    with np.errstate(over="raise"):  # the extremes saturate without overflowing
+        ends = KERNELS["nn.sigmoid"]({}, np.array([-1000.0, -100.0, 0.0, 1000.0], np.float32))
+    np.testing.assert_array_equal(ends[[0, 2, 3]], [0.0, 0.5, 1.0])
+    np.testing.assert_allclose(ends[1], np.float32(np.exp(-100.0)), rtol=0.05)  # an f32 subnormal, not 0
 
 
 def test_expand_dims():

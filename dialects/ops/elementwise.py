@@ -13,7 +13,7 @@ from xdsl.irdl import operand_def, result_def
 from xrelay.dialects.infer import Shape, ShapeError, fmt_shape, same
 from xrelay.dialects.op_base import LayoutRule, NNOp, nn_op
 
-__all__ = ["AddOp", "DivideOp", "MultiplyOp", "NegativeOp", "ReluOp", "SqrtOp", "SubtractOp"]
+__all__ = ["AddOp", "DivideOp", "MultiplyOp", "NegativeOp", "ReluOp", "SigmoidOp", "SqrtOp", "SubtractOp"]
 
 
 def broadcast(shapes: list[Shape], a: dict) -> Shape:
@@ -57,6 +57,14 @@ class SqrtOp(_UnaryOp):
 @nn_op
 class NegativeOp(_UnaryOp):
     name = "nn.negative"
+
+
+@nn_op
+class SigmoidOp(_UnaryOp):
+    """`1 / (1 + exp(-x))`, float tensors only (as Relay's sigmoid)."""
+
+    name = "nn.sigmoid"
+    FLOAT_ONLY: ClassVar[bool] = True
 
 
 @nn_op

@@ -37,3 +37,14 @@ def lower_sqrt(op: Operation, e: Emitter) -> list[SSAValue]:
 def lower_negative(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.negative → generic `arith.negf`."""
     return map_elementwise(e, op, lambda b, args: b.negate(args[0]))
+
+
+@lowers(nn.SigmoidOp)
+def lower_sigmoid(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.sigmoid → generic `1 / (1 + exp(-x))`."""
+
+    def body(b, args):
+        one = b.scalar(1, args[0].type)
+        return b.binary("div", one, b.binary("add", one, b.exp(b.negate(args[0]))))
+
+    return map_elementwise(e, op, body)

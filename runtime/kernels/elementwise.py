@@ -50,3 +50,11 @@ def sqrt(attrs: dict, data):
 def negative(attrs: dict, data):
     """Elementwise negation."""
     return np.negative(data)
+
+
+@kernel(nn.SigmoidOp)
+def sigmoid(attrs: dict, data):
+    """``1 / (1 + exp(-x))``; with ``z = exp(-|x|)`` (never overflows) it is ``1 / (1 + z)`` for
+    ``x >= 0`` and ``z / (1 + z)`` below, accurate to the last bits at both tails."""
+    z = np.exp(-np.abs(data))
+    return np.where(data >= 0, 1 / (1 + z), z / (1 + z)).astype(data.dtype, copy=False)

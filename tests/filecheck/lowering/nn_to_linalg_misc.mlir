@@ -84,3 +84,18 @@ func.func @layout(%x: tensor<1x2x3x4xf32>) -> tensor<1x3x4x2xf32> {
 // CHECK:         linalg.transpose ins(%{{.*}}:tensor<1x2x3x4xf32>) outs(%{{.*}}:tensor<1x3x4x2xf32>) permutation = [0, 2, 3, 1]
 // CHECK-NOT:     nn.
 
+
+// sigmoid is 1 / (1 + exp(-x)) in one elementwise generic.
+func.func @sigmoid(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = nn.sigmoid(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+// CHECK-LABEL: func.func @sigmoid
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+// CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[X]] : f32
+// CHECK-NEXT:      %[[EXP:.*]] = math.exp %[[NEG]] : f32
+// CHECK-NEXT:      %[[DEN:.*]] = arith.addf %[[ONE]], %[[EXP]] : f32
+// CHECK-NEXT:      %[[Y:.*]] = arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK-NEXT:      linalg.yield %[[Y]] : f32

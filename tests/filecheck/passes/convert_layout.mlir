@@ -154,3 +154,21 @@ func.func @callee(%y: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // CHECK-NEXT:    %r = nn.relu(%y) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
 // CHECK-NEXT:    func.return %r : tensor<1x2x4x4xf32>
 // CHECK-NEXT:  }
+
+// -----
+
+// sigmoid is layout-agnostic: it follows the converted conv, one transform back at the end.
+func.func @sigmoid(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %c = nn.conv2d(%x, %w) : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = nn.sigmoid(%c) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %s : tensor<1x2x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @sigmoid(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+// CHECK-NEXT:    %0 = nn.layout_transform(%x) {src_layout = "NCHW", dst_layout = "NHWC"} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32>
+// CHECK-NEXT:    %1 = nn.layout_transform(%w) {src_layout = "OIHW", dst_layout = "HWIO"} : (tensor<2x2x1x1xf32>) -> tensor<1x1x2x2xf32>
+// CHECK-NEXT:    %c = nn.conv2d(%0, %1) {data_layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK-NEXT:    %s = nn.sigmoid(%c) : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK-NEXT:    %2 = nn.layout_transform(%s) {src_layout = "NHWC", dst_layout = "NCHW"} : (tensor<1x4x4x2xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    func.return %2 : tensor<1x2x4x4xf32>
+// CHECK-NEXT:  }

@@ -64,3 +64,18 @@ func.func @keep(%x: tensor<2xf32>) -> tensor<2xf32> {
 // CHECK-NEXT:    %y = nn.multiply(%x, %c)
 // CHECK-NEXT:    %z = nn.relu(%y)
 // CHECK-NEXT:    func.return %z
+
+// -----
+
+// sigmoid folds through its kernel: sigmoid(-20, 0, 100) = (1 / (1 + e^20) = 2.0611536e-09, 1/2, 1),
+// with no overflow on the way.
+func.func @sigmoid() -> tensor<3xf32> {
+  %a = nn.constant dense<[-20.0, 0.0, 100.0]> : tensor<3xf32>
+  %s = nn.sigmoid(%a) : (tensor<3xf32>) -> tensor<3xf32>
+  func.return %s : tensor<3xf32>
+}
+
+// CHECK-LABEL: func.func @sigmoid() -> tensor<3xf32> {
+// CHECK-NEXT:    %s = nn.constant dense<[2.06115369e-09, 5.000000e-01, 1.000000e+00]> : tensor<3xf32>
+// CHECK-NEXT:    func.return %s : tensor<3xf32>
+// CHECK-NEXT:  }

@@ -30,6 +30,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.conv import split_blas_threads
+from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
     Structured,
@@ -52,7 +53,7 @@ __all__ = [
 class LinalgProgram:
     """`@main` of a linalg- or memref-level module compiled to numpy closures; call with arrays."""
 
-    def __init__(self, module: ModuleOp, entry: str = "main"):
+    def __init__(self, module: ModuleOp, entry: str = "main", plan: bool = True):
         self.globals: dict[str, np.ndarray] = {}
         main = None
         for op in module.ops:
@@ -73,8 +74,20 @@ class LinalgProgram:
         self.steps: list[Callable[[list], None]] = []
         self.fill_steps: dict[Operation, tuple[int, Callable[[list], None]]] = {}
         self.result_slots: list[int] = []
+        self.memory = StorageTracker()
+        self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
         for op in main.body.block.ops:
+            step = len(self.steps)
             self._compile(op)
+            values = [*op.operands, *op.results]
+            if isinstance(op, Structured):
+                values += captured_values(op)
+            self.memory.touch(step, [self._slot(v) for v in values])
+        self.plan = plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None
+        if self.plan is not None:
+            self._planned[:] = self.plan.arrays
+        self.peak_bytes = self.plan.peak_bytes if self.plan else None
+        """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
 
     def _slot(self, value: SSAValue) -> int:
         if value not in self.slots:
@@ -146,7 +159,14 @@ class LinalgProgram:
             assert isinstance(shape_type, ShapedType)
             shape, dtype = tuple(shape_type.get_shape()), numpy_dtype(shape_type.get_element_type())
             out = slot(op.results[0])
-            self.steps.append(lambda env, s=shape, d=dtype, o=out: env.__setitem__(o, np.empty(s, d)))
+            k = self.memory.fresh(out, len(self.steps), shape, dtype)
+            self._planned.append(None)
+
+            def allocate(env, s=shape, d=dtype, o=out, k=k, planned=self._planned):
+                array = planned[k]
+                env[o] = np.empty(s, d) if array is None else array
+
+            self.steps.append(allocate)
             return
         if isinstance(op, memref.DeallocOp):
             return
@@ -160,11 +180,13 @@ class LinalgProgram:
                       | bufferization.ToBufferOp | tensor.CastOp | memref.CastOp):
             shape = tuple(op.results[0].type.get_shape())
             src, out = slot(op.operands[0]), slot(op.results[0])
+            self.memory.alias(out, src)
             self.steps.append(lambda env, s=src, o=out, sh=shape: env.__setitem__(o, env[s].reshape(sh)))
             return
         if isinstance(op, tensor.ExtractSliceOp | memref.SubviewOp):
             index = static_slices(op)
             src, out = slot(op.source), slot(op.result)
+            self.memory.alias(out, src)
             shape = tuple(op.result.type.get_shape())  # rank-reducing slices drop unit axes
             self.steps.append(lambda env, s=src, o=out, i=index, sh=shape: env.__setitem__(o, env[s][i].reshape(sh)))
             return
@@ -172,6 +194,8 @@ class LinalgProgram:
             index = static_slices(op)
             src, dst, out = slot(op.source), slot(op.dest), slot(op.result)
             copy = not self._fresh_single_use(op.dest)
+            if not copy:
+                self.memory.alias(out, dst)
             view_shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(index, op.dest.type.get_shape()))
 
             def insert(env, s=src, d=dst, o=out, i=index, c=copy, vs=view_shape):
@@ -195,6 +219,7 @@ class LinalgProgram:
                 # Kept so a contraction that overwrites the whole buffer can drop this step.
                 if op.results:
                     res, init = slot(op.results[0]), slot(op.outputs[0])
+                    self.memory.alias(res, init)
                     alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
                 else:
                     alias = lambda env: None  # noqa: E731
@@ -209,7 +234,11 @@ class LinalgProgram:
                 reuse = self._reusable_input(op)
                 if reuse is not None:  # elementwise: write over an input nobody reads afterwards
                     copy = [False]
+                    self.memory.drop(operands[n_in])  # its tensor.empty is never touched
                     operands[n_in] = operands[reuse]
+                for r, out_slot, c in zip(results, operands[n_in:n_operands], copy):
+                    if not c:  # the result is the out buffer, updated in place
+                        self.memory.alias(r, out_slot)
 
                 def step(env, run=run, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy,
                          results=results):

@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,iree]'
 	touch $(STAMP)
 
 demo: setup
@@ -29,7 +29,7 @@ lit: setup
 # Benchmarks print medians and ratios against references measured in the same run;
 # ONNX Runtime comes with the optional `bench` extra.
 bench: setup
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,iree,bench]'
 	$(BIN)/python benchmarks/instrument_overhead.py
 	$(BIN)/python benchmarks/compile_time.py
 	$(BIN)/python benchmarks/execution.py

@@ -12,8 +12,11 @@ Per `func.func`, in program order:
 - `tensor.extract_slice` becomes a `memref.subview` copied into a new buffer (so the result keeps
   a plain memref type); `tensor.insert_slice` copies its source into a `memref.subview` of the
   destination's buffer (written in place under the same rule as linalg `outs`);
+- `tensor.pad` becomes a new buffer filled with the pad value and a `memref.copy` of the source
+  into its interior `memref.subview`;
 - `tensor.collapse_shape` / `tensor.expand_shape` become the memref views of the same name;
-- `func.return` returns the buffers (a copy when the buffer is a global constant).
+- `func.return` returns the buffers (a copy when the buffer is a global constant);
+- every allocation that is not returned is freed (`memref.dealloc`) after its last use.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, tensor
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -85,6 +89,7 @@ class FunctionBufferizer:
         for op in list(old_block.ops):
             self.bufferize(op)
         block.add_ops(self.new_ops)
+        insert_deallocs(block)
         result_types = [memref_type(t) for t in self.function.function_type.outputs]
         self.function.function_type = FunctionType.from_lists(arg_types, result_types)
         # Swap in the new body; the old block's ops are dropped together with it.
@@ -122,6 +127,8 @@ class FunctionBufferizer:
             self.buffers[op.tensor] = self.alloc(op.tensor.type)
         elif isinstance(op, Structured):
             self.bufferize_structured(op)
+        elif isinstance(op, tensor.PadOp):
+            self.bufferize_pad(op)
         elif isinstance(op, tensor.CollapseShapeOp):
             view = memref.CollapseShapeOp.build(
                 operands=[self.buffer(op.src)], result_types=[memref_type(op.result.type)],
@@ -185,6 +192,26 @@ class FunctionBufferizer:
                 Rewriter.replace_op(inner, load)
         return region
 
+    def bufferize_pad(self, op: tensor.PadOp) -> None:
+        """A padded buffer filled with the pad value, the source copied into its interior subview
+        (upstream's bufferization of `tensor.pad`)."""
+        if op.low or op.high:
+            raise BufferizationError("nn-bufferize: tensor.pad with dynamic padding is not supported")
+        yielded = op.region.block.last_op.operands[0]
+        constant = yielded.owner
+        if not isinstance(constant, arith.ConstantOp):
+            raise BufferizationError("nn-bufferize: tensor.pad must yield a constant")
+        value = self.buffer(yielded) if constant.parent_block() is not op.region.block else None
+        if value is None:
+            value = self.emit(constant.clone()).result
+        padded = self.alloc(op.result.type)
+        self.emit(linalg.FillOp([value], [padded], []))
+        source_type = memref_type(op.source.type)
+        interior = self.emit(memref.SubviewOp.from_static_parameters(
+            padded, padded.type, op.static_low.get_values(), source_type.get_shape(), [1] * len(source_type.get_shape())))
+        self.emit(memref.CopyOp(self.buffer(op.source), interior.result))
+        self.buffers[op.result] = padded
+
     def bufferize_structured(self, op: Structured) -> None:
         outs = [self.writable(value) for value in op.outputs]
         ins = [self.buffer(v) for v in op.inputs]
@@ -199,6 +226,41 @@ class FunctionBufferizer:
         self.emit(new)
         for res, buf in zip(op.results, outs, strict=True):
             self.buffers[res] = buf
+
+
+VIEW_OPS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.SubviewOp, memref.CastOp)
+"""Ops whose result aliases their first operand's buffer."""
+
+
+def insert_deallocs(block: Block) -> None:
+    """Free every `memref.alloc` of `block` that is not returned: a `memref.dealloc` right after the
+    last op of `block` that uses it or a view of it (an op nesting the use counts as the user)."""
+    position = {op: i for i, op in enumerate(block.ops)}
+
+    def top_level(op: Operation) -> Operation:
+        while op.parent_block() is not block:
+            op = op.parent_op()
+        return op
+
+    frees: dict[Operation, list[SSAValue]] = {}
+    for alloc in [op for op in block.ops if isinstance(op, memref.AllocOp)]:
+        aliases, pending, last, escapes = set(), [alloc.memref], alloc, False
+        while pending:
+            value = pending.pop()
+            aliases.add(value)
+            for use in value.uses:
+                user = top_level(use.operation)
+                if isinstance(user, func.ReturnOp | memref.DeallocOp):  # returned, or already freed
+                    escapes = True
+                if isinstance(use.operation, VIEW_OPS) and use.index == 0:
+                    pending.append(use.operation.results[0])
+                if position[user] > position[last]:
+                    last = user
+        if not escapes:
+            frees.setdefault(last, []).append(alloc.memref)
+    for user, buffers in frees.items():
+        for buffer in reversed(buffers):
+            Rewriter.insert_op(memref.DeallocOp.get(buffer), InsertPoint.after(user))
 
 
 @register_xrelay_pass

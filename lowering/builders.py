@@ -1,5 +1,5 @@
 """Small IR builders the nn → linalg patterns share: scalars, empty/filled tensors,
-`linalg.generic` from maps and a body function, reshapes, and constant-offset copies."""
+`linalg.generic` from maps and a body function, and reshapes."""
 
 from __future__ import annotations
 

@@ -168,7 +168,9 @@ class LinalgProgram:
 
             self.steps.append(allocate)
             return
-        if isinstance(op, memref.DeallocOp):
+        if isinstance(op, memref.DeallocOp):  # drop the program's reference so numpy can free it
+            freed = slot(op.memref)
+            self.steps.append(lambda env, f=freed: env.__setitem__(f, None))
             return
         if isinstance(op, memref.GetGlobalOp):
             value = self.globals[op.name_.root_reference.data]
@@ -204,6 +206,9 @@ class LinalgProgram:
                 env[o] = array
 
             self.steps.append(insert)
+            return
+        if isinstance(op, tensor.PadOp):
+            self._compile_pad(op)
             return
         if isinstance(op, memref.CopyOp):
             src, dst = slot(op.source), slot(op.destination)
@@ -253,6 +258,31 @@ class LinalgProgram:
             self.steps.append(step)
             return
         raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")
+
+    def _compile_pad(self, op: tensor.PadOp) -> None:
+        """`tensor.pad` with static widths whose body yields one value for every position: a filled
+        array with the source copied into its interior."""
+        if op.low or op.high:
+            raise ExecutionError("tensor.pad with dynamic padding is not supported")
+        yielded = op.region.block.last_op.operands[0]
+        owner = yielded.owner
+        if isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr):
+            fill = lambda env, v=scalar_constant(owner.value, yielded.type): v  # noqa: E731
+        elif yielded in self.slots:  # a scalar computed before the pad
+            fill = lambda env, i=self.slots[yielded]: env[i]  # noqa: E731
+        else:
+            raise ExecutionError("tensor.pad: only a pad value that is the same at every position is supported")
+        shape = tuple(op.result.type.get_shape())
+        dtype = numpy_dtype(op.result.type.get_element_type())
+        interior = tuple(slice(lo, lo + n) for lo, n in zip(op.static_low.get_values(), op.source.type.get_shape()))
+        src, out = self._slot(op.source), self._slot(op.result)
+
+        def step(env, src=src, out=out, interior=interior):
+            padded = np.full(shape, fill(env), dtype)
+            padded[interior] = env[src]
+            env[out] = padded
+
+        self.steps.append(step)
 
     def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
         if len(args) != len(self.arg_types):

@@ -261,3 +261,38 @@ def test_elementwise_ops_write_over_inputs_only_when_nobody_else_reads_them():
         np.testing.assert_array_equal(d, 2 * (x + 1) ** 2)
         np.testing.assert_array_equal(e, -((x + 1) ** 2 + 1))
         np.testing.assert_array_equal(x, kept)
+
+
+def test_tensor_pad_with_a_value_from_outside_its_body_at_every_level():
+    # Upstream frontends write tensor.pad with the pad value captured from the enclosing function.
+    text = """
+    func.func @main(%x: tensor<2x3xf32>) -> tensor<3x6xf32> {
+      %v = arith.constant 7.0 : f32
+      %p = tensor.pad %x low[1, 2] high[0, 1] {
+      ^bb0(%i: index, %j: index):
+        tensor.yield %v : f32
+      } : tensor<2x3xf32> to tensor<3x6xf32>
+      func.return %p : tensor<3x6xf32>
+    }
+    """
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    expected = np.full((3, 6), 7.0, np.float32)
+    expected[1:3, 2:5] = x
+    for (padded,) in run_all_levels(text, {"x": x}):
+        np.testing.assert_array_equal(padded, expected)
+
+
+def test_tensor_pad_whose_value_depends_on_the_position_is_refused():
+    text = """
+    func.func @main(%x: tensor<2xf32>) -> tensor<3xf32> {
+      %p = tensor.pad %x low[1] high[0] {
+      ^bb0(%i: index):
+        %f = arith.index_cast %i : index to i32
+        %v = arith.sitofp %f : i32 to f32
+        tensor.yield %v : f32
+      } : tensor<2xf32> to tensor<3xf32>
+      func.return %p : tensor<3xf32>
+    }
+    """
+    with pytest.raises(ExecutionError, match="tensor.pad"):
+        run_linalg(parse(text), {"x": np.zeros(2, np.float32)})

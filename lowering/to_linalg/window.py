@@ -1,7 +1,6 @@
 """Lowerings of the windowed nn ops (conv2d, max/avg/global-avg pooling) to linalg on tensors.
 
-Padding is an explicit padded init: a filled tensor (0, or -inf for max pooling) that a copy
-`linalg.generic` writes the data into at a constant offset. Convolutions in the layouts xDSL
+Padding is a `tensor.pad` yielding 0 (-inf for max pooling), as upstream frontends write it. Convolutions in the layouts xDSL
 has named ops for become `linalg.conv_2d_nchw_fchw` / `conv_2d_nhwc_hwcf` / `conv_2d_nhwc_fhwc`;
 every other layout, and grouped convolutions (channels split by `tensor.expand_shape`), become a
 `linalg.generic` with the same `acc + x * w` body. Pooling is always a `linalg.generic` whose
@@ -16,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects import tensor
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, TensorType, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from xrelay.dialects import nn
@@ -30,6 +29,7 @@ from xrelay.lowering.builders import (
     is_float,
     lowest,
     reassociation,
+    scalar_constant_op,
 )
 from xrelay.runtime.conv import output_size
 from xrelay.runtime.layout import check_layout, padding_4, pair
@@ -49,30 +49,23 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 
 def pad_spatial(
     e: Emitter, value: SSAValue, layout: str, pad: Sequence[int], fill_value: float | int
-) -> tuple[SSAValue, tuple[int, int]]:
-    """`value` padded on H/W by (top, left, bottom, right) with `fill_value`: a filled tensor plus an offset copy.
-
-    Returns the padded tensor and the (H, W) index shift readers must add. The copy's output map
-    must not be a bare loop index on an axis that grows (linalg infers loop ranges from bare
-    indices), so an axis padded only at its end gets one extra, never-read leading row: shift 1.
-    """
+) -> SSAValue:
+    """`value` padded on H/W by (top, left, bottom, right) with `fill_value`: a `tensor.pad`
+    (the form upstream frontends write and IREE compiles) whose body yields a constant."""
     if not any(pad):
-        return value, (0, 0)
+        return value
     top, left, bottom, right = pad
-    shift = (int(top == 0 and bottom > 0), int(left == 0 and right > 0))
     shape = list(_shape(value))
     h, w = layout.index("H"), layout.index("W")
-    offsets = [0] * len(shape)
-    offsets[h], offsets[w] = top + shift[0], left + shift[1]
-    shape[h] += top + shift[0] + bottom
-    shape[w] += left + shift[1] + right
+    low, high = [0] * len(shape), [0] * len(shape)
+    low[h], low[w], high[h], high[w] = top, left, bottom, right
+    shape[h] += top + bottom
+    shape[w] += left + right
     element_type = value.type.get_element_type()
-    init = e.filled(fill_value, shape, element_type)
-    loops = dims(len(shape))
-    out_map = affine_map(len(shape), [d + o if o else d for d, o in zip(loops, offsets)])
-    padded = e.generic([value], init, [affine_map(len(shape), loops), out_map], [PARALLEL] * len(shape),
-                       lambda b, args: args[0])
-    return padded, shift
+    body = Block(arg_types=[IndexType()] * len(shape))
+    fill = scalar_constant_op(fill_value, element_type)
+    body.add_ops([fill, tensor.YieldOp(fill.result)])
+    return e.add(tensor.PadOp(value, [], [], Region(body), low, high, TensorType(element_type, shape)))
 
 
 def _split_axis(e: Emitter, value: SSAValue, axis: int, outer: int, collapse: bool = False) -> SSAValue:
@@ -96,7 +89,7 @@ def _int_pair_attr(values: Sequence[int]) -> DenseIntOrFPElementsAttr:
 
 @lowers(nn.Conv2DOp)
 def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
-    """nn.conv2d → padded init + named linalg conv, or a linalg.generic for other layouts/groups."""
+    """nn.conv2d → tensor.pad + named linalg conv, or a linalg.generic for other layouts/groups."""
     attrs = op.attrs()
     data, weight = op.operands
     result_type = op.results[0].type
@@ -107,11 +100,11 @@ def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
     strides = pair(attrs["strides"], "nn.conv2d", "strides")
     dilation = pair(attrs["dilation"], "nn.conv2d", "dilation")
     groups = int(attrs["groups"])
-    x, shift = pad_spatial(e, data, data_layout, padding_4(attrs["padding"], "nn.conv2d"), 0)
+    x = pad_spatial(e, data, data_layout, padding_4(attrs["padding"], "nn.conv2d"), 0)
     out_shape = list(result_type.get_shape())
 
     named = _NAMED_CONVS.get((data_layout, kernel_layout))
-    if groups == 1 and out_layout == data_layout and named is not None and shift == (0, 0):
+    if groups == 1 and out_layout == data_layout and named is not None:
         init = e.filled(0, out_shape, element_type)
         return [e.add(named([x, weight], [init], [result_type],
                             strides=_int_pair_attr(strides), dilations=_int_pair_attr(dilation)))]
@@ -136,8 +129,8 @@ def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
     out_channel = [loop["g"], loop["f"]] if grouped else [loop["f"]]
     data_map = results(data_layout, {
         "N": [loop["n"]], "C": channel,
-        "H": [loop["oh"] * strides[0] + loop["kh"] * dilation[0] + shift[0]],
-        "W": [loop["ow"] * strides[1] + loop["kw"] * dilation[1] + shift[1]]})
+        "H": [loop["oh"] * strides[0] + loop["kh"] * dilation[0]],
+        "W": [loop["ow"] * strides[1] + loop["kw"] * dilation[1]]})
     weight_map = results(kernel_layout, {"O": out_channel, "I": [loop["c"]], "H": [loop["kh"]], "W": [loop["kw"]]})
     out_map = results(out_layout, {"N": [loop["n"]], "C": out_channel, "H": [loop["oh"]], "W": [loop["ow"]]})
     n = len(names)
@@ -166,13 +159,12 @@ def _pool_geometry(attrs: dict, in_shape: Sequence[int], layout: str, what: str)
     return kernel, strides, dilation, pad, padded, out_hw
 
 
-def _window_reduce(e: Emitter, padded: tuple[SSAValue, tuple[int, int]], layout: str, kernel, strides, dilation,
+def _window_reduce(e: Emitter, x: SSAValue, layout: str, kernel, strides, dilation,
                    init: SSAValue, combine: str):
     """A window reduction over a `pad_spatial` result: loops (n, c, oh, ow, kh, kw), body `combine(x, acc)`."""
-    x, shift = padded
     n, c, oh, ow, kh, kw = dims(6)
-    letters = {"N": n, "C": c, "H": oh * strides[0] + kh * dilation[0] + shift[0],
-               "W": ow * strides[1] + kw * dilation[1] + shift[1]}
+    letters = {"N": n, "C": c, "H": oh * strides[0] + kh * dilation[0],
+               "W": ow * strides[1] + kw * dilation[1]}
     out_letters = {"N": n, "C": c, "H": oh, "W": ow}
     window = e.empty(kernel, x.type.get_element_type())
     maps = [affine_map(6, [letters[ch] for ch in layout]), affine_map(6, [kh, kw]),

@@ -1,18 +1,17 @@
 // RUN: xrelay-opt %s -p convert-nn-to-linalg | filecheck %s
 
-// NCHW/OIHW: zero padding is a filled 1x2x6x6 init the data is copied into at offset (1, 1),
-// then xDSL's named conv (its maps are right; only its interpreter impl is not) from a zero init.
+// NCHW/OIHW: zero padding is a tensor.pad yielding 0 (the form upstream frontends write and IREE
+// compiles), then xDSL's named conv (its maps are right; only its interpreter impl is not) from a zero init.
 func.func @conv_nchw(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32> {
   %0 = nn.conv2d(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
   func.return %0 : tensor<1x3x2x2xf32>
 }
 // CHECK-LABEL: func.func @conv_nchw
-// CHECK-NEXT:    %[[E:.*]] = tensor.empty() : tensor<1x2x6x6xf32>
-// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:    %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E]] : tensor<1x2x6x6xf32>)
-// CHECK-NEXT:    %[[P:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 + 1), (d3 + 1))>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x2x4x4xf32>) outs(%[[F]] : tensor<1x2x6x6xf32>)
-// CHECK-NEXT:    ^bb0(%[[A:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT:      linalg.yield %[[A]] : f32
+// CHECK-NEXT:    %[[P:.*]] = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+// CHECK-NEXT:    ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      tensor.yield %[[Z]] : f32
+// CHECK-NEXT:    } : tensor<1x2x4x4xf32> to tensor<1x2x6x6xf32>
 // CHECK:         %[[O:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x3x2x2xf32>)
 // CHECK-NEXT:    %[[C:.*]] = linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%[[P]], %w : tensor<1x2x6x6xf32>, tensor<3x2x3x3xf32>) outs(%[[O]] : tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
 // CHECK-NEXT:    func.return %[[C]]
@@ -41,11 +40,12 @@ func.func @conv_grouped(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x1x1xf32>) -> ten
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
 // CHECK:         tensor.collapse_shape %[[G]] {{\[\[}}0 : i64], [1 : i64, 2 : i64], [3 : i64], [4 : i64]] : tensor<1x2x2x3x3xf32> into tensor<1x4x3x3xf32>
 
-// A padding only at the bottom/right gets one leading never-read row (a bare index cannot grow an axis).
+// A padding only at the bottom/right: tensor.pad's high widths, and the named conv reads it directly.
 func.func @conv_end_padding(%x: tensor<1x1x3x3xf32>, %w: tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32> {
   %0 = nn.conv2d(%x, %w) {padding = array<i64: 0, 0, 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32>
   func.return %0 : tensor<1x1x3x3xf32>
 }
 // CHECK-LABEL: func.func @conv_end_padding
-// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 + 1), (d3 + 1))>]{{.*}} outs(%{{.*}} : tensor<1x1x5x5xf32>)
-// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, ((d2 + d5) + 1), ((d3 + d6) + 1))>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>]
+// CHECK-NEXT:    %[[P:.*]] = tensor.pad %x low[0, 0, 0, 0] high[0, 0, 1, 1] {
+// CHECK:         } : tensor<1x1x3x3xf32> to tensor<1x1x4x4xf32>
+// CHECK:         linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%[[P]], %w : tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>)

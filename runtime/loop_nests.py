@@ -12,7 +12,7 @@ The nest is left to the scalar translation (None) whenever running it as whole a
 what it computes: a second store; a load of the stored buffer (through any view) other than of the
 element being stored; a store index that is not one distinct loop per axis (an element would be
 written twice); a reduction that is not `combine(x, accumulator)`; ops with regions; loop-carried
-values; subviews (strided windows of a buffer).
+values; subviews with dynamic strides (static ones are strided windows of their buffer's array).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import affine, arith, memref, scf
-from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType, NoneAttr
+from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType, NoneAttr, StridedLayoutAttr
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import GenericOp, IndexOp, YieldOp
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -126,9 +126,10 @@ def raise_nest(loop: scf.ForOp, roots: Mapping[SSAValue, SSAValue],
             return None
         used |= dims
     out_root = roots.get(store.memref, store.memref)
-    if any(not isinstance(m.type, MemRefType) or not isinstance(m.type.layout, NoneAttr)
+    if any(not isinstance(m.type, MemRefType) or not isinstance(m.type.layout, NoneAttr | StridedLayoutAttr)
+           or (isinstance(m.type.layout, StridedLayoutAttr) and None in (*m.type.get_strides(), m.type.get_offset()))
            for m in [store.memref] + [load.memref for load in loads]):
-        return None  # subviews (strided windows of a buffer) stay scalar
+        return None  # other layouts, and subviews with dynamic strides, stay scalar
 
     inputs: list[tuple[SSAValue, tuple]] = []
     acc_loads = []

@@ -99,17 +99,34 @@ _RUNTIME = {"_max": _max, "_min": _min, "_divsi": _divsi, "_remsi": _remsi, "_sq
             "inf": pymath.inf, "nan": pymath.nan, "_np": np}
 
 
-def _shaped(raised, shapes):
-    """`raised.run` called on flat arrays, each viewed in its memref's shape; the view of an array
-    seen last time is reused, so constant weights stay the same object (their Winograd transform is
-    cached on it)."""
-    seen: list = [None] * len(shapes)
+def _view_spec(mtype: MemRefType) -> tuple:
+    """(shape, element strides, offset) of a memref type: row-major for the identity layout, the
+    layout's own for a subview (a strided window of its buffer's flat array)."""
+    shape = tuple(mtype.get_shape())
+    if isinstance(mtype.layout, StridedLayoutAttr):
+        return shape, tuple(mtype.get_strides()), mtype.get_offset()
+    return shape, None, 0
+
+
+def _view(flat: np.ndarray, spec: tuple) -> np.ndarray:
+    shape, strides, offset = spec
+    if strides is None:
+        return flat.reshape(shape)
+    item = flat.itemsize
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(st * item for st in strides))
+
+
+def _shaped(raised, specs):
+    """`raised.run` called on flat arrays, each viewed as its memref type says (`_view_spec`); the
+    view of an array seen last time is reused, so constant weights stay the same object (their
+    Winograd transform is cached on it)."""
+    seen: list = [None] * len(specs)
 
     def run(*flats):
         arrays = []
-        for i, (flat, shape) in enumerate(zip(flats, shapes)):
+        for i, (flat, spec) in enumerate(zip(flats, specs)):
             if seen[i] is None or seen[i][0] is not flat:
-                seen[i] = (flat, flat.reshape(shape))
+                seen[i] = (flat, _view(flat, spec))
             arrays.append(seen[i][1])
         raised.run(arrays)
 
@@ -220,7 +237,7 @@ class LoopsCompiler:
         if raised is not None:
             key = f"N_{self.raised_nests}"
             self.raised_nests += 1
-            self.globals[key] = _shaped(raised, [tuple(m.type.get_shape()) for m in raised.memrefs])
+            self.globals[key] = _shaped(raised, [_view_spec(m.type) for m in raised.memrefs])
             self.emit(indent, f"{key}({', '.join(self.name(m) for m in raised.memrefs)})")
             return
         self.scalar_nests += 1

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.xrelay-installed
 
-.PHONY: setup demo test pytest lit bench clean
+.PHONY: setup demo test test-zoo pytest lit bench clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,10 @@ test: pytest lit
 
 pytest: setup
 	$(BIN)/python -m pytest
+
+# The ONNX light model zoo with random weights against ONNX Runtime, every model at every level (minutes).
+test-zoo: setup
+	$(BIN)/python -m pytest -m zoo tests/test_frontend_onnx_zoo.py tests/test_frontend_onnx_backend.py
 
 lit: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -v tests/filecheck

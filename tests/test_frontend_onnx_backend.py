@@ -52,7 +52,8 @@ class ModelBackendTest(onnx.backend.test.BackendTest):
         self._include_patterns = set()
         self._exclude_patterns = set()
         self._xfail_patterns = set()
-        self._test_kwargs = {}
+        # The zoo models run at the linalg level, the quicker one for them (BLAS convolutions).
+        self._test_kwargs = {test.name: {"level": "linalg"} for test in load_model_tests(kind="real")}
         self._test_items = defaultdict(dict)
         for kind, category in CATEGORIES.items():
             for test in load_model_tests(kind=kind):
@@ -79,6 +80,12 @@ backend_test = ModelBackendTest(PendingOpsBackend, __name__)
 for pattern in EXCLUDED:
     backend_test.exclude(pattern)
 globals().update(backend_test.test_cases)
+
+# The light zoo takes seconds per model: SqueezeNet runs in `make test`, the others in `make test-zoo`.
+_zoo = backend_test.test_cases["OnnxBackendRealModelTest"]
+for _name in dir(_zoo):
+    if _name.startswith("test_") and not _name.startswith("test_squeezenet"):
+        setattr(_zoo, _name, pytest.mark.zoo(getattr(_zoo, _name)))
 
 
 def test_exclusions_match_tests():

@@ -159,9 +159,12 @@ class BodyBuilder:
     """Appends scalar arith/math ops to a linalg body block, choosing float or integer forms."""
 
     _FLOAT = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
-              "max": arith.MaximumfOp}
+              "max": arith.MaximumfOp, "min": arith.MinimumfOp, "pow": math.PowFOp}
     _INT = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
-            "max": arith.MaxSIOp}
+            "max": arith.MaxSIOp, "min": arith.MinSIOp}
+    _FLOAT_UNARY = {"tanh": math.TanhOp, "erf": math.ErfOp, "exp": math.ExpOp, "log": math.LogOp,
+                    "abs": math.AbsFOp, "sqrt": math.SqrtOp}
+    _INT_UNARY = {"abs": math.AbsIOp}
 
     def __init__(self, block: Block) -> None:
         self.block = block
@@ -171,9 +174,20 @@ class BodyBuilder:
         return op.results[0]
 
     def binary(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        """`lhs <kind> rhs` for kind in add, sub, mul, div, max."""
+        """`lhs <kind> rhs` for kind in add, sub, mul, div, max, min (NaN-propagating for floats, as
+        numpy's maximum/minimum) and pow (floats only: `math.powf`, C's pow)."""
         table = self._FLOAT if is_float(lhs.type) else self._INT
         return self._add(table[kind](lhs, rhs))
+
+    def unary(self, kind: str, value: SSAValue) -> SSAValue:
+        """`kind(value)` for kind in tanh, erf, exp, log, sqrt, abs (`math` ops; abs also on integers)."""
+        table = self._FLOAT_UNARY if is_float(value.type) else self._INT_UNARY
+        return self._add(table[kind](value))
+
+    def where_positive(self, value: SSAValue, otherwise: SSAValue) -> SSAValue:
+        """`value > 0 ? value : otherwise` (`arith.cmpf ogt` + `arith.select`; NaN takes `otherwise`)."""
+        condition = self._add(arith.CmpfOp(value, self.scalar(0, value.type), "ogt"))
+        return self._add(arith.SelectOp(condition, value, otherwise))
 
     def scalar(self, value: float | int, element_type: Attribute) -> SSAValue:
         """A constant inside the body."""

@@ -33,6 +33,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
+from xdsl.irdl.operations import OptAttributeDef
 
 from xrelay.dialects import nn
 from xrelay.dialects.op_base import LayoutRule
@@ -150,7 +151,13 @@ def _rebuilt(op: Operation, operands: Sequence[SSAValue], changed_attrs: Mapping
     cls = type(op)
     assert isinstance(op, nn.NNOp)
     attributes = dict(op.attributes)
-    given = cls.attributes_from_python(dict(changed_attrs))  # leaves out values equal to the default
+    # Converted back from Python values: the changed attributes, plus the required ones (a_min of
+    # nn.clip, ...) that attributes_from_python insists on; it leaves out values equal to the default.
+    given = {}
+    if changed_attrs:
+        definitions = cls.get_irdl_definition().attributes
+        required = {k: v for k, v in op.attrs().items() if not isinstance(definitions[k], OptAttributeDef)}
+        given = cls.attributes_from_python({**required, **changed_attrs})
     for key in changed_attrs:
         if key in given:
             attributes[key] = given[key]

@@ -228,7 +228,7 @@ CASES = {
                                                                      "hi": np.array(0.7, np.float32)}),
     "clip_attrs": lambda: _single("Clip", {"x": rand(3, 4)}, dict(min=-0.2, max=0.3), opset=6),
     "hard_sigmoid": lambda: _single("HardSigmoid", {"x": rand(3, 4)}, dict(alpha=0.3, beta=0.4)),
-    "hard_swish": lambda: _single("HardSwish", {"x": rand(3, 4) * 4}),
+    "hard_swish": lambda: _single("HardSwish", {"x": rand(3, 4) * 4}, opset=14),  # HardSwish is new in opset 14
     "elu": lambda: _single("Elu", {"x": rand(3, 4)}, dict(alpha=0.7)),
     "selu": lambda: _single("Selu", {"x": rand(3, 4)}),
     "softplus": lambda: _single("Softplus", {"x": rand(3, 4) * 30}),

@@ -5,15 +5,18 @@ Kernels: runtime/kernels/elementwise.py; lowerings: lowering/to_linalg/elementwi
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType as T
-from xdsl.irdl import operand_def, result_def
+from xdsl.irdl import attr_def, operand_def, result_def
 
-from xrelay.dialects.infer import Shape, ShapeError, fmt_shape, same
-from xrelay.dialects.op_base import LayoutRule, NNOp, nn_op
+from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape, same
+from xrelay.dialects.op_base import FLOAT, LayoutRule, NNOp, float_, int_, nn_op
 
-__all__ = ["AddOp", "DivideOp", "MultiplyOp", "NegativeOp", "ReluOp", "SigmoidOp", "SqrtOp", "SubtractOp"]
+__all__ = ["AbsOp", "AddOp", "ClipOp", "DivideOp", "ErfOp", "ExpOp", "LeakyReluOp", "LogOp", "MaximumOp",
+           "MinimumOp", "MultiplyOp", "NegativeOp", "PowerOp", "PReluOp", "ReluOp", "SigmoidOp", "SqrtOp",
+           "SubtractOp", "TanhOp"]
 
 
 def broadcast(shapes: list[Shape], a: dict) -> Shape:
@@ -34,6 +37,10 @@ class _UnaryOp(NNOp):
     result = result_def(T)
     SHAPE_RULE = staticmethod(same)
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.AGNOSTIC
+
+
+class _FloatUnaryOp(_UnaryOp):
+    FLOAT_ONLY: ClassVar[bool] = True
 
 
 class _BinaryOp(NNOp):
@@ -85,3 +92,110 @@ class MultiplyOp(_BinaryOp):
 @nn_op
 class DivideOp(_BinaryOp):
     name = "nn.divide"
+
+
+@nn_op
+class TanhOp(_FloatUnaryOp):
+    name = "nn.tanh"
+
+
+@nn_op
+class ErfOp(_FloatUnaryOp):
+    name = "nn.erf"
+
+
+@nn_op
+class ExpOp(_FloatUnaryOp):
+    name = "nn.exp"
+
+
+@nn_op
+class LogOp(_FloatUnaryOp):
+    name = "nn.log"
+
+
+@nn_op
+class AbsOp(_UnaryOp):
+    name = "nn.abs"
+
+
+def clip(shapes: list[Shape], a: dict) -> Shape:
+    if math.isnan(a["a_min"]) or math.isnan(a["a_max"]):
+        raise ShapeError(f"a_min ({a['a_min']}) and a_max ({a['a_max']}) must be numbers, not NaN")
+    return shapes[0]
+
+
+def integer_clip_bounds(a_min: float, a_max: float, bits: int) -> tuple[int, int]:
+    """The bounds nn.clip uses on a signed `bits`-bit integer tensor: the integers inside
+    [a_min, a_max] (ceil(a_min), floor(a_max)) within the type's range, so that values inside
+    [a_min, a_max] stay as they are and the others go to the nearest integer inside."""
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    lower = low if a_min <= low else high if a_min >= high else math.ceil(a_min)
+    upper = high if a_max >= high else low if a_max <= low else math.floor(a_max)
+    return lower, upper
+
+
+@nn_op
+class ClipOp(_UnaryOp):
+    """`min(max(data, a_min), a_max)`, as Relay (a_min > a_max gives a_max); on integer tensors
+    with the bounds of `integer_clip_bounds`."""
+
+    name = "nn.clip"
+    a_min = attr_def(FLOAT)
+    a_max = attr_def(FLOAT)
+    SHAPE_RULE = staticmethod(clip)
+
+
+@nn_op
+class LeakyReluOp(_FloatUnaryOp):
+    """`data > 0 ? data : alpha * data`."""
+
+    name = "nn.leaky_relu"
+    alpha = float_(0.01)
+
+
+def prelu(shapes: list[Shape], a: dict) -> Shape:
+    data, alpha = shapes
+    axis = check_axis(a["axis"], len(data), "data", data)
+    if alpha != (data[axis],):
+        raise ShapeError(
+            f"'alpha' {fmt_shape(alpha)} must be 1-D of size {data[axis]} (axis {a['axis']} of "
+            f"'data' {fmt_shape(data)})"
+        )
+    return data
+
+
+@nn_op
+class PReluOp(NNOp):
+    """`data > 0 ? data : alpha[c] * data`, one slope per index `c` of axis `axis`."""
+
+    name = "nn.prelu"
+    data = operand_def(T)
+    alpha = operand_def(T)
+    result = result_def(T)
+    axis = int_(1)
+    SHAPE_RULE = staticmethod(prelu)
+    FLOAT_ONLY: ClassVar[bool] = True
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS
+
+
+@nn_op
+class PowerOp(_BinaryOp):
+    """`lhs ** rhs` with C's pow (a negative base with a fractional exponent gives NaN)."""
+
+    name = "nn.power"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@nn_op
+class MaximumOp(_BinaryOp):
+    """Elementwise maximum; NaN wins, as numpy's maximum."""
+
+    name = "nn.maximum"
+
+
+@nn_op
+class MinimumOp(_BinaryOp):
+    """Elementwise minimum; NaN wins, as numpy's minimum."""
+
+    name = "nn.minimum"

@@ -5,8 +5,10 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
-from xrelay.lowering.builders import Emitter
-from xrelay.lowering.to_linalg.base import lowers, map_elementwise
+from xrelay.dialects.ops.elementwise import integer_clip_bounds
+from xrelay.lowering.builders import Emitter, is_float
+from xrelay.lowering.to_linalg.base import check_axis, element_of, lowers, map_elementwise, shape_of
+from xrelay.lowering.to_linalg.linear import along_axis
 
 
 def _binary(kind: str):
@@ -17,7 +19,8 @@ def _binary(kind: str):
     return lower
 
 
-for _op, _kind in ((nn.AddOp, "add"), (nn.SubtractOp, "sub"), (nn.MultiplyOp, "mul"), (nn.DivideOp, "div")):
+for _op, _kind in ((nn.AddOp, "add"), (nn.SubtractOp, "sub"), (nn.MultiplyOp, "mul"), (nn.DivideOp, "div"),
+                   (nn.PowerOp, "pow"), (nn.MaximumOp, "max"), (nn.MinimumOp, "min")):
     lowers(_op)(_binary(_kind))
 
 
@@ -48,3 +51,48 @@ def lower_sigmoid(op: Operation, e: Emitter) -> list[SSAValue]:
         return b.binary("div", one, b.binary("add", one, b.exp(b.negate(args[0]))))
 
     return map_elementwise(e, op, body)
+
+
+def _unary(kind: str):
+    def lower(op: Operation, e: Emitter) -> list[SSAValue]:
+        return map_elementwise(e, op, lambda b, args: b.unary(kind, args[0]))
+
+    lower.__doc__ = f"nn unary op → linalg.generic with `math.{kind}` (`math.absi` for integer abs)."
+    return lower
+
+
+for _op, _kind in ((nn.TanhOp, "tanh"), (nn.ErfOp, "erf"), (nn.ExpOp, "exp"), (nn.LogOp, "log"), (nn.AbsOp, "abs")):
+    lowers(_op)(_unary(_kind))
+
+
+@lowers(nn.ClipOp)
+def lower_clip(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.clip → generic `min(max(x, a_min), a_max)` (integer bounds as the kernel's)."""
+    attrs = op.attrs()
+    element_type = element_of(op)
+    a_min, a_max = attrs["a_min"], attrs["a_max"]
+    if not is_float(element_type):
+        a_min, a_max = integer_clip_bounds(a_min, a_max, element_type.width.data)
+
+    def body(b, args):
+        x = args[0]
+        return b.binary("min", b.binary("max", x, b.scalar(a_min, x.type)), b.scalar(a_max, x.type))
+
+    return map_elementwise(e, op, body)
+
+
+@lowers(nn.LeakyReluOp)
+def lower_leaky_relu(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.leaky_relu → generic `x > 0 ? x : alpha * x` (cmpf + select)."""
+    alpha = op.attrs()["alpha"]
+    return map_elementwise(
+        e, op, lambda b, args: b.where_positive(args[0], b.binary("mul", args[0], b.scalar(alpha, args[0].type)))
+    )
+
+
+@lowers(nn.PReluOp)
+def lower_prelu(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.prelu → generic `x > 0 ? x : alpha[axis] * x`."""
+    axis = check_axis(int(op.attrs()["axis"]), len(shape_of(op.operands[0])), "nn.prelu")
+    return [along_axis(e, op, [op.operands[1]], axis,
+                       lambda b, args: b.where_positive(args[0], b.binary("mul", args[0], args[1])))]

@@ -7,7 +7,9 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects import nn
-from xrelay.runtime.kernels.base import Kernel, kernel
+from xrelay.dialects.ops.elementwise import integer_clip_bounds
+from xrelay.runtime.kernels.base import Kernel, along_axis, check_axis, kernel
+from xrelay.runtime.math_functions import erf as erf_function
 
 
 def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], name: str) -> Kernel:
@@ -30,7 +32,8 @@ def _divide(lhs, rhs):
     return np.divide(lhs, rhs)
 
 
-for _op, _fn in ((nn.AddOp, np.add), (nn.SubtractOp, np.subtract), (nn.MultiplyOp, np.multiply), (nn.DivideOp, _divide)):
+for _op, _fn in ((nn.AddOp, np.add), (nn.SubtractOp, np.subtract), (nn.MultiplyOp, np.multiply), (nn.DivideOp, _divide),
+                 (nn.PowerOp, np.power), (nn.MaximumOp, np.maximum), (nn.MinimumOp, np.minimum)):
     kernel(_op)(_binary(_fn, _op.name))
 
 
@@ -58,3 +61,40 @@ def sigmoid(attrs: dict, data):
     ``x >= 0`` and ``z / (1 + z)`` below, accurate to the last bits at both tails."""
     z = np.exp(-np.abs(data))
     return np.where(data >= 0, 1 / (1 + z), z / (1 + z)).astype(data.dtype, copy=False)
+
+
+def _unary(fn: Callable[[np.ndarray], np.ndarray], name: str) -> Kernel:
+    def unary(attrs: dict, data):
+        return np.asarray(fn(data)).astype(data.dtype, copy=False)
+
+    unary.__doc__ = f"``{name}`` elementwise."
+    return unary
+
+
+for _op, _fn in ((nn.TanhOp, np.tanh), (nn.ErfOp, erf_function), (nn.ExpOp, np.exp), (nn.LogOp, np.log),
+                 (nn.AbsOp, np.abs)):
+    kernel(_op)(_unary(_fn, _op.name))
+
+
+@kernel(nn.ClipOp)
+def clip(attrs: dict, data):
+    """``min(max(data, a_min), a_max)``; integer tensors clip to the integers inside the bounds."""
+    a_min, a_max = float(attrs["a_min"]), float(attrs["a_max"])
+    if np.issubdtype(data.dtype, np.integer):
+        a_min, a_max = integer_clip_bounds(a_min, a_max, np.iinfo(data.dtype).bits)
+    return np.minimum(np.maximum(data, data.dtype.type(a_min)), data.dtype.type(a_max))
+
+
+@kernel(nn.LeakyReluOp)
+def leaky_relu(attrs: dict, data):
+    """``data > 0 ? data : alpha * data``."""
+    return np.where(data > 0, data, data * data.dtype.type(attrs.get("alpha", 0.01)))
+
+
+@kernel(nn.PReluOp)
+def prelu(attrs: dict, data, alpha):
+    """``data > 0 ? data : alpha[c] * data`` with ``c`` the index along ``axis``."""
+    axis = check_axis(int(attrs.get("axis", 1)), data.ndim, "nn.prelu")
+    if alpha.shape != (data.shape[axis],):
+        raise ValueError(f"nn.prelu: alpha {alpha.shape} does not match axis {axis} of data {data.shape}")
+    return np.where(data > 0, data, data * along_axis(alpha, axis, data.ndim))

@@ -18,6 +18,7 @@ from xrelay.dialects.op_base import REGISTERED_OPS, LayoutRule, NNOp, nn_op
 from xrelay.dialects.ops.elementwise import *  # noqa: F403 (each family's __all__ lists its op classes)
 from xrelay.dialects.ops.linear import *  # noqa: F403
 from xrelay.dialects.ops.norm import *  # noqa: F403
+from xrelay.dialects.ops.reduce import *  # noqa: F403
 from xrelay.dialects.ops.shape import *  # noqa: F403
 from xrelay.dialects.ops.window import *  # noqa: F403
 

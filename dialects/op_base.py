@@ -74,6 +74,9 @@ class LayoutRule(enum.Enum):
     """Numpy-broadcasting binary op: the operands are brought into one layout, which the result keeps."""
     CHANNEL_AXIS = "channel_axis"
     """Per-channel op (`axis` attribute): follows the data operand, `axis` renumbered."""
+    REDUCE = "reduce"
+    """Reduction (`axis`, `keepdims`, `exclude`): follows the data operand, axes renumbered; the
+    result keeps the surviving axes in the data's layout (Relay's ReduceInferCorrectLayout)."""
     POOL = "pool"
     """2-D window op with a `layout` attribute: follows the data operand, `layout` renamed."""
     CONV = "conv"

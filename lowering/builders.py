@@ -9,6 +9,7 @@ import numpy as np
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
+    IndexType,
     AffineMapAttr,
     AnyFloat,
     ArrayAttr,
@@ -95,6 +96,18 @@ class Emitter:
                 inputs, [init], Region(block), [AffineMapAttr(m) for m in maps], list(iterators), [init.type]
             )
         )
+
+    def pad(self, value: SSAValue, low: Sequence[int], high: Sequence[int], fill_value: float | int) -> SSAValue:
+        """`value` with `low[i]` / `high[i]` elements of `fill_value` before / after axis i: a
+        `tensor.pad` (the form upstream frontends write and IREE compiles) yielding a constant."""
+        ttype = value.type
+        assert isinstance(ttype, TensorType)
+        element_type = ttype.get_element_type()
+        shape = [size + before + after for size, before, after in zip(ttype.get_shape(), low, high)]
+        body = Block(arg_types=[IndexType()] * len(shape))
+        fill = scalar_constant_op(fill_value, element_type)
+        body.add_ops([fill, tensor.YieldOp(fill.result)])
+        return self.add(tensor.PadOp(value, [], [], Region(body), list(low), list(high), TensorType(element_type, shape)))
 
     def reshape(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
         """`value` viewed with a new static shape: collapse to 1-D, then expand (each step only if needed)."""

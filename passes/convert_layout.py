@@ -11,7 +11,8 @@ strings of distinct upper-case letters naming the axes in order ("NCHW", "NHWC",
 - Every nn op declares how it is treated as its `LAYOUT` (a `LayoutRule`, dialects/op_base.py);
   `_LayoutRewriter.RULES` implements each rule.
 - Layout-agnostic ops follow their input: relu, sqrt, negative, the binary broadcasting ops,
-  batch_norm and bias_add (axis renumbered), the pools (`layout` attribute changed). A
+  batch_norm and bias_add (axis renumbered), the pools (`layout` attribute changed), the
+  reductions (axes renumbered; the result keeps the surviving axes in the data's layout). A
   lower-rank operand of a binary op is expanded to full rank with `nn.expand_dims` and
   transformed like the other operand, as Relay does (so a dense bias `add` gets one
   `expand_dims` even when nothing was converted).
@@ -37,6 +38,7 @@ from xdsl.irdl.operations import OptAttributeDef
 
 from xrelay.dialects import nn
 from xrelay.dialects.op_base import LayoutRule
+from xrelay.dialects.ops.reduce import reduced_axes
 from xrelay.transform import XRelayPass, register_xrelay_pass
 
 DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO"}
@@ -367,6 +369,28 @@ class _LayoutRewriter:
         layouts = [(m.original, m.current)] + [None] * (len(op.results) - 1)
         self.emit(op, operands, layouts, **changed)
 
+    def reduce(self, op: Operation) -> None:
+        """sum/mean/max follow their data operand: the listed axes are renumbered into its current
+        layout, and the result keeps the surviving axes (all of them with keepdims) in that
+        layout's order, as Relay's ReduceInferCorrectLayout."""
+        m = self.lookup(op.operands[0])
+        if m.current is None:
+            return self.restore(op)
+        a = op.attrs()
+        rank = len(m.original)
+        changed = {}
+        if a["axis"]:
+            axes = tuple(sorted(_axis_in(axis, m.original, m.current) for axis in a["axis"]))
+            if axes != tuple(axis % rank for axis in a["axis"]):
+                changed["axis"] = axes
+        folded = {m.original[i] for i in reduced_axes(tuple(op.operands[0].type.get_shape()), a)}
+        if a["keepdims"]:
+            layout = (m.original, m.current)
+        else:
+            original, current = ("".join(x for x in s if x not in folded) for s in (m.original, m.current))
+            layout = (original, current) if original else None
+        self.emit(op, [m.value], [layout], **changed)
+
     def pool(self, op: Operation) -> None:
         layout = op.attrs()["layout"]
         if not _is_plain_layout(layout):
@@ -406,6 +430,7 @@ _LayoutRewriter.RULES.update({
     LayoutRule.BROADCAST: _LayoutRewriter.binary,
     LayoutRule.CHANNEL_AXIS: _LayoutRewriter.channel_axis_op,
     LayoutRule.POOL: _LayoutRewriter.pool,
+    LayoutRule.REDUCE: _LayoutRewriter.reduce,
     LayoutRule.CONV: _LayoutRewriter.conv2d,
     LayoutRule.TRANSFORM: _LayoutRewriter.layout_transform,
     LayoutRule.DENSE: _LayoutRewriter.dense,

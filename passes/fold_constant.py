@@ -55,7 +55,8 @@ class FoldConstantOp(RewritePattern):
             outputs = (outputs,)
         constants = []
         for result, output in zip(op.results, outputs, strict=True):
-            array = np.ascontiguousarray(output, dtype=dtype_of(result.type.get_element_type()))
+            # asarray, not ascontiguousarray: that makes a rank-0 result (a full reduction) 1-D.
+            array = np.asarray(output, dtype=dtype_of(result.type.get_element_type()), order="C")
             if array.shape != tuple(result.type.get_shape()):
                 raise ValueError(
                     f"FoldConstant: {op.name} kernel returned shape {array.shape}, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.ops.norm import lrn_window
 from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims, is_float, lowest
 from xrelay.lowering.to_linalg.base import check_axis, element_of, lowers, shape_of
 from xrelay.lowering.to_linalg.linear import along_axis
@@ -56,3 +57,107 @@ def lower_softmax(op: Operation, e: Emitter) -> list[SSAValue]:
                       lambda b, args: b.binary("add", args[0], args[1]))
     return [e.generic([exps, total], e.empty(shape, element_type), [full, reduced, full], [PARALLEL] * rank,
                       lambda b, args: b.binary("div", args[0], args[1]))]
+
+
+def _along(shape: tuple[int, ...], axis: int):
+    """Maps and iterators for statistics along `axis`: the full map, the map dropping `axis`,
+    the shape without it and the iterators reducing it."""
+    rank = len(shape)
+    loops = dims(rank)
+    full = affine_map(rank, loops)
+    reduced = affine_map(rank, [d for i, d in enumerate(loops) if i != axis])
+    reduced_shape = [s for i, s in enumerate(shape) if i != axis]
+    iterators = [REDUCTION if i == axis else PARALLEL for i in range(rank)]
+    return full, reduced, reduced_shape, iterators
+
+
+@lowers(nn.LogSoftmaxOp)
+def lower_log_softmax(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.log_softmax → max-reduce, sum-reduce of `exp(x - max)`, `x - max - log(sum)` (three generics)."""
+    (data,) = op.operands
+    shape = shape_of(data)
+    element_type = element_of(op)
+    axis = check_axis(int(op.attrs()["axis"]), len(shape), "nn.log_softmax")
+    full, reduced, reduced_shape, iterators = _along(shape, axis)
+    peak = e.generic([data], e.filled(lowest(element_type), reduced_shape, element_type), [full, reduced], iterators,
+                     lambda b, args: b.binary("max", args[0], args[1]))
+    total = e.generic([data, peak], e.filled(0, reduced_shape, element_type), [full, reduced, reduced], iterators,
+                      lambda b, args: b.binary("add", args[2], b.exp(b.binary("sub", args[0], args[1]))))
+    return [e.generic([data, peak, total], e.empty(shape, element_type), [full, reduced, reduced, full],
+                      [PARALLEL] * len(shape),
+                      lambda b, args: b.binary("sub", b.binary("sub", args[0], args[1]), b.unary("log", args[2])))]
+
+
+@lowers(nn.LayerNormOp)
+def lower_layer_norm(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.layer_norm → sum-reduce, sum-reduce of squared deviations, then one generic
+    `(x - sum/n) / sqrt(sq/n + eps) * gamma + beta` with gamma/beta read along `axis`."""
+    attrs = op.attrs()
+    data, gamma, beta = op.operands
+    shape = shape_of(data)
+    element_type = element_of(op)
+    axis = check_axis(int(attrs["axis"]), len(shape), "nn.layer_norm")
+    full, reduced, reduced_shape, iterators = _along(shape, axis)
+    count = shape[axis]
+
+    def centred(b, x, total):
+        return b.binary("sub", x, b.binary("div", total, b.scalar(count, x.type)))
+
+    def add_square(b, args):
+        deviation = centred(b, args[0], args[1])
+        return b.binary("add", args[2], b.binary("mul", deviation, deviation))
+
+    total = e.generic([data], e.filled(0, reduced_shape, element_type), [full, reduced], iterators,
+                      lambda b, args: b.binary("add", args[0], args[1]))
+    squares = e.generic([data, total], e.filled(0, reduced_shape, element_type), [full, reduced, reduced], iterators,
+                        add_square)
+    scale, center = bool(attrs["scale"]), bool(attrs["center"])
+    per_channel = ([gamma] if scale else []) + ([beta] if center else [])
+
+    def normalise(b, args):
+        x, t, sq = args[0], args[1], args[2]
+        variance = b.binary("div", sq, b.scalar(count, x.type))
+        y = b.binary("div", centred(b, x, t), b.sqrt(b.binary("add", variance, b.scalar(attrs["epsilon"], x.type))))
+        rest = list(args[3:-1])
+        if scale:
+            y = b.binary("mul", y, rest.pop(0))
+        if center:
+            y = b.binary("add", y, rest.pop(0))
+        return y
+
+    channel = affine_map(len(shape), [dims(len(shape))[axis]])
+    return [e.generic([data, total, squares, *per_channel], e.empty(shape, element_type),
+                      [full, reduced, reduced] + [channel] * len(per_channel) + [full], [PARALLEL] * len(shape),
+                      normalise)]
+
+
+@lowers(nn.LRNOp)
+def lower_lrn(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.lrn → `tensor.pad` with zeros along `axis`, a window-sum generic of `x * x` (loops: data axes + window),
+    then `x / powf(bias + alpha / size * sum, beta)`."""
+    attrs = op.attrs()
+    (data,) = op.operands
+    shape = shape_of(data)
+    rank = len(shape)
+    element_type = element_of(op)
+    axis = check_axis(int(attrs["axis"]), rank, "nn.lrn")
+    size = int(attrs["size"])
+    low, high = [0] * rank, [0] * rank
+    low[axis], high[axis] = lrn_window(size)
+    padded = e.pad(data, low, high, 0)
+    loops = dims(rank + 1)
+    window = loops[rank]
+    read = affine_map(rank + 1, [d + window if i == axis else d for i, d in enumerate(loops[:rank])])
+    sums = e.generic([padded, e.empty([size], element_type)], e.filled(0, shape, element_type),
+                     [read, affine_map(rank + 1, [window]), affine_map(rank + 1, loops[:rank])],
+                     [PARALLEL] * rank + [REDUCTION],
+                     lambda b, args: b.binary("add", args[2], b.binary("mul", args[0], args[0])))
+
+    def normalise(b, args):
+        x, total = args[0], args[1]
+        scaled = b.binary("add", b.scalar(attrs["bias"], x.type),
+                          b.binary("mul", b.scalar(attrs["alpha"] / size, x.type), total))
+        return b.binary("div", x, b.binary("pow", scaled, b.scalar(attrs["beta"], x.type)))
+
+    full = affine_map(rank, dims(rank))
+    return [e.generic([data, sums], e.empty(shape, element_type), [full, full, full], [PARALLEL] * rank, normalise)]

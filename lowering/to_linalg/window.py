@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects import tensor
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, TensorType, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
+from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from xrelay.dialects import nn
@@ -29,7 +29,6 @@ from xrelay.lowering.builders import (
     is_float,
     lowest,
     reassociation,
-    scalar_constant_op,
 )
 from xrelay.runtime.conv import output_size
 from xrelay.runtime.layout import check_layout, padding_4, pair
@@ -50,22 +49,14 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 def pad_spatial(
     e: Emitter, value: SSAValue, layout: str, pad: Sequence[int], fill_value: float | int
 ) -> SSAValue:
-    """`value` padded on H/W by (top, left, bottom, right) with `fill_value`: a `tensor.pad`
-    (the form upstream frontends write and IREE compiles) whose body yields a constant."""
+    """`value` padded on H/W by (top, left, bottom, right) with `fill_value` (`Emitter.pad`: a `tensor.pad`)."""
     if not any(pad):
         return value
     top, left, bottom, right = pad
-    shape = list(_shape(value))
     h, w = layout.index("H"), layout.index("W")
-    low, high = [0] * len(shape), [0] * len(shape)
+    low, high = [0] * len(_shape(value)), [0] * len(_shape(value))
     low[h], low[w], high[h], high[w] = top, left, bottom, right
-    shape[h] += top + bottom
-    shape[w] += left + right
-    element_type = value.type.get_element_type()
-    body = Block(arg_types=[IndexType()] * len(shape))
-    fill = scalar_constant_op(fill_value, element_type)
-    body.add_ops([fill, tensor.YieldOp(fill.result)])
-    return e.add(tensor.PadOp(value, [], [], Region(body), low, high, TensorType(element_type, shape)))
+    return e.pad(value, low, high, fill_value)
 
 
 def _split_axis(e: Emitter, value: SSAValue, axis: int, outer: int, collapse: bool = False) -> SSAValue:

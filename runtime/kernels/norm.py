@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from xrelay.dialects import nn
+from xrelay.dialects.ops.norm import lrn_window
 from xrelay.runtime.kernels.base import along_axis, check_axis, kernel
 
 
@@ -35,3 +36,40 @@ def softmax(attrs: dict, data):
     axis = check_axis(int(attrs.get("axis", -1)), data.ndim, "nn.softmax")
     shifted = np.exp(data - data.max(axis=axis, keepdims=True))
     return (shifted / shifted.sum(axis=axis, keepdims=True)).astype(data.dtype, copy=False)
+
+
+@kernel(nn.LogSoftmaxOp)
+def log_softmax(attrs: dict, data):
+    """``x - max - log(sum(exp(x - max)))`` along ``axis``."""
+    axis = check_axis(int(attrs.get("axis", -1)), data.ndim, "nn.log_softmax")
+    shifted = data - data.max(axis=axis, keepdims=True)
+    return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).astype(data.dtype, copy=False)
+
+
+@kernel(nn.LayerNormOp)
+def layer_norm(attrs: dict, data, gamma, beta):
+    """Normalise along ``axis`` (statistics in float64), then scale by gamma and shift by beta."""
+    axis = check_axis(int(attrs.get("axis", -1)), data.ndim, "nn.layer_norm")
+    x = data.astype(np.float64)
+    centred = x - x.mean(axis=axis, keepdims=True)
+    out = centred / np.sqrt(np.mean(centred * centred, axis=axis, keepdims=True) + float(attrs.get("epsilon", 1e-5)))
+    if attrs.get("scale", True):
+        out *= along_axis(gamma.astype(np.float64), axis, data.ndim)
+    if attrs.get("center", True):
+        out += along_axis(beta.astype(np.float64), axis, data.ndim)
+    return out.astype(data.dtype)
+
+
+@kernel(nn.LRNOp)
+def lrn(attrs: dict, data):
+    """``x / (bias + alpha / size * window sum of x^2) ** beta``, the window along ``axis``."""
+    axis = check_axis(int(attrs.get("axis", 1)), data.ndim, "nn.lrn")
+    size = int(attrs.get("size", 5))
+    before, after = lrn_window(size)
+    pad = [(0, 0)] * data.ndim
+    pad[axis] = (before, after)
+    squares = np.pad(np.square(data.astype(np.float64)), pad)
+    channels = data.shape[axis]
+    window = sum(np.take(squares, range(k, k + channels), axis=axis) for k in range(size))
+    scaled = float(attrs.get("bias", 2.0)) + float(attrs.get("alpha", 1e-4)) / size * window
+    return (data / scaled ** float(attrs.get("beta", 0.75))).astype(data.dtype)

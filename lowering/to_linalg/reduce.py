@@ -1,0 +1,69 @@
+"""Lowerings of the reductions (dialects/ops/reduce.py): a reduction `linalg.generic` into the
+kept axes (from a filled init: 0 for sum and mean, the lowest value for max), mean's division by
+the count in an elementwise generic, and `tensor.expand_shape` back to the keepdims shape."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from xrelay.dialects import nn
+from xrelay.dialects.ops.reduce import reduced_axes
+from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims, lowest, reassociation
+from xrelay.lowering.to_linalg.base import element_of, lowers, shape_of
+
+
+def _keep_dims(e: Emitter, value: SSAValue, out_shape: tuple[int, ...], kept: list[int]) -> SSAValue:
+    """`value` (the `kept` axes of `out_shape`) with the reduced axes back as size-1 axes."""
+    element_type = value.type.get_element_type()
+    rank = len(out_shape)
+    if not kept:
+        # xDSL's tensor.expand_shape refuses a rank-0 source: copy the one element instead.
+        return e.generic([value], e.empty(out_shape, element_type), [affine_map(rank, []), affine_map(rank, dims(rank))],
+                         [PARALLEL] * rank, lambda b, args: args[0])
+    # Each kept axis takes the size-1 axes before it; the last one also those after it.
+    groups: list[list[int]] = [[] for _ in kept]
+    group = 0
+    for axis in range(rank):
+        groups[group].append(axis)
+        if axis == kept[group] and group + 1 < len(kept):
+            group += 1
+    return e.add(tensor.ExpandShapeOp(value, [], reassociation(groups), list(out_shape),
+                                      TensorType(element_type, out_shape)))
+
+
+def _reduction(combine: str, mean: bool = False):
+    def lower(op: Operation, e: Emitter) -> list[SSAValue]:
+        (data,) = op.operands
+        shape = shape_of(data)
+        rank = len(shape)
+        element_type = element_of(op)
+        axes = reduced_axes(shape, op.attrs())
+        if not axes:
+            return [data]  # exclude listing every axis: nothing to fold
+        kept = [i for i in range(rank) if i not in axes]
+        kept_shape = [shape[i] for i in kept]
+        loops = dims(rank)
+        start = lowest(element_type) if combine == "max" else 0
+        iterators = [REDUCTION if i in axes else PARALLEL for i in range(rank)]
+        maps = [affine_map(rank, loops), affine_map(rank, [loops[i] for i in kept])]
+        value = e.generic([data], e.filled(start, kept_shape, element_type), maps, iterators,
+                          lambda b, args: b.binary(combine, args[0], args[1]))
+        if mean:
+            count = math.prod(shape[i] for i in axes)
+            identity = affine_map(len(kept), dims(len(kept)))
+            value = e.generic([value], e.empty(kept_shape, element_type), [identity, identity], [PARALLEL] * len(kept),
+                              lambda b, args: b.binary("div", args[0], b.scalar(count, args[0].type)))
+        out_shape = shape_of(op.results[0])
+        return [value if list(out_shape) == kept_shape else _keep_dims(e, value, out_shape, kept)]
+
+    lower.__doc__ = f"nn reduction → reduction linalg.generic with `{combine}`" + (", then / count." if mean else ".")
+    return lower
+
+
+lowers(nn.SumOp)(_reduction("add"))
+lowers(nn.MeanOp)(_reduction("add", mean=True))
+lowers(nn.MaxOp)(_reduction("max"))

@@ -1,0 +1,32 @@
+"""Kernels of the reductions (dialects/ops/reduce.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xrelay.dialects import nn
+from xrelay.dialects.ops.reduce import reduced_axes
+from xrelay.runtime.kernels.base import kernel
+
+
+def _axes(attrs: dict, data: np.ndarray) -> tuple[int, ...]:
+    return reduced_axes(data.shape, {"axis": attrs.get("axis"), "exclude": attrs.get("exclude", False)})
+
+
+@kernel(nn.SumOp)
+def sum_(attrs: dict, data):
+    """Sum over the reduced axes, in the operand's dtype."""
+    return np.sum(data, axis=_axes(attrs, data), keepdims=bool(attrs.get("keepdims", False)), dtype=data.dtype)
+
+
+@kernel(nn.MeanOp)
+def mean(attrs: dict, data):
+    """Mean over the reduced axes (accumulated in float64)."""
+    out = np.mean(data, axis=_axes(attrs, data), keepdims=bool(attrs.get("keepdims", False)), dtype=np.float64)
+    return np.asarray(out).astype(data.dtype)
+
+
+@kernel(nn.MaxOp)
+def max_(attrs: dict, data):
+    """Maximum over the reduced axes (NaN wins, as numpy's)."""
+    return np.max(data, axis=_axes(attrs, data), keepdims=bool(attrs.get("keepdims", False)))

@@ -397,6 +397,20 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
             future.result()
 
 
+def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
+    """`part(r0, r1)` over `rows` split into one even range per worker thread (numpy's BLAS thread
+    count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here."""
+    threads = _threads(threads)
+    if threads == 1 or not split or rows < 2 * threads:
+        part(0, rows)
+        return
+    size = -(-rows // threads)
+    with split_blas_threads():
+        futures = [_worker_pool(threads).submit(part, r, min(r + size, rows)) for r in range(0, rows, size)]
+        for future in futures:
+            future.result()
+
+
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
                     threads: int | None = None) -> np.ndarray:
     """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads

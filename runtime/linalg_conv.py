@@ -1,8 +1,9 @@
 """Convolutions recognised in linalg contractions, whatever their layout, and run by Winograd.
 
 `conv_geometry` reads a contraction's indexing maps and, when they describe a 2-D convolution,
-says which operand axes hold N, C, H, W / F, C, KH, KW / N, F, OH, OW; `ConvGeometry.winograd_runner`
-then computes 3x3 stride-1 convolutions with a constant weight by Winograd (`runtime/conv.py`).
+says which operand axes hold N, C, H, W / F, C, KH, KW / N, F, OH, OW; `ConvGeometry.runner` then
+computes it by Winograd (3x3 stride-1 with a constant weight, where `conv.winograd_tile` says it wins)
+or as im2col + GEMM split over worker threads by output rows.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.affine_views import is_bare_permutation, linear_form
-from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
+from xrelay.runtime.conv import run_parts, winograd_conv3x3_threaded, winograd_tile, winograd_weights
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,100 @@ class ConvGeometry:
             return True
 
         return run
+
+
+    def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
+        """`run(ins, out, accumulate) -> bool`: Winograd where it applies and wins, else im2col + GEMM
+        (`im2col_runner`); False when neither takes the arrays (the caller contracts generically)."""
+        winograd = self.winograd_runner(ranges, constant_inputs)
+        im2col = self.im2col_runner(constant_inputs)
+
+        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
+            return bool(winograd and winograd(ins, out, accumulate)) or im2col(ins, out, accumulate)
+
+        return run
+
+    def im2col_runner(self, constant_inputs: Sequence[bool]):
+        """`run(ins, out, accumulate) -> bool` computing this conv as one GEMM per part of the output
+        rows, each part's patch matrix (im2col) copied and multiplied by a worker thread.
+
+        Patches are read with one strided view whose adjacent axes are merged where memory allows
+        (NHWC: a kernel row's (kw, c) is one contiguous run, so a 3-channel stem conv copies runs of
+        21 floats, not 3); a 1x1 stride-1 conv's patch matrix is the data itself (no copy). Works
+        when the output is channels-last (GEMM (N*OH*OW, K) @ (K, F)) or a single NCHW image
+        ((F, K) @ (K, OH*OW)); returns False otherwise. The weight matrix of a constant weight is
+        made once."""
+        cache: list = [None, None]
+
+        def weight_matrix(weight: np.ndarray, w: np.ndarray, k_axes: list[int], f_first: bool) -> np.ndarray:
+            if cache[0] is weight:
+                return cache[1]
+            f, k = w.shape[0], int(np.prod(w.shape[1:]))
+            matrix = (w.transpose([0, *k_axes]).reshape(f, k) if f_first
+                      else w.transpose([*k_axes, 0]).reshape(k, f))
+            if self.weight < len(constant_inputs) and constant_inputs[self.weight]:
+                cache[0], cache[1] = weight, np.ascontiguousarray(matrix)
+                return cache[1]
+            return matrix
+
+        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
+            data, weight = ins[self.data], ins[self.weight]
+            if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
+                    and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
+                return False
+            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
+            w = weight.transpose(self.weight_axes)
+            y = out.transpose(self.out_axes)
+            n, f, oh, ow = y.shape
+            channels_last = y.transpose(0, 2, 3, 1).flags.c_contiguous
+            if not channels_last and not (n == 1 and y.flags.c_contiguous):
+                return False
+            k_axes = sorted((1, 2, 3), key=lambda a: -w.strides[a])  # the weight's memory order
+            matrix = weight_matrix(weight, w, k_axes, f_first=not channels_last)
+            sn, sc, sh, sw = x.strides
+            (s_oh, s_ow), (d_h, d_w) = self.strides, self.dilation
+            k_view = {1: (w.shape[1], sc), 2: (w.shape[2], sh * d_h), 3: (w.shape[3], sw * d_w)}
+            k_shape, k_strides = [k_view[a][0] for a in k_axes], [k_view[a][1] for a in k_axes]
+            kk = int(np.prod(k_shape))
+
+            def part(r0: int, r1: int) -> None:
+                rows = (n, r1 - r0, ow)
+                rows_strides = (sn, sh * s_oh, sw * s_ow)
+                base = x[:, :, r0 * s_oh:]
+                if channels_last:
+                    cols = _strided_copy(base, rows + tuple(k_shape), rows_strides + tuple(k_strides))
+                    product, target = (cols.reshape(-1, kk), matrix), y.transpose(0, 2, 3, 1)[:, r0:r1]
+                else:
+                    cols = _strided_copy(base, tuple(k_shape) + rows, tuple(k_strides) + rows_strides)
+                    product, target = (matrix, cols.reshape(kk, -1)), y[0, :, r0:r1]
+                if target.flags.c_contiguous and not accumulate:
+                    np.matmul(*product, out=target.reshape(product[0].shape[0], product[1].shape[1]))
+                    return
+                result = np.matmul(*product).reshape(target.shape)
+                if accumulate:
+                    target += result
+                else:
+                    target[...] = result
+
+            run_parts(part, oh, n * oh * ow * kk * f >= 1 << 22 and (channels_last or n == 1))
+            return True
+
+        return run
+
+
+def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """A contiguous copy of the view of `base`'s memory with this shape and these strides (no copy
+    when the view is contiguous already), adjacent axes merged first where memory allows."""
+    merged_shape, merged_strides = [shape[0]], [strides[0]]
+    for size, stride in zip(shape[1:], strides[1:]):
+        if merged_strides[-1] == size * stride or merged_shape[-1] == 1:
+            merged_shape[-1] *= size
+            merged_strides[-1] = stride
+        else:
+            merged_shape.append(size)
+            merged_strides.append(stride)
+    view = np.lib.stride_tricks.as_strided(base, merged_shape, merged_strides, writeable=False)
+    return np.ascontiguousarray(view).reshape(shape)
 
 
 def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int) -> ConvGeometry | None:

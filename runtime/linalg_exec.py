@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.conv import split_blas_threads
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
+from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
     Structured,
@@ -75,6 +76,7 @@ class LinalgProgram:
         self.fill_steps: dict[Operation, tuple[int, Callable[[list], None]]] = {}
         self.result_slots: list[int] = []
         self.memory = StorageTracker()
+        self._tail = None  # the fused elementwise tail the next op may join (see `_fuse`)
         self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
         for op in main.body.block.ops:
             step = len(self.steps)
@@ -141,8 +143,26 @@ class LinalgProgram:
                 return i
         return None
 
+    def _fuse(self, op: Structured, chunked: ChunkedOp, prepare, finish, reuse: int | None) -> None:
+        """Add an in-place elementwise op to the fused tail it continues (it writes over the last
+        member's result, with only constants and allocations compiled in between), or start one.
+        The tail's step moves to the position of its newest member, whose operands all exist there."""
+        tail = self._tail
+        if tail is not None and reuse is not None and op.inputs[reuse] is tail[1] and tail[0].accepts(chunked):
+            group, _, index, slots = tail
+            group.add(chunked, prepare, finish)
+            self.steps[index] = lambda env: None
+            self.memory.touch(len(self.steps), slots)  # the earlier members now run here
+        else:
+            group, slots = FusedTail(chunked, prepare, finish), []
+        slots = slots + [self._slot(v) for v in (*op.operands, *op.results, *captured_values(op))]
+        self._tail = (group, op.results[0], len(self.steps), slots)
+        self.steps.append(group)
+
     def _compile(self, op: Operation) -> None:
         slot = self._slot
+        if not isinstance(op, arith.ConstantOp | tensor.EmptyOp | memref.GetGlobalOp | Structured):
+            self._tail = None  # a fused tail only runs later than its members across binders
         if isinstance(op, func.ReturnOp):
             self.result_slots = [slot(v) for v in op.operands]
             return
@@ -220,6 +240,9 @@ class LinalgProgram:
                 isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, DenseIntOrFPElementsAttr))
                 for v in op.inputs]
             run = compile_structured(op, zero_init, constant)
+            chunked = ChunkedOp.of(op, zero_init, constant, run)
+            if chunked is not None:  # elementwise: split over the worker threads
+                run = chunked.run
             if isinstance(op, linalg.FillOp):
                 # Kept so a contraction that overwrites the whole buffer can drop this step.
                 if op.results:
@@ -245,16 +268,29 @@ class LinalgProgram:
                     if not c:  # the result is the out buffer, updated in place
                         self.memory.alias(r, out_slot)
 
-                def step(env, run=run, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy,
-                         results=results):
+                def prepare(env, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy):
                     arrays = [env[i] for i in operands]
-                    outs = [np.array(a) if c else a for a, c in zip(arrays[n_in:n_operands], copy)]
-                    run(arrays[:n_in] + outs + arrays[n_operands:])
-                    for r, a in zip(results, outs):
+                    if any(copy):
+                        arrays[n_in:n_operands] = [np.array(a) if c else a
+                                                   for a, c in zip(arrays[n_in:n_operands], copy)]
+                    return arrays
+
+                def finish(env, arrays, results=results, n_in=n_in):
+                    for r, a in zip(results, arrays[n_in:]):
                         env[r] = a
+
+                if chunked is not None and not any(copy):
+                    self._fuse(op, chunked, prepare, finish, reuse)
+                    return
+
+                def step(env, run=run, prepare=prepare, finish=finish):
+                    arrays = prepare(env)
+                    run(arrays)
+                    finish(env, arrays)
             else:
                 def step(env, run=run, operands=operands):
                     run([env[i] for i in operands])
+            self._tail = None
             self.steps.append(step)
             return
         raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")

@@ -331,7 +331,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
-            fast = conv and conv.winograd_runner(ranges, constant_inputs)
+            fast = conv and conv.runner(ranges, constant_inputs)
             plans.append(("contract", *contraction, fast))
         else:
             plans.append(("reduce", ufunc, len(targets)))

@@ -1,0 +1,133 @@
+"""Elementwise steps of the linalg executor split over worker threads, and fused elementwise tails.
+
+`ChunkedOp` runs an all-parallel structured op (bias-add, ReLU, residual add, fill, the copy into a
+padded buffer) over parts of one loop, one part per worker thread, so the elementwise work between
+two GEMMs no longer runs on one core while the other waits. The loop split is one that every
+operand indexes as `d` or `d + c` only (a part is then a slice of each operand) and the body does
+not read `linalg.index`; each part length gets its own `compile_structured` program.
+
+`FusedTail` is a chain of such ops each writing over the previous one's result (what follows a
+convolution: bias-add, then ReLU, then the residual add): it runs as one step, each worker taking
+its part of the rows through the whole chain while they are in cache, instead of one full pass over
+the activation per op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from xrelay.runtime.affine_views import linear_form
+from xrelay.runtime.conv import run_parts
+from xrelay.runtime.linalg_structured import Structured, compile_structured
+
+MIN_SPLIT_ELEMENTS = 1 << 15
+"""Below this many loop points a step runs whole on the calling thread (a split costs ~50 us)."""
+
+
+def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int] | None]] | None:
+    """(loop, per operand: (axis, offset) where the operand indexes that loop as `d + offset`, or None
+    when it does not use it) for a loop the op can be cut along; None if there is none."""
+    if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
+        return None
+    if any(inner.name == "linalg.index" for inner in op.body.walk()):
+        return None
+    maps = [m.data for m in op.get_indexing_maps()]
+    for d, size in enumerate(ranges):
+        if size < 2:
+            continue
+        cuts: list[tuple[int, int] | None] = []
+        for amap in maps:
+            cut = None
+            for axis, expr in enumerate(amap.results):
+                if d not in expr.used_dims():
+                    continue
+                form = linear_form(expr)
+                if cut is not None or form is None or form[0] != {d: 1}:
+                    cut = False
+                    break
+                cut = (axis, form[1])
+            if cut is False:
+                break
+            cuts.append(cut)
+        else:
+            return d, cuts
+    return None
+
+
+class ChunkedOp:
+    """A structured op that can run over parts [r0, r1) of one of its loops (see the module docstring)."""
+
+    def __init__(self, op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], ranges: Sequence[int],
+                 loop: int, cuts: list[tuple[int, int] | None], whole: Callable[[list], None]):
+        self.op, self.zero_init, self.constant = op, zero_init, constant
+        self.ranges, self.loop, self.cuts = tuple(ranges), loop, cuts
+        self.rows = ranges[loop]
+        self.split = int(np.prod(ranges, dtype=np.int64)) >= MIN_SPLIT_ELEMENTS
+        self.whole = whole
+        self.programs: dict[int, Callable[[list], None]] = {self.rows: whole}
+
+    @staticmethod
+    def of(op: Structured, zero_init, constant, whole) -> ChunkedOp | None:
+        try:
+            ranges = tuple(op.get_static_loop_ranges())
+        except NotImplementedError:
+            return None
+        found = split_loop(op, ranges)
+        if found is None:
+            return None
+        return ChunkedOp(op, zero_init, constant, ranges, found[0], found[1], whole)
+
+    def run_part(self, arrays: list, r0: int, r1: int) -> None:
+        length = r1 - r0
+        program = self.programs.get(length)
+        if program is None:
+            ranges = list(self.ranges)
+            ranges[self.loop] = length
+            program = self.programs[length] = compile_structured(self.op, self.zero_init, self.constant, ranges)
+        if length == self.rows:
+            program(arrays)
+            return
+        parts = list(arrays)
+        for i, cut in enumerate(self.cuts):
+            if cut is not None:
+                axis, offset = cut
+                index = (slice(None),) * axis + (slice(r0, r1 + offset),)
+                parts[i] = arrays[i][index]
+        program(parts)
+
+    def run(self, arrays: list) -> None:
+        run_parts(lambda r0, r1: self.run_part(arrays, r0, r1), self.rows, self.split)
+
+
+class FusedTail:
+    """Chained in-place elementwise ops run as one step, part by part (see the module docstring).
+
+    Members are added as they are compiled; `prepare(env)` of a member gives its operand arrays
+    (reading the slot the previous member's result will occupy, bound before anything runs, since
+    every member writes in place) and `finish(env, arrays)` binds its results."""
+
+    def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
+        self.members = [(first, prepare, finish)]
+        self.rows, self.split = first.rows, first.split
+
+    def accepts(self, chunked: ChunkedOp) -> bool:
+        last = self.members[-1][0]
+        return chunked.ranges == last.ranges and chunked.loop == last.loop
+
+    def add(self, chunked: ChunkedOp, prepare: Callable, finish: Callable) -> None:
+        self.members.append((chunked, prepare, finish))
+
+    def __call__(self, env: list) -> None:
+        prepared = []
+        for chunked, prepare, finish in self.members:
+            arrays = prepare(env)
+            finish(env, arrays)  # in place: the results are the out buffers, bound before running
+            prepared.append((chunked, arrays))
+
+        def part(r0: int, r1: int) -> None:
+            for chunked, arrays in prepared:
+                chunked.run_part(arrays, r0, r1)
+
+        run_parts(part, self.rows, self.split)

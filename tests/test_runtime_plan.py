@@ -1,0 +1,114 @@
+"""Elementwise steps split over worker threads, and fused elementwise tails, compute what one whole
+pass computes (numpy written here), whatever the split: offsets (the copy into a padded buffer),
+broadcasts (a bias) and chains writing in place."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from xrelay.dialects import make_context
+from xrelay.runtime.conv import blas_threads, set_blas_threads
+from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.plan import FusedTail
+
+SHAPE = (1, 64, 66, 8)  # 33792 points: above MIN_SPLIT_ELEMENTS, so split
+T = "tensor<1x64x66x8xf32>"
+P = "tensor<1x66x68x8xf32>"
+ID = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
+PAR = '["parallel", "parallel", "parallel", "parallel"]'
+
+SOURCE = f"""
+func.func @main(%x: {T}, %bias: tensor<8xf32>) -> {P} {{
+  %e0 = tensor.empty() : {T}
+  %a = linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = {PAR}}} ins(%x : {T}) outs(%e0 : {T}) {{
+  ^bb0(%v: f32, %o: f32):
+    %two = arith.constant 2.0 : f32
+    %r = arith.mulf %v, %two : f32
+    linalg.yield %r : f32
+  }} -> {T}
+  %e1 = tensor.empty() : {T}
+  %b = linalg.generic {{indexing_maps = [{ID}, affine_map<(d0, d1, d2, d3) -> (d3)>, {ID}], iterator_types = {PAR}}}
+      ins(%a, %bias : {T}, tensor<8xf32>) outs(%e1 : {T}) {{
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %r = arith.addf %v, %w : f32
+    linalg.yield %r : f32
+  }} -> {T}
+  %e2 = tensor.empty() : {T}
+  %c = linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = {PAR}}} ins(%b : {T}) outs(%e2 : {T}) {{
+  ^bb0(%v: f32, %o: f32):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }} -> {T}
+  %e3 = tensor.empty() : {P}
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%e3 : {P}) -> {P}
+  %p = linalg.generic {{indexing_maps = [{ID}, affine_map<(d0, d1, d2, d3) -> (d0, d1 + 1, d2 + 1, d3)>],
+      iterator_types = {PAR}}} ins(%c : {T}) outs(%f : {P}) {{
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }} -> {P}
+  func.return %p : {P}
+}}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_split_and_fused_elementwise_steps_match_numpy(threads):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(SHAPE).astype(np.float32)
+    bias = rng.standard_normal(8).astype(np.float32)
+    expected = np.zeros((1, 66, 68, 8), np.float32)
+    expected[:, 1:65, 1:67] = np.maximum(2 * x + bias, 0)
+    program = LinalgProgram(Parser(make_context(), SOURCE).parse_module())
+    tails = [step for step in program.steps if isinstance(step, FusedTail)]
+    # x*2, +bias and ReLU write over one buffer: one tail of three; the fill and the padded copy
+    # (whose loops differ from the fill's) are tails of one each.
+    assert sorted(len(t.members) for t in tails) == [1, 1, 3]
+    before = blas_threads()
+    if before is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
+    set_blas_threads(threads)
+    try:
+        for _ in range(2):
+            np.testing.assert_allclose(program(x, bias)[0], expected, rtol=1e-6)
+    finally:
+        set_blas_threads(before)
+
+
+CONV = """
+func.func @main(%x: tensor<2x64x64x3xf32>, %w: tensor<5x5x3x64xf32>) -> tensor<2x30x30x64xf32> {
+  %e = tensor.empty() : tensor<2x30x30x64xf32>
+  %one = arith.constant 1.0 : f32
+  %init = linalg.fill ins(%one : f32) outs(%e : tensor<2x30x30x64xf32>) -> tensor<2x30x30x64xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<2x64x64x3xf32>, tensor<5x5x3x64xf32>) outs(%init : tensor<2x30x30x64xf32>)
+      -> tensor<2x30x30x64xf32>
+  func.return %y : tensor<2x30x30x64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_im2col_conv_split_by_output_rows_accumulates_into_its_init(threads):
+    """Two images (a part's rows are not contiguous in the output), stride 2, a 3-channel input whose
+    (kw, c) runs merge; the output starts at 1, so the product is added, not written. Big enough
+    (2*30*30 rows x 75 x 64) for the GEMM to be split by output rows."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 64, 64, 3)).astype(np.float32)
+    w = rng.standard_normal((5, 5, 3, 64)).astype(np.float32)
+    expected = np.ones((2, 30, 30, 64), np.float64)
+    for kh in range(5):
+        for kw in range(5):
+            expected += np.einsum("nhwc,cf->nhwf", x[:, kh:kh + 59:2, kw:kw + 59:2].astype(np.float64), w[kh, kw])
+    program = LinalgProgram(Parser(make_context(), CONV).parse_module())
+    before = blas_threads()
+    if before is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
+    set_blas_threads(threads)
+    try:
+        np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
+    finally:
+        set_blas_threads(before)

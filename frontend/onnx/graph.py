@@ -62,7 +62,8 @@ class Node:
         if not runtime:
             return [self.value(i) for i in indices]
         dtype = self.dtype(runtime[0])
-        return [self.value(i) if i in runtime else self.constant(self.static(i).astype(dtype)) for i in indices]
+        return [self.value(i) if i in runtime or self.dtype(i) == dtype else self.constant(self.static(i).astype(dtype))
+                for i in indices]
 
     def static(self, i: int) -> np.ndarray | None:
         """Input `i`'s value when it is known at import (initializers included), else None."""
@@ -174,7 +175,7 @@ class GraphImporter:
         if array.dtype.kind in "bu" or array.dtype in (np.int8, np.int16):
             array = array.astype(np.int64)
         try:
-            op = nn.ConstantOp(np.ascontiguousarray(array))
+            op = nn.ConstantOp(array)
         except TypeError as err:
             raise OnnxImportError(f"a constant of {array.dtype}: {err}") from None
         self.block.add_op(op)

@@ -165,7 +165,8 @@ def _constant(node):
 def _constant_of_shape(node, shape):
     value = node.attrs.get("value")
     fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
-    return np.full(as_int_list(shape), fill[0], dtype=fill.dtype)
+    # A read-only broadcast view: weights made this way (the light zoo's) are copied once, into the IR.
+    return np.broadcast_to(fill[:1].reshape(()), as_int_list(shape))
 
 
 @static("Cast")

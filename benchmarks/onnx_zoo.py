@@ -1,0 +1,167 @@
+"""ONNX import and execution time per light-zoo graph, next to ONNX Runtime.
+
+    .venv/bin/python benchmarks/onnx_zoo.py [--models resnet50,squeezenet] [--rounds 3] [--block 2]
+
+For each of the nine `light` models shipped inside the `onnx` package: `from_onnx` import time, and
+one inference at the nn level (numpy kernels on the imported module, weights bound) and at the
+linalg level (the lowered module, compiled once), against ONNX Runtime (CPU, 1 thread each; ORT
+with its default graph optimisations). Every contender runs in a process of its own; the processes
+take turns round after round (the starting one rotating), and the figures are medians. The measured
+processes run without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (see benchmarks/execution.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+UNSET_FOR_MEASUREMENT = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+MODELS = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet",
+          "squeezenet", "vgg19", "zfnet512")
+CONTENDERS = ("import", "nn", "linalg", "ort")
+
+
+def model_path(name: str) -> str:
+    import onnx
+
+    return str(pathlib.Path(onnx.__file__).parent / "backend/test/data/light" / f"light_{name}.onnx")
+
+
+class Contender:
+    def __init__(self, kind: str, name: str):
+        import numpy as np
+        import onnx
+
+        self.path = model_path(name)
+        proto = onnx.load(self.path)
+        inits = {i.name for i in proto.graph.initializer}
+        (self.input,) = [i.name for i in proto.graph.input if i.name not in inits]
+        self.data = np.random.default_rng(0).random((1, 3, 224, 224), dtype=np.float32)
+        if kind == "import":
+            from xrelay.frontend import from_onnx
+
+            self.fn = lambda: from_onnx(self.path)
+        elif kind in ("nn", "linalg"):
+            from xrelay.frontend import bind_params_by_name, from_onnx
+            from xrelay.runtime import run
+
+            module, params = from_onnx(self.path)
+            module = bind_params_by_name(module, params)
+            if kind == "nn":
+                self.fn = lambda: run(module, {self.input: self.data})
+            else:
+                from xrelay.lowering import lower
+                from xrelay.runtime.linalg_exec import compile_linalg
+
+                program = compile_linalg(lower(module, to="linalg"))
+                self.fn = lambda: program(self.data)
+        elif kind == "ort":
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            session = ort.InferenceSession(self.path, options, providers=["CPUExecutionProvider"])
+            self.fn = lambda: session.run(None, {self.input: self.data})
+        self.fn()  # warm-up (and the first import's module loading)
+
+    def turn(self, block: int) -> list[float]:
+        times = []
+        for _ in range(block):
+            start = time.perf_counter()
+            self.fn()
+            times.append(time.perf_counter() - start)
+        return times
+
+
+def worker(kind: str, name: str) -> None:
+    from xrelay.runtime.conv import set_blas_threads
+
+    set_blas_threads(1)
+    contender = Contender(kind, name)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        command = json.loads(line)
+        if command["op"] == "quit":
+            return
+        print(json.dumps({"times": contender.turn(command["block"])}), flush=True)
+
+
+class Worker:
+    def __init__(self, kind: str, name: str):
+        env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = "1"
+        self.process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", kind, name],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.receive()
+
+    def receive(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"a worker died (exit status {self.process.wait()})")
+        return json.loads(line)
+
+    def ask(self, **command) -> dict:
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        return self.receive()
+
+    def close(self) -> None:
+        try:
+            self.ask(op="quit")
+        except (BrokenPipeError, SystemExit, json.JSONDecodeError):
+            pass
+        self.process.wait()
+
+
+def bench(name: str, rounds: int, block: int) -> dict[str, float]:
+    workers = {kind: Worker(kind, name) for kind in CONTENDERS}
+    times: dict[str, list[float]] = {kind: [] for kind in CONTENDERS}
+    try:
+        for r in range(rounds):
+            order = CONTENDERS[r % len(CONTENDERS):] + CONTENDERS[:r % len(CONTENDERS)]
+            for kind in order:
+                times[kind] += workers[kind].ask(op="turn", block=block)["times"]
+    finally:
+        for w in workers.values():
+            w.close()
+    return {kind: statistics.median(ts) * 1e3 for kind, ts in times.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--block", type=int, default=2)
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(*args.worker)
+        return 0
+    from xrelay.frontend.onnx import OnnxImportError, from_onnx
+
+    print(f"ONNX light zoo, batch 1, 3x224x224, 1 thread per contender, medians of {args.rounds} rounds x "
+          f"{args.block} runs ({', '.join(f'{v} unset' for v in UNSET_FOR_MEASUREMENT)} in measured processes)")
+    print(f"{'model':<14} {'import':>9} {'nn':>10} {'linalg':>10} {'ORT':>9} {'nn/ORT':>7} {'linalg/ORT':>10}")
+    for name in args.models.split(","):
+        try:
+            from_onnx(model_path(name))
+        except OnnxImportError as error:
+            print(f"{name:<14} not importable here: {error}")
+            continue
+        ms = bench(name, args.rounds, args.block)
+        print(f"{name:<14} {ms['import']:7.0f}ms {ms['nn']:8.0f}ms {ms['linalg']:8.0f}ms {ms['ort']:7.0f}ms "
+              f"{ms['nn'] / ms['ort']:7.1f} {ms['linalg'] / ms['ort']:10.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

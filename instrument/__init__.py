@@ -2,7 +2,8 @@
 
 PassContext, PassInfo, Pass, ModulePass/module_pass, Sequential, the pass registry,
 PassInstrument/pass_instrument and PassTimingInstrument. The xDSL-facing pieces
-(`XRelayPass`, `register_xrelay_pass`, `wrap`, `as_pass`, `xdsl_context`) load xDSL on first use.
+(`wrap`, `as_pass`, `xdsl_context`) load xDSL on first use; the base of xrelay's own passes is
+`xrelay/pass_base.py`.
 """
 
 from xrelay.instrument.pass_context import PassContext
@@ -20,7 +21,7 @@ from xrelay.instrument.pass_manager import (
 )
 from xrelay.instrument.timing import PassTimingInstrument
 
-_XDSL_NAMES = ("XRelayPass", "register_xrelay_pass", "wrap", "as_pass", "xdsl_context", "WrappedModulePass")
+_XDSL_NAMES = ("wrap", "as_pass", "xdsl_context", "WrappedModulePass")
 
 __all__ = [
     "ModulePass",

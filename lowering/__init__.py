@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 
-__all__ = ["LEVELS", "LOWERING_PASSES", "ConvertNNToLinalg", "LinalgToLoops", "NNBufferize", "lower", "pipeline"]
+__all__ = ["LEVELS", "ConvertNNToLinalg", "LinalgToLoops", "NNBufferize", "lower", "pipeline"]
 
 _CLASSES = {
     "ConvertNNToLinalg": "xrelay.lowering.nn_to_linalg",
@@ -32,14 +32,6 @@ LEVELS: dict[str, tuple[str, ...]] = {
 
 def _loader(class_name: str) -> Callable[[], type]:
     return lambda: getattr(importlib.import_module(_CLASSES[class_name]), class_name)
-
-
-LOWERING_PASSES: dict[str, Callable[[], type]] = {
-    "convert-nn-to-linalg": _loader("ConvertNNToLinalg"),
-    "nn-bufferize": _loader("NNBufferize"),
-    "linalg-to-loops": _loader("LinalgToLoops"),
-}
-"""Pipeline name → loader of the pass class (the `ALL_PASSES` convention, for `xrelay-opt`)."""
 
 
 def __getattr__(name: str):

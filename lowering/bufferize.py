@@ -40,7 +40,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from xrelay.runtime.linalg_structured import captured_values
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
 Structured = LinalgStructuredOperation
 

@@ -25,8 +25,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
 from xdsl.utils.exceptions import PassFailedException
 
-from xrelay.instrument.xdsl_pass import rewrite_module
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
 
 
 class CopyToGeneric(RewritePattern):

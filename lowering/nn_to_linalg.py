@@ -18,10 +18,9 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from xrelay.dialects.op_base import NNOp
-from xrelay.instrument.xdsl_pass import rewrite_module
 from xrelay.lowering.builders import Emitter
 from xrelay.lowering.to_linalg import LOWERINGS
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
 
 
 class LowerNNOp(RewritePattern):

@@ -4,23 +4,28 @@
 `ForwardFoldScaleAxis()`, `CanonicalizeOps()`, `DeadCodeElimination()` and
 `ConvertLayout(desired_layouts)` build passes; `FoldScaleAxis()` builds Relay's Sequential of
 the two FoldScaleAxis halves and FoldConstant. A pass is callable, `pass_(mod) -> mod`, and
-runs under the current PassContext. Importing this package registers every pass under its
-TVM name and its pipeline name (for `required` and `transform.get_pass`).
+runs under the current PassContext.
 
-`ALL_PASSES` maps each pipeline name (`fold-constant`, ...) to a loader returning its
-ModulePass class, for `xrelay-opt` and the stock `xdsl-opt` (through `xrelay.universe`).
+Every pass registers itself with `@register_xrelay_pass` (`xrelay/pass_base.py`); importing
+this package imports every module of `xrelay.passes` and `xrelay.lowering`, so that one
+registration is all a pass needs: `ALL_PASSES` (pipeline name -> loader of the class, the
+convention of xDSL's `get_all_passes`, for `xrelay-opt` and the stock `xdsl-opt` through
+`xrelay.universe`), `transform.get_pass` and `xrelay.passes.<ClassName>` all come from it.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable
 from typing import Any
 
 from xdsl.passes import ModulePass
 
 from xrelay.instrument.xdsl_pass import xdsl_context
+from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes.canonicalize_ops import CanonicalizeOps
+from xrelay.passes.convert_layout import ConvertLayout
 from xrelay.passes.dead_code_elimination import DeadCodeElimination
 from xrelay.passes.fold_constant import FoldConstant
 from xrelay.passes.fold_scale_axis import (
@@ -32,36 +37,27 @@ from xrelay.passes.fold_scale_axis import (
 from xrelay.passes.infer_type import InferType
 from xrelay.passes.simplify_inference import SimplifyInference
 
-_OWN_PASSES: tuple[type[ModulePass], ...] = (
-    InferType,
-    FoldConstant,
-    SimplifyInference,
-    BackwardFoldScaleAxis,
-    ForwardFoldScaleAxis,
-    FoldScaleAxisPass,
-    CanonicalizeOps,
-    DeadCodeElimination,
-)
+
+def _import_pass_modules(package_name: str) -> None:
+    """Import every module of a package (and its subpackages) so their passes register."""
+    package = importlib.import_module(package_name)
+    for module in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."):
+        importlib.import_module(module.name)
 
 
-def _load_convert_layout() -> type[ModulePass]:
-    return importlib.import_module("xrelay.passes.convert_layout").ConvertLayout
+for _package in ("xrelay.passes", "xrelay.lowering"):
+    _import_pass_modules(_package)
 
 
 def _class_loader(cls: type[ModulePass]) -> Callable[[], type[ModulePass]]:
     return lambda: cls
 
 
-ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {cls.name: _class_loader(cls) for cls in _OWN_PASSES}
-"""Pipeline name (`fold-constant`, ...) -> callable returning that pass's ModulePass class.
-The names avoid xDSL's own (`dce`, `canonicalize`)."""
-
-ALL_PASSES["convert-layout"] = _load_convert_layout
-
-# The lowering passes (convert-nn-to-linalg, nn-bufferize, linalg-to-loops), loaded lazily too.
-from xrelay.lowering import LOWERING_PASSES  # noqa: E402
-
-ALL_PASSES.update(LOWERING_PASSES)
+ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    name: _class_loader(cls) for name, cls in XRELAY_PASSES.items()
+}
+"""Pipeline name (`fold-constant`, ...) -> callable returning that pass's ModulePass class, for every
+registered xrelay pass. The names avoid xDSL's own (`dce`, `canonicalize`)."""
 
 # Build the shared xDSL context (loading its dialects takes ~0.1 s) now, when passes are imported,
 # rather than inside the first pass that runs: that pass's timing should show its own work.
@@ -75,6 +71,7 @@ __all__ = [
     "DeadCodeElimination",
     "FoldConstant",
     "FoldScaleAxis",
+    "FoldScaleAxisPass",
     "ForwardFoldScaleAxis",
     "InferType",
     "SimplifyInference",
@@ -82,7 +79,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # ConvertLayout is loaded on first use, so a problem there cannot break the other passes.
-    if name == "ConvertLayout":
-        return _load_convert_layout()
+    # A pass registered in a module of its own is `xrelay.passes.<ClassName>` without an import here.
+    for cls in XRELAY_PASSES.values():
+        if cls.__name__ == name:
+            return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

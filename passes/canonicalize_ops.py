@@ -16,8 +16,7 @@ from xdsl.rewriter import InsertPoint
 from xrelay.dialects import nn
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
 from xrelay.passes.simplify_inference import per_channel_shape
-from xrelay.instrument.xdsl_pass import rewrite_module
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
 
 
 class BiasAddToAdd(RewritePattern):

@@ -39,7 +39,7 @@ from xdsl.irdl.operations import OptAttributeDef
 from xrelay.dialects import nn
 from xrelay.dialects.op_base import LayoutRule
 from xrelay.dialects.ops.reduce import reduced_axes
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
 DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO"}
 """The kernel layout "default" stands for, per conv2d data layout (as in Relay)."""

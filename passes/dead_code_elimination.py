@@ -1,4 +1,8 @@
-"""DeadCodeElimination: remove nn ops (constants included) whose results nothing uses."""
+"""DeadCodeElimination: Relay's name for xDSL's dead-code elimination (`region_dce`).
+
+nn ops and constants are pure, so xDSL's liveness analysis removes every one whose results
+nothing uses, whole dead chains at once, in nested regions too.
+"""
 
 from __future__ import annotations
 
@@ -6,39 +10,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation
+from xdsl.transforms.dead_code_elimination import region_dce
 
-from xrelay.dialects import nn
-from xrelay.transform import XRelayPass, register_xrelay_pass
-
-
-def _is_pure_nn_op(op: Operation) -> bool:
-    return isinstance(op, (nn.NNOp, nn.ConstantOp))
-
-
-def eliminate_dead_nn_ops(block: Block) -> int:
-    """Erase unused nn ops of `block` walking it backwards, so a whole dead chain goes in one
-    sweep (a user is always seen before the ops defining its operands). Returns the count."""
-    erased = 0
-    op = block.last_op
-    while op is not None:
-        previous = op.prev_op
-        if _is_pure_nn_op(op) and all(not result.uses for result in op.results):
-            block.erase_op(op)
-            erased += 1
-        else:
-            for region in op.regions:
-                for inner in region.blocks:
-                    erased += eliminate_dead_nn_ops(inner)
-        op = previous
-    return erased
+from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
 
 @register_xrelay_pass
 @dataclass(frozen=True)
 class DeadCodeElimination(XRelayPass):
-    """Removes every nn op whose results are unused; nn ops have no side effects
-    (Relay's DeadCodeElimination, restricted to the nn dialect)."""
+    """Removes every op without side effects whose results are unused (xDSL's `dce`)."""
 
     name = "dead-code-elimination"
     tvm_name = "DeadCodeElimination"
@@ -46,4 +26,4 @@ class DeadCodeElimination(XRelayPass):
     infer_type_after = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        eliminate_dead_nn_ops(op.body.block)
+        region_dce(op.body)

@@ -13,8 +13,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.runtime.kernels import KERNELS
-from xrelay.instrument.xdsl_pass import rewrite_module
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
 
 
 def constant_value(value: SSAValue) -> np.ndarray | None:

@@ -25,8 +25,7 @@ from xdsl.rewriter import InsertPoint
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
-from xrelay.instrument.xdsl_pass import rewrite_module
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
 
 
 def channel_vector(scale: np.ndarray, value_shape: tuple[int, ...], axis: int) -> np.ndarray | None:

@@ -13,7 +13,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from xrelay.dialects import nn
 from xrelay.instrument.xdsl_pass import require_module
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
 
 class TypeInferenceError(DiagnosticException):

@@ -17,8 +17,7 @@ from xdsl.pattern_rewriter import (
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
-from xrelay.instrument.xdsl_pass import rewrite_module
-from xrelay.transform import XRelayPass, register_xrelay_pass
+from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
 
 
 def per_channel_shape(channels: int, axis: int, ndim: int) -> tuple[int, ...]:

@@ -3,7 +3,7 @@
 `from xrelay import transform` then `transform.PassContext`, `transform.Sequential`,
 `transform.module_pass`, `transform.PassInfo`, `transform.Pass`, `transform.get_pass`, ...;
 `transform.wrap(xdsl_module_pass)` runs any xDSL ModulePass as an instrumented pass and
-`transform.XRelayPass` is the base class of xrelay's own passes.
+`transform.XRelayPass` (from `xrelay/pass_base.py`) is the base class of xrelay's own passes.
 """
 
 from xrelay.instrument import (
@@ -19,7 +19,8 @@ from xrelay.instrument import (
     run_pass,
 )
 
-_XDSL_NAMES = ("XRelayPass", "register_xrelay_pass", "wrap", "as_pass", "xdsl_context", "WrappedModulePass")
+_XDSL_NAMES = ("wrap", "as_pass", "xdsl_context", "WrappedModulePass")
+_PASS_BASE_NAMES = ("XRelayPass", "register_xrelay_pass")
 
 __all__ = [
     "ModulePass",
@@ -33,6 +34,7 @@ __all__ = [
     "registered_pass_names",
     "run_pass",
     *_XDSL_NAMES,
+    *_PASS_BASE_NAMES,
 ]
 
 
@@ -41,4 +43,8 @@ def __getattr__(name: str):
         from xrelay.instrument import xdsl_pass
 
         return getattr(xdsl_pass, name)
+    if name in _PASS_BASE_NAMES:
+        from xrelay import pass_base
+
+        return getattr(pass_base, name)
     raise AttributeError(f"module 'xrelay.transform' has no attribute {name!r}")

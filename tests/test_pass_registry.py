@@ -1,0 +1,60 @@
+"""One `@register_xrelay_pass` makes a pass visible to Python, `xrelay-opt` and the stock `xdsl-opt`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import xrelay.passes
+from xrelay.pass_base import XRELAY_PASSES
+from xrelay.passes import ALL_PASSES
+from xrelay.transform import registered_pass_names
+from xrelay.universe import XRELAY_UNIVERSE
+
+EXPECTED = {
+    "infer-type", "fold-constant", "simplify-inference", "backward-fold-scale-axis", "forward-fold-scale-axis",
+    "fold-scale-axis", "canonicalize-ops", "dead-code-elimination", "convert-layout",
+    "convert-nn-to-linalg", "nn-bufferize", "linalg-to-loops",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(XRELAY_PASSES))
+def test_registered_pass_is_visible_everywhere(name):
+    cls = XRELAY_PASSES[name]
+    assert ALL_PASSES[name]() is cls
+    assert XRELAY_UNIVERSE.all_passes[name]() is cls
+    assert {cls.tvm_name, cls.name} <= set(registered_pass_names())  # transform.get_pass
+    assert getattr(xrelay.passes, cls.__name__) is cls
+
+
+def test_every_pass_of_the_project_is_registered():
+    assert EXPECTED <= set(ALL_PASSES)
+
+
+def test_stock_xdsl_opt_finds_the_passes():
+    # A fresh interpreter, as xdsl-opt starts: only the `xdsl.universe` entry point brings xrelay in.
+    names = subprocess.run(
+        [sys.executable, "-c", "from xdsl.universe import Universe; print(*Universe.get_multiverse().all_passes)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert EXPECTED <= set(names)
+
+
+def test_a_second_pass_with_a_taken_name_is_refused():
+    from dataclasses import dataclass
+
+    from xrelay.pass_base import XRelayPass, register_xrelay_pass
+
+    @dataclass(frozen=True)
+    class Impostor(XRelayPass):
+        name = "fold-constant"
+        tvm_name = "Impostor"
+
+        def apply(self, ctx, op):
+            pass
+
+    with pytest.raises(ValueError, match="Impostor and FoldConstant share the name 'fold-constant'"):
+        register_xrelay_pass(Impostor)
+    assert XRELAY_PASSES["fold-constant"].__name__ == "FoldConstant"

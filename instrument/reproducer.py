@@ -46,6 +46,7 @@ from typing import Any
 
 from xrelay.instrument.pass_context import PassContext
 from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.output_file import open_output
 
 PREFIX = "// xrelay-reproducer: "
 _PIPELINE_NAME = re.compile(r"[a-z][a-z0-9_-]*")
@@ -236,7 +237,7 @@ class CrashReproducer(PassInstrument):
         return spec or ""
 
     def write(self, mod: Any, info: Any, error: BaseException | None = None) -> Reproducer:
-        """Write the reproducer for `info`'s pass failing on `mod` (replacing the file in one step)."""
+        """Write the reproducer for `info`'s pass failing on `mod` (`open_output`: never a partial file)."""
         ctx = PassContext.current()
         reproducer = Reproducer(
             pipeline=self.pipeline_of(info.name),
@@ -249,15 +250,8 @@ class CrashReproducer(PassInstrument):
             error="" if error is None else f"{type(error).__name__}: {error}".splitlines()[0],
             full_pipeline=self.full_pipeline,
         )
-        temp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            with open(temp, "w") as f:
-                f.write(reproducer.header())
-                f.write(str(mod).rstrip("\n") + "\n")
-            os.replace(temp, self.path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
+        with open_output(self.path) as f:
+            f.write(reproducer.header())
+            f.write(str(mod).rstrip("\n") + "\n")
         self.written.append(reproducer)
         return reproducer

@@ -25,6 +25,7 @@ from typing import Any
 from xrelay.instrument.op_count import count_ops, op_count_delta
 from xrelay.instrument.pass_instrument import PassInstrument
 from xrelay.instrument.print_ir import module_changed
+from xrelay.output_file import open_output
 
 
 class _OpenPass:
@@ -119,15 +120,7 @@ class ChromeTraceInstrument(PassInstrument):
         return {"traceEvents": [*metadata, *events], "displayTimeUnit": "ms"}
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write `trace()` as JSON to `path`, replacing the file in one step (never a partial file)."""
-        path = os.fspath(path)
-        temp = f"{path}.{os.getpid()}.tmp"
-        try:
-            with open(temp, "w") as f:
-                json.dump(self.trace(), f, indent=1)
-                f.write("\n")
-            os.replace(temp, path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
+        """Write `trace()` as JSON to `path` (`open_output`: never a partial file; links, devices kept)."""
+        with open_output(path) as f:
+            json.dump(self.trace(), f, indent=1)
+            f.write("\n")

@@ -17,7 +17,6 @@ import argparse
 import difflib
 import os
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +29,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+from xrelay.output_file import STDOUT, open_output
 
 TRACEBACK_ENV = "XRELAY_TRACEBACK"
 
@@ -237,6 +238,8 @@ def file_error(error: OSError, what: str) -> ToolError:
 
 def check_output_path(path: str) -> None:
     """Fail before any work is done if `path` cannot be created (missing directory, a directory)."""
+    if path == STDOUT:
+        return
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise ToolError(f"cannot write output file '{path}': directory '{directory}' does not exist")
@@ -246,26 +249,13 @@ def check_output_path(path: str) -> None:
 
 @contextmanager
 def atomic_output(path: str) -> Iterator[IO[bytes]]:
-    """A binary file that becomes `path` only when the `with` block succeeds.
-
-    Data goes to a temporary file in the same directory, renamed over `path` at the end, so a
-    failure (or an interrupt) never leaves a partial output file and an old file is replaced in one step.
-    """
-    directory = os.path.dirname(os.path.abspath(path))
+    """A binary file that becomes `path` only when the `with` block succeeds (`open_output`: never a
+    partial file; a symlink's target, a device or a FIFO written in place; the mode kept)."""
     try:
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=".xrelay-", suffix=".tmp")
+        with open_output(path, "wb") as f:
+            yield f
     except OSError as error:
         raise ToolError(f"cannot write output file '{path}': {error.strerror or error}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-        os.replace(temp, path)
-    except BaseException as error:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        if isinstance(error, OSError):
-            raise ToolError(f"cannot write output file '{path}': {error.strerror or error}") from None
-        raise
 
 
 def did_you_mean(name: str, candidates: Sequence[str]) -> str:

@@ -2,6 +2,8 @@
 
 from xdsl.context import Context
 
+import xrelay.dialects.string_literal_lexing  # noqa: F401 - installs the linear-time lexer pattern
+
 
 def make_context() -> Context:
     """A context with builtin, func, arith, math, affine, tensor, linalg, memref, scf and nn loaded."""

@@ -8,6 +8,7 @@ list of result shapes for ops with several results. Inconsistent input raises
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 
@@ -20,6 +21,23 @@ class ShapeError(ValueError):
 
 def fmt_shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+MAX_RANK = 64
+"""Most dimensions a tensor may have (numpy's limit: every level executes through numpy arrays)."""
+
+MAX_ELEMENTS = 2**32
+"""Most elements an nn op's operand or result may have: checked before anything is allocated, so a
+mistyped `tensor<99999999999xf32>` is a verifier error naming the type, not an out-of-memory crash."""
+
+
+def check_size(shape: Shape, what: str) -> None:
+    """ShapeError when `shape` has more than MAX_RANK dimensions or MAX_ELEMENTS elements."""
+    if len(shape) > MAX_RANK:
+        raise ShapeError(f"{what} has {len(shape)} dimensions; at most {MAX_RANK}")
+    count = math.prod(shape)
+    if count > MAX_ELEMENTS:
+        raise ShapeError(f"{what} {fmt_shape(shape)} has {count} elements; at most {MAX_ELEMENTS} (2**32)")
 
 
 def check_rank(name: str, shape: Shape, rank: int) -> None:

@@ -266,6 +266,11 @@ class NNOp(IRDLOperation):
             if any(dim < 0 for dim in t.get_shape()):  # `?` is a negative sentinel in xDSL
                 raise ShapeError(f"{cls.name}: operand '{name}' has a dynamic shape ({t}); nn ops need static shapes")
         element = operand_types[0].get_element_type()
+        if not isinstance(element, AnyFloat | IntegerType):  # complex, index: no kernel or lowering
+            raise ShapeError(f"{cls.name}: operand '{names[0]}' must have an integer or float element type, "
+                             f"got {element}")
+        for name, t in zip(names, operand_types):
+            infer.check_size(tuple(t.get_shape()), f"{cls.name}: operand '{name}'")
         if cls.FLOAT_ONLY and not isinstance(element, AnyFloat):
             raise ShapeError(f"{cls.name}: operand '{names[0]}' must have a float element type, got {element}")
         for name, t in zip(names[1:], operand_types[1:]):
@@ -280,6 +285,8 @@ class NNOp(IRDLOperation):
         except ShapeError as e:
             raise ShapeError(f"{cls.name}: {e}") from None
         out_shapes = out if len(op_def.results) > 1 else [out]
+        for shape in out_shapes:
+            infer.check_size(tuple(shape), f"{cls.name}: result")
         return [TensorType(element, shape) for shape in out_shapes]
 
     def attrs(self) -> dict[str, object]:

@@ -140,6 +140,37 @@ def execution_level(main: func.FuncOp) -> str:
     return "loops" if dialects & {"scf", "memref"} else "linalg"
 
 
+def check_no_recursion(module: ModuleOp) -> None:
+    """ValueError naming the cycle when `@main` reaches a function that calls itself (directly or
+    through others): no executor supports recursion (the nn one would exhaust Python's stack)."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    callees = {
+        name: [call.callee.root_reference.data for call in function.walk() if isinstance(call, func.CallOp)]
+        for name, function in functions.items()
+    }
+    path: list[str] = []
+    on_path: set[str] = set()
+    done: set[str] = set()
+    stack = [("main", iter(callees.get("main", ())))]
+    path.append("main")
+    on_path.add("main")
+    while stack:
+        name, pending = stack[-1]
+        callee = next(pending, None)
+        if callee is None:
+            stack.pop()
+            path.pop()
+            on_path.discard(name)
+            done.add(name)
+        elif callee in on_path:
+            cycle = path[path.index(callee):] + [callee]
+            raise ValueError(f"run: recursion is not supported ({' -> '.join('@' + n for n in cycle)})")
+        elif callee not in done and callee in callees:
+            stack.append((callee, iter(callees[callee])))
+            path.append(callee)
+            on_path.add(callee)
+
+
 def run(
     module: ModuleOp,
     inputs: Mapping[str, object],
@@ -177,7 +208,13 @@ def run(
         raise ValueError(f"run: @main has no argument(s) {extra}; its arguments are {names}")
     values = tuple(_check_argument(n, given[n], a.type) for n, a in zip(names, args))
 
+    check_no_recursion(module)
     level = execution_level(main)
+    if any(isinstance(op, func.CallOp) for op in main.walk()) and any(
+        execution_level(f) != "nn" for f in module.ops if isinstance(f, func.FuncOp)
+    ):
+        raise ValueError("run: func.call runs only at the nn level; lowered levels execute @main alone "
+                         "(inline the callee before lowering)")
     if level == "nn":
         try:
             results = make_interpreter(module).call_op(main, values)

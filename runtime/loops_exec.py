@@ -41,7 +41,7 @@ from xrelay.runtime.math_functions import c_pow
 
 _BINARY = {
     arith.AddfOp: "({} + {})", arith.SubfOp: "({} - {})", arith.MulfOp: "({} * {})",
-    arith.DivfOp: "({} / {})", arith.AddiOp: "({} + {})", arith.SubiOp: "({} - {})",
+    arith.DivfOp: "_divf({}, {})", arith.AddiOp: "({} + {})", arith.SubiOp: "({} - {})",
     arith.MuliOp: "({} * {})", arith.FloorDivSIOp: "({} // {})",
     arith.MaximumfOp: "_max({}, {})", arith.MinimumfOp: "_min({}, {})",
     arith.MaxnumfOp: "_max({}, {})", arith.MinnumfOp: "_min({}, {})",
@@ -86,6 +86,15 @@ def _exp(x):
         return pymath.inf
 
 
+def _divf(a, b):
+    """IEEE division, as numpy and MLIR do it (Python raises ZeroDivisionError)."""
+    if b:
+        return a / b
+    if a == 0 or a != a:
+        return pymath.nan
+    return pymath.copysign(pymath.inf, a) * pymath.copysign(1.0, b)
+
+
 def _sqrt(x):
     return pymath.sqrt(x) if x >= 0 else pymath.nan
 
@@ -94,7 +103,7 @@ def _log(x):
     return pymath.log(x) if x > 0 else (-pymath.inf if x == 0 else pymath.nan)
 
 
-_RUNTIME = {"_max": _max, "_min": _min, "_divsi": _divsi, "_remsi": _remsi, "_sqrt": _sqrt,
+_RUNTIME = {"_divf": _divf, "_max": _max, "_min": _min, "_divsi": _divsi, "_remsi": _remsi, "_sqrt": _sqrt,
             "_exp": _exp, "_log": _log, "_tanh": pymath.tanh, "_erf": pymath.erf, "_pow": c_pow,
             "inf": pymath.inf, "nan": pymath.nan, "_np": np}
 
@@ -210,6 +219,7 @@ class LoopsCompiler:
         mtype = ref.type
         assert isinstance(mtype, MemRefType)
         shape = mtype.get_shape()
+        _check_static_bounds(shape, indices)
         if isinstance(mtype.layout, StridedLayoutAttr):  # a subview: strides into its source's list
             strides, offset = mtype.get_strides(), mtype.get_offset()
             terms = [f"{self.name(idx)} * {stride}" for size, idx, stride in zip(shape, indices, strides, strict=True)
@@ -364,6 +374,37 @@ class LoopsCompiler:
             raise ExecutionError(f"loops level: unsupported op {op.name}")
 
 
+def _constant_int(value: SSAValue) -> int | None:
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _static_range(index: SSAValue) -> tuple[int, int] | None:
+    """[first, last] of an index that is a constant or a constant-bounds loop's induction variable."""
+    if (constant := _constant_int(index)) is not None:
+        return constant, constant
+    block = index.owner
+    loop = block.parent_op() if isinstance(block, Block) else None
+    if not isinstance(loop, scf.ForOp) or index is not block.args[0]:
+        return None
+    lb, ub, step = (_constant_int(v) for v in (loop.lb, loop.ub, loop.step))
+    if lb is None or ub is None or step is None or step <= 0 or ub <= lb:
+        return None
+    return lb, lb + (ub - lb - 1) // step * step
+
+
+def _check_static_bounds(shape: Sequence[int], indices: Sequence[SSAValue]) -> None:
+    """An index that certainly leaves its dimension (the generated code indexes one flat list, so it
+    would read a neighbouring row or wrap around instead of failing)."""
+    for axis, (size, index) in enumerate(zip(shape, indices, strict=True)):
+        known = _static_range(index)
+        if known is not None and (known[0] < 0 or known[1] >= size):
+            raise ExecutionError(f"loops level: index #{axis} takes values {known[0]}..{known[1]}, "
+                                 f"outside the memref's dimension of size {size}")
+
+
 class LoopsProgram:
     """`@main` of a loops-level module compiled to a Python function; call with numpy arrays.
 
@@ -395,7 +436,10 @@ class LoopsProgram:
                 flat.append(np.array(array).reshape(-1))  # a copy: the callee may write it
             else:
                 flat.append(array)
-        results = self._main(*flat)
+        try:
+            results = self._main(*flat)
+        except IndexError as error:  # a dynamic index past the end of a buffer
+            raise ExecutionError(f"loops level: memref access out of bounds ({error})") from None
         outputs = []
         for value, result_type in zip(results, self.result_types, strict=True):
             if isinstance(result_type, MemRefType):

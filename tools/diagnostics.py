@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import os
+import re
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, NoReturn
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
@@ -30,6 +34,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from xrelay.dialects.dominance import verify_dominance
 from xrelay.output_file import STDOUT, open_output
 
 TRACEBACK_ENV = "XRELAY_TRACEBACK"
@@ -51,11 +56,32 @@ class ToolError(Exception):
         return "\n".join([head, *self.context])
 
 
+ECHO_WIDTH = 160
+"""Widest source line echoed under a diagnostic; a longer one is cut around the column."""
+
+
+def echo_line(line: str, start: int, end: int | None = None) -> list[str]:
+    """`line` and a caret line under columns `start`..`end` (0-based, end exclusive), both cut to
+    ECHO_WIDTH around `start` when the line is longer (a minified file's line can be megabytes)."""
+    end = max(start + 1, end if end is not None else start + 1)
+    first = 0
+    if len(line) > ECHO_WIDTH:
+        first = max(0, min(start - ECHO_WIDTH // 2, len(line) - ECHO_WIDTH))
+        end = min(end, first + ECHO_WIDTH)
+    shown = line[first:first + ECHO_WIDTH]
+    prefix = "..." if first > 0 else ""
+    suffix = "..." if first + ECHO_WIDTH < len(line) else ""
+    return [prefix + shown + suffix, " " * (len(prefix) + start - first) + "^" * (end - start)]
+
+
 def error_at_span(span: Span, message: str) -> ToolError:
     """A ToolError located at `span` of a parsed text, with the source line and carets below it."""
-    # print_with_context gives "loc\nline\n   ^^^\n   message"; keep only the source line and carets.
-    lines = span.print_with_context().rstrip("\n").split("\n")
-    return ToolError(message, str(span.get_location()), lines[1:3])
+    text = span.input.content
+    line_start = text.rfind("\n", 0, span.start) + 1
+    line_end = text.find("\n", span.start)
+    line_end = len(text) if line_end == -1 else line_end
+    context = echo_line(text[line_start:line_end], span.start - line_start, min(span.end, line_end) - line_start)
+    return ToolError(message or "invalid input", str(span.get_location()), context)
 
 
 def from_parse_error(error: ParseError) -> ToolError:
@@ -74,6 +100,16 @@ def from_pipeline_error(error: ArgSpecParseError) -> ToolError:
     return ToolError(f"invalid pass pipeline: {' '.join(lines)}")
 
 
+_OP_NAME = re.compile(r'(?:[%][^=]*=\s*)?"?([A-Za-z_][\w.$-]*)')
+"""The op name at an op's start, after its result list (`%0, %1 = nn.op ...` or `"nn.op"(...)`)."""
+
+
+_UNREGISTERED = re.compile(r"Operation (\S+) is not registered")
+
+MAX_CONSTANT_ELEMENTS = 2**27
+"""Most elements of a dense constant in parsed text (a splat is expanded element by element)."""
+
+
 class LocatingParser(Parser):
     """xDSL's MLIR parser that attaches each op's source position as a `FileLineColLoc`, as MLIR does,
     so later diagnostics (verifier errors) can name `file:line:col`.
@@ -88,6 +124,7 @@ class LocatingParser(Parser):
         self._counted_to = 0
         self._line = 1 + line_offset
         self._first_use: dict[str, Span] = {}
+        self._op_starts: list[Span] = []  # where each op being parsed begins, innermost last
 
     def resolve_operand(self, operand, type):
         # Remember where a not-yet-defined value is first used, to point there if it never is.
@@ -101,6 +138,8 @@ class LocatingParser(Parser):
             return super().parse_optional_attribute()
         except ParseError:
             raise
+        except RecursionError:
+            self.raise_error("nesting too deep", start, self.pos)
         except Exception as error:  # noqa: BLE001 - xDSL building the attribute (out-of-range ints, ...)
             self.raise_error(f"invalid attribute: {_message(error)}", start, self.pos)
 
@@ -110,32 +149,75 @@ class LocatingParser(Parser):
             return super().parse_optional_type()
         except ParseError:
             raise
+        except RecursionError:
+            self.raise_error("nesting too deep", start, self.pos)
         except Exception as error:  # noqa: BLE001 - xDSL building the type
             self.raise_error(f"invalid type: {_message(error)}", start, self.pos)
 
+    def _parse_dense_literal_type(self):
+        # Checked before xDSL expands a splat (`dense<1.5> : tensor<99999999999xf32>`) into a list.
+        start = self._current_token.span.start
+        type = super()._parse_dense_literal_type()
+        count = math.prod(type.get_shape())
+        if count > MAX_CONSTANT_ELEMENTS:
+            self.raise_error(f"dense constant of type {type} has {count} elements; "
+                             f"at most {MAX_CONSTANT_ELEMENTS} (2**27) in a parsed constant", start, self.pos)
+        return type
+
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """Parse the whole input; every failure, whatever xDSL raised, becomes one located ParseError."""
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError as error:
-            if error.msg == "Could not parse entire input!" and self._current_token.kind is MLIRTokenKind.EOF:
-                # At the end of the input this means no operation was found at all.
-                raise ToolError("no operation in the input (the file is empty or holds only comments)",
-                                self._filename.data) from None
-            # xDSL reports undefined values at the end of the input; MLIR points at the use.
-            undefined = [name for name in self.forward_ssa_references if name in self._first_use]
-            if error.msg.startswith("values used but not defined") and undefined:
-                raise ParseError(self._first_use[undefined[0]], f"use of undefined value %{undefined[0]}") from None
+            raise self._clearer(error) from None
+        except ToolError:
             raise
+        except RecursionError:
+            raise ParseError(self._current_token.span, "nesting too deep (regions, types or attributes)") from None
+        except Exception as error:  # noqa: BLE001 - xDSL failing on malformed input (IndexError, KeyError, ...)
+            # Raised while building the innermost op being parsed (its verifier, an xDSL parse hook):
+            # located at that op, as MLIR locates an op's errors; the parser may already be past it.
+            if not self._op_starts:
+                raise ParseError(self._current_token.span, f"invalid input: {_message(error)}") from None
+            span = self._op_starts[-1]
+            name = _OP_NAME.match(span.input.content, span.start)
+            what = f"'{name.group(1)}' op" if name else "op"
+            raise ParseError(span, f"{what} {_describe(error)}") from None
+
+    def _clearer(self, error: ParseError) -> ParseError | ToolError:
+        """xDSL's ParseError, reworded where its message misleads or says nothing."""
+        if error.msg == "Could not parse entire input!" and self._current_token.kind is MLIRTokenKind.EOF:
+            # At the end of the input this means no operation was found at all.
+            return ToolError("no operation in the input (the file is empty or holds only comments)",
+                             self._filename.data)
+        # xDSL reports undefined values at the end of the input; MLIR points at the use.
+        undefined = [name for name in self.forward_ssa_references if name in self._first_use]
+        if error.msg.startswith("values used but not defined") and undefined:
+            return ParseError(self._first_use[undefined[0]], f"use of undefined value %{undefined[0]}")
+        if (unknown := _UNREGISTERED.match(error.msg)) is not None:
+            # xDSL points after the name; MLIR (and the user) at the name itself.
+            text = error.span.input.content
+            start = text.rfind(unknown.group(1), 0, error.span.start + 1)
+            if start != -1 and not text[start + len(unknown.group(1)):error.span.start].strip(' "'):
+                return ParseError(Span(start, start + len(unknown.group(1)), error.span.input), error.msg)
+        if error.msg.strip() == "in block definition":  # xDSL expected a block label: `^bb0`
+            if self._current_token.kind is MLIRTokenKind.EOF:
+                return ParseError(error.span, "unexpected end of input: expected '}' to close the region")
+            return ParseError(error.span, "expected an operation, a block label (^bb0:) or '}' closing the region")
+        return error
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
+        # The location is counted before the op's regions are parsed: their ops move the count on.
+        text = start.input.content
+        self._line += text.count("\n", self._counted_to, start.start)
+        self._counted_to = start.start
+        line, column = self._line, start.start - text.rfind("\n", 0, start.start)
+        self._op_starts.append(start if start.text else self._current_token.span)
         op = super().parse_operation()
+        self._op_starts.pop()
         if isinstance(op.location, UnknownLoc):
-            text = start.input.content
-            self._line += text.count("\n", self._counted_to, start.start)
-            self._counted_to = start.start
-            column = start.start - text.rfind("\n", 0, start.start)
-            op.location = FileLineColLoc(self._filename, IntAttr(self._line), IntAttr(column))
+            op.location = FileLineColLoc(self._filename, IntAttr(line), IntAttr(column))
         return op
 
 
@@ -153,11 +235,20 @@ def parse_module_file(ctx: Context, path: str, verify: bool = True) -> ModuleOp:
     except UnicodeDecodeError as error:
         raise ToolError(f"not a UTF-8 text file ({error.reason} at byte {error.start})", path) from None
     if verify:
-        try:
-            module.verify()
-        except DiagnosticException as error:
-            raise from_verify_error(module, error) from error
+        verify_module(module)
     return module
+
+
+def verify_module(module: ModuleOp, note: str | None = None) -> None:
+    """xDSL's verifier plus SSA dominance; any failure (xDSL's verifiers also raise IndexError,
+    KeyError, AssertionError on malformed ops) is a ToolError at the offending op."""
+    try:
+        module.verify()
+        verify_dominance(module)
+    except RecursionError:
+        raise ToolError("nesting too deep to verify" + (f" ({note})" if note else "")) from None
+    except Exception as error:  # noqa: BLE001 - see above
+        raise from_verify_error(module, error, note) from error
 
 
 def location_of(op: Operation) -> str | None:
@@ -177,8 +268,7 @@ def source_line(op: Operation) -> list[str]:
         with open(loc.filename.data, encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(f, start=1):
                 if number == loc.line.data:
-                    line = line.rstrip("\n")
-                    return [line, " " * (loc.column.data - 1) + "^"]
+                    return echo_line(line.rstrip("\n"), loc.column.data - 1)
     except OSError:
         pass
     return []
@@ -198,7 +288,7 @@ def find_invalid_op(module: Operation) -> tuple[Operation, Exception] | None:
                 # Block-level checks (e.g. missing terminator) belong to the enclosing op.
                 if not block.ops and len(region.blocks) == 1:
                     block.verify()
-    except DiagnosticException as error:
+    except Exception as error:  # noqa: BLE001 - not only VerifyException: see verify_module
         return module, error
     return None
 
@@ -216,6 +306,16 @@ def _message(error: BaseException) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " ..."
 
 
+def _describe(error: BaseException) -> str:
+    """An error's message after "'op.name' op ": a verifier's message as it is; anything else xDSL
+    raised on a malformed op (IndexError, KeyError, AssertionError, ...) with its type."""
+    if isinstance(error, DiagnosticException):
+        return _message(error)
+    message = _message(error)
+    kind = type(error).__name__
+    return f"is malformed ({kind})" if message == kind else f"is malformed ({kind}: {message})"
+
+
 def from_verify_error(module: ModuleOp, error: Exception, note: str | None = None) -> ToolError:
     """A diagnostic for a module that failed verification, located at the offending op if known."""
     found = find_invalid_op(module)
@@ -223,7 +323,7 @@ def from_verify_error(module: ModuleOp, error: Exception, note: str | None = Non
     message = _message(cause)
     if op is None:
         return ToolError(message + (f" ({note})" if note else ""))
-    message = f"'{op.name}' op {message.removeprefix(op.name + ': ')}"
+    message = f"'{op.name}' op {_describe(cause).removeprefix(op.name + ': ')}"
     if note:
         message += f" ({note})"
     return ToolError(message, location_of(op), source_line(op))
@@ -285,7 +385,11 @@ def one_line_usage_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentP
 def run_tool(prog: str, body: Callable[[], int | None]) -> int:
     """Run a driver's `body`, turning every failure into one diagnostic and exit status 1."""
     try:
-        return body() or 0
+        # A successful run prints only its results: numpy's warnings about values (a division by zero
+        # giving inf, the log of a negative giving nan) are the computation's answer, as in MLIR and TVM.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return body() or 0
     except ToolError as error:
         report(error, prog)
     except ParseError as error:

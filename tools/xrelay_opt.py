@@ -57,6 +57,7 @@ from xrelay.tools.diagnostics import (
     one_line_usage_errors,
     run_tool,
     source_line,
+    verify_module,
 )
 
 from xrelay.tools.instrument_flags import (  # noqa: F401 - register_instrument_flag is the extension point
@@ -102,10 +103,7 @@ class PipelineChecks(PassInstrument):
         if self.time_passes:
             print(f"Pass {name} took {time.perf_counter() - start} seconds")
         if self.verify:
-            try:
-                mod.verify()
-            except DiagnosticException as error:
-                raise from_verify_error(mod, error, f"in the IR produced by pass '{name}'") from error
+            verify_module(mod, f"in the IR produced by pass '{name}'")
         self.last_done = name
 
     def run_after_pass_failed(self, mod: ModuleOp, info: Any) -> None:
@@ -327,10 +325,7 @@ class XRelayOptMain(xDSLOptMain):
             if module is None:
                 return
             if not self.args.disable_verify:
-                try:
-                    module.verify()
-                except DiagnosticException as error:
-                    raise from_verify_error(module, error) from error
+                verify_module(module)
             module = self.run_pipeline(module)
             output.write(self.output_resulting_program(module))
             output.flush()

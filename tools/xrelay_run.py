@@ -201,6 +201,10 @@ def _npz_arrays(archive, path: str, what: str) -> dict[str, np.ndarray]:
         with archive:
             for name in archive.files:
                 arrays[name] = archive[name]
+                if not isinstance(arrays[name], np.ndarray):  # numpy hands back a non-.npy member's bytes
+                    raise _unreadable(path, what, f"member '{name}' is not a .npy array")
+    except ToolError:
+        raise
     except ValueError as error:
         if "Object arrays" in str(error):
             raise _unreadable(path, what, f"array '{name}' holds pickled Python objects, which xrelay-run "
@@ -507,7 +511,7 @@ def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, 
     except ArithmeticError as error:  # the inputs' values (an integer division by zero): not a bug
         raise ToolError(f"execution failed: {type(error).__name__}: {error}") from error
     except Exception as error:  # noqa: BLE001 - a kernel failing on this model
-        if type(error).__name__ == "KernelError":
+        if type(error).__name__ in ("KernelError", "ExecutionError"):
             raise ToolError(f"execution failed: {error}") from error
         raise
     outputs = list(outcome) if isinstance(outcome, (list, tuple)) else [outcome]

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 from xdsl.irdl import attr_def
 
-from xrelay.dialects.infer import Shape, ShapeError, check_layout, fmt_shape
+from xrelay.dialects.infer import MAX_RANK, Shape, ShapeError, check_layout, fmt_shape
 from xrelay.dialects.op_base import INT, INTS, LayoutRule, NNOp, int_, ints, nn_op
 
 __all__ = ["BatchFlattenOp", "ExpandDimsOp", "LayoutTransformOp", "ReshapeOp", "TransposeOp"]
@@ -33,6 +33,8 @@ def expand_dims(shapes: list[Shape], a: dict) -> Shape:
         raise ShapeError(f"axis {axis} out of range [{-rank - 1}, {rank}] for 'data' {fmt_shape(data)}")
     if count < 0:
         raise ShapeError(f"num_newaxis must be >= 0, got {count}")
+    if rank + count > MAX_RANK:
+        raise ShapeError(f"num_newaxis {count} would make rank {rank + count}; at most {MAX_RANK} dimensions")
     if axis < 0:
         axis += rank + 1
     return data[:axis] + (1,) * count + data[axis:]

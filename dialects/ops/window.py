@@ -101,6 +101,9 @@ def global_pool2d(shapes: list[Shape], a: dict) -> Shape:
     (data,) = shapes
     check_rank("data", data, 4)
     check_layout(a["layout"], "NCHW", "layout")
+    empty = [c for c, n in zip(a["layout"], data) if c in "HW" and n == 0]
+    if empty:  # the mean of no values (Relay would divide by zero)
+        raise ShapeError(f"'data' {fmt_shape(data)} has an empty spatial dimension ({', '.join(empty)} is 0)")
     return tuple(1 if c in "HW" else n for c, n in zip(a["layout"], data))
 
 

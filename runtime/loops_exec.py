@@ -219,7 +219,6 @@ class LoopsCompiler:
         mtype = ref.type
         assert isinstance(mtype, MemRefType)
         shape = mtype.get_shape()
-        _check_static_bounds(shape, indices)
         if isinstance(mtype.layout, StridedLayoutAttr):  # a subview: strides into its source's list
             strides, offset = mtype.get_strides(), mtype.get_offset()
             terms = [f"{self.name(idx)} * {stride}" for size, idx, stride in zip(shape, indices, strides, strict=True)
@@ -412,6 +411,9 @@ class LoopsProgram:
     are checked against); `raised_nests` and `scalar_nests` count how the nests were translated."""
 
     def __init__(self, module: ModuleOp, entry: str = "main", vectorize: bool = True):
+        for op in module.walk():  # before any nest is translated (scalar or whole-array)
+            if isinstance(op, memref.LoadOp | memref.StoreOp) and isinstance(op.memref.type, MemRefType):
+                _check_static_bounds(op.memref.type.get_shape(), op.indices)
         compiler = LoopsCompiler(module, entry, vectorize)
         self.source = compiler.source
         namespace = compiler.globals

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.xrelay-installed
 
-.PHONY: setup demo test test-zoo pytest lit bench clean
+.PHONY: setup demo test test-zoo pytest lit fuzz bench clean
 
 setup: $(STAMP)
 
@@ -29,6 +29,13 @@ test-zoo: setup
 
 lit: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -v tests/filecheck
+
+# The mutation fuzzer (tests/fuzz/fuzzer.py) for a given time; prints the count of each class
+# (ok / error / crash / misplaced / hang) and writes shrunk reproducers to fuzz-out/.
+FUZZ_SECONDS ?= 60
+FUZZ_SEED ?= $(shell date +%s)
+fuzz: setup
+	$(BIN)/python tests/fuzz/fuzzer.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --out fuzz-out
 
 # Benchmarks print medians and ratios against references measured in the same run;
 # ONNX Runtime comes with the optional `bench` extra.

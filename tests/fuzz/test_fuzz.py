@@ -1,0 +1,89 @@
+"""A short seeded slice of the fuzzer (`make fuzz` runs it for longer), and checks that the fuzzer
+itself detects what it is for: crashes, hangs, misplaced diagnostics, and shrinks reproducers."""
+
+from __future__ import annotations
+
+import re
+
+import fuzzer
+import pytest
+from xdsl.utils.mlir_lexer import MLIRLexer
+
+SLICE_CASES = 200
+
+
+def test_seeded_slice_has_no_crash_hang_or_misplaced_diagnostic():
+    report = fuzzer.fuzz(seed=0, cases=SLICE_CASES, time_limit=20.0, lowered_seeds=2, shrink_budget=40)
+    assert sum(report.counts.values()) == SLICE_CASES
+    # The mutations reach both outcomes that are fine: programs that still run and clean rejections.
+    assert report.counts["ok"] > 0 and report.counts["error"] > 0, report.render()
+    assert report.counts["crash"] == report.counts["hang"] == report.counts["misplaced"] == 0, report.render()
+
+
+def test_hang_is_detected_with_xdsl_own_string_pattern(monkeypatch):
+    # xDSL 0.75's exponential pattern, put back for this test only (the forked worker inherits it).
+    monkeypatch.setattr(MLIRLexer, "_unescaped_characters_regex",
+                        re.compile(r'"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'))
+    runner = fuzzer.Runner(time_limit=2.0)
+    try:
+        case = fuzzer.Case("opt", '"' + "a" * 60 + "\n", [fuzzer.MODEL])
+        assert fuzzer.classify(case, runner.run(case)) == ("hang", "hang")
+        fine = fuzzer.Case("opt", "func.func @main() {\n  func.return\n}\n", [fuzzer.MODEL])
+        assert fuzzer.classify(fine, runner.run(fine)) == ("ok", "")  # a fresh worker after the kill
+    finally:
+        runner.close()
+
+
+def test_crash_is_classified_and_shrunk(monkeypatch):
+    # An injected bug: running any module holding an nn.softmax raises an unexpected exception.
+    import xrelay.runtime.interpreter as interpreter
+
+    real = interpreter.check_no_recursion
+
+    def buggy(module):
+        if any(op.name == "nn.softmax" for op in module.walk()):
+            raise RuntimeError("injected")
+        real(module)
+
+    monkeypatch.setattr(interpreter, "check_no_recursion", buggy)
+    from xrelay.frontend import tiny
+
+    text = str(tiny.get_net(image_shape=(2, 4, 4), channels=2, num_classes=3))
+    case = fuzzer.Case("run", text, [fuzzer.MODEL, "--level", "nn"])
+    runner = fuzzer.Runner(time_limit=20.0)
+    try:
+        kind, signature = fuzzer.classify(case, runner.run(case))
+        assert (kind, signature) == ("crash", "xrelay-run: error: internal error: RuntimeError: injected")
+        small = fuzzer.shrink(case, runner, (kind, signature), budget=150)
+    finally:
+        runner.close()
+    assert "nn.softmax" in small.text
+    # The ops around the softmax that keep their operand's type (conv, batch_norm, relu) are gone.
+    assert len(small.text.splitlines()) < len(text.splitlines()) - 2, small.text
+    assert "nn.conv2d" not in small.text and "nn.relu" not in small.text, small.text
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "problem"),
+    [
+        ("a\nb\n", "in.mlir:9:1: error: x", "line 9 outside the file"),
+        ("a\nbb\n", "in.mlir:2:7: error: x", "column 7 outside line 2"),
+        ("%0 = nn.relu(%x)\n%1 = nn.add(%0, %0)\n", "in.mlir:1:1: error: 'nn.add' op bad", "'nn.add' is not on line 1"),
+        ("%0 = nn.relu(%x)\n", "in.mlir:1:1: error: 'nn.relu' op bad", None),
+        ("x\n", "xrelay-run: error: no file", None),
+    ],
+)
+def test_misplacement(text, error, problem):
+    found = fuzzer.misplacement(text, error)
+    assert (found is None) if problem is None else found.startswith(problem)
+
+
+def test_classify_outcomes():
+    case = fuzzer.Case("opt", "x\n", [fuzzer.MODEL])
+    assert fuzzer.classify(case, fuzzer.Outcome(0, "")) == ("ok", "")
+    assert fuzzer.classify(case, fuzzer.Outcome(1, "in.mlir:1:1: error: bad\n x\n ^\n")) == ("error", "")
+    assert fuzzer.classify(case, fuzzer.Outcome(1, "xrelay-opt: error: internal error: KeyError: 'a'\n"))[0] == "crash"
+    assert fuzzer.classify(case, fuzzer.Outcome(1, "a: error: one\nb: error: two\n"))[0] == "crash"
+    assert fuzzer.classify(case, fuzzer.Outcome(1, "a: error: x\n", left_output=True))[0] == "crash"
+    assert fuzzer.classify(case, fuzzer.Outcome(-1, "", escaped="ValueError: x (f.py:1)"))[0] == "crash"
+    assert fuzzer.classify(case, None) == ("hang", "hang")

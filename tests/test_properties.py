@@ -1,0 +1,182 @@
+"""Property-based tests (Hypothesis): random small nn graphs keep their outputs through every graph pass,
+and the nn, linalg, memref and loops levels give the same answers.
+
+The graphs mix random ops (elementwise, broadcasting binary ops against constants of lower rank,
+convolutions in NCHW or NHWC with their kernel layouts, pools in either layout, batch_norm, bias_add,
+transpose, reshape, expand_dims, softmax, a dense head), random shapes and random constants. The
+reference is the nn-level run of the unchanged graph. `make test` runs the `ci` profile (derandomised,
+a few examples each); `HYPOTHESIS_PROFILE=long` runs many more.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from xrelay.dialects import nn
+from xrelay.frontend import GraphBuilder
+from xrelay.frontend.builder import shape_of
+from xrelay.instrument import PassContext
+from xrelay.lowering import lower
+from xrelay.passes import (
+    CanonicalizeOps,
+    ConvertLayout,
+    DeadCodeElimination,
+    FoldConstant,
+    FoldScaleAxis,
+    InferType,
+    SimplifyInference,
+)
+from xrelay.runtime import run
+
+_COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", max_examples=8, derandomize=True, **_COMMON)
+settings.register_profile("long", max_examples=300, **_COMMON)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+
+TO_LAYOUT = {"NCHW": (0, 1, 2, 3), "NHWC": (0, 2, 3, 1)}
+
+
+class Graph:
+    """Draws one graph op by op; activations are 4-D in `layout` until a head flattens them."""
+
+    def __init__(self, draw):
+        self.draw = draw
+        self.layout = "NCHW"
+        shape = (1, draw(st.integers(1, 3)), draw(st.integers(2, 5)), draw(st.integers(2, 5)))
+        self.b = GraphBuilder(shape)
+        self.input_shape = shape
+        self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+    def const(self, shape, low=-1.0, high=1.0):
+        value = self.rng.uniform(low, high, size=shape).astype("float32")
+        return self.b.op(nn.ConstantOp, value).results[0]
+
+    def op(self, name, *operands, **attrs):
+        return self.b.op(nn.OPS[name], *operands, **attrs).results[0]
+
+    def channels(self, x):
+        return shape_of(x)[self.layout.index("C")]
+
+    def step(self, x):
+        draw = self.draw
+        c = self.channels(x)
+        kind = draw(st.sampled_from(["unary", "binary", "conv", "bn", "bias", "pool", "layout", "shape", "softmax"]))
+        if kind == "unary":
+            name = draw(st.sampled_from(["nn.relu", "nn.negative", "nn.sigmoid", "sqrt"]))
+            return self.op("nn.sqrt", self.op("nn.relu", x)) if name == "sqrt" else self.op(name, x)
+        if kind == "binary":
+            name = draw(st.sampled_from(["nn.add", "nn.subtract", "nn.multiply", "nn.divide"]))
+            shape = shape_of(x)
+            other_shape = draw(st.sampled_from([(), (shape[-1],), shape[-2:], shape, self._channel_shape(c)]))
+            other = self.const(other_shape, 0.5, 1.5)
+            return self.op(name, other, x) if name != "nn.divide" and draw(st.booleans()) else self.op(name, x, other)
+        if kind == "conv":
+            out, k = draw(st.integers(1, 3)), draw(st.sampled_from([1, 3]))
+            stride = draw(st.sampled_from([1, 2]))
+            kernel_layout = "OIHW" if self.layout == "NCHW" else draw(st.sampled_from(["HWIO", "OHWI"]))
+            dims = {"O": out, "I": c, "H": k, "W": k}
+            weight = self.const(tuple(dims[d] for d in kernel_layout))
+            return self.op("nn.conv2d", x, weight, strides=(stride, stride), padding=(k // 2,) * 4, channels=out,
+                           kernel_size=(k, k), data_layout=self.layout, kernel_layout=kernel_layout)
+        if kind == "bn":
+            stats = [self.const((c,)), self.const((c,)), self.const((c,)), self.const((c,), 0.5, 2.0)]
+            return self.b.op(nn.BatchNormOp, x, *stats, axis=self.layout.index("C"), epsilon=1e-3).results[0]
+        if kind == "bias":
+            return self.op("nn.bias_add", x, self.const((c,)), axis=self.layout.index("C"))
+        if kind == "pool":
+            h, w = (shape_of(x)[self.layout.index(d)] for d in "HW")
+            choice = draw(st.sampled_from(["global", "max", "avg"]))
+            if choice == "global" or min(h, w) < 2:
+                return self.op("nn.global_avg_pool2d", x, layout=self.layout)
+            stride, pad = draw(st.sampled_from([1, 2])), draw(st.sampled_from([0, 1]))
+            attrs = dict(pool_size=(2, 2), strides=(stride, stride), padding=(pad,) * 4, layout=self.layout)
+            if choice == "max":
+                return self.op("nn.max_pool2d", x, **attrs)
+            return self.op("nn.avg_pool2d", x, count_include_pad=draw(st.booleans()), **attrs)
+        if kind == "layout":
+            target = "NHWC" if self.layout == "NCHW" else "NCHW"
+            y = self.op("nn.layout_transform", x, src_layout=self.layout, dst_layout=target)
+            self.layout = target
+            return y
+        if kind == "shape":
+            choice = draw(st.sampled_from(["transpose", "reshape", "expand"]))
+            n, a, b_, d = shape_of(x)
+            if choice == "transpose":
+                return self.op("nn.transpose", x, axes=(0, 1, 3, 2))
+            if choice == "reshape":
+                return self.op("nn.reshape", x, newshape=(0, a, d, b_))  # keeps C where the layout has it
+            squeezed = self.op("nn.expand_dims", x, axis=draw(st.integers(0, 4)))
+            return self.op("nn.reshape", squeezed, newshape=(n, a, b_, d))
+        return self.op("nn.softmax", x, axis=self.layout.index("C"))
+
+    def _channel_shape(self, c):
+        return (c, 1, 1) if self.layout == "NCHW" else (c,)
+
+    def build(self):
+        x = self.b.input
+        for _ in range(self.draw(st.integers(1, 5))):
+            x = self.step(x)
+        if self.draw(st.booleans()):  # a classifier head
+            flat = self.op("nn.batch_flatten", self.op("nn.global_avg_pool2d", x, layout=self.layout))
+            units = self.draw(st.integers(1, 4))
+            dense = self.op("nn.dense", flat, self.const((units, shape_of(flat)[1])), units=units)
+            x = self.op("nn.softmax", self.op("nn.add", dense, self.const((units,))))
+        return self.b.finish(x)
+
+
+@st.composite
+def graphs(draw):
+    graph = Graph(draw)
+    module = graph.build()
+    module.verify()
+    data = graph.rng.uniform(-1, 1, graph.input_shape).astype("float32")
+    return module, {"data": data}
+
+
+def assert_close(actual, expected, what):
+    scale = float(np.nanmax(np.abs(expected))) if expected.size and np.isfinite(expected).any() else 1.0
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5 * max(scale, 1.0), err_msg=what)
+
+
+PASSES = {
+    "InferType": InferType,
+    "FoldConstant": FoldConstant,
+    "SimplifyInference": SimplifyInference,
+    "FoldScaleAxis": FoldScaleAxis,
+    "CanonicalizeOps": CanonicalizeOps,
+    "DeadCodeElimination": DeadCodeElimination,
+    "ConvertLayout(NHWC)": lambda: ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}),
+    "ConvertLayout(NCHW)": lambda: ConvertLayout({"nn.conv2d": ["NCHW", "OIHW"]}),
+}
+
+
+@settings(settings.get_profile(PROFILE))
+@given(graphs())
+def test_every_pass_preserves_outputs(graph):
+    module, inputs = graph
+    expected = run(module, inputs)
+    with PassContext(opt_level=3):
+        for name, make in PASSES.items():
+            transformed = make()(module.clone())
+            transformed.verify()
+            assert_close(run(transformed, inputs), expected, name)
+        # And the tutorial's opt-level-3 pipeline as a whole.
+        optimised = module.clone()
+        for make in (SimplifyInference, FoldScaleAxis, FoldConstant, PASSES["ConvertLayout(NHWC)"], FoldConstant):
+            optimised = make()(optimised)
+        assert_close(run(optimised, inputs), expected, "opt-level-3 pipeline")
+
+
+@settings(settings.get_profile(PROFILE))
+@given(graphs())
+def test_levels_agree(graph):
+    module, inputs = graph
+    expected = run(module, inputs)
+    for level in ("linalg", "memref", "loops"):
+        lowered = lower(module.clone(), to=level)
+        lowered.verify()
+        assert_close(run(lowered, inputs), expected, f"{level} level")

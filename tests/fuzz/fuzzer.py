@@ -400,7 +400,7 @@ def classify(case: Case, outcome: Outcome | None) -> tuple[str, str]:
     if outcome.status == 0:
         return "ok", ""
     lines = outcome.stderr.splitlines()
-    errors = [line for line in lines if ": error: " in line]
+    errors = diagnostics(lines)
     if "internal error" in outcome.stderr:
         return "crash", _signature(next((line for line in lines if "internal error" in line), outcome.stderr))
     if outcome.status != 1 or len(errors) != 1 or "Traceback" in outcome.stderr:
@@ -409,6 +409,22 @@ def classify(case: Case, outcome: Outcome | None) -> tuple[str, str]:
     if problem:
         return "misplaced", _signature(problem)
     return "error", ""
+
+
+DIAGNOSTIC = re.compile(r"^[^\s:]+(?::\d+:\d+)?: error: ")
+
+
+def diagnostics(lines: list[str]) -> list[str]:
+    """The `... error: ...` lines of stderr, not counting the source lines echoed under a located one
+    (a lit test's `// CHECK: xrelay-opt: error: ...` line may be echoed)."""
+    found, skip = [], 0
+    for line in lines:
+        if skip:
+            skip -= 1
+        elif DIAGNOSTIC.match(line):
+            found.append(line)
+            skip = 2 if LOCATED.match(line) or re.match(r"^[^\s:]+:\d+:\d+: ", line) else 0
+    return found
 
 
 def misplacement(text: str, error: str) -> str | None:

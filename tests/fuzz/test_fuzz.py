@@ -84,6 +84,8 @@ def test_classify_outcomes():
     assert fuzzer.classify(case, fuzzer.Outcome(1, "in.mlir:1:1: error: bad\n x\n ^\n")) == ("error", "")
     assert fuzzer.classify(case, fuzzer.Outcome(1, "xrelay-opt: error: internal error: KeyError: 'a'\n"))[0] == "crash"
     assert fuzzer.classify(case, fuzzer.Outcome(1, "a: error: one\nb: error: two\n"))[0] == "crash"
+    echoed = "in.mlir:1:1: error: bad\n// CHECK: xrelay-opt: error: x\n^\n"  # a source line echoed
+    assert fuzzer.classify(case, fuzzer.Outcome(1, echoed)) == ("error", "")
     assert fuzzer.classify(case, fuzzer.Outcome(1, "a: error: x\n", left_output=True))[0] == "crash"
     assert fuzzer.classify(case, fuzzer.Outcome(-1, "", escaped="ValueError: x (f.py:1)"))[0] == "crash"
     assert fuzzer.classify(case, None) == ("hang", "hang")

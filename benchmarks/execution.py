@@ -2,7 +2,8 @@
 Runtime and a plain numpy forward; and the loops-level executor.
 
     .venv/bin/python benchmarks/execution.py [--models resnet18,resnet50] [--threads 1,2] [--rounds 8]
-        [--block 3] [--skip-inprocess] [--skip-loops] [--skip-stock]
+        [--block 3] [--onnx-models squeezenet,resnet50,...] [--threading] [--skip-inprocess]
+        [--skip-loops] [--skip-stock]
 
 1. Models (batch 1, 3x224x224, weights bound as constants). Every contender runs in a process of its
    own (a worker: this script with `--worker`), set up once and then driven over a pipe:
@@ -27,6 +28,9 @@ Runtime and a plain numpy forward; and the loops-level executor.
    build, kernel and thread count numpy got.
    Once, ResNet-18 at the highest thread count: ONNX Runtime measured in the same process as the
    numpy forward (interleaved blocks, as this benchmark used to do), against its own process.
+   `--onnx-models`: the same over ONNX light models (xrelay after opt-level-3 + NHWC, and ONNX
+   Runtime on the ONNX model itself). `--threading`: the executor's BLAS threading (worker threads
+   over single-threaded BLAS, or OpenBLAS's own threads), as the machine is and with one core busy.
 2. Loops level: a small conv → bias → relu → max-pool network lowered to scf loops, run by
    xrelay's loops executor (every nest scalar, and nests raised to whole-array numpy) and by xDSL's
    stock interpreter on the same IR; dynamic scalar ops per second (ops executed counted from the
@@ -273,14 +277,30 @@ def reset_peak_rss() -> bool:
 
 
 def load_model(name: str):
+    """(nn module, params, input array, the ONNX model for ONNX Runtime or None) of `resnet18`,
+    `resnet50` or `onnx:<light model>` (the ONNX backend test data's light models with the
+    re-randomised weights of tests/onnx_models.py, imported by `from_onnx`)."""
     from xrelay.frontend import resnet
 
+    if name.startswith("onnx:"):
+        import onnxruntime
+
+        onnxruntime.set_default_logger_severity(3)  # the IR-3 models list initializers as inputs: warnings
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
+        from onnx_models import light_model, randomised, zoo_inputs
+
+        from xrelay.frontend import from_onnx
+
+        proto = randomised(light_model(name[5:]))
+        ((input_name, data),) = zoo_inputs(proto).items()
+        module, params = from_onnx(proto)
+        return module, params, data, proto, input_name
     layers = {"resnet18": 18, "resnet50": 50}.get(name)
     if layers is None:
-        raise SystemExit(f"unknown model {name!r}; expected resnet18 or resnet50")
+        raise SystemExit(f"unknown model {name!r}; expected resnet18, resnet50 or onnx:<light model>")
     module, params = resnet.get_workload(num_layers=layers, batch_size=1, image_shape=(3, 224, 224))
     data = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
-    return module, params, data
+    return module, params, data, None, "data"
 
 
 class Contender:
@@ -293,10 +313,13 @@ class Contender:
         from xrelay.runtime.interpreter import run as run_nn
         from xrelay.runtime.linalg_exec import compile_linalg
 
-        module, params, self.data = load_model(model)
-        reference = run_nn(module, {"data": self.data}, params)
+        module, params, self.data, proto, self.input_name = load_model(model)
+        reference = run_nn(module, {self.input_name: self.data}, params)
         bound = bind_params_by_name(module, params)
         self.kind, self.program, self.sessions = kind, None, {}
+        threading = "split"
+        if kind.endswith("-openblas"):  # the same program, BLAS running its own threads
+            kind, threading = kind[: -len("-openblas")], "openblas"
         if kind in ("as-built", "opt3", "opt3-nhwc"):
             graph = bound
             if kind != "as-built":
@@ -307,6 +330,7 @@ class Contender:
                         graph = transform.Sequential(
                             [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)
             self.program = compile_linalg(lower(graph, to="linalg"))
+            self.program.threading = threading
             self.fn = lambda threads: self.program(self.data)
         elif kind == "numpy":
             forward = numpy_forward(bound)
@@ -314,14 +338,17 @@ class Contender:
         elif kind in ("ort", "ort-inprocess"):
             import onnxruntime as ort
 
-            self.ort, self.onnx_bytes = ort, onnx_model(bound).SerializeToString()
+            self.ort = ort
+            self.onnx_bytes = (proto if proto is not None else onnx_model(bound)).SerializeToString()
             forward = numpy_forward(bound) if kind == "ort-inprocess" else None
             self.forward = forward
-            self.fn = lambda threads: self.session(threads).run(None, {"data": self.data})
+            self.fn = lambda threads: self.session(threads).run(None, {self.input_name: self.data})
         else:
             raise SystemExit(f"unknown contender {kind!r}")
         out = self.fn(2)[0]
-        self.error = float(np.max(np.abs(out - reference) / np.maximum(np.abs(reference), 1e-30)))
+        reference = reference[0] if isinstance(reference, list) else reference
+        # Relative to the largest magnitude (softmax outputs have entries near 0).
+        self.error = float(np.max(np.abs(out - reference)) / max(float(np.max(np.abs(reference))), 1e-30))
 
     def session(self, threads: int):
         if threads not in self.sessions:
@@ -439,8 +466,8 @@ def alternate(workers: dict[str, Worker], threads: int, rounds: int, block: int)
     return {k: (times[k], last[k]["VmHWM"], last[k]["VmHWM"] - rest[k], last[k]["planned_peak"]) for k in kinds}, loads
 
 
-def bench_model(model: str, thread_counts: list[int], rounds: int, block: int) -> None:
-    workers = start_workers(list(CONTENDERS), model, max(thread_counts))
+def bench_model(model: str, thread_counts: list[int], rounds: int, block: int, kinds=tuple(CONTENDERS)) -> None:
+    workers = start_workers(list(kinds), model, max(thread_counts))
     try:
         print(f"\n{model}, batch 1, 3x224x224 (contenders in processes of their own, "
               f"{os.cpu_count()} CPUs)")
@@ -448,20 +475,48 @@ def bench_model(model: str, thread_counts: list[int], rounds: int, block: int) -
         print(f"  measured processes: {', '.join(f'{v} unset' for v in UNSET_FOR_MEASUREMENT)}; "
               f"numpy's BLAS: {first['blas']}")
         for kind, w in workers.items():
-            print(f"  {CONTENDERS[kind]:<36} max relative error vs nn level: {w.info['error']:.2e}")
+            print(f"  {CONTENDERS.get(kind, kind):<36} max error vs nn level (of the largest): {w.info['error']:.2e}")
         for threads in thread_counts:
             results, loads = alternate(workers, threads, rounds, block)
             ort = results.get("ort")
             ort_ms = statistics.median(ort[0]) * 1e3 if ort else None
+            ort_best = min(ort[0]) * 1e3 if ort else None
             print(f"\n  {threads} thread(s): medians of {rounds} rounds x {block} runs; 1-min load average "
                   f"{min(loads):.1f}-{max(loads):.1f} (this benchmark adds ~{threads})")
-            print(f"  {'':<36} {'median':>9}  {'/ ORT':>6}  {'peak RSS (+ over rest)':>22}  {'planned':>10}")
+            print(f"  {'':<36} {'median':>9}  {'/ ORT':>6}  {'best':>8}  {'/ ORT':>6}  {'peak RSS (+ over rest)':>22}  {'planned':>10}")
             for kind, (ts, hwm_kb, growth_kb, planned) in results.items():
-                ms = statistics.median(ts) * 1e3
+                ms, best = statistics.median(ts) * 1e3, min(ts) * 1e3
                 ratio = f"{ms / ort_ms:6.2f}" if ort_ms else f"{'-':>6}"
+                best_ratio = f"{best / ort_best:6.2f}" if ort_best else f"{'-':>6}"
                 plan = f"{planned / 2**20:6.1f} MiB" if planned else f"{'-':>10}"
-                label = CONTENDERS[kind] + (f" {workers[kind].info['version']}" if kind == "ort" else "")
-                print(f"  {label:<36} {ms:6.1f} ms  {ratio}  {hwm_kb / 1024:6.0f} MiB (+{growth_kb / 1024:5.1f} MiB)  {plan}")
+                label = CONTENDERS.get(kind, kind) + (f" {workers[kind].info['version']}" if kind == "ort" else "")
+                print(f"  {label:<36} {ms:6.1f} ms  {ratio}  {best:5.1f} ms  {best_ratio}  "
+                      f"{hwm_kb / 1024:6.0f} MiB (+{growth_kb / 1024:5.1f} MiB)  {plan}")
+    finally:
+        for w in workers.values():
+            w.close()
+
+
+def bench_threading(model: str, threads: int, rounds: int, block: int) -> None:
+    """The linalg executor's BLAS threading: `threads` worker threads splitting each big op over
+    single-threaded BLAS ("split", the default) against one BLAS call per op on OpenBLAS's own
+    `threads` threads ("openblas"); as the machine is, then with one core held by a spinning process."""
+    workers = start_workers(["opt3-nhwc", "opt3-nhwc-openblas"], model, threads)
+    try:
+        for busy in (False, True):
+            spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+            try:
+                results, loads = alternate(workers, threads, rounds, block)
+            finally:
+                if spinner is not None:
+                    spinner.kill()
+                    spinner.wait()
+            split, own = (statistics.median(results[k][0]) * 1e3 for k in ("opt3-nhwc", "opt3-nhwc-openblas"))
+            split_best, own_best = (min(results[k][0]) * 1e3 for k in ("opt3-nhwc", "opt3-nhwc-openblas"))
+            print(f"\nBLAS threading, {model} opt-level-3 + NHWC, {threads} threads, "
+                  f"{'one core held by a spinning process' if busy else 'no extra load'} "
+                  f"(load {min(loads):.1f}-{max(loads):.1f}): split over worker threads {split:.1f} ms "
+                  f"(best {split_best:.1f}), OpenBLAS's own threads {own:.1f} ms (best {own_best:.1f})")
     finally:
         for w in workers.values():
             w.close()
@@ -515,7 +570,7 @@ def bench_loops(skip_stock: bool) -> None:
 
     from xrelay.frontend import bind_params_by_name
 
-    module, params, data = load_model("resnet18")
+    module, params, data, _, _ = load_model("resnet18")
     reference = run_nn(module, {"data": data}, params)
     start = time.perf_counter()
     loops = lower(bind_params_by_name(module, params), to="loops")
@@ -541,6 +596,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--block", type=int, default=3, help="timed runs per turn (default 3)")
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process ORT comparison")
+    parser.add_argument("--onnx-models", default="",
+                        help="ONNX light models (squeezenet,resnet50,...) to run after opt-level-3 + NHWC against ORT")
+    parser.add_argument("--threading", action="store_true",
+                        help="compare the executor's BLAS threading modes, idle and with one core busy")
     parser.add_argument("--skip-loops", action="store_true")
     parser.add_argument("--skip-stock", action="store_true", help="skip xDSL's (slow) stock interpreter")
     parser.add_argument("--worker", nargs=2, metavar=("CONTENDER", "MODEL"), help=argparse.SUPPRESS)
@@ -552,6 +611,10 @@ def main(argv: list[str] | None = None) -> int:
     models = [m for m in args.models.split(",") if m]
     for model in models:
         bench_model(model, thread_counts, args.rounds, args.block)
+    for name in [m for m in args.onnx_models.split(",") if m]:
+        bench_model(f"onnx:{name}", thread_counts, args.rounds, args.block, kinds=("opt3-nhwc", "ort"))
+    if args.threading:
+        bench_threading(models[0] if models else "resnet18", max(thread_counts), args.rounds, args.block)
     if not args.skip_inprocess and models:
         bench_inprocess(models[0], max(thread_counts), args.rounds, args.block)
     if not args.skip_loops:

@@ -29,7 +29,7 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime.conv import split_blas_threads
+from xrelay.runtime.conv import blas_own_threads, split_blas_threads
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.linalg_structured import (
@@ -90,6 +90,10 @@ class LinalgProgram:
             self._planned[:] = self.plan.arrays
         self.peak_bytes = self.plan.peak_bytes if self.plan else None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
+        self.threading = "split"
+        """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had
+        (measured faster, and robust when another process holds a core: benchmarks/execution.py
+        --threading); "openblas": one BLAS call per op on OpenBLAS's own threads."""
 
     def _slot(self, value: SSAValue) -> int:
         if value not in self.slots:
@@ -296,8 +300,8 @@ class LinalgProgram:
         raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")
 
     def _compile_pad(self, op: tensor.PadOp) -> None:
-        """`tensor.pad` with static widths whose body yields one value for every position: a filled
-        array with the source copied into its interior."""
+        """`tensor.pad` with static widths whose body yields one value for every position: the source
+        copied into the interior of a planned buffer whose border is filled."""
         if op.low or op.high:
             raise ExecutionError("tensor.pad with dynamic padding is not supported")
         yielded = op.region.block.last_op.operands[0]
@@ -312,9 +316,24 @@ class LinalgProgram:
         dtype = numpy_dtype(op.result.type.get_element_type())
         interior = tuple(slice(lo, lo + n) for lo, n in zip(op.static_low.get_values(), op.source.type.get_shape()))
         src, out = self._slot(op.source), self._slot(op.result)
+        # The result is a planned buffer: only its border is filled, the interior is the copy.
+        k = self.memory.fresh(out, len(self.steps), shape, dtype)
+        self._planned.append(None)
+        border = []
+        for axis, (lo, size, n) in enumerate(zip(op.static_low.get_values(), shape, op.source.type.get_shape())):
+            before = (slice(None),) * axis
+            if lo > 0:
+                border.append(before + (slice(0, lo),))
+            if lo + n < size:
+                border.append(before + (slice(lo + n, size),))
 
-        def step(env, src=src, out=out, interior=interior):
-            padded = np.full(shape, fill(env), dtype)
+        def step(env, src=src, out=out, interior=interior, k=k, planned=self._planned):
+            padded = planned[k]
+            if padded is None:
+                padded = np.empty(shape, dtype)
+            value = fill(env)
+            for index in border:
+                padded[index] = value
             padded[interior] = env[src]
             env[out] = padded
 
@@ -326,7 +345,8 @@ class LinalgProgram:
         env: list = [None] * len(self.slots)
         for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
             env[i] = check_argument(array, arg_type, self.arg_names[i])
-        with split_blas_threads():  # BLAS's own threads synchronise per call: split per op instead
+        # BLAS's own threads synchronise per call: split per op instead (see `threading`).
+        with split_blas_threads() if self.threading == "split" else blas_own_threads():
             for step in self.steps:
                 step(env)
         # Copies: a result may be a view of another result or a read-only constant.

@@ -106,7 +106,10 @@ def _calibrated(proto: onnx.ModelProto, largest_logit: float = 8.0) -> onnx.Mode
     that the largest logit is `largest_logit` on the test input."""
     graph = proto.graph
     producers = {out: node for node in graph.node for out in node.output}
-    (softmax,) = [n for n in graph.node if n.op_type == "Softmax"]
+    softmaxes = [n for n in graph.node if n.op_type == "Softmax"]
+    if not softmaxes:  # DenseNet-121 ends in its pooled logits: compared linearly, any magnitude
+        return proto
+    (softmax,) = softmaxes
     node = producers[softmax.input[0]]
     while node.op_type in ("Reshape", "Flatten", "GlobalAveragePool", "AveragePool", "Relu", "Dropout"):
         node = producers[node.input[0]]

@@ -1,8 +1,8 @@
 """The nine ONNX-zoo light models with deterministically re-randomised weights (the shipped ones are
 all 0.02, so their outputs are uniform) against ONNX Runtime: at the nn level, after the opt-level-3
 pipeline (SimplifyInference, FoldScaleAxis, FoldConstant) on bound parameters, after ConvertLayout
-to NHWC/HWIO, and at the linalg level. Softmax outputs are compared in log space, to 1e-4 of the
-largest magnitude.
+to NHWC/HWIO, and at the linalg level, to 1e-4 of the output's largest magnitude (softmax outputs
+in log space).
 
 SqueezeNet (the cheapest) runs in `make test`; the others are marked `zoo` (`make test-zoo`).
 """
@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 import pytest
-from onnx_models import LIGHT_MODELS, light_model, randomised, run_onnxruntime, zoo_inputs
+from onnx_models import LIGHT_MODELS, close, light_model, randomised, run_onnxruntime, zoo_inputs
 
 from xrelay import passes, transform
 from xrelay.frontend import bind_params_by_name, from_onnx
@@ -96,4 +96,7 @@ def test_light_model_with_random_weights_matches_onnxruntime(name, stage):
                 module = transform.Sequential([layout, passes.FoldConstant()])(module)
             assert all(op.attrs()["data_layout"] == "NHWC" for op in module.walk() if op.name == "nn.conv2d")
         actual = run(module, inputs)
-    assert_log_close(actual, expected)
+    if any(node.op_type == "Softmax" for node in proto.graph.node):
+        assert_log_close(actual, expected)
+    else:
+        assert close(actual, expected), f"max error {np.max(np.abs(actual - expected))}"

@@ -35,6 +35,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    VarOperandDef,
+    VarResultDef,
     irdl_op_definition,
     opt_attr_def,
     traits_def,
@@ -85,6 +87,15 @@ class LayoutRule(enum.Enum):
     """nn.layout_transform itself: composed with the transforms around it."""
     DENSE = "dense"
     """Layout-sensitive, but a 2-D result is named NC so a following bias_add can follow it (as Relay)."""
+    CONCATENATE = "concatenate"
+    """Operands brought into the layout of the first converted one, which the result keeps; `axis`
+    renumbered (Relay's ConcatenateLayout)."""
+    SPLIT = "split"
+    """The pieces follow the data operand, `axis` renumbered (Relay's SplitInferCorrectLayout)."""
+    PAD = "pad"
+    """Follows the data operand, the (before, after) pairs of `pad_width` permuted with its axes."""
+    STRIDED_SLICE = "strided_slice"
+    """Follows the data operand, the sliced `axes` renumbered (Relay's StridedSliceInferCorrectLayout)."""
     SENSITIVE = "sensitive"
     """Layout-sensitive: operands go back to their original layout (a layout_transform is inserted)."""
     NONE = "none"
@@ -202,16 +213,41 @@ class NNOp(IRDLOperation):
     """How ConvertLayout treats the op; every op class declares it (the op-coverage test checks)."""
     NO_LOWERING: ClassVar[str | None] = None
     """Why the op deliberately has no linalg lowering, or None when it has one (the coverage test checks)."""
+    NORMALISE: ClassVar[dict[str, Callable[[Any], tuple[int, ...]]]] = _NORMALISE
+    """Attributes given in Relay's short 2-D forms (strides=2 -> (2, 2)); an op whose attribute of the
+    same name is not a 2-D window attribute (strided_slice's strides) sets its own."""
+    INTEGER_OPERANDS: ClassVar[tuple[str, ...]] = ()
+    """Operands holding integer tensors (indices) of any width, exempt from the shared element type."""
+
+    # An op's operands (or results) are either fixed or one variadic list (`var_operand_def`:
+    # nn.concatenate's inputs; `var_result_def`: nn.split's pieces).
+    @classmethod
+    def variadic_operands(cls) -> bool:
+        return any(isinstance(d, VarOperandDef) for _, d in cls.get_irdl_definition().operands)
+
+    @classmethod
+    def variadic_results(cls) -> bool:
+        return any(isinstance(d, VarResultDef) for _, d in cls.get_irdl_definition().results)
+
+    @classmethod
+    def operand_names(cls, count: int) -> list[str]:
+        """The names of `count` operands, for messages; a variadic operand's are numbered ("data #1")."""
+        names = [name for name, _ in cls.get_irdl_definition().operands]
+        return [f"{names[0]} #{i}" for i in range(count)] if cls.variadic_operands() else names
 
     def __init__(self, *operands: SSAValue | Operation, **attrs: object):
         op_def = self.get_irdl_definition()
-        if len(operands) != len(op_def.operands):
+        variadic_in, variadic_out = self.variadic_operands(), self.variadic_results()
+        if variadic_in and not operands:
+            raise TypeError(f"{self.name} takes one or more '{op_def.operands[0][0]}' operands, got none")
+        if not variadic_in and len(operands) != len(op_def.operands):
             names = ", ".join(name for name, _ in op_def.operands)
             raise TypeError(f"{self.name} takes {len(op_def.operands)} operands ({names}), got {len(operands)}")
         attributes = self.attributes_from_python(attrs)
         values = [_as_value(o) for o in operands]
         result_types = type(self).infer_types([v.type for v in values], attributes)
-        super().__init__(operands=values, result_types=result_types, attributes=attributes)
+        super().__init__(operands=[values] if variadic_in else values,
+                         result_types=[result_types] if variadic_out else result_types, attributes=attributes)
 
     @classmethod
     def attributes_from_python(cls, attrs: dict[str, object]) -> dict[str, Attribute]:
@@ -223,9 +259,9 @@ class NNOp(IRDLOperation):
                 raise TypeError(f"{cls.name} has no attribute '{key}' (has {', '.join(op_def.attributes)})")
             if value is None:
                 continue
-            if key in _NORMALISE:
+            if key in cls.NORMALISE:
                 try:
-                    value = _NORMALISE[key](value)
+                    value = cls.NORMALISE[key](value)
                 except ShapeError as e:
                     raise ShapeError(f"{cls.name}: {e}") from None
             attr_def_ = op_def.attributes[key]
@@ -250,8 +286,8 @@ class NNOp(IRDLOperation):
         for key, attr_def_ in op_def.attributes.items():
             attr = attributes.get(key, attr_def_.default_value)
             value = None if attr is None else _to_python(attr)
-            if value is not None and key in _NORMALISE:
-                value = _NORMALISE[key](value)  # IR written by hand may hold Relay's short forms
+            if value is not None and key in cls.NORMALISE:
+                value = cls.NORMALISE[key](value)  # IR written by hand may hold Relay's short forms
             result[key] = value
         return result
 
@@ -259,7 +295,7 @@ class NNOp(IRDLOperation):
     def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[TensorType]:
         """Result types for these operand types and IR attributes (raises ShapeError)."""
         op_def = cls.get_irdl_definition()
-        names = [name for name, _ in op_def.operands]
+        names = cls.operand_names(len(operand_types))
         for name, t in zip(names, operand_types):
             if not isinstance(t, TensorType):
                 raise ShapeError(f"{cls.name}: operand '{name}' must be a ranked tensor, got {t}")
@@ -274,7 +310,11 @@ class NNOp(IRDLOperation):
         if cls.FLOAT_ONLY and not isinstance(element, AnyFloat):
             raise ShapeError(f"{cls.name}: operand '{names[0]}' must have a float element type, got {element}")
         for name, t in zip(names[1:], operand_types[1:]):
-            if t.get_element_type() != element:
+            if name in cls.INTEGER_OPERANDS:
+                if not isinstance(t.get_element_type(), IntegerType):
+                    raise ShapeError(f"{cls.name}: operand '{name}' must have an integer element type, got "
+                                     f"{t.get_element_type()}")
+            elif t.get_element_type() != element:
                 raise ShapeError(
                     f"{cls.name}: operand '{name}' element type {t.get_element_type()} differs from "
                     f"'{names[0]}' element type {element}"
@@ -284,7 +324,7 @@ class NNOp(IRDLOperation):
             out = cls.SHAPE_RULE(shapes, cls.python_attrs(attributes))
         except ShapeError as e:
             raise ShapeError(f"{cls.name}: {e}") from None
-        out_shapes = out if len(op_def.results) > 1 else [out]
+        out_shapes = out if len(op_def.results) > 1 or cls.variadic_results() else [out]
         for shape in out_shapes:
             infer.check_size(tuple(shape), f"{cls.name}: result")
         return [TensorType(element, shape) for shape in out_shapes]
@@ -325,13 +365,18 @@ class NNOp(IRDLOperation):
         parser.parse_punctuation(":")
         types_pos = parser.pos
         function_type = parser.parse_function_type()
-        if len(function_type.inputs) != len(operands) or len(function_type.outputs) != len(op_def.results):
+        results = "one or more" if cls.variadic_results() else len(op_def.results)
+        if len(function_type.inputs) != len(operands) or (
+            len(function_type.outputs) != len(op_def.results) if results != "one or more" else not function_type.outputs
+        ):
             parser.raise_error(
-                f"{cls.name}: expected {len(operands)} operand type(s) and {len(op_def.results)} "
+                f"{cls.name}: expected {len(operands)} operand type(s) and {results} "
                 f"result type(s), got {function_type}",
                 types_pos,
             )
-        if len(operands) != len(op_def.operands):
+        if cls.variadic_operands() and not operands:
+            parser.raise_error(f"{cls.name} takes one or more operands, got none", pos)
+        if not cls.variadic_operands() and len(operands) != len(op_def.operands):
             parser.raise_error(f"{cls.name} takes {len(op_def.operands)} operands, got {len(operands)}", pos)
         values = parser.resolve_operands(operands, function_type.inputs.data, pos)
         return cls.create(operands=values, result_types=function_type.outputs.data, attributes=attributes)

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     TensorType,
@@ -174,7 +175,7 @@ class BodyBuilder:
     _FLOAT = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
               "max": arith.MaximumfOp, "min": arith.MinimumfOp, "pow": math.PowFOp}
     _INT = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
-            "max": arith.MaxSIOp, "min": arith.MinSIOp}
+            "max": arith.MaxSIOp, "min": arith.MinSIOp, "rem": arith.RemSIOp}
     _FLOAT_UNARY = {"tanh": math.TanhOp, "erf": math.ErfOp, "exp": math.ExpOp, "log": math.LogOp,
                     "abs": math.AbsFOp, "sqrt": math.SqrtOp}
     _INT_UNARY = {"abs": math.AbsIOp}
@@ -188,7 +189,8 @@ class BodyBuilder:
 
     def binary(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """`lhs <kind> rhs` for kind in add, sub, mul, div, max, min (NaN-propagating for floats, as
-        numpy's maximum/minimum) and pow (floats only: `math.powf`, C's pow)."""
+        numpy's maximum/minimum) pow (floats only: `math.powf`, C's pow) and rem (integers
+        and indices)."""
         table = self._FLOAT if is_float(lhs.type) else self._INT
         return self._add(table[kind](lhs, rhs))
 
@@ -211,6 +213,23 @@ class BodyBuilder:
         if is_float(value.type):
             return self._add(arith.NegfOp(value))
         return self.binary("sub", self.scalar(0, value.type), value)
+
+    # Index arithmetic, for bodies that compute where to read (gathers: `tensor.extract`).
+    def loop_index(self, dim: int) -> SSAValue:
+        """`linalg.index dim`: the iteration's position along loop `dim`."""
+        return self._add(linalg.IndexOp(dim))
+
+    def index(self, value: int) -> SSAValue:
+        """An `index` constant."""
+        return self._add(arith.ConstantOp(IntegerAttr(value, IndexType())))
+
+    def to_index(self, value: SSAValue) -> SSAValue:
+        """An integer scalar as an `index` (`arith.index_cast`)."""
+        return self._add(arith.IndexCastOp(value, IndexType()))
+
+    def extract(self, source: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        """`tensor.extract source[indices]`: one element of a tensor the body captures."""
+        return self._add(tensor.ExtractOp(source, list(indices), element_of(source.type)))
 
     def sqrt(self, value: SSAValue) -> SSAValue:
         """`math.sqrt value`."""

@@ -16,6 +16,9 @@ strings of distinct upper-case letters naming the axes in order ("NCHW", "NHWC",
   lower-rank operand of a binary op is expanded to full rank with `nn.expand_dims` and
   transformed like the other operand, as Relay does (so a dense bias `add` gets one
   `expand_dims` even when nothing was converted).
+- Data movement follows its input with its attributes renumbered: concatenate (operands brought
+  into one layout) and split renumber `axis`, pad permutes its (before, after) pairs, strided_slice
+  renumbers its sliced `axes`.
 - Every other op (batch_flatten, dense, reshape, transpose, softmax, expand_dims, func.return,
   ops of other dialects) receives its operands back in their original layout.
 
@@ -402,6 +405,52 @@ class _LayoutRewriter:
         changed = {"layout": new_layout} if new_layout != layout else {}
         self.emit(op, [m.value], [(layout, new_layout)], **changed)
 
+    def concatenate(self, op: Operation) -> None:
+        """Relay's ConcatenateLayout: the operands are brought into the layout of the first one this
+        pass converted (else the first with a known layout), and the axis renumbered."""
+        rank = _rank(op.results[0])
+        known = [m for m in map(self.lookup, op.operands) if m.current is not None and len(m.current) == rank]
+        if not known:
+            return self.restore(op)
+        leader = next((m for m in known if m.current != m.original), known[0])
+        operands = [self.in_layout(v, leader.original, leader.current) for v in op.operands]
+        self._with_axis(op, operands, leader.original, leader.current)
+
+    def split(self, op: Operation) -> None:
+        """Relay's SplitInferCorrectLayout: the pieces follow the data, the axis renumbered."""
+        m = self.lookup(op.operands[0])
+        if m.current is None or len(m.current) != _rank(op.operands[0]):
+            return self.restore(op)
+        self._with_axis(op, [m.value], m.original, m.current)
+
+    def _with_axis(self, op: Operation, operands: Sequence[SSAValue], original: str, current: str) -> None:
+        axis = op.attrs()["axis"]
+        new_axis = _axis_in(axis, original, current)
+        changed = {"axis": new_axis} if new_axis != axis % len(original) else {}
+        self.emit(op, operands, [(original, current)] * len(op.results), **changed)
+
+    def pad(self, op: Operation) -> None:
+        """Relay's PadInferCorrectLayout: follows the data, the (before, after) pairs permuted with its axes."""
+        m = self.lookup(op.operands[0])
+        if m.current is None or len(m.current) != _rank(op.operands[0]):
+            return self.restore(op)
+        widths = tuple(op.attrs()["pad_width"])
+        pairs = {axis: widths[2 * i : 2 * i + 2] for i, axis in enumerate(m.original)}
+        new_widths = tuple(w for axis in m.current for w in pairs[axis])
+        self.emit(op, [m.value], [(m.original, m.current)], **({"pad_width": new_widths} if new_widths != widths else {}))
+
+    def strided_slice(self, op: Operation) -> None:
+        """Relay's StridedSliceInferCorrectLayout: follows the data, the sliced axes renumbered (begin,
+        end and strides stay in the order of `axes`)."""
+        m = self.lookup(op.operands[0])
+        rank = _rank(op.operands[0])
+        if m.current is None or len(m.current) != rank:
+            return self.restore(op)
+        a = op.attrs()
+        axes = tuple(x % rank for x in (a["axes"] if a["axes"] is not None else range(len(a["begin"]))))
+        new_axes = tuple(_axis_in(x, m.original, m.current) for x in axes)
+        self.emit(op, [m.value], [(m.original, m.current)], **({"axes": new_axes} if new_axes != axes else {}))
+
     def layout_transform(self, op: Operation) -> None:
         a = op.attrs()
         src, dst = a["src_layout"], a["dst_layout"]
@@ -434,6 +483,10 @@ _LayoutRewriter.RULES.update({
     LayoutRule.CONV: _LayoutRewriter.conv2d,
     LayoutRule.TRANSFORM: _LayoutRewriter.layout_transform,
     LayoutRule.DENSE: _LayoutRewriter.dense,
+    LayoutRule.CONCATENATE: _LayoutRewriter.concatenate,
+    LayoutRule.SPLIT: _LayoutRewriter.split,
+    LayoutRule.PAD: _LayoutRewriter.pad,
+    LayoutRule.STRIDED_SLICE: _LayoutRewriter.strided_slice,
     LayoutRule.SENSITIVE: _LayoutRewriter.sensitive,
 })
 """The implementation of every layout rule an op can declare (the op-coverage test checks all are here)."""

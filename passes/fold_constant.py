@@ -50,7 +50,7 @@ class FoldConstantOp(RewritePattern):
                 return
             arrays.append(array)
         outputs = kernel(op.attrs(), *arrays)
-        if len(op.results) == 1:
+        if not isinstance(outputs, tuple):  # a kernel returns a tuple for a variadic op, even of one
             outputs = (outputs,)
         constants = []
         for result, output in zip(op.results, outputs, strict=True):

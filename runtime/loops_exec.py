@@ -163,6 +163,20 @@ def _affine_source(expr: AffineExpr, operands: Sequence[str]) -> str:
     raise ExecutionError(f"unsupported affine expression {expr}")
 
 
+def flat_positions(mtype: MemRefType) -> np.ndarray:
+    """The positions in its buffer's flat array of every element of a memref, in row-major order
+    (a subview's come from its strided layout)."""
+    shape = tuple(mtype.get_shape())
+    if isinstance(mtype.layout, StridedLayoutAttr):
+        strides, offset = mtype.get_strides(), mtype.get_offset()
+    else:
+        strides, offset = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape))), 0
+    positions = np.full(shape, offset, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(shape, strides, strict=True)):
+        positions += (np.arange(size, dtype=np.int64) * stride).reshape([size if i == axis else 1 for i in range(len(shape))])
+    return positions.reshape(-1)
+
+
 class LoopsCompiler:
     """Translates `@main` into the Python source of one function (see the module docstring)."""
 
@@ -230,6 +244,12 @@ class LoopsCompiler:
                 terms.append(self.name(idx) if stride == 1 else f"{self.name(idx)} * {stride}")
             stride *= size
         return " + ".join(reversed(terms)) or "0"
+
+    def constant_array(self, array: np.ndarray) -> str:
+        """The name of a global holding `array` for the generated code."""
+        key = f"G_{len(self.globals)}"
+        self.globals[key] = array
+        return key
 
     def buffer(self, ref: SSAValue) -> str:
         """The name to index `ref` by: its buffer's list inside a scalar nest, else the flat array."""
@@ -338,8 +358,11 @@ class LoopsCompiler:
             emit(f"{self.name(op.result)} = {self.name(op.source)}")  # same list, strided indexing
         elif isinstance(op, memref.CopyOp):
             if any(isinstance(t.layout, StridedLayoutAttr) for t in (op.source.type, op.destination.type)):
-                raise ExecutionError("loops level: memref.copy of a subview (run linalg-to-loops first)")
-            emit(f"{self.buffer(op.destination)}[:] = {self.buffer(op.source)}")
+                # A subview on either side: copy element positions computed once from the layouts.
+                src, dst = (self.constant_array(flat_positions(t)) for t in (op.source.type, op.destination.type))
+                emit(f"{self.buffer(op.destination)}[{dst}] = {self.buffer(op.source)}[{src}]")
+            else:
+                emit(f"{self.buffer(op.destination)}[:] = {self.buffer(op.source)}")
         elif isinstance(op, scf.ForOp):
             body = op.body.block
             iv, carried = body.args[0], body.args[1:]

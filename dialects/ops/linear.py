@@ -1,4 +1,4 @@
-"""Linear-algebra ops: dense layers and their per-channel bias.
+"""Linear-algebra ops: dense layers, their per-channel bias and batched matrix products.
 
 Kernels: runtime/kernels/linear.py; lowerings: lowering/to_linalg/linear.py.
 """
@@ -11,9 +11,9 @@ from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_axis, check_rank, fmt_shape
-from xrelay.dialects.op_base import LayoutRule, NNOp, int_, nn_op
+from xrelay.dialects.op_base import LayoutRule, NNOp, bool_, int_, nn_op
 
-__all__ = ["BiasAddOp", "DenseOp"]
+__all__ = ["BatchMatmulOp", "BiasAddOp", "DenseOp"]
 
 
 def dense(shapes: list[Shape], a: dict) -> Shape:
@@ -39,6 +39,22 @@ def bias_add(shapes: list[Shape], a: dict) -> Shape:
     return data
 
 
+def batch_matmul(shapes: list[Shape], a: dict) -> Shape:
+    x, y = shapes
+    check_rank("x", x, 3)
+    check_rank("y", y, 3)
+    bx, m, kx = (x[0], x[2], x[1]) if a["transpose_a"] else x
+    by, n, ky = y if a["transpose_b"] else (y[0], y[2], y[1])
+    if kx != ky:
+        raise ShapeError(
+            f"'x' {fmt_shape(x)} (transpose_a={a['transpose_a']}) and 'y' {fmt_shape(y)} "
+            f"(transpose_b={a['transpose_b']}) disagree on the reduced size ({kx} vs {ky})"
+        )
+    if bx != by and 1 not in (bx, by):
+        raise ShapeError(f"batch sizes of 'x' {fmt_shape(x)} and 'y' {fmt_shape(y)} differ and neither is 1")
+    return (max(bx, by), m, n)
+
+
 @nn_op
 class DenseOp(NNOp):
     """data [.., K] x weight [N, K] -> [.., N]."""
@@ -61,3 +77,17 @@ class BiasAddOp(NNOp):
     axis = int_(1)
     SHAPE_RULE = staticmethod(bias_add)
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS
+
+
+@nn_op
+class BatchMatmulOp(NNOp):
+    """x [B, M, K] x y [B, N, K] -> [B, M, N] (y is [B, K, N] when transpose_b=False); a batch of 1 broadcasts."""
+
+    name = "nn.batch_matmul"
+    x = operand_def(T)
+    y = operand_def(T)
+    result = result_def(T)
+    transpose_a = bool_(False)
+    transpose_b = bool_(True)
+    SHAPE_RULE = staticmethod(batch_matmul)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE

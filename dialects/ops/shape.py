@@ -1,4 +1,5 @@
-"""Shape and data-movement ops: reshapes, transposes and layout transforms (values move, none change).
+"""Shape and data-movement ops: reshapes, transposes, layout transforms, concatenate/split, slices,
+take (gather), pad, broadcast_to and squeeze (values move, none change).
 
 Kernels: runtime/kernels/shape.py; lowerings: lowering/to_linalg/shape.py.
 """
@@ -10,13 +11,15 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import StringAttr
 from xdsl.dialects.builtin import TensorType as T
-from xdsl.irdl import operand_def, result_def
-from xdsl.irdl import attr_def
+from xdsl.irdl import attr_def, operand_def, result_def, var_operand_def, var_result_def
 
-from xrelay.dialects.infer import MAX_RANK, Shape, ShapeError, check_layout, fmt_shape
-from xrelay.dialects.op_base import INT, INTS, LayoutRule, NNOp, int_, ints, nn_op
+from xrelay.dialects.infer import MAX_RANK, Shape, ShapeError, check_axis, check_layout, fmt_shape
+from xrelay.dialects.op_base import INT, INTS, LayoutRule, NNOp, float_, int_, ints, nn_op, str_
 
-__all__ = ["BatchFlattenOp", "ExpandDimsOp", "LayoutTransformOp", "ReshapeOp", "TransposeOp"]
+__all__ = [
+    "BatchFlattenOp", "BroadcastToOp", "ConcatenateOp", "ExpandDimsOp", "LayoutTransformOp", "PadOp", "ReshapeOp",
+    "SplitOp", "SqueezeOp", "StridedSliceOp", "TakeOp", "TransposeOp",
+]
 
 
 def batch_flatten(shapes: list[Shape], a: dict) -> Shape:
@@ -144,3 +147,241 @@ class LayoutTransformOp(NNOp):
     dst_layout = attr_def(StringAttr)
     SHAPE_RULE = staticmethod(layout_transform)
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.TRANSFORM
+
+
+# --- data movement: shape rules (Relay's type relations) -----------------------------------
+
+
+def concatenate(shapes: list[Shape], a: dict) -> Shape:
+    first = shapes[0]
+    if not first:
+        raise ShapeError("cannot concatenate rank-0 operands")
+    axis = check_axis(a["axis"], len(first), "data #0", first)
+    for i, shape in enumerate(shapes[1:], 1):
+        if len(shape) != len(first) or any(x != y for j, (x, y) in enumerate(zip(shape, first)) if j != axis):
+            raise ShapeError(
+                f"operand 'data #{i}' {fmt_shape(shape)} does not match 'data #0' {fmt_shape(first)} "
+                f"outside axis {a['axis']}"
+            )
+    return first[:axis] + (sum(s[axis] for s in shapes),) + first[axis + 1 :]
+
+
+def split_bounds(data: Shape, a: dict) -> tuple[int, list[int]]:
+    """(axis, [0, i0, i1, ..., n]): piece k is [bounds[k], bounds[k + 1]) along the axis."""
+    axis = check_axis(a["axis"], len(data), "data", data)
+    bounds = [0, *a["indices_or_sections"], data[axis]]
+    if any(hi <= lo for lo, hi in zip(bounds, bounds[1:])):
+        raise ShapeError(
+            f"indices_or_sections {tuple(a['indices_or_sections'])} must increase strictly inside "
+            f"(0, {data[axis]}) (axis {a['axis']} of 'data' {fmt_shape(data)})"
+        )
+    return axis, bounds
+
+
+def split(shapes: list[Shape], a: dict) -> list[Shape]:
+    (data,) = shapes
+    axis, bounds = split_bounds(data, a)
+    return [data[:axis] + (hi - lo,) + data[axis + 1 :] for lo, hi in zip(bounds, bounds[1:])]
+
+
+def slice_ranges(data: Shape, a: dict) -> list[tuple[int, int, int]]:
+    """(start, stop, step) per axis of 'data', as Python's `slice(begin, end, stride).indices(n)`
+    (negative begin/end count from the end, out-of-range ones clamp), which is Relay's rule."""
+    rank = len(data)
+    begin, end = list(a["begin"]), list(a["end"])
+    axes = list(range(len(begin))) if a["axes"] is None else [check_axis(x, rank, "data", data) for x in a["axes"]]
+    if len(set(axes)) != len(axes) or len(axes) > rank:
+        raise ShapeError(f"sliced axes {tuple(axes)} must be distinct axes of 'data' {fmt_shape(data)}")
+    if len(begin) != len(axes) or len(end) != len(axes):
+        raise ShapeError(f"begin {tuple(begin)} and end {tuple(end)} need one value per sliced axis ({len(axes)})")
+    strides = list(a["strides"] or (1,))
+    if len(strides) == 1:
+        strides *= len(axes)
+    if len(strides) != len(axes):
+        raise ShapeError(f"strides {tuple(strides)} need 1 value or one per sliced axis ({len(axes)})")
+    if a["slice_mode"] not in ("end", "size"):
+        raise ShapeError(f"slice_mode must be 'end' or 'size', got '{a['slice_mode']}'")
+    ranges = [(0, n, 1) for n in data]
+    for axis, b, e, s in zip(axes, begin, end, strides):
+        n = data[axis]
+        if a["slice_mode"] == "size":  # end is a size (negative: to the end); strides are ignored, as in Relay
+            b = b + n if b < 0 else b
+            e, s = (n if e < 0 else b + e), 1
+        if s == 0:
+            raise ShapeError(f"stride 0 on axis {axis}")
+        start, stop, step = slice(b, e, s).indices(n)
+        if not range(start, stop, step):
+            raise ShapeError(f"empty slice {b}:{e}:{s} of axis {axis} of 'data' {fmt_shape(data)}")
+        ranges[axis] = (start, stop, step)
+    return ranges
+
+
+def strided_slice(shapes: list[Shape], a: dict) -> Shape:
+    (data,) = shapes
+    return tuple(len(range(*r)) for r in slice_ranges(data, a))
+
+
+TAKE_MODES = ("clip", "wrap", "fast")
+
+
+def take(shapes: list[Shape], a: dict) -> Shape:
+    data, indices = shapes
+    if a["mode"] not in TAKE_MODES:
+        raise ShapeError(f"mode must be one of {', '.join(TAKE_MODES)}, got '{a['mode']}'")
+    if 0 in data:
+        raise ShapeError(f"cannot take from the empty 'data' {fmt_shape(data)}")
+    if a["axis"] is None:
+        return indices
+    axis = check_axis(a["axis"], len(data), "data", data)
+    return data[:axis] + indices + data[axis + 1 :]
+
+
+PAD_MODES = ("constant", "reflect", "edge")
+
+
+def pad_pairs(data: Shape, a: dict) -> list[tuple[int, int]]:
+    """The (before, after) widths per axis of 'data'."""
+    widths = tuple(a["pad_width"])
+    if len(widths) != 2 * len(data):
+        raise ShapeError(
+            f"pad_width has {len(widths)} values; 'data' {fmt_shape(data)} needs 2 per axis (before, after)"
+        )
+    if min(widths, default=0) < 0:
+        raise ShapeError(f"pad_width {widths} must not be negative")
+    if a["pad_mode"] not in PAD_MODES:
+        raise ShapeError(f"pad_mode must be one of {', '.join(PAD_MODES)}, got '{a['pad_mode']}'")
+    pairs = list(zip(widths[::2], widths[1::2]))
+    if a["pad_mode"] == "reflect":
+        for axis, (n, (before, after)) in enumerate(zip(data, pairs)):
+            if max(before, after) >= n:
+                raise ShapeError(
+                    f"reflect padding ({before}, {after}) of axis {axis} must be smaller than its size in "
+                    f"'data' {fmt_shape(data)}"
+                )
+    return pairs
+
+
+def pad(shapes: list[Shape], a: dict) -> Shape:
+    (data,) = shapes
+    return tuple(n + before + after for n, (before, after) in zip(data, pad_pairs(data, a)))
+
+
+def broadcast_to(shapes: list[Shape], a: dict) -> Shape:
+    (data,) = shapes
+    shape = tuple(a["shape"])
+    if min(shape, default=1) < 1 or len(shape) < len(data) or any(
+        d != 1 and d != s for d, s in zip(reversed(data), reversed(shape))
+    ):
+        raise ShapeError(f"'data' {fmt_shape(data)} does not broadcast to shape {fmt_shape(shape)}")
+    return shape
+
+
+def squeeze_axes(data: Shape, a: dict) -> list[int]:
+    """The axes squeeze removes: the listed ones (each must be 1), or every size-1 axis."""
+    if a["axis"] is None:
+        return [i for i, n in enumerate(data) if n == 1]
+    axes = sorted({check_axis(x, len(data), "data", data) for x in a["axis"]})
+    for axis in axes:
+        if data[axis] != 1:
+            raise ShapeError(f"axis {axis} of 'data' {fmt_shape(data)} has size {data[axis]}, not 1")
+    return axes
+
+
+def squeeze(shapes: list[Shape], a: dict) -> Shape:
+    (data,) = shapes
+    axes = squeeze_axes(data, a)
+    return tuple(n for i, n in enumerate(data) if i not in axes)
+
+
+# --- data movement: the ops ----------------------------------------------------------------
+
+
+@nn_op
+class ConcatenateOp(NNOp):
+    """Relay's concatenate: its tuple of inputs is the variadic 'data' operand here."""
+
+    name = "nn.concatenate"
+    data = var_operand_def(T)
+    result = result_def(T)
+    axis = int_(0)
+    SHAPE_RULE = staticmethod(concatenate)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CONCATENATE
+
+
+@nn_op
+class SplitOp(NNOp):
+    """One result per piece between the split indices (Relay's tuple result)."""
+
+    name = "nn.split"
+    data = operand_def(T)
+    result = var_result_def(T)
+    indices_or_sections = attr_def(INTS)
+    axis = int_(0)
+    SHAPE_RULE = staticmethod(split)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SPLIT
+
+
+@nn_op
+class StridedSliceOp(NNOp):
+    """begin/end/strides on `axes` (None: the first len(begin) axes); slice_mode "size" reads end as a size."""
+
+    name = "nn.strided_slice"
+    data = operand_def(T)
+    result = result_def(T)
+    begin = attr_def(INTS)
+    end = attr_def(INTS)
+    strides = ints()
+    axes = ints()
+    slice_mode = str_("end")
+    SHAPE_RULE = staticmethod(strided_slice)
+    NORMALISE: ClassVar[dict] = {}  # strides is one per sliced axis, not a 2-D window's pair
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.STRIDED_SLICE
+
+
+@nn_op
+class TakeOp(NNOp):
+    """Gather along `axis` (None: the flattened data) at integer `indices`; mode clip, wrap or fast."""
+
+    name = "nn.take"
+    data = operand_def(T)
+    indices = operand_def(T)
+    result = result_def(T)
+    axis = int_()
+    mode = str_("clip")
+    SHAPE_RULE = staticmethod(take)
+    INTEGER_OPERANDS: ClassVar[tuple[str, ...]] = ("indices",)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
+
+
+@nn_op
+class PadOp(NNOp):
+    """pad_width is (before, after) per axis, flattened; pad_mode constant (pad_value), reflect or edge."""
+
+    name = "nn.pad"
+    data = operand_def(T)
+    result = result_def(T)
+    pad_width = attr_def(INTS)
+    pad_value = float_(0.0)
+    pad_mode = str_("constant")
+    SHAPE_RULE = staticmethod(pad)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.PAD
+
+
+@nn_op
+class BroadcastToOp(NNOp):
+    name = "nn.broadcast_to"
+    data = operand_def(T)
+    result = result_def(T)
+    shape = attr_def(INTS)
+    SHAPE_RULE = staticmethod(broadcast_to)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
+
+
+@nn_op
+class SqueezeOp(NNOp):
+    name = "nn.squeeze"
+    data = operand_def(T)
+    result = result_def(T)
+    axis = ints()
+    SHAPE_RULE = staticmethod(squeeze)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE

@@ -14,7 +14,7 @@ from xdsl.irdl import operand_def, result_def
 from xrelay.dialects.infer import Shape, ShapeError, check_layout, check_rank, fmt_shape
 from xrelay.dialects.op_base import LayoutRule, NNOp, bool_, int_, ints, nn_op, str_
 
-__all__ = ["AvgPool2DOp", "Conv2DOp", "GlobalAvgPool2DOp", "MaxPool2DOp"]
+__all__ = ["AvgPool2DOp", "Conv2DOp", "GlobalAvgPool2DOp", "GlobalMaxPool2DOp", "MaxPool2DOp"]
 
 
 def _check_positive(**values: Sequence[int]) -> None:
@@ -168,4 +168,14 @@ class GlobalAvgPool2DOp(NNOp):
     layout = str_("NCHW")
     SHAPE_RULE = staticmethod(global_pool2d)
     FLOAT_ONLY: ClassVar[bool] = True
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
+
+
+@nn_op
+class GlobalMaxPool2DOp(NNOp):
+    name = "nn.global_max_pool2d"
+    data = operand_def(T)
+    result = result_def(T)
+    layout = str_("NCHW")
+    SHAPE_RULE = staticmethod(global_pool2d)
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL

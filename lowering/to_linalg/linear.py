@@ -41,3 +41,19 @@ def lower_dense(op: Operation, e: Emitter) -> list[SSAValue]:
             affine_map(n, loops[:batch + 1])]
     return [e.generic([data, weight], e.filled(0, out_shape, element_of(op)), maps, [PARALLEL] * (batch + 1) + [REDUCTION],
                       lambda b, args: b.binary("add", args[2], b.binary("mul", args[0], args[1])))]
+
+
+@lowers(nn.BatchMatmulOp)
+def lower_batch_matmul(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.batch_matmul → contraction generic over (b, m, n, k) from a zero init (xDSL 0.75 has no
+    `linalg.batch_matmul`); an operand with a batch of 1 is read at batch index 0."""
+    x, y = op.operands
+    attrs = op.attrs()
+    out_shape = shape_of(op.results[0])
+    b, m, n, k = dims(4)
+    bx = 0 if shape_of(x)[0] != out_shape[0] else b
+    by = 0 if shape_of(y)[0] != out_shape[0] else b
+    maps = [affine_map(4, [bx, k, m] if attrs["transpose_a"] else [bx, m, k]),
+            affine_map(4, [by, n, k] if attrs["transpose_b"] else [by, k, n]), affine_map(4, [b, m, n])]
+    return [e.generic([x, y], e.filled(0, out_shape, element_of(op)), maps, [PARALLEL] * 3 + [REDUCTION],
+                      lambda body, args: body.binary("add", args[2], body.binary("mul", args[0], args[1])))]

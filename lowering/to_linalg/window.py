@@ -32,7 +32,7 @@ from xrelay.lowering.builders import (
 )
 from xrelay.runtime.conv import output_size
 from xrelay.runtime.layout import check_layout, padding_4, pair
-from xrelay.lowering.to_linalg.base import lowers
+from xrelay.lowering.to_linalg.base import element_of, lowers
 
 _NAMED_CONVS = {
     ("NCHW", "OIHW"): linalg.Conv2DNchwFchwOp,
@@ -216,6 +216,19 @@ def lower_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
                       lambda b, args: b.binary("div", args[0], args[1]))]
 
 
+def _reduce_hw(e: Emitter, data: SSAValue, layout: str, init: float, combine: str) -> SSAValue:
+    """`combine(x, acc)` over H and W from an `init`-filled tensor: loops follow the data's axes,
+    H and W are the reductions, kept as size-1 output axes."""
+    element_type = data.type.get_element_type()
+    h, w = layout.index("H"), layout.index("W")
+    out_shape = [1 if i in (h, w) else n for i, n in enumerate(_shape(data))]
+    loops = dims(4)
+    iterators = [REDUCTION if i in (h, w) else PARALLEL for i in range(4)]
+    out_map = affine_map(4, [0 if i in (h, w) else d for i, d in enumerate(loops)])
+    return e.generic([data], e.filled(init, out_shape, element_type), [affine_map(4, loops), out_map], iterators,
+                     lambda b, args: b.binary(combine, args[0], args[1]))
+
+
 @lowers(nn.GlobalAvgPool2DOp)
 def lower_global_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.global_avg_pool2d → a sum over H and W into a zero init, then a multiply by 1 / (H * W)."""
@@ -228,13 +241,16 @@ def lower_global_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
         raise NotImplementedError(f"nn.global_avg_pool2d: only float element types lower to linalg, got {element_type}")
     in_shape = _shape(data)
     out_shape = list(result_type.get_shape())
-    h, w = layout.index("H"), layout.index("W")
-    # Loops follow the data's axes; H and W are the reductions, kept as size-1 output axes.
+    summed = _reduce_hw(e, data, layout, 0, "add")
+    scale = 1.0 / (in_shape[layout.index("H")] * in_shape[layout.index("W")])
     loops = dims(4)
-    iterators = [REDUCTION if i in (h, w) else PARALLEL for i in range(4)]
-    out_map = affine_map(4, [0 if i in (h, w) else d for i, d in enumerate(loops)])
-    summed = e.generic([data], e.filled(0, out_shape, element_type), [affine_map(4, loops), out_map], iterators,
-                       lambda b, args: b.binary("add", args[0], args[1]))
-    scale = 1.0 / (in_shape[h] * in_shape[w])
     return [e.generic([summed], e.empty(out_shape, element_type), [affine_map(4, loops)] * 2, [PARALLEL] * 4,
                       lambda b, args: b.binary("mul", args[0], b.scalar(scale, element_type)))]
+
+
+@lowers(nn.GlobalMaxPool2DOp)
+def lower_global_max_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.global_max_pool2d → a `max(x, acc)` reduction over H and W from a lowest-value init."""
+    layout = check_layout(op.attrs()["layout"] or "NCHW", "NCHW", "nn.global_max_pool2d")
+    (data,) = op.operands
+    return [_reduce_hw(e, data, layout, lowest(element_of(op)), "max")]

@@ -23,3 +23,13 @@ def bias_add(attrs: dict, data, bias):
     if bias.shape != (data.shape[axis],):
         raise ValueError(f"nn.bias_add: bias {bias.shape} does not match axis {axis} of data {data.shape}")
     return (data + along_axis(bias, axis, data.ndim)).astype(data.dtype, copy=False)
+
+
+@kernel(nn.BatchMatmulOp)
+def batch_matmul(attrs: dict, x, y):
+    """``x @ y`` per batch, y given as [B, N, K] when transpose_b (Relay's default); a batch of 1 broadcasts."""
+    if attrs.get("transpose_a", False):
+        x = x.transpose(0, 2, 1)
+    if attrs.get("transpose_b", True):
+        y = y.transpose(0, 2, 1)
+    return np.matmul(x, y).astype(np.result_type(x, y), copy=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from xrelay.dialects import nn
+from xrelay.dialects.ops.shape import pad_pairs, slice_ranges, split_bounds, squeeze_axes
 from xrelay.runtime.kernels.base import check_axis, kernel
 from xrelay.runtime.layout import layout_permutation
 
@@ -106,3 +107,80 @@ def layout_transform(attrs: dict, data):
 def batch_flatten(attrs: dict, data):
     """Flatten every axis but the first: (N, ...) -> (N, prod(...))."""
     return data.reshape(data.shape[0], -1)
+
+
+# --- data movement -------------------------------------------------------------------------
+
+
+def _with_defaults(op_class, attrs: dict) -> dict:
+    """`attrs` with Relay's defaults of `op_class` filled in (kernels may be given fewer keys)."""
+    return {**op_class.python_attrs({}), **attrs}
+
+
+@kernel(nn.ConcatenateOp)
+def concatenate(attrs: dict, *data):
+    """``np.concatenate`` along ``axis``."""
+    return np.concatenate(data, axis=int(attrs.get("axis", 0)))
+
+
+@kernel(nn.SplitOp)
+def split(attrs: dict, data):
+    """The pieces between the split indices along ``axis``: a tuple, one array per result."""
+    axis, bounds = split_bounds(data.shape, _with_defaults(nn.SplitOp, attrs))
+    index = [slice(None)] * data.ndim
+    pieces = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        index[axis] = slice(lo, hi)
+        pieces.append(np.ascontiguousarray(data[tuple(index)]))
+    return tuple(pieces)
+
+
+@kernel(nn.StridedSliceOp)
+def strided_slice(attrs: dict, data):
+    """``data[begin:end:stride]`` on the sliced axes, with Python's slice rules (as Relay)."""
+    ranges = slice_ranges(data.shape, _with_defaults(nn.StridedSliceOp, attrs))
+    # A negative stop would count from the end again: the slice that runs down past index 0 has none.
+    index = tuple(slice(start, stop if stop >= 0 else None, step) for start, stop, step in ranges)
+    return np.ascontiguousarray(data[index])
+
+
+@kernel(nn.TakeOp)
+def take(attrs: dict, data, indices):
+    """``np.take`` along ``axis`` (None: the flattened data). Mode clip clamps indices into
+    [0, n - 1], wrap takes them modulo n, fast requires them in range."""
+    axis, mode = attrs.get("axis"), attrs.get("mode", "clip")
+    if axis is None:
+        data, axis = data.reshape(-1), 0
+    axis = check_axis(int(axis), data.ndim, "nn.take")
+    n = data.shape[axis]
+    indices = np.asarray(indices, dtype=np.int64)
+    if mode == "clip":
+        indices = np.clip(indices, 0, n - 1)
+    elif mode == "wrap":
+        indices = np.mod(indices, n)
+    elif np.any((indices < 0) | (indices >= n)):
+        raise ValueError(f"nn.take: mode 'fast' with indices outside [0, {n})")
+    return np.take(data, indices, axis=axis)
+
+
+@kernel(nn.PadOp)
+def pad(attrs: dict, data):
+    """``np.pad`` with the (before, after) widths per axis: constant ``pad_value``, reflect or edge."""
+    a = _with_defaults(nn.PadOp, attrs)
+    pairs = pad_pairs(data.shape, a)
+    if a["pad_mode"] == "constant":
+        return np.pad(data, pairs, mode="constant", constant_values=np.array(a["pad_value"]).astype(data.dtype))
+    return np.pad(data, pairs, mode=a["pad_mode"])
+
+
+@kernel(nn.BroadcastToOp)
+def broadcast_to(attrs: dict, data):
+    """``np.broadcast_to(data, shape)``, materialised."""
+    return np.ascontiguousarray(np.broadcast_to(data, tuple(attrs["shape"])))
+
+
+@kernel(nn.SqueezeOp)
+def squeeze(attrs: dict, data):
+    """Drop the listed size-1 axes (None: every size-1 axis)."""
+    axes = squeeze_axes(data.shape, {"axis": attrs.get("axis")})
+    return data.reshape([n for i, n in enumerate(data.shape) if i not in axes])

@@ -173,11 +173,11 @@ class BodyBuilder:
     """Appends scalar arith/math ops to a linalg body block, choosing float or integer forms."""
 
     _FLOAT = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
-              "max": arith.MaximumfOp, "min": arith.MinimumfOp, "pow": math.PowFOp}
+              "max": arith.MaximumfOp, "min": arith.MinimumfOp, "pow": math.PowFOp, "copysign": math.CopySignOp}
     _INT = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
             "max": arith.MaxSIOp, "min": arith.MinSIOp, "rem": arith.RemSIOp}
     _FLOAT_UNARY = {"tanh": math.TanhOp, "erf": math.ErfOp, "exp": math.ExpOp, "log": math.LogOp,
-                    "abs": math.AbsFOp, "sqrt": math.SqrtOp}
+                    "abs": math.AbsFOp, "sqrt": math.SqrtOp, "floor": math.FloorOp}
     _INT_UNARY = {"abs": math.AbsIOp}
 
     def __init__(self, block: Block) -> None:
@@ -189,20 +189,27 @@ class BodyBuilder:
 
     def binary(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """`lhs <kind> rhs` for kind in add, sub, mul, div, max, min (NaN-propagating for floats, as
-        numpy's maximum/minimum) pow (floats only: `math.powf`, C's pow) and rem (integers
-        and indices)."""
+        numpy's maximum/minimum), for floats only pow (`math.powf`) and copysign, for integers
+        and indices rem."""
         table = self._FLOAT if is_float(lhs.type) else self._INT
         return self._add(table[kind](lhs, rhs))
 
     def unary(self, kind: str, value: SSAValue) -> SSAValue:
-        """`kind(value)` for kind in tanh, erf, exp, log, sqrt, abs (`math` ops; abs also on integers)."""
+        """`kind(value)` for kind in tanh, erf, exp, log, sqrt, floor, abs (`math` ops; abs also on integers)."""
         table = self._FLOAT_UNARY if is_float(value.type) else self._INT_UNARY
         return self._add(table[kind](value))
 
+    def compare(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`arith.cmpf` with `predicate` (oeq, one, olt, ogt, ...)."""
+        return self._add(arith.CmpfOp(lhs, rhs, predicate))
+
+    def select(self, condition: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:
+        """`arith.select`."""
+        return self._add(arith.SelectOp(condition, if_true, if_false))
+
     def where_positive(self, value: SSAValue, otherwise: SSAValue) -> SSAValue:
         """`value > 0 ? value : otherwise` (`arith.cmpf ogt` + `arith.select`; NaN takes `otherwise`)."""
-        condition = self._add(arith.CmpfOp(value, self.scalar(0, value.type), "ogt"))
-        return self._add(arith.SelectOp(condition, value, otherwise))
+        return self.select(self.compare("ogt", value, self.scalar(0, value.type)), value, otherwise)
 
     def scalar(self, value: float | int, element_type: Attribute) -> SSAValue:
         """A constant inside the body."""

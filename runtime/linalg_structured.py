@@ -110,12 +110,12 @@ _BINARY = {
     arith.FloorDivSIOp: np.floor_divide, arith.RemSIOp: np.fmod,
     arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
     arith.AndIOp: np.bitwise_and, arith.OrIOp: np.bitwise_or, arith.XOrIOp: np.bitwise_xor,
-    math.PowFOp: np.power,
+    math.PowFOp: np.power, math.CopySignOp: np.copysign,
 }
 _UNARY = {
     arith.NegfOp: np.negative, math.SqrtOp: np.sqrt, math.ExpOp: np.exp, math.LogOp: np.log,
     math.TanhOp: np.tanh, math.AbsFOp: np.abs, math.RsqrtOp: lambda x: 1 / np.sqrt(x),
-    math.ErfOp: erf, math.AbsIOp: np.abs,
+    math.ErfOp: erf, math.AbsIOp: np.abs, math.FloorOp: np.floor,
 }
 # Combining ops of reductions: body `yield combine(x, acc)` folds with this ufunc.
 _REDUCERS = {

@@ -48,11 +48,12 @@ _BINARY = {
     arith.MaxSIOp: "_max({}, {})", arith.MinSIOp: "_min({}, {})",
     arith.DivSIOp: "_divsi({}, {})", arith.RemSIOp: "_remsi({}, {})",
     arith.AndIOp: "({} & {})", arith.OrIOp: "({} | {})", arith.XOrIOp: "({} ^ {})",
-    math.PowFOp: "_pow({}, {})",
+    math.PowFOp: "_pow({}, {})", math.CopySignOp: "_copysign({}, {})",
 }
 _UNARY = {
     arith.NegfOp: "(-{})", math.SqrtOp: "_sqrt({})", math.ExpOp: "_exp({})", math.LogOp: "_log({})",
     math.TanhOp: "_tanh({})", math.AbsFOp: "abs({})", math.AbsIOp: "abs({})", math.ErfOp: "_erf({})",
+    math.FloorOp: "_floor({})",
     arith.IndexCastOp: "{}",
     arith.SIToFPOp: "float({})", arith.FPToSIOp: "int({})", arith.ExtFOp: "{}", arith.TruncFOp: "{}",
     arith.ExtSIOp: "{}",
@@ -103,8 +104,13 @@ def _log(x):
     return pymath.log(x) if x > 0 else (-pymath.inf if x == 0 else pymath.nan)
 
 
+def _floor(x):
+    return float(pymath.floor(x)) if pymath.isfinite(x) else x
+
+
 _RUNTIME = {"_divf": _divf, "_max": _max, "_min": _min, "_divsi": _divsi, "_remsi": _remsi, "_sqrt": _sqrt,
             "_exp": _exp, "_log": _log, "_tanh": pymath.tanh, "_erf": pymath.erf, "_pow": c_pow,
+            "_floor": _floor, "_copysign": pymath.copysign,
             "inf": pymath.inf, "nan": pymath.nan, "_np": np}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
@@ -20,7 +22,7 @@ def _binary(kind: str):
 
 
 for _op, _kind in ((nn.AddOp, "add"), (nn.SubtractOp, "sub"), (nn.MultiplyOp, "mul"), (nn.DivideOp, "div"),
-                   (nn.PowerOp, "pow"), (nn.MaximumOp, "max"), (nn.MinimumOp, "min")):
+                   (nn.MaximumOp, "max"), (nn.MinimumOp, "min")):
     lowers(_op)(_binary(_kind))
 
 
@@ -96,3 +98,24 @@ def lower_prelu(op: Operation, e: Emitter) -> list[SSAValue]:
     axis = check_axis(int(op.attrs()["axis"]), len(shape_of(op.operands[0])), "nn.prelu")
     return [along_axis(e, op, [op.operands[1]], axis,
                        lambda b, args: b.where_positive(args[0], b.binary("mul", args[0], args[1])))]
+
+
+def _signed_pow(b, base: SSAValue, exponent: SSAValue) -> SSAValue:
+    """C's pow from `math.powf` of |base|: compilers may expand `math.powf` as exp(y * log(x)) (IREE
+    does), which is NaN for every negative base, while `x ** 2` of a negative x is common (variances).
+    A negative base (or -0.0) takes the sign for an odd integer exponent and gives NaN for a
+    fractional one."""
+    magnitude = b.binary("pow", b.unary("abs", base), exponent)
+    integral = b.compare("oeq", b.unary("floor", exponent), exponent)
+    half = b.binary("mul", exponent, b.scalar(0.5, exponent.type))
+    odd = b.compare("one", b.unary("floor", half), half)
+    on_negative = b.select(integral, b.select(odd, b.negate(magnitude), magnitude), b.scalar(math.nan, base.type))
+    negative = b.compare("olt", b.binary("copysign", b.scalar(1, base.type), base), b.scalar(0, base.type))
+    return b.select(negative, on_negative, magnitude)
+
+
+@lowers(nn.PowerOp)
+def lower_power(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.power → broadcasting generic: `math.powf(|x|, y)` with the sign and NaN of a negative base
+    made explicit (see `_signed_pow`)."""
+    return map_elementwise(e, op, lambda b, args: _signed_pow(b, args[0], args[1]))

@@ -71,11 +71,30 @@ func.func @binary(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<3xi32>) -> 
   %2 = nn.minimum(%i, %i) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
   func.return %0, %1, %2 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xi32>
 }
-// Broadcasting binary ops: power is math.powf, maximum arith.maximumf, integer minimum arith.minsi.
+// Broadcasting binary ops. power is math.powf of |x|, the sign and NaN of a negative base (or
+// -0.0) written out: compilers may expand math.powf as exp(y * log(x)), NaN for any x < 0.
+// maximum is arith.maximumf, integer minimum arith.minsi.
 // CHECK-LABEL: func.func @binary
 // CHECK:         affine_map<(d0, d1) -> (d1)>{{.*}} ins(%x, %y : tensor<2x3xf32>, tensor<3xf32>)
 // CHECK-NEXT:    ^bb0(%[[B:.*]]: f32, %[[P:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT:      %[[R:.*]] = math.powf %[[B]], %[[P]] : f32
+// CHECK-NEXT:      %[[ABS:.*]] = math.absf %[[B]] : f32
+// CHECK-NEXT:      %[[POW:.*]] = math.powf %[[ABS]], %[[P]] : f32
+// CHECK-NEXT:      %[[FL:.*]] = math.floor %[[P]] : f32
+// CHECK-NEXT:      %[[INTEGRAL:.*]] = arith.cmpf oeq, %[[FL]], %[[P]] : f32
+// CHECK-NEXT:      %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT:      %[[H:.*]] = arith.mulf %[[P]], %[[HALF]] : f32
+// CHECK-NEXT:      %[[FH:.*]] = math.floor %[[H]] : f32
+// CHECK-NEXT:      %[[ODD:.*]] = arith.cmpf one, %[[FH]], %[[H]] : f32
+// CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[POW]] : f32
+// CHECK-NEXT:      %[[SIGNED:.*]] = arith.select %[[ODD]], %[[NEG]], %[[POW]] : f32
+// CHECK-NEXT:      %[[NAN:.*]] = arith.constant 0x7fc00000 : f32
+// CHECK-NEXT:      %[[ONNEG:.*]] = arith.select %[[INTEGRAL]], %[[SIGNED]], %[[NAN]] : f32
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[SIGN:.*]] = math.copysign %[[ONE]], %[[B]] : f32
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[ISNEG:.*]] = arith.cmpf olt, %[[SIGN]], %[[ZERO]] : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.select %[[ISNEG]], %[[ONNEG]], %[[POW]] : f32
+// CHECK-NEXT:      linalg.yield %[[R]] : f32
 // CHECK:           arith.maximumf
 // CHECK:           arith.minsi %{{.*}}, %{{.*}} : i32
 // CHECK-NOT:     nn.

@@ -1,9 +1,9 @@
 """Property-based tests (Hypothesis): random small nn graphs keep their outputs through every graph pass,
 and the nn, linalg, memref and loops levels give the same answers.
 
-The graphs mix random ops (elementwise, broadcasting binary ops against constants of lower rank,
+The graphs mix random ops (elementwise unary ops, broadcasting binary ops against constants of lower rank,
 convolutions in NCHW or NHWC with their kernel layouts, pools in either layout, batch_norm, bias_add,
-transpose, reshape, expand_dims, softmax, a dense head), random shapes and random constants. The
+transpose, reshape, expand_dims, softmax, reductions, prelu, log_softmax, lrn, a dense head), random shapes and random constants. The
 reference is the nn-level run of the unchanged graph. `make test` runs the `ci` profile (derandomised,
 a few examples each); `HYPOTHESIS_PROFILE=long` runs many more.
 """
@@ -64,24 +64,54 @@ class Graph:
     def step(self, x):
         draw = self.draw
         c = self.channels(x)
-        kind = draw(st.sampled_from(["unary", "binary", "conv", "bn", "bias", "pool", "layout", "shape", "softmax"]))
+        kind = draw(st.sampled_from(["unary", "unary", "binary", "conv", "bn", "bias", "pool", "layout", "shape",
+                                     "softmax", "reduce", "channel"]))
         if kind == "unary":
-            name = draw(st.sampled_from(["nn.relu", "nn.negative", "nn.sigmoid", "sqrt"]))
-            return self.op("nn.sqrt", self.op("nn.relu", x)) if name == "sqrt" else self.op(name, x)
+            name = draw(st.sampled_from(["nn.relu", "nn.negative", "nn.sigmoid", "nn.tanh", "nn.erf", "nn.abs",
+                                         "nn.exp", "sqrt", "log", "leaky_relu", "clip"]))
+            if name == "sqrt":
+                return self.op("nn.sqrt", self.op("nn.relu", x))
+            if name == "log":
+                return self.op("nn.log", self.op("nn.add", self.op("nn.abs", x), self.const((), 0.5, 1.0)))
+            if name == "leaky_relu":
+                return self.op("nn.leaky_relu", x, alpha=draw(st.sampled_from([0.01, 0.2, 1.5])))
+            if name == "clip":
+                low = draw(st.sampled_from([-1.0, -0.25, 0.0]))
+                return self.op("nn.clip", x, a_min=low, a_max=low + draw(st.sampled_from([0.5, 1.0, 2.0])))
+            return self.op(name, x)
         if kind == "binary":
-            name = draw(st.sampled_from(["nn.add", "nn.subtract", "nn.multiply", "nn.divide"]))
+            name = draw(st.sampled_from(["nn.add", "nn.subtract", "nn.multiply", "nn.divide", "nn.maximum",
+                                         "nn.minimum", "nn.power"]))
             shape = shape_of(x)
             other_shape = draw(st.sampled_from([(), (shape[-1],), shape[-2:], shape, self._channel_shape(c)]))
             other = self.const(other_shape, 0.5, 1.5)
+            if name == "nn.power":  # a positive base: a negative one with a fractional exponent is NaN
+                return self.op(name, self.op("nn.add", self.op("nn.abs", x), self.const((), 0.5, 1.0)), other)
             return self.op(name, other, x) if name != "nn.divide" and draw(st.booleans()) else self.op(name, x, other)
+        if kind == "reduce":  # over H and/or W, keeping the rank so later ops still see 4-D data
+            name = draw(st.sampled_from(["nn.sum", "nn.mean", "nn.max"]))
+            axes = draw(st.sampled_from(["H", "W", "HW"]))
+            return self.op(name, x, axis=tuple(self.layout.index(d) for d in axes), keepdims=True)
+        if kind == "channel":  # ops along the channel axis
+            choice = draw(st.sampled_from(["prelu", "log_softmax", "lrn"]))
+            axis = self.layout.index("C")
+            if choice == "prelu":
+                return self.op("nn.prelu", x, self.const((c,), 0.0, 0.5), axis=axis)
+            if choice == "lrn":
+                return self.op("nn.lrn", x, size=3, axis=axis)
+            return self.op("nn.log_softmax", x, axis=axis)
         if kind == "conv":
             out, k = draw(st.integers(1, 3)), draw(st.sampled_from([1, 3]))
-            stride = draw(st.sampled_from([1, 2]))
+            stride, dilation = draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 1, 2]))
+            groups = c if c > 1 and draw(st.booleans()) else 1  # depthwise
+            out = c if groups > 1 else out
             kernel_layout = "OIHW" if self.layout == "NCHW" else draw(st.sampled_from(["HWIO", "OHWI"]))
-            dims = {"O": out, "I": c, "H": k, "W": k}
+            dims = {"O": out, "I": c // groups, "H": k, "W": k}
             weight = self.const(tuple(dims[d] for d in kernel_layout))
-            return self.op("nn.conv2d", x, weight, strides=(stride, stride), padding=(k // 2,) * 4, channels=out,
-                           kernel_size=(k, k), data_layout=self.layout, kernel_layout=kernel_layout)
+            pad = dilation * (k // 2)
+            return self.op("nn.conv2d", x, weight, strides=(stride, stride), padding=(pad,) * 4, channels=out,
+                           kernel_size=(k, k), dilation=(dilation, dilation), groups=groups,
+                           data_layout=self.layout, kernel_layout=kernel_layout)
         if kind == "bn":
             stats = [self.const((c,)), self.const((c,)), self.const((c,)), self.const((c,), 0.5, 2.0)]
             return self.b.op(nn.BatchNormOp, x, *stats, axis=self.layout.index("C"), epsilon=1e-3).results[0]
@@ -93,7 +123,8 @@ class Graph:
             if choice == "global" or min(h, w) < 2:
                 return self.op("nn.global_avg_pool2d", x, layout=self.layout)
             stride, pad = draw(st.sampled_from([1, 2])), draw(st.sampled_from([0, 1]))
-            attrs = dict(pool_size=(2, 2), strides=(stride, stride), padding=(pad,) * 4, layout=self.layout)
+            attrs = dict(pool_size=(2, 2), strides=(stride, stride), padding=(pad,) * 4, layout=self.layout,
+                         ceil_mode=draw(st.booleans()))
             if choice == "max":
                 return self.op("nn.max_pool2d", x, **attrs)
             return self.op("nn.avg_pool2d", x, count_include_pad=draw(st.booleans()), **attrs)
@@ -180,3 +211,68 @@ def test_levels_agree(graph):
         lowered = lower(module.clone(), to=level)
         lowered.verify()
         assert_close(run(lowered, inputs), expected, f"{level} level")
+
+
+class IntegerGraph:
+    """A random int32 graph of the ops defined on integers (Relay's integer semantics: division
+    truncates toward zero), so the levels must agree on exact values."""
+
+    def __init__(self, draw):
+        self.draw = draw
+        shape = (1, draw(st.integers(1, 3)), draw(st.integers(2, 4)), draw(st.integers(2, 4)))
+        self.b = GraphBuilder(shape, dtype="int32")
+        self.input_shape = shape
+        self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+    def const(self, shape, nonzero=False):
+        value = self.rng.integers(-4, 5, size=shape).astype("int32")
+        if nonzero:
+            value[value == 0] = 3
+        return self.b.op(nn.ConstantOp, value).results[0]
+
+    def op(self, name, *operands, **attrs):
+        return self.b.op(nn.OPS[name], *operands, **attrs).results[0]
+
+    def build(self):
+        draw, x = self.draw, self.b.input
+        for _ in range(draw(st.integers(1, 5))):
+            shape = shape_of(x)
+            kind = draw(st.sampled_from(["nn.relu", "nn.negative", "nn.abs", "nn.add", "nn.subtract", "nn.multiply",
+                                         "nn.divide", "nn.maximum", "nn.minimum", "nn.max_pool2d", "nn.transpose",
+                                         "nn.sum", "nn.max", "nn.expand_dims"]))
+            if kind in ("nn.relu", "nn.negative", "nn.abs"):
+                x = self.op(kind, x)
+            elif kind in ("nn.add", "nn.subtract", "nn.multiply", "nn.divide", "nn.maximum", "nn.minimum"):
+                other = self.const(draw(st.sampled_from([(), (shape[-1],), shape[-2:], shape])), kind == "nn.divide")
+                x = self.op(kind, x, other) if kind == "nn.divide" or draw(st.booleans()) else self.op(kind, other, x)
+            elif kind == "nn.max_pool2d" and min(shape[2:]) >= 2:
+                x = self.op(kind, x, pool_size=(2, 2), strides=(1, 1), padding=(draw(st.sampled_from([0, 1])),) * 4)
+            elif kind == "nn.transpose":
+                x = self.op(kind, x, axes=(0, 1, 3, 2))
+            elif kind in ("nn.sum", "nn.max"):
+                x = self.op(kind, x, axis=(draw(st.sampled_from([2, 3])),), keepdims=True)
+            elif kind == "nn.expand_dims":
+                x = self.op("nn.reshape", self.op(kind, x, axis=draw(st.integers(0, 4))), newshape=shape)
+        return self.b.finish(x)
+
+
+@st.composite
+def integer_graphs(draw):
+    graph = IntegerGraph(draw)
+    module = graph.build()
+    module.verify()
+    data = graph.rng.integers(-9, 10, graph.input_shape).astype("int32")
+    return module, {"data": data}
+
+
+@settings(settings.get_profile(PROFILE))
+@given(integer_graphs())
+def test_integer_graphs_exact_at_every_level_and_through_passes(graph):
+    module, inputs = graph
+    expected = run(module, inputs)
+    assert expected.dtype == np.int32
+    with PassContext(opt_level=3):
+        for name in ("FoldConstant", "CanonicalizeOps", "DeadCodeElimination", "ConvertLayout(NHWC)"):
+            np.testing.assert_array_equal(run(PASSES[name]()(module.clone()), inputs), expected, err_msg=name)
+    for level in ("linalg", "memref", "loops"):
+        np.testing.assert_array_equal(run(lower(module.clone(), to=level), inputs), expected, err_msg=level)

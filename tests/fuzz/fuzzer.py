@@ -15,7 +15,7 @@ Every case is classified:
   file left behind by a failed run;
 - misplaced: a located diagnostic naming a line/column outside the file, or naming an op that
   is not on the line it points at;
-- hang: the case did not finish within the time limit.
+- hang: the case used more than the time limit of CPU time (or ten times it of wall time).
 
 Cases run in a worker process (in-process calls of the tools' `main`, fast); the parent kills and
 restarts the worker when a case passes the time limit. Each new crash signature is shrunk (lines,
@@ -343,6 +343,19 @@ def _worker(connection, directory: str, memory_limit: int) -> None:
         connection.send(run_case(case, Path(directory)))
 
 
+WALL_FACTOR = 10
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of process `pid` (Linux /proc; None elsewhere: wall time is used)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Runner:
     """Runs cases in a worker process, restarting it after a hang."""
 
@@ -360,15 +373,26 @@ class Runner:
         self.process.start()
 
     def run(self, case: Case) -> Outcome | None:
-        """The case's outcome, or None for a hang (or a worker that died)."""
+        """The case's outcome, or None for a hang (or a worker that died).
+
+        The limit is on the CPU time the worker spends on the case (a shared, loaded machine can
+        starve a niced fuzzer for longer than the limit); a case that sleeps instead (blocked on a
+        FIFO) is a hang after WALL_FACTOR times the limit."""
         if self.process is None or not self.process.is_alive():
             self._start()
+        start_cpu, start_wall = _cpu_seconds(self.process.pid), time.monotonic()
         self.connection.send(case)
-        if self.connection.poll(self.time_limit):
-            try:
-                return self.connection.recv()
-            except EOFError:
-                pass
+        while True:
+            if self.connection.poll(min(1.0, self.time_limit)):
+                try:
+                    return self.connection.recv()
+                except EOFError:
+                    break
+            cpu = _cpu_seconds(self.process.pid) - start_cpu if start_cpu is not None else None
+            wall = time.monotonic() - start_wall
+            if not self.process.is_alive() or (cpu if cpu is not None else wall) > self.time_limit \
+                    or wall > WALL_FACTOR * self.time_limit:
+                break
         self.process.kill()
         self.process.join()
         self.process = None
@@ -535,10 +559,12 @@ def fuzz(seed: int, cases: int | None = None, seconds: float | None = None, time
             case = make_case(rng, seeds)
             kind, signature = classify(case, runner.run(case))
             report.counts[kind] += 1
+            if kind == "hang" and out is not None and report.counts["hang"] <= 20:
+                _save(out, report.counts["hang"], kind, signature, case)  # every hang, not only the first
             if kind in ("crash", "misplaced", "hang") and signature not in report.found:
                 small = shrink(case, runner, (kind, signature), shrink_budget) if kind != "hang" else case
                 report.found[signature] = (kind, small)
-                if out is not None:
+                if out is not None and kind != "hang":
                     _save(out, len(report.found), kind, signature, small)
             if progress is not None and n % 500 == 0:
                 progress(f"{n} cases: " + ", ".join(f"{k} {report.counts[k]}" for k in CLASSES))

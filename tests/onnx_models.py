@@ -120,6 +120,8 @@ def _calibrated(proto: onnx.ModelProto, largest_logit: float = 8.0) -> onnx.Mode
     scale = largest_logit / float(np.max(np.abs(logits)))
     inits = {init.name: init for init in graph.initializer}
     for name in node.input[1:]:
+        while name not in inits:  # Inception v1 reshapes its classifier's weight first
+            name = producers[name].input[0]
         init = inits[name]
         init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(scale), name))
     return proto

@@ -86,6 +86,7 @@ _zoo = backend_test.test_cases["OnnxBackendRealModelTest"]
 for _name in dir(_zoo):
     if _name.startswith("test_") and not _name.startswith("test_squeezenet"):
         setattr(_zoo, _name, pytest.mark.zoo(getattr(_zoo, _name)))
+del _zoo, _name  # a module-level TestCase name would be collected a second time
 
 
 def test_exclusions_match_tests():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,9 @@ from xrelay.passes import (
     SimplifyInference,
 )
 from xrelay.runtime import run
+
+# x/x at a zero input and softmax of inf are NaN on purpose: the levels must agree on them.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 _COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=8, derandomize=True, **_COMMON)
@@ -85,6 +89,8 @@ class Graph:
             shape = shape_of(x)
             other_shape = draw(st.sampled_from([(), (shape[-1],), shape[-2:], shape, self._channel_shape(c)]))
             other = self.const(other_shape, 0.5, 1.5)
+            if draw(st.integers(0, 4)) == 0:  # with itself: x/x is NaN where x is 0 (inputs hold zeros)
+                return self.op(name, x, x)
             if name == "nn.power":  # a positive base: a negative one with a fractional exponent is NaN
                 return self.op(name, self.op("nn.add", self.op("nn.abs", x), self.const((), 0.5, 1.0)), other)
             return self.op(name, other, x) if name != "nn.divide" and draw(st.booleans()) else self.op(name, x, other)
@@ -165,6 +171,7 @@ def graphs(draw):
     module = graph.build()
     module.verify()
     data = graph.rng.uniform(-1, 1, graph.input_shape).astype("float32")
+    data[graph.rng.random(graph.input_shape) < 0.2] = 0.0  # exact zeros: 0/0, log 0, sqrt -0
     return module, {"data": data}
 
 

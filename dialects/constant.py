@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IndexType,
     IntegerType,
     Signedness,
     TensorType,
@@ -58,20 +59,19 @@ def element_type_of(dtype: np.dtype | type) -> Attribute:
 
 
 def dtype_of(element_type: Attribute) -> np.dtype:
-    """The little-endian numpy dtype for an xDSL element type."""
-    if isinstance(element_type, Float32Type):
-        return np.dtype("<f4")
-    if isinstance(element_type, Float16Type):
-        return np.dtype("<f2")
-    if isinstance(element_type, Float64Type):
-        return np.dtype("<f8")
-    if (
-        isinstance(element_type, IntegerType)
-        and element_type.width.data in (32, 64)
-        and element_type.signedness.data != Signedness.UNSIGNED
-    ):
-        return np.dtype("<i4" if element_type.width.data == 32 else "<i8")
-    raise TypeError(f"unsupported element type {element_type} (use f32, f16, f64, i32, i64)")
+    """The little-endian numpy dtype of an xDSL element type: f16/f32/f64, i1 (bool), signless or
+    signed i8..i64, unsigned ui8..ui64, index (int64); TypeError for anything else."""
+    if isinstance(element_type, Float16Type | Float32Type | Float64Type):
+        return np.dtype(f"<f{element_type.bitwidth // 8}")
+    if isinstance(element_type, IndexType):
+        return np.dtype("<i8")
+    if isinstance(element_type, IntegerType) and element_type.width.data in (1, 8, 16, 32, 64):
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        kind = "u" if element_type.signedness.data == Signedness.UNSIGNED else "i"
+        return np.dtype(f"<{kind}{width // 8}")
+    raise TypeError(f"unsupported element type {element_type} (use f16, f32, f64 or i1..i64)")
 
 
 def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
@@ -84,9 +84,8 @@ def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
 
 def attr_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     """Read-only zero-copy numpy view of a dense attribute (a splat broadcasts, still no copy)."""
-    tensor_type = attr.type
-    shape = tuple(tensor_type.get_shape())
-    flat = np.frombuffer(attr.data.data, dtype=dtype_of(tensor_type.get_element_type()))
+    shape = tuple(attr.get_shape())
+    flat = np.frombuffer(attr.data.data, dtype=dtype_of(attr.get_element_type()))
     if flat.size == 1 and int(np.prod(shape)) != 1:
         return np.broadcast_to(flat.reshape(()), shape)
     return flat.reshape(shape)
@@ -202,10 +201,9 @@ class ConstantOp(IRDLOperation):
         value_type = self.value.type
         if not isinstance(value_type, TensorType):
             raise ShapeError(f"nn.constant: value type {value_type} is not a tensor")
-        try:
-            dtype_of(value_type.get_element_type())
-        except TypeError as e:
-            raise ShapeError(f"nn.constant: {e}") from None
+        element = value_type.get_element_type()
+        if element not in _DTYPE_TO_ELEMENT.values():
+            raise ShapeError(f"nn.constant: unsupported element type {element} (use f32, f16, f64, i32, i64)")
         return [value_type]
 
     def verify_(self) -> None:

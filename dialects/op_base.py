@@ -48,8 +48,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from xrelay.dialects import infer
-from xrelay.dialects.infer import ShapeError
+from xrelay.dialects.layout import pad4, pair
+from xrelay.dialects.infer import ShapeError, check_size
 
 
 # --- the registry ------------------------------------------------------------------------
@@ -184,11 +184,11 @@ def str_(default: str | None = None) -> Any:
 
 # Relay accepts an int for 2-D window attributes and 1/2/4-tuples for padding.
 _NORMALISE: dict[str, Callable[[Any], tuple[int, ...]]] = {
-    "padding": infer.pad4,
-    "strides": infer.pair,
-    "dilation": infer.pair,
-    "pool_size": infer.pair,
-    "kernel_size": infer.pair,
+    "padding": pad4,
+    "strides": pair,
+    "dilation": pair,
+    "pool_size": pair,
+    "kernel_size": pair,
 }
 
 
@@ -306,7 +306,7 @@ class NNOp(IRDLOperation):
             raise ShapeError(f"{cls.name}: operand '{names[0]}' must have an integer or float element type, "
                              f"got {element}")
         for name, t in zip(names, operand_types):
-            infer.check_size(tuple(t.get_shape()), f"{cls.name}: operand '{name}'")
+            check_size(tuple(t.get_shape()), f"{cls.name}: operand '{name}'")
         if cls.FLOAT_ONLY and not isinstance(element, AnyFloat):
             raise ShapeError(f"{cls.name}: operand '{names[0]}' must have a float element type, got {element}")
         for name, t in zip(names[1:], operand_types[1:]):
@@ -326,7 +326,7 @@ class NNOp(IRDLOperation):
             raise ShapeError(f"{cls.name}: {e}") from None
         out_shapes = out if len(op_def.results) > 1 or cls.variadic_results() else [out]
         for shape in out_shapes:
-            infer.check_size(tuple(shape), f"{cls.name}: result")
+            check_size(tuple(shape), f"{cls.name}: result")
         return [TensorType(element, shape) for shape in out_shapes]
 
     def attrs(self) -> dict[str, object]:

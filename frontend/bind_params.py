@@ -12,7 +12,7 @@ from xdsl.ir import BlockArgument
 
 from xrelay.dialects import nn
 from xrelay.dialects.arguments import argument_names
-from xrelay.frontend.builder import numpy_dtype
+from xrelay.dialects.constant import dtype_of
 
 FuncOrModule = TypeVar("FuncOrModule", FuncOp, ModuleOp)
 
@@ -30,7 +30,7 @@ def _checked_value(name: str, arg: BlockArgument, value: object) -> np.ndarray:
     array = _as_array(name, value)
     assert isinstance(arg.type, TensorType), f"argument {name!r} is not a tensor"
     shape = tuple(arg.type.get_shape())
-    dtype = numpy_dtype(arg.type.element_type)
+    dtype = dtype_of(arg.type.element_type)
     if array.shape != shape or array.dtype != dtype:
         raise ValueError(
             f"bind_params_by_name: parameter {name!r} expects {arg.type} "

@@ -22,6 +22,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.layout import pad4
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
     "float32": Float32Type(),
@@ -42,13 +43,6 @@ def element_type(dtype: str) -> Attribute:
         ) from err
 
 
-def numpy_dtype(elem: Attribute) -> np.dtype:
-    """The numpy dtype of a builtin element type (`f32` -> `float32`)."""
-    for name, attr in _ELEMENT_TYPES.items():
-        if attr == elem:
-            return np.dtype(name)
-    raise ValueError(f"unsupported element type {elem}")
-
 
 def shape_of(value: SSAValue | Operation) -> tuple[int, ...]:
     """The static shape of a tensor value (or of a one-result op's result)."""
@@ -57,17 +51,6 @@ def shape_of(value: SSAValue | Operation) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType), f"expected a tensor, got {value.type}"
     return tuple(value.type.get_shape())
 
-
-def pad4(padding: Sequence[int]) -> tuple[int, int, int, int]:
-    """Relay's padding expansion: (p,) / (h, w) / (top, left, bottom, right) -> 4 values."""
-    padding = tuple(int(p) for p in padding)
-    if len(padding) == 1:
-        return padding * 4
-    if len(padding) == 2:
-        return (padding[0], padding[1], padding[0], padding[1])
-    if len(padding) == 4:
-        return padding  # type: ignore[return-value]
-    raise ValueError(f"padding must have 1, 2 or 4 values, got {padding}")
 
 
 class GraphBuilder:

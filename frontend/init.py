@@ -12,7 +12,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 
-from xrelay.frontend.builder import numpy_dtype
+from xrelay.dialects.constant import dtype_of
 
 
 def xavier_fans(shape: Sequence[int]) -> tuple[float, float]:
@@ -74,6 +74,6 @@ def create_params(
             continue
         assert isinstance(arg.type, TensorType)
         params[arg.name_hint] = init_value(
-            arg.name_hint, tuple(arg.type.get_shape()), numpy_dtype(arg.type.element_type), rng
+            arg.name_hint, tuple(arg.type.get_shape()), dtype_of(arg.type.element_type), rng
         )
     return params

@@ -62,7 +62,8 @@ def seeded_inputs(mod: Any, given: Mapping[str, np.ndarray], seed: int) -> dict[
     """`given` plus seeded values for every other `@main` argument; a given name that is not an
     argument is a ValueError."""
     from xrelay.dialects.constant import dtype_of
-    from xrelay.runtime.interpreter import argument_names, find_main
+    from xrelay.dialects.arguments import argument_names
+    from xrelay.runtime.interpreter import find_main
 
     main = find_main(mod)
     names = argument_names(main)
@@ -164,8 +165,9 @@ class NumericalBisect(PassInstrument):
         stream.flush()
 
     def _run(self, mod: Any) -> list[np.ndarray]:
+        from xrelay.dialects.arguments import argument_names
         from xrelay.runtime import run
-        from xrelay.runtime.interpreter import argument_names, find_main
+        from xrelay.runtime.interpreter import find_main
 
         if self._last_run is not None and self._last_run[0] is mod:
             return self._last_run[1]  # a Sequential returns its last child's module: already run

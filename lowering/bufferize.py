@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from xrelay.runtime.linalg_structured import captured_values
+from xrelay.dialects.structured import captured_values
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
 Structured = LinalgStructuredOperation

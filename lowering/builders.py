@@ -9,7 +9,6 @@ import numpy as np
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
-    IndexType,
     AffineMapAttr,
     AnyFloat,
     ArrayAttr,
@@ -24,6 +23,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
+
+from xrelay.dialects.constant import dtype_of
 
 PARALLEL = linalg.IteratorTypeAttr.parallel()
 REDUCTION = linalg.IteratorTypeAttr.reduction()
@@ -62,9 +63,7 @@ class Emitter:
 
     def constant(self, array: np.ndarray, element_type: Attribute) -> SSAValue:
         """An `arith.constant dense<...>` tensor holding `array` converted to `element_type`."""
-        from xrelay.runtime.linalg_exec import numpy_dtype
-
-        data = np.ascontiguousarray(array, dtype=numpy_dtype(element_type).newbyteorder("<"))
+        data = np.ascontiguousarray(array, dtype=dtype_of(element_type))
         ttype = TensorType(element_type, data.shape)
         return self.add(arith.ConstantOp(DenseIntOrFPElementsAttr(ttype, BytesAttr(data.tobytes())), ttype))
 

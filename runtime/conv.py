@@ -22,7 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from xrelay.runtime.layout import check_layout, layout_permutation, padding_4, pair
+from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
+
 
 
 def pad_spatial(
@@ -43,12 +44,6 @@ def pad_spatial(
     return out
 
 
-def output_size(size: int, pad_total: int, kernel: int, stride: int, dilation: int, ceil: bool = False) -> int:
-    """Relay's output extent of a strided, dilated window along one axis."""
-    span = size + pad_total - dilation * (kernel - 1) - 1
-    return (span + (stride - 1 if ceil else 0)) // stride + 1
-
-
 def tap(
     xp: np.ndarray, kh: int, kw: int, dil: tuple[int, int], strides: tuple[int, int],
     out_hw: tuple[int, int], axes: tuple[int, int] = (2, 3),
@@ -65,9 +60,9 @@ def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
     data_layout = check_layout(attrs.get("data_layout") or "NCHW", "NCHW", "nn.conv2d data")
     kernel_layout = check_layout(attrs.get("kernel_layout") or "OIHW", "OIHW", "nn.conv2d kernel")
     out_layout = check_layout(attrs.get("out_layout") or data_layout, "NCHW", "nn.conv2d out")
-    strides = pair(attrs.get("strides", (1, 1)), "nn.conv2d", "strides")
-    dil = pair(attrs.get("dilation", (1, 1)), "nn.conv2d", "dilation")
-    pad = padding_4(attrs.get("padding", (0, 0, 0, 0)), "nn.conv2d")
+    strides = pair(attrs.get("strides", (1, 1)))
+    dil = pair(attrs.get("dilation", (1, 1)))
+    pad = pad4(attrs.get("padding", (0, 0, 0, 0)), "nn.conv2d")
     groups = int(attrs.get("groups", 1))
     if data.ndim != 4 or weight.ndim != 4:
         raise ValueError(f"nn.conv2d: data {data.shape} and weight {weight.shape} must both be 4-D")
@@ -84,8 +79,8 @@ def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
     if min(pad) < 0 or min(strides) < 1 or min(dil) < 1:
         raise ValueError(f"nn.conv2d: bad padding {pad}, strides {strides} or dilation {dil}")
     out_hw = (
-        output_size(h, pad[0] + pad[2], kh_size, strides[0], dil[0]),
-        output_size(wd, pad[1] + pad[3], kw_size, strides[1], dil[1]),
+        window_output_size(h, pad[0] + pad[2], kh_size, strides[0], dil[0]),
+        window_output_size(wd, pad[1] + pad[3], kw_size, strides[1], dil[1]),
     )
     if min(out_hw) < 1:
         raise ValueError(f"nn.conv2d: kernel {(kh_size, kw_size)} does not fit padded input {data.shape}")

@@ -19,6 +19,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 
 from xrelay.dialects import nn
+from xrelay.dialects.arguments import argument_names
 from xrelay.dialects.constant import dtype_of
 from xrelay.runtime.kernels import KERNELS
 
@@ -93,12 +94,6 @@ def find_main(module: ModuleOp) -> func.FuncOp:
             return op
     raise ValueError("run: the module has no func.func @main")
 
-
-def argument_names(main: func.FuncOp) -> list[str]:
-    """``@main``'s argument names (``data``, ``conv0_weight``, an imported ``gpu_0/data_0``)."""
-    from xrelay.dialects.arguments import argument_names as names
-
-    return names(main)
 
 
 def _check_argument(name: str, value: object, expected: Any) -> np.ndarray:

@@ -24,18 +24,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.dialects import arith, math, memref, tensor
 from xdsl.dialects.builtin import (
-    AnyFloat,
     DenseIntOrFPElementsAttr,
     FloatAttr,
-    IndexType,
     IntegerAttr,
-    IntegerType,
 )
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.ir.affine import AffineMap
 
+from xrelay.dialects.constant import attr_numpy, dtype_of
+from xrelay.dialects.structured import captured_values
 from xrelay.runtime.affine_views import (
     ExecutionError,
     LoopView,
@@ -57,27 +56,19 @@ MAX_TAPS = 64
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
-    """The numpy dtype of an xDSL element type (f16/f32/f64, i1..i64, index)."""
-    if isinstance(element_type, AnyFloat):
-        return np.dtype({16: np.float16, 32: np.float32, 64: np.float64}[element_type.bitwidth])
-    if isinstance(element_type, IntegerType):
-        width = element_type.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        return np.dtype({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width])
-    if isinstance(element_type, IndexType):
-        return np.dtype(np.int64)
-    raise ExecutionError(f"unsupported element type {element_type}")
+    """`dtype_of` (dialects/constant.py), with an unsupported type an ExecutionError."""
+    try:
+        return dtype_of(element_type)
+    except TypeError as err:
+        raise ExecutionError(str(err)) from None
 
 
 def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    """A read-only numpy view of a dense elements attribute (splats broadcast)."""
-    dtype = numpy_dtype(attr.get_element_type())
-    shape = attr.get_shape()
-    flat = np.frombuffer(attr.data.data, dtype=dtype)
-    if flat.size == 1 and int(np.prod(shape)) != 1:
-        return np.broadcast_to(flat.reshape(()), shape)
-    return flat.reshape(shape)
+    """A read-only numpy view of a dense elements attribute (splats broadcast), as an executor reads it."""
+    try:
+        return attr_numpy(attr)
+    except TypeError as err:
+        raise ExecutionError(str(err)) from None
 
 
 def aligned_constant(array: np.ndarray) -> np.ndarray:
@@ -169,20 +160,6 @@ def _depends_on(value: SSAValue, targets: set[SSAValue]) -> bool:
 def _in_body(op: Operation) -> bool:
     """Whether `op` sits inside a linalg body (rather than being a value the body captures)."""
     return isinstance(op.parent_op(), Structured)
-
-
-def captured_values(op: Structured) -> list[SSAValue]:
-    """Values the body of `op` reads that are defined outside it (e.g. the tensor a gather's
-    `tensor.extract` reads), in first-use order; the executor passes them after the operands."""
-    block = op.body.block
-    inside = set(block.ops)
-    seen: list[SSAValue] = []
-    for inner in block.ops:
-        for value in inner.operands:
-            if value.owner is block or value.owner in inside or value in seen:
-                continue
-            seen.append(value)
-    return seen
 
 
 def _extract(source: np.ndarray, *indices) -> np.ndarray:

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from xrelay.runtime.conv import output_size, pad_spatial, tap
-from xrelay.runtime.layout import check_layout, layout_permutation, padding_4, pair
+from xrelay.runtime.conv import pad_spatial, tap
+from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
 
 
 def _pool_geometry(attrs: dict, shape: tuple[int, ...], what: str):
     """Window, strides, dilation, padding (with ceil_mode's extra bottom/right) and output extent."""
-    kernel = pair(attrs.get("pool_size", (1, 1)), what, "pool_size")
-    strides = pair(attrs.get("strides", (1, 1)), what, "strides")
-    dil = pair(attrs.get("dilation", (1, 1)), what, "dilation")
-    pad = padding_4(attrs.get("padding", (0, 0, 0, 0)), what)
+    kernel = pair(attrs.get("pool_size", (1, 1)))
+    strides = pair(attrs.get("strides", (1, 1)))
+    dil = pair(attrs.get("dilation", (1, 1)))
+    pad = pad4(attrs.get("padding", (0, 0, 0, 0)), what)
     ceil = bool(attrs.get("ceil_mode", False))
     if min(pad) < 0 or min(strides) < 1 or min(dil) < 1 or min(kernel) < 1:
         raise ValueError(f"{what}: bad pool_size {kernel}, padding {pad}, strides {strides} or dilation {dil}")
     h, w = shape[2:]
     out_hw = (
-        output_size(h, pad[0] + pad[2], kernel[0], strides[0], dil[0], ceil),
-        output_size(w, pad[1] + pad[3], kernel[1], strides[1], dil[1], ceil),
+        window_output_size(h, pad[0] + pad[2], kernel[0], strides[0], dil[0], ceil),
+        window_output_size(w, pad[1] + pad[3], kernel[1], strides[1], dil[1], ceil),
     )
     if min(out_hw) < 1:
         raise ValueError(f"{what}: window {kernel} does not fit padded input of spatial size {(h, w)}")

@@ -159,6 +159,17 @@ def test_reshape_codes(shape, newshape, expected):
     np.testing.assert_array_equal(got.ravel(), np.arange(math.prod(shape)))  # row-major order kept
 
 
+@pytest.mark.parametrize("shape,newshape,expected", RESHAPE_CASES)
+def test_reshape_codes_reach_the_ir(shape, newshape, expected):
+    from xdsl.dialects.builtin import TensorType, f32
+
+    from xrelay.dialects import nn
+
+    attributes = nn.ReshapeOp.attributes_from_python({"newshape": newshape})
+    (result,) = nn.ReshapeOp.infer_types([TensorType(f32, shape)], attributes)
+    assert tuple(result.get_shape()) == expected
+
+
 def test_reshape_errors():
     with pytest.raises(ValueError, match="nn.reshape"):
         KERNELS["nn.reshape"](dict(newshape=(5, -1)), np.ones((2, 3)))

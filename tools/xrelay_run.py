@@ -36,6 +36,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
+from xrelay.dialects.arguments import argument_names
 from xrelay.tools.diagnostics import (
     ToolError,
     atomic_output,
@@ -257,12 +258,6 @@ def find_main(module: ModuleOp) -> func.FuncOp:
         return functions[0]
     raise ToolError("the module has no func.func @main to run")
 
-
-def argument_names(main: func.FuncOp) -> list[str]:
-    """`@main`'s argument names, as the runtime names them (see `xrelay.dialects.arguments`)."""
-    from xrelay.dialects.arguments import argument_names as names
-
-    return names(main)
 
 
 def _name_list(names: Sequence[str], limit: int = 8) -> str:

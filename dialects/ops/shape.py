@@ -13,7 +13,8 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import attr_def, operand_def, result_def, var_operand_def, var_result_def
 
-from xrelay.dialects.infer import MAX_RANK, Shape, ShapeError, check_axis, check_layout, fmt_shape
+from xrelay.dialects.infer import MAX_RANK, Shape, ShapeError, check_axis, fmt_shape
+from xrelay.dialects.layout import check_layout
 from xrelay.dialects.op_base import INT, INTS, LayoutRule, NNOp, float_, int_, ints, nn_op, str_
 
 __all__ = [
@@ -43,26 +44,60 @@ def expand_dims(shapes: list[Shape], a: dict) -> Shape:
     return data[:axis] + (1,) * count + data[axis:]
 
 
-def reshape(shapes: list[Shape], a: dict) -> Shape:
-    """Relay's codes: 0 copies the input dim at the same position, -1 is inferred."""
-    (data,) = shapes
-    newshape = tuple(a["newshape"])
+def reshape_target(data: Shape, newshape: Shape) -> Shape:
+    """The shape Relay's reshape codes give `data`: a positive value is taken as it is, 0 copies
+    the next input dim, -1 is inferred, -2 copies all remaining dims, -3 merges the next two, and
+    -4 splits the next dim into the two values after it (one of them may be -1)."""
+    codes = [int(c) for c in newshape]
+    newshape = tuple(codes)
     out: list[int] = []
+    src = 0
     infer_at = None
-    for i, code in enumerate(newshape):
-        if code == 0:
-            if i >= len(data):
-                raise ShapeError(f"newshape {newshape}: code 0 at {i} but 'data' {fmt_shape(data)} has rank {len(data)}")
-            out.append(data[i])
+
+    def need(count: int, at: int, code: int) -> None:
+        if src + count > len(data):
+            raise ShapeError(f"newshape {newshape}: code {code} at {at} refers past the dims of 'data' {fmt_shape(data)}")
+
+    i = 0
+    while i < len(codes):
+        code = codes[i]
+        if code > 0:
+            out.append(code)
+            src += 1
+        elif code == 0:
+            need(1, i, code)
+            out.append(data[src])
+            src += 1
         elif code == -1:
             if infer_at is not None:
                 raise ShapeError(f"newshape {newshape} has more than one -1")
             infer_at = len(out)
             out.append(1)
-        elif code > 0:
-            out.append(code)
+            src += 1
+        elif code == -2:
+            out.extend(data[src:])
+            src = len(data)
+        elif code == -3:
+            need(2, i, code)
+            out.append(data[src] * data[src + 1])
+            src += 2
+        elif code == -4:
+            need(1, i, code)
+            if i + 2 >= len(codes):
+                raise ShapeError(f"newshape {newshape}: code -4 at {i} must be followed by two values")
+            first, second = codes[i + 1], codes[i + 2]
+            if first == -1 and second > 0:
+                first = data[src] // second
+            elif second == -1 and first > 0:
+                second = data[src] // first
+            if first < 1 or second < 1 or first * second != data[src]:
+                raise ShapeError(f"newshape {newshape}: code -4 at {i} cannot split dim {data[src]} into {codes[i + 1]} x {codes[i + 2]}")
+            out.extend((first, second))
+            src += 1
+            i += 2
         else:
-            raise ShapeError(f"newshape {newshape}: unsupported code {code} (only 0 and -1)")
+            raise ShapeError(f"newshape {newshape}: unknown code {code}")
+        i += 1
     total, known = math.prod(data), math.prod(out)
     if infer_at is not None:
         if known == 0 or total % known:
@@ -71,6 +106,12 @@ def reshape(shapes: list[Shape], a: dict) -> Shape:
     if math.prod(out) != total:
         raise ShapeError(f"cannot reshape 'data' {fmt_shape(data)} ({total} elements) to {fmt_shape(out)}")
     return tuple(out)
+
+
+def reshape(shapes: list[Shape], a: dict) -> Shape:
+    """Relay's reshape codes (`reshape_target`)."""
+    (data,) = shapes
+    return reshape_target(data, tuple(a["newshape"]))
 
 
 def transpose(shapes: list[Shape], a: dict) -> Shape:

@@ -11,7 +11,8 @@ from typing import ClassVar
 from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 
-from xrelay.dialects.infer import Shape, ShapeError, check_layout, check_rank, fmt_shape
+from xrelay.dialects.layout import check_layout, window_output_size
+from xrelay.dialects.infer import Shape, ShapeError, check_rank, fmt_shape
 from xrelay.dialects.op_base import LayoutRule, NNOp, bool_, int_, ints, nn_op, str_
 
 __all__ = ["AvgPool2DOp", "Conv2DOp", "GlobalAvgPool2DOp", "GlobalMaxPool2DOp", "MaxPool2DOp"]
@@ -21,14 +22,6 @@ def _check_positive(**values: Sequence[int]) -> None:
     for name, value in values.items():
         if len(value) != 2 or min(value) < 1:
             raise ShapeError(f"{name} {tuple(value)} must be 2 positive values")
-
-
-def _window_out(size: int, pad: int, kernel: int, stride: int, dilation: int, ceil: bool) -> int:
-    extent = dilation * (kernel - 1) + 1
-    span = size + pad - extent
-    if ceil:
-        return (span + stride - 1) // stride + 1
-    return span // stride + 1
 
 
 def conv2d(shapes: list[Shape], a: dict) -> Shape:
@@ -66,8 +59,8 @@ def conv2d(shapes: list[Shape], a: dict) -> Shape:
     out = {
         "N": d["N"],
         "C": k["O"],
-        "H": _window_out(d["H"], top + bottom, k["H"], strides[0], dilation[0], False),
-        "W": _window_out(d["W"], left + right, k["W"], strides[1], dilation[1], False),
+        "H": window_output_size(d["H"], top + bottom, k["H"], strides[0], dilation[0], False),
+        "W": window_output_size(d["W"], left + right, k["W"], strides[1], dilation[1], False),
     }
     if out["H"] < 1 or out["W"] < 1:
         raise ShapeError(
@@ -87,8 +80,8 @@ def pool2d(shapes: list[Shape], a: dict) -> Shape:
     (ph, pw), (sh, sw), (dh, dw) = a["pool_size"], a["strides"], a["dilation"]
     top, left, bottom, right = a["padding"]
     out = dict(d)
-    out["H"] = _window_out(d["H"], top + bottom, ph, sh, dh, a["ceil_mode"])
-    out["W"] = _window_out(d["W"], left + right, pw, sw, dw, a["ceil_mode"])
+    out["H"] = window_output_size(d["H"], top + bottom, ph, sh, dh, a["ceil_mode"])
+    out["W"] = window_output_size(d["W"], left + right, pw, sw, dw, a["ceil_mode"])
     if out["H"] < 1 or out["W"] < 1:
         raise ShapeError(
             f"empty output: 'data' {fmt_shape(data)} is smaller than pool_size {(ph, pw)} "

@@ -45,11 +45,6 @@ def element_of(op: Operation):
     return op.results[0].type.get_element_type()
 
 
-def check_axis(axis: int, rank: int, what: str) -> int:
-    if not -rank <= axis < rank:
-        raise ValueError(f"{what}: axis {axis} out of range for rank {rank}")
-    return axis % rank
-
 
 def broadcast_map(operand_shape: tuple[int, ...], out_shape: tuple[int, ...]):
     """Numpy broadcasting as an indexing map: trailing-aligned, size-1 axes read index 0."""

@@ -7,9 +7,10 @@ import math
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.layout import normalize_axis
 from xrelay.dialects.ops.elementwise import integer_clip_bounds
 from xrelay.lowering.builders import Emitter, is_float
-from xrelay.lowering.to_linalg.base import check_axis, element_of, lowers, map_elementwise, shape_of
+from xrelay.lowering.to_linalg.base import element_of, lowers, map_elementwise, shape_of
 from xrelay.lowering.to_linalg.linear import along_axis
 
 
@@ -95,7 +96,7 @@ def lower_leaky_relu(op: Operation, e: Emitter) -> list[SSAValue]:
 @lowers(nn.PReluOp)
 def lower_prelu(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.prelu → generic `x > 0 ? x : alpha[axis] * x`."""
-    axis = check_axis(int(op.attrs()["axis"]), len(shape_of(op.operands[0])), "nn.prelu")
+    axis = normalize_axis(int(op.attrs()["axis"]), len(shape_of(op.operands[0])), "nn.prelu")
     return [along_axis(e, op, [op.operands[1]], axis,
                        lambda b, args: b.where_positive(args[0], b.binary("mul", args[0], args[1])))]
 

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.layout import normalize_axis
 from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims
-from xrelay.lowering.to_linalg.base import check_axis, element_of, lowers, shape_of
+from xrelay.lowering.to_linalg.base import element_of, lowers, shape_of
 
 
 def along_axis(e: Emitter, op: Operation, per_channel: list[SSAValue], axis: int, body: Callable) -> SSAValue:
@@ -25,7 +26,7 @@ def along_axis(e: Emitter, op: Operation, per_channel: list[SSAValue], axis: int
 @lowers(nn.BiasAddOp)
 def lower_bias_add(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.bias_add → generic `x + bias[axis]`."""
-    axis = check_axis(int(op.attrs()["axis"]), len(shape_of(op.operands[0])), "nn.bias_add")
+    axis = normalize_axis(int(op.attrs()["axis"]), len(shape_of(op.operands[0])), "nn.bias_add")
     return [along_axis(e, op, [op.operands[1]], axis, lambda b, args: b.binary("add", args[0], args[1]))]
 
 

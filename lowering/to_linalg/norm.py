@@ -5,9 +5,10 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.layout import normalize_axis
 from xrelay.dialects.ops.norm import lrn_window
 from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims, is_float, lowest
-from xrelay.lowering.to_linalg.base import check_axis, element_of, lowers, shape_of
+from xrelay.lowering.to_linalg.base import element_of, lowers, shape_of
 from xrelay.lowering.to_linalg.linear import along_axis
 
 
@@ -19,7 +20,7 @@ def lower_batch_norm(op: Operation, e: Emitter) -> list[SSAValue]:
     element_type = element_of(op)
     if not is_float(element_type):
         raise NotImplementedError(f"nn.batch_norm: only float element types lower to linalg, got {element_type}")
-    axis = check_axis(int(attrs["axis"]), len(shape_of(data)), "nn.batch_norm")
+    axis = normalize_axis(int(attrs["axis"]), len(shape_of(data)), "nn.batch_norm")
     scale, center = bool(attrs["scale"]), bool(attrs["center"])
     per_channel = [mean, var] + ([gamma] if scale else []) + ([beta] if center else [])
 
@@ -43,7 +44,7 @@ def lower_softmax(op: Operation, e: Emitter) -> list[SSAValue]:
     shape = shape_of(data)
     rank = len(shape)
     element_type = element_of(op)
-    axis = check_axis(int(op.attrs()["axis"]), rank, "nn.softmax")
+    axis = normalize_axis(int(op.attrs()["axis"]), rank, "nn.softmax")
     loops = dims(rank)
     full = affine_map(rank, loops)
     reduced = affine_map(rank, [d for i, d in enumerate(loops) if i != axis])
@@ -77,7 +78,7 @@ def lower_log_softmax(op: Operation, e: Emitter) -> list[SSAValue]:
     (data,) = op.operands
     shape = shape_of(data)
     element_type = element_of(op)
-    axis = check_axis(int(op.attrs()["axis"]), len(shape), "nn.log_softmax")
+    axis = normalize_axis(int(op.attrs()["axis"]), len(shape), "nn.log_softmax")
     full, reduced, reduced_shape, iterators = _along(shape, axis)
     peak = e.generic([data], e.filled(lowest(element_type), reduced_shape, element_type), [full, reduced], iterators,
                      lambda b, args: b.binary("max", args[0], args[1]))
@@ -96,7 +97,7 @@ def lower_layer_norm(op: Operation, e: Emitter) -> list[SSAValue]:
     data, gamma, beta = op.operands
     shape = shape_of(data)
     element_type = element_of(op)
-    axis = check_axis(int(attrs["axis"]), len(shape), "nn.layer_norm")
+    axis = normalize_axis(int(attrs["axis"]), len(shape), "nn.layer_norm")
     full, reduced, reduced_shape, iterators = _along(shape, axis)
     count = shape[axis]
 
@@ -140,7 +141,7 @@ def lower_lrn(op: Operation, e: Emitter) -> list[SSAValue]:
     shape = shape_of(data)
     rank = len(shape)
     element_type = element_of(op)
-    axis = check_axis(int(attrs["axis"]), rank, "nn.lrn")
+    axis = normalize_axis(int(attrs["axis"]), rank, "nn.lrn")
     size = int(attrs["size"])
     low, high = [0] * rank, [0] * rank
     low[axis], high[axis] = lrn_window(size)

@@ -16,10 +16,10 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from xrelay.dialects import nn
+from xrelay.dialects.layout import layout_permutation, normalize_axis
 from xrelay.dialects.ops.shape import pad_pairs, slice_ranges, split_bounds, squeeze_axes
 from xrelay.lowering.builders import PARALLEL, BodyBuilder, Emitter, affine_map, dims, reassociation
-from xrelay.lowering.to_linalg.base import broadcast_map, check_axis, element_of, lowers, shape_of
-from xrelay.runtime.layout import layout_permutation
+from xrelay.lowering.to_linalg.base import broadcast_map, element_of, lowers, shape_of
 
 
 def _transpose(e: Emitter, op: Operation, permutation: tuple[int, ...]) -> list[SSAValue]:
@@ -36,7 +36,7 @@ def lower_transpose(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.transpose → linalg.transpose (axes None reverses)."""
     rank = len(shape_of(op.operands[0]))
     axes = op.attrs()["axes"]
-    perm = tuple(reversed(range(rank))) if axes is None else tuple(check_axis(int(a), rank, "nn.transpose") for a in axes)
+    perm = tuple(reversed(range(rank))) if axes is None else tuple(normalize_axis(int(a), rank, "nn.transpose") for a in axes)
     return _transpose(e, op, perm)
 
 
@@ -73,7 +73,7 @@ def _gather(e: Emitter, source: SSAValue, inputs: Sequence[SSAValue], input_maps
 def lower_concatenate(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.concatenate → `tensor.empty` and one `tensor.insert_slice` per operand at its offset on the axis."""
     out_shape = shape_of(op.results[0])
-    axis = check_axis(op.attrs()["axis"], len(out_shape), "nn.concatenate")
+    axis = normalize_axis(op.attrs()["axis"], len(out_shape), "nn.concatenate")
     result = e.empty(out_shape, element_of(op))
     offset = 0
     for value in op.operands:
@@ -125,7 +125,7 @@ def lower_take(op: Operation, e: Emitter) -> list[SSAValue]:
     if attrs["axis"] is None:
         data, axis = e.reshape(data, (math.prod(shape_of(data)),)), 0
     else:
-        axis = check_axis(attrs["axis"], len(shape_of(data)), "nn.take")
+        axis = normalize_axis(attrs["axis"], len(shape_of(data)), "nn.take")
     n = shape_of(data)[axis]
     out_shape = shape_of(op.results[0])
     index_rank = len(shape_of(indices))

@@ -30,8 +30,8 @@ from xrelay.lowering.builders import (
     lowest,
     reassociation,
 )
-from xrelay.runtime.conv import output_size
-from xrelay.runtime.layout import check_layout, padding_4, pair
+
+from xrelay.dialects.layout import check_layout, pad4, pair, window_output_size
 from xrelay.lowering.to_linalg.base import element_of, lowers
 
 _NAMED_CONVS = {
@@ -88,10 +88,10 @@ def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
     data_layout = check_layout(attrs["data_layout"] or "NCHW", "NCHW", "nn.conv2d data")
     kernel_layout = check_layout(attrs["kernel_layout"] or "OIHW", "OIHW", "nn.conv2d kernel")
     out_layout = check_layout(attrs["out_layout"] or data_layout, "NCHW", "nn.conv2d out")
-    strides = pair(attrs["strides"], "nn.conv2d", "strides")
-    dilation = pair(attrs["dilation"], "nn.conv2d", "dilation")
+    strides = pair(attrs["strides"])
+    dilation = pair(attrs["dilation"])
     groups = int(attrs["groups"])
-    x = pad_spatial(e, data, data_layout, padding_4(attrs["padding"], "nn.conv2d"), 0)
+    x = pad_spatial(e, data, data_layout, pad4(attrs["padding"], "nn.conv2d"), 0)
     out_shape = list(result_type.get_shape())
 
     named = _NAMED_CONVS.get((data_layout, kernel_layout))
@@ -136,14 +136,14 @@ def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
 
 def _pool_geometry(attrs: dict, in_shape: Sequence[int], layout: str, what: str):
     """Window, strides, dilation, declared padding, padding with ceil_mode's extra, and output (OH, OW)."""
-    kernel = pair(attrs["pool_size"], what, "pool_size")
-    strides = pair(attrs["strides"], what, "strides")
-    dilation = pair(attrs["dilation"], what, "dilation")
-    pad = padding_4(attrs["padding"], what)
+    kernel = pair(attrs["pool_size"])
+    strides = pair(attrs["strides"])
+    dilation = pair(attrs["dilation"])
+    pad = pad4(attrs["padding"], what)
     ceil = bool(attrs["ceil_mode"])
     h, w = in_shape[layout.index("H")], in_shape[layout.index("W")]
-    out_hw = (output_size(h, pad[0] + pad[2], kernel[0], strides[0], dilation[0], ceil),
-              output_size(w, pad[1] + pad[3], kernel[1], strides[1], dilation[1], ceil))
+    out_hw = (window_output_size(h, pad[0] + pad[2], kernel[0], strides[0], dilation[0], ceil),
+              window_output_size(w, pad[1] + pad[3], kernel[1], strides[1], dilation[1], ceil))
     extra_h = max(0, (out_hw[0] - 1) * strides[0] + dilation[0] * (kernel[0] - 1) + 1 - (h + pad[0] + pad[2]))
     extra_w = max(0, (out_hw[1] - 1) * strides[1] + dilation[1] * (kernel[1] - 1) + 1 - (w + pad[1] + pad[3]))
     padded = (pad[0], pad[1], pad[2] + extra_h, pad[3] + extra_w)

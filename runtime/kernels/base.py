@@ -35,11 +35,6 @@ def kernel(*op_classes: type[Operation]) -> Callable[[Kernel], Kernel]:
     return register
 
 
-def check_axis(axis: int, ndim: int, what: str) -> int:
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{what}: axis {axis} out of range for a {ndim}-D input")
-    return axis % ndim
-
 
 def along_axis(vec: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     """Reshape a 1-D per-channel vector so it broadcasts along ``axis`` of an ``ndim``-D array."""

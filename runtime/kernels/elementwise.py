@@ -7,8 +7,9 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects import nn
+from xrelay.dialects.layout import normalize_axis
 from xrelay.dialects.ops.elementwise import integer_clip_bounds
-from xrelay.runtime.kernels.base import Kernel, along_axis, check_axis, kernel
+from xrelay.runtime.kernels.base import Kernel, along_axis, kernel
 from xrelay.runtime.math_functions import erf as erf_function
 
 
@@ -94,7 +95,7 @@ def leaky_relu(attrs: dict, data):
 @kernel(nn.PReluOp)
 def prelu(attrs: dict, data, alpha):
     """``data > 0 ? data : alpha[c] * data`` with ``c`` the index along ``axis``."""
-    axis = check_axis(int(attrs.get("axis", 1)), data.ndim, "nn.prelu")
+    axis = normalize_axis(int(attrs.get("axis", 1)), data.ndim, "nn.prelu")
     if alpha.shape != (data.shape[axis],):
         raise ValueError(f"nn.prelu: alpha {alpha.shape} does not match axis {axis} of data {data.shape}")
     return np.where(data > 0, data, data * along_axis(alpha, axis, data.ndim))

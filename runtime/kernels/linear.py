@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from xrelay.dialects import nn
-from xrelay.runtime.kernels.base import along_axis, check_axis, kernel
+from xrelay.dialects.layout import normalize_axis
+from xrelay.runtime.kernels.base import along_axis, kernel
 
 
 @kernel(nn.DenseOp)
@@ -19,7 +20,7 @@ def dense(attrs: dict, data, weight):
 @kernel(nn.BiasAddOp)
 def bias_add(attrs: dict, data, bias):
     """Add a 1-D bias along ``axis`` (negative counts from the end)."""
-    axis = check_axis(int(attrs.get("axis", 1)), data.ndim, "nn.bias_add")
+    axis = normalize_axis(int(attrs.get("axis", 1)), data.ndim, "nn.bias_add")
     if bias.shape != (data.shape[axis],):
         raise ValueError(f"nn.bias_add: bias {bias.shape} does not match axis {axis} of data {data.shape}")
     return (data + along_axis(bias, axis, data.ndim)).astype(data.dtype, copy=False)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from xrelay.dialects import nn
+from xrelay.dialects.layout import normalize_axis
 from xrelay.dialects.ops.norm import lrn_window
-from xrelay.runtime.kernels.base import along_axis, check_axis, kernel
+from xrelay.runtime.kernels.base import along_axis, kernel
 
 
 @kernel(nn.BatchNormOp)
 def batch_norm(attrs: dict, data, gamma, beta, moving_mean, moving_var):
     """Inference batch norm: (out, moving_mean, moving_var), as Relay's three results."""
-    axis = check_axis(int(attrs.get("axis", 1)), data.ndim, "nn.batch_norm")
+    axis = normalize_axis(int(attrs.get("axis", 1)), data.ndim, "nn.batch_norm")
     channels = data.shape[axis]
     for name, vec in (("gamma", gamma), ("beta", beta), ("moving_mean", moving_mean), ("moving_var", moving_var)):
         if vec.shape != (channels,):
@@ -33,7 +34,7 @@ def batch_norm(attrs: dict, data, gamma, beta, moving_mean, moving_var):
 @kernel(nn.SoftmaxOp)
 def softmax(attrs: dict, data):
     """Numerically stable softmax along ``axis`` (the maximum is subtracted first)."""
-    axis = check_axis(int(attrs.get("axis", -1)), data.ndim, "nn.softmax")
+    axis = normalize_axis(int(attrs.get("axis", -1)), data.ndim, "nn.softmax")
     shifted = np.exp(data - data.max(axis=axis, keepdims=True))
     return (shifted / shifted.sum(axis=axis, keepdims=True)).astype(data.dtype, copy=False)
 
@@ -41,7 +42,7 @@ def softmax(attrs: dict, data):
 @kernel(nn.LogSoftmaxOp)
 def log_softmax(attrs: dict, data):
     """``x - max - log(sum(exp(x - max)))`` along ``axis``."""
-    axis = check_axis(int(attrs.get("axis", -1)), data.ndim, "nn.log_softmax")
+    axis = normalize_axis(int(attrs.get("axis", -1)), data.ndim, "nn.log_softmax")
     shifted = data - data.max(axis=axis, keepdims=True)
     return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).astype(data.dtype, copy=False)
 
@@ -49,7 +50,7 @@ def log_softmax(attrs: dict, data):
 @kernel(nn.LayerNormOp)
 def layer_norm(attrs: dict, data, gamma, beta):
     """Normalise along ``axis`` (statistics in float64), then scale by gamma and shift by beta."""
-    axis = check_axis(int(attrs.get("axis", -1)), data.ndim, "nn.layer_norm")
+    axis = normalize_axis(int(attrs.get("axis", -1)), data.ndim, "nn.layer_norm")
     x = data.astype(np.float64)
     centred = x - x.mean(axis=axis, keepdims=True)
     out = centred / np.sqrt(np.mean(centred * centred, axis=axis, keepdims=True) + float(attrs.get("epsilon", 1e-5)))
@@ -63,7 +64,7 @@ def layer_norm(attrs: dict, data, gamma, beta):
 @kernel(nn.LRNOp)
 def lrn(attrs: dict, data):
     """``x / (bias + alpha / size * window sum of x^2) ** beta``, the window along ``axis``."""
-    axis = check_axis(int(attrs.get("axis", 1)), data.ndim, "nn.lrn")
+    axis = normalize_axis(int(attrs.get("axis", 1)), data.ndim, "nn.lrn")
     size = int(attrs.get("size", 5))
     before, after = lrn_window(size)
     pad = [(0, 0)] * data.ndim

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from xrelay.dialects import nn
-from xrelay.dialects.ops.shape import pad_pairs, slice_ranges, split_bounds, squeeze_axes
-from xrelay.runtime.kernels.base import check_axis, kernel
-from xrelay.runtime.layout import layout_permutation
+from xrelay.dialects.infer import ShapeError
+from xrelay.dialects.layout import layout_permutation, normalize_axis
+from xrelay.dialects.ops.shape import pad_pairs, reshape_target, slice_ranges, split_bounds, squeeze_axes
+from xrelay.runtime.kernels.base import kernel
 
 
 @kernel(nn.ExpandDimsOp)
@@ -22,63 +23,13 @@ def expand_dims(attrs: dict, data):
     return data.reshape(data.shape[:axis] + (1,) * num + data.shape[axis:])
 
 
-def reshape_target(shape: tuple[int, ...], newshape: tuple[int, ...]) -> tuple[int, ...]:
-    """Resolve Relay's reshape codes: 0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split one."""
-    out: list[int] = []
-    src = 0
-    infer_at = None
-    codes = list(newshape)
-    i = 0
-    while i < len(codes):
-        code = int(codes[i])
-        if code > 0:
-            out.append(code)
-            src += 1
-        elif code == 0:
-            out.append(shape[src])
-            src += 1
-        elif code == -1:
-            if infer_at is not None:
-                raise ValueError(f"nn.reshape: more than one -1 in {newshape}")
-            infer_at = len(out)
-            out.append(1)
-            src += 1
-        elif code == -2:
-            out.extend(shape[src:])
-            src = len(shape)
-        elif code == -3:
-            out.append(shape[src] * shape[src + 1])
-            src += 2
-        elif code == -4:
-            a, b = int(codes[i + 1]), int(codes[i + 2])
-            if a == -1:
-                a = shape[src] // b
-            elif b == -1:
-                b = shape[src] // a
-            out.extend((a, b))
-            src += 1
-            i += 2
-        else:
-            raise ValueError(f"nn.reshape: unknown code {code} in {newshape}")
-        i += 1
-    total = int(np.prod(shape, dtype=np.int64))
-    if infer_at is not None:
-        known = int(np.prod(out, dtype=np.int64))
-        if known == 0 or total % known:
-            raise ValueError(f"nn.reshape: cannot infer -1 reshaping {shape} to {newshape}")
-        out[infer_at] = total // known
-    if int(np.prod(out, dtype=np.int64)) != total:
-        raise ValueError(f"nn.reshape: {shape} has {total} elements, {newshape} gives {tuple(out)}")
-    return tuple(out)
-
-
 @kernel(nn.ReshapeOp)
 def reshape(attrs: dict, data):
-    """Reshape to ``newshape`` with Relay's special codes (see :func:`reshape_target`)."""
+    """Reshape to ``newshape`` with Relay's special codes (``reshape_target`` beside the op)."""
     try:
         target = reshape_target(data.shape, tuple(attrs["newshape"]))
-    except IndexError as err:
-        raise ValueError(f"nn.reshape: newshape {tuple(attrs['newshape'])} refers past shape {data.shape}") from err
+    except ShapeError as err:
+        raise ValueError(f"nn.reshape: {err}") from None
     return data.reshape(target)
 
 
@@ -88,7 +39,7 @@ def transpose(attrs: dict, data):
     axes = attrs.get("axes")
     if axes is None:
         return np.ascontiguousarray(data.transpose())
-    axes = tuple(check_axis(int(a), data.ndim, "nn.transpose") for a in axes)
+    axes = tuple(normalize_axis(int(a), data.ndim, "nn.transpose") for a in axes)
     if sorted(axes) != list(range(data.ndim)):
         raise ValueError(f"nn.transpose: axes {tuple(attrs['axes'])} are not a permutation for shape {data.shape}")
     return np.ascontiguousarray(data.transpose(axes))
@@ -151,7 +102,7 @@ def take(attrs: dict, data, indices):
     axis, mode = attrs.get("axis"), attrs.get("mode", "clip")
     if axis is None:
         data, axis = data.reshape(-1), 0
-    axis = check_axis(int(axis), data.ndim, "nn.take")
+    axis = normalize_axis(int(axis), data.ndim, "nn.take")
     n = data.shape[axis]
     indices = np.asarray(indices, dtype=np.int64)
     if mode == "clip":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xrelay.dialects import nn
 from xrelay.runtime.conv import conv2d
 from xrelay.runtime.kernels.base import kernel
-from xrelay.runtime.layout import check_layout
+from xrelay.dialects.layout import check_layout
 from xrelay.runtime.pool import avg_pool2d, global_avg_pool2d, max_pool2d
 
 kernel(nn.Conv2DOp)(conv2d)

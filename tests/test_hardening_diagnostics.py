@@ -279,3 +279,12 @@ def test_ieee_results_without_warnings(tmp_path: Path, capsys, level):
     assert status == 0 and err == ""
     result = np.load(tmp_path / "o.npy")
     assert np.isnan(result[0]) and result[1] == 2.0 and np.isnan(result[2])
+
+
+def test_main_with_several_blocks(tmp_path: Path, capsys):
+    np.save(tmp_path / "x.npy", np.array([1.0, 2.0], np.float32))
+    model = write(tmp_path, "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                            "  cf.br ^bb1\n^bb1:\n  func.return %x : tensor<2xf32>\n}\n")
+    status, _, err = run_tool(capsys, [model, "--input", f"x={tmp_path / 'x.npy'}"])
+    assert status == 1
+    assert one_error(err) == f"{model}:1:1: error: @main has 2 blocks; xrelay runs single-block functions only"

@@ -41,9 +41,11 @@ from xrelay.tools.diagnostics import (
     ToolError,
     atomic_output,
     check_output_path,
+    location_of,
     one_line_usage_errors,
     parse_module_file,
     run_tool,
+    source_line,
 )
 
 PROG = "xrelay-run"
@@ -251,12 +253,13 @@ class Argument:
 def find_main(module: ModuleOp) -> func.FuncOp:
     """`func.func @main` (or the module's only function)."""
     functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
-    for function in functions:
-        if function.sym_name.data == "main":
-            return function
-    if len(functions) == 1:
-        return functions[0]
-    raise ToolError("the module has no func.func @main to run")
+    chosen = next((f for f in functions if f.sym_name.data == "main"), functions[0] if len(functions) == 1 else None)
+    if chosen is None:
+        raise ToolError("the module has no func.func @main to run")
+    if len(chosen.body.blocks) > 1:  # a CFG: no executor runs branches between blocks
+        raise ToolError(f"@{chosen.sym_name.data} has {len(chosen.body.blocks)} blocks; xrelay runs "
+                        "single-block functions only", location_of(chosen), source_line(chosen))
+    return chosen
 
 
 

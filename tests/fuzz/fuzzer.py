@@ -225,11 +225,11 @@ def _main_arguments(text: str):
 
     try:
         module = LocatingParser(make_context(), text, MODEL).parse_module()
-    except BaseException:  # noqa: BLE001
+        for op in module.ops:
+            if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+                return list(zip(argument_names(op), [a.type for a in op.body.block.args]))
+    except Exception:  # noqa: BLE001 - a mutated program (no @main body, several blocks): no inputs
         return None
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
-            return list(zip(argument_names(op), [a.type for a in op.body.block.args]))
     return None
 
 
@@ -340,7 +340,11 @@ def _worker(connection, directory: str, memory_limit: int) -> None:
         case = connection.recv()
         if case is None:
             return
-        connection.send(run_case(case, Path(directory)))
+        try:
+            outcome = run_case(case, Path(directory))
+        except Exception as error:  # noqa: BLE001 - the fuzzer's own input generation: say so, don't die
+            outcome = Outcome(-3, "", escaped=f"fuzzer error, not the tool's: {type(error).__name__}: {error}")
+        connection.send(outcome)
 
 
 WALL_FACTOR = 10
@@ -393,9 +397,12 @@ class Runner:
             if not self.process.is_alive() or (cpu if cpu is not None else wall) > self.time_limit \
                     or wall > WALL_FACTOR * self.time_limit:
                 break
+        died = not self.process.is_alive()
         self.process.kill()
         self.process.join()
-        self.process = None
+        code, self.process = self.process.exitcode, None
+        if died:  # a segfault or an abort in the tool, or a bug of the fuzzer's own: not a hang
+            return Outcome(-2, "", escaped=f"worker died (exit code {code})")
         return None
 
     def close(self) -> None:
@@ -427,7 +434,7 @@ def classify(case: Case, outcome: Outcome | None) -> tuple[str, str]:
     errors = diagnostics(lines)
     if "internal error" in outcome.stderr:
         return "crash", _signature(next((line for line in lines if "internal error" in line), outcome.stderr))
-    if outcome.status != 1 or len(errors) != 1 or "Traceback" in outcome.stderr:
+    if outcome.status != 1 or len(errors) != 1 or TRACEBACK.search(outcome.stderr):
         return "crash", _signature(f"malformed diagnostic (status {outcome.status}): {outcome.stderr[:200]}")
     problem = misplacement(case.text, errors[0])
     if problem:
@@ -435,6 +442,7 @@ def classify(case: Case, outcome: Outcome | None) -> tuple[str, str]:
     return "error", ""
 
 
+TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.M)  # not an echoed source line's word
 DIAGNOSTIC = re.compile(r"^[^\s:]+(?::\d+:\d+)?: error: ")
 
 

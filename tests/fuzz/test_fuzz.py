@@ -27,7 +27,8 @@ def test_hang_is_detected_with_xdsl_own_string_pattern(monkeypatch):
     runner = fuzzer.Runner(time_limit=2.0)
     try:
         case = fuzzer.Case("opt", '"' + "a" * 60 + "\n", [fuzzer.MODEL])
-        assert fuzzer.classify(case, runner.run(case)) == ("hang", "hang")
+        outcome = runner.run(case)
+        assert fuzzer.classify(case, outcome) == ("hang", "hang"), outcome
         fine = fuzzer.Case("opt", "func.func @main() {\n  func.return\n}\n", [fuzzer.MODEL])
         assert fuzzer.classify(fine, runner.run(fine)) == ("ok", "")  # a fresh worker after the kill
     finally:
@@ -89,3 +90,6 @@ def test_classify_outcomes():
     assert fuzzer.classify(case, fuzzer.Outcome(1, "a: error: x\n", left_output=True))[0] == "crash"
     assert fuzzer.classify(case, fuzzer.Outcome(-1, "", escaped="ValueError: x (f.py:1)"))[0] == "crash"
     assert fuzzer.classify(case, None) == ("hang", "hang")
+    # "Traceback" inside an echoed source line (a lit test's VERIFY-NOT line) is not a traceback.
+    assert fuzzer.classify(case, fuzzer.Outcome(1, "in.mlir:1:1: error: bad\n// NOT: Traceback\n^\n")) == ("error", "")
+    assert fuzzer.classify(case, fuzzer.Outcome(1, "in.mlir: error: x\nTraceback (most recent call last):\n"))[0] == "crash"

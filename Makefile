@@ -18,7 +18,10 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/python examples/pass_instrument_tutorial.py
 
-test: pytest lit
+test: lint pytest lit
+
+lint: setup
+	$(BIN)/ruff check --no-cache .
 
 pytest: setup
 	$(BIN)/python -m pytest

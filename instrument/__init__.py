@@ -49,7 +49,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'xrelay.instrument' has no attribute {name!r}")
 
 
-# The power tools of DESIGN.md section 8 (they load xDSL), imported on first use.
+# The power tools of docs/architecture.md §7 (they load xDSL), imported on first use.
 _TOOLS = {
     "PrintIR": "print_ir",
     "IRDiff": "ir_diff",
@@ -65,7 +65,7 @@ __all__ += list(_TOOLS)
 _infrastructure_getattr = __getattr__
 
 
-def __getattr__(name: str):  # noqa: F811 - extends the lookup above with the tools
+def __getattr__(name: str):
     if name in _TOOLS:
         import importlib
 

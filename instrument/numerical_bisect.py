@@ -212,7 +212,7 @@ class NumericalBisect(PassInstrument):
             return
         try:
             outputs = self._run(mod)
-        except Exception as error:  # the pass broke the model: that is drift too
+        except Exception as error:  # noqa: BLE001 - the pass broke the model: that is drift too
             check = DriftCheck(info.name, depth, float("inf"), float("inf"), True,
                                f"the model no longer runs: {type(error).__name__}: {error}")
         else:

@@ -1,6 +1,6 @@
 """PassContext: opt level, required/disabled passes, config and the pass instruments.
 
-Semantics are TVM's (DESIGN.md §4): `with ctx:` enters every instrument then makes `ctx`
+Semantics are TVM's (docs/architecture.md §4): `with ctx:` enters every instrument then makes `ctx`
 current; leaving pops it then exits every instrument; a failure while entering exits the
 already-entered instruments in reverse order and clears the list; a failure while exiting
 stops there and clears the list. Without any `with`, `PassContext.current()` is a

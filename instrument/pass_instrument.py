@@ -30,7 +30,7 @@ class _ClassName:
 class PassInstrument:
     """Base class of pass instruments; override only the hooks you need.
 
-    The PassContext calls, for every pass it runs (DESIGN.md §4):
+    The PassContext calls, for every pass it runs (docs/architecture.md §4):
     `should_run(mod, info)` (must return a bool), then `run_before_pass(mod, info)`,
     the pass body, `run_after_pass(new_mod, info)`; `enter_pass_ctx()` / `exit_pass_ctx()`
     when the context is entered / left (or its instruments are overridden).

@@ -1,7 +1,7 @@
 """Passes and how they run: PassInfo, Pass, ModulePass/module_pass, Sequential, the registry.
 
 Every pass run goes through `run_pass`, which applies the current PassContext's
-instruments exactly as TVM's `Pass::operator()` does (DESIGN.md §4.2–4.5): `should_run`
+instruments exactly as TVM's `Pass::operator()` does (docs/architecture.md §4, items 2–5): `should_run`
 on every instrument (ANDed, skipped for required passes), then every `run_before_pass`,
 the body, every `run_after_pass`. A vetoed pass returns the module it was given.
 """

@@ -46,7 +46,7 @@ def evaluate(op: Operation, args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
     """Run ``op``'s kernel on numpy operands; always returns a tuple of results."""
     try:
         result = KERNELS[type(op)](op.attrs(), *args)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - any kernel failure becomes a KernelError naming the op
         shapes = ", ".join(str(getattr(a, "shape", type(a).__name__)) for a in args)
         error = KernelError(f"{op.name} on operands of shapes ({shapes}): {err}")
         error.__cause__ = err

@@ -46,7 +46,7 @@ class ModelBackendTest(onnx.backend.test.BackendTest):
     """BackendTest over the model tests only: the stock constructor also loads ONNX's ~1900
     single-node tests (15 s here), which this suite does not run."""
 
-    def __init__(self, backend, parent_module):  # noqa: D107 - mirrors onnx's Runner.__init__
+    def __init__(self, backend, parent_module):
         self.backend = backend
         self._parent_module = parent_module
         self._include_patterns = set()

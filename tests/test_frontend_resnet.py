@@ -250,7 +250,9 @@ def test_param_order_is_first_use_order_in_bottleneck_unit():
     module = resnet.get_net(batch_size=1, num_classes=1000, num_layers=50)
     names = [a.name_hint for a in main_func(module).body.block.args]
     unit = [n for n in names if n.startswith("stage1_unit1_")]
-    bn = lambda i: [f"stage1_unit1_bn{i}_{s}" for s in ("gamma", "beta", "moving_mean", "moving_var")]
+    def bn(i):
+        return [f"stage1_unit1_bn{i}_{s}" for s in ("gamma", "beta", "moving_mean", "moving_var")]
+
     assert unit == (
         bn(1) + ["stage1_unit1_conv1_weight"] + bn(2) + ["stage1_unit1_conv2_weight"]
         + bn(3) + ["stage1_unit1_conv3_weight", "stage1_unit1_sc_weight"]

@@ -3,7 +3,6 @@ fuzzer (issue 11) is one located `file:line:col: error:` diagnostic, exit status
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np

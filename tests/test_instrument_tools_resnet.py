@@ -19,7 +19,7 @@ from xrelay.instrument.print_ir import PrintIR
 from xrelay.instrument.reproducer import CrashReproducer, run_reproducer
 from xrelay.instrument.trace import ChromeTraceInstrument
 
-# DESIGN.md section 5: the tutorial's op diff with xrelay's op names.
+# docs/architecture.md §5: the tutorial's op diff with xrelay's op names.
 TUTORIAL_OP_DIFF = [
     (1, "CanonicalizeOps", {"nn.add": 1, "nn.bias_add": -1}),
     (1, "ConvertLayout", {"nn.expand_dims": 1, "nn.layout_transform": 23}),

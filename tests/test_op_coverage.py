@@ -38,7 +38,8 @@ def _lit_text() -> str:
 
 README_OPS = _readme_ops()
 LIT_TEXT = _lit_text()
-INTERPRETED = make_interpreter(ModuleOp([]))._impls._impl_dict  # noqa: SLF001 (xDSL keeps no public view)
+# xDSL keeps no public view of an interpreter's implementations.
+INTERPRETED = make_interpreter(ModuleOp([]))._impls._impl_dict
 
 
 def missing_pieces(op: type) -> list[str]:

@@ -1,4 +1,4 @@
-"""Pass-instrument semantics (DESIGN.md §4), ported from TVM's tests/python/relay/test_pass_instrument.py
+"""Pass-instrument semantics (docs/architecture.md §4), ported from TVM's tests/python/relay/test_pass_instrument.py
 plus the PassContext/Sequential cases of test_pass_manager.py, with exact expected event lists.
 
 Passes are tiny module passes over xDSL builtin modules (they append an `arith.constant`);
@@ -10,7 +10,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
-from xrelay.instrument import PassInstrument, pass_context, pass_instrument, pass_manager
+from xrelay.instrument import PassInstrument, pass_context, pass_instrument
 
 
 @pytest.fixture(autouse=True)
@@ -273,7 +273,7 @@ def test_non_bool_should_run_is_a_type_error(events):
         assert events[-1] == "%2 exit_pass_ctx"
 
 
-# -- exceptions (DESIGN §4.7-4.10) ------------------------------------------------------------
+# -- exceptions (docs/architecture.md §4, items 7-10) ------------------------------------------------------------
 
 
 class Broken(Rec):

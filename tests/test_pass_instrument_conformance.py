@@ -3,7 +3,7 @@
 Every expected trace below was derived by hand from TVM's source (read from apache/tvm main,
 the tvm-ffi era that TVM 0.2x ships: src/ir/transform.cc, src/ir/instrument.cc,
 include/tvm/ir/transform.h, python/tvm/ir/transform.py, python/tvm/ir/instrument.py); each
-test names the lines it follows. Where DESIGN.md §4 is explicit and TVM differs, DESIGN wins
+test names the lines it follows. Where docs/architecture.md §4 is explicit and TVM differs, it wins
 and the test says so. Passes are tiny module passes over empty xDSL modules.
 """
 
@@ -12,7 +12,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
-from xrelay.instrument import PassInstrument, PassTimingInstrument, pass_context, pass_instrument, timing
+from xrelay.instrument import PassTimingInstrument, pass_context, pass_instrument, timing
 
 WARNING = "Warning: no passes have been profiled, did you enable pass profiling?\n"
 
@@ -195,8 +195,8 @@ def test_required_pass_is_not_asked_but_still_instrumented_when_nested(capsys):
 
 
 def test_should_run_answers_must_be_bool():
-    # DESIGN §4.2 (explicit): a non-bool answer is a TypeError. TVM 0.2x's FFI would also accept
-    # an int (TypeTraits<bool> casts kTVMFFIInt); DESIGN wins here.
+    # docs/architecture.md §4, item 2 (explicit): a non-bool answer is a TypeError. TVM 0.2x's FFI would also accept
+    # an int (TypeTraits<bool> casts kTVMFFIInt); the documented rule wins here.
     import numpy as np
 
     for answer in (None, 1, 0, np.bool_(True), "yes"):
@@ -209,7 +209,7 @@ def test_should_run_answers_must_be_bool():
 
 
 def test_vetoed_child_still_gets_its_required_passes_first(capsys):
-    # transform.cc SequentialNode::operator() (pre-ResolveDependency form, DESIGN §4.5): the
+    # transform.cc SequentialNode::operator() (pre-ResolveDependency form, docs/architecture.md §4, item 5): the
     # required passes run through `GetPass(name)(mod, pass_ctx)` before `pass(mod, pass_ctx)`;
     # a should_run veto of the child only skips the child.
     transform.register_pass("conf.Req", lambda: printing_pass("conf.Req"), override=True)
@@ -297,7 +297,7 @@ def test_pass_info_text_is_tvms():
         "The meta data of the pass - pass name: ConvertLayout, opt_level: 3, required passes: [\n"
         "InferType, CanonicalizeOps, ]\n"
     )
-    # DESIGN §3 (explicit): the constructor takes (name, opt_level, required); TVM's is
+    # TVM's Python API (explicit): the constructor takes (name, opt_level, required); TVM's is
     # PassInfo(opt_level, name, required).
     assert (info.name, info.opt_level, info.required) == ("ConvertLayout", 3, ("InferType", "CanonicalizeOps"))
 
@@ -421,7 +421,7 @@ def test_reentering_a_context_reenters_its_instruments(capsys):
 
 
 def test_instruments_list_keeps_order_and_objects():
-    # The context keeps the instruments given, in order (DESIGN §3's `ctx.instruments[0].render()`).
+    # The context keeps the instruments given, in order (the tutorial's `ctx.instruments[0].render()`).
     a, b = Printer("A"), PassTimingInstrument()
     ctx = transform.PassContext(instruments=[a, b])
     assert ctx.instruments == [a, b] and ctx.instruments[1] is b

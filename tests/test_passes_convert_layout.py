@@ -135,7 +135,7 @@ def test_resnet18_nhwc_adds_23_transforms_and_one_expand_dims(resnet18, resnet18
     assert kinds == {("OIHW", "HWIO"): 21, ("NCHW", "NHWC"): 1, ("NHWC", "NCHW"): 1}
     for t in transforms:
         producer = t.operands[0].owner
-        src, dst = t.attrs()["src_layout"], t.attrs()["dst_layout"]
+        src = t.attrs()["src_layout"]
         if src == "OIHW":  # every weight: a bound constant
             assert isinstance(producer, nn.ConstantOp)
         elif src == "NCHW":  # the input of conv0 is bn_data's output, still NCHW
@@ -220,7 +220,7 @@ class OpDiffer(PassInstrument):
 
 
 def test_tutorial_sequential_op_diff_on_bound_resnet18():
-    """DESIGN.md section 5: FoldConstant, ConvertLayout (with its required CanonicalizeOps), FoldConstant."""
+    """docs/architecture.md §5: FoldConstant, ConvertLayout (with its required CanonicalizeOps), FoldConstant."""
     mod, params = resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 224, 224))
     mod = bind_params_by_name(mod, params)
     differ = OpDiffer()

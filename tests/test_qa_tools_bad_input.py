@@ -1,5 +1,5 @@
 """QA: bad input to xrelay-opt / xrelay-run is one clear diagnostic naming the place, exit status 1,
-no traceback and no output file (DESIGN.md section 7). Cases found by hostile-user testing."""
+no traceback and no output file (docs/architecture.md §6). Cases found by hostile-user testing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PassTimingInstrument with a fake clock: TVM's render format (DESIGN.md §4.13), hand-computed numbers."""
+"""PassTimingInstrument with a fake clock: TVM's render format (docs/architecture.md §4, item 13), hand-computed numbers."""
 
 import pytest
 from xdsl.dialects.builtin import ModuleOp

@@ -247,7 +247,7 @@ def verify_module(module: ModuleOp, note: str | None = None) -> None:
         verify_dominance(module)
     except RecursionError:
         raise ToolError("nesting too deep to verify" + (f" ({note})" if note else "")) from None
-    except Exception as error:  # noqa: BLE001 - see above
+    except Exception as error:
         raise from_verify_error(module, error, note) from error
 
 

@@ -3,7 +3,7 @@
 `INSTRUMENT_FLAGS` lists them (flag, help, argparse options, instrument factory and an optional
 `finish` hook run after the pipeline, even when it failed); `register_instrument_flag` adds one.
 Their instruments are installed in list order. The instruments themselves live in
-`xrelay.instrument` (DESIGN.md section 8); this module only maps flags to them.
+`xrelay.instrument` (docs/architecture.md §7); this module only maps flags to them.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def register_instrument_flag(flag: InstrumentFlag) -> None:
     INSTRUMENT_FLAGS.append(flag)
 
 
-# --- the power-tool instrument flags (DESIGN.md section 8; the instruments live in xrelay.instrument) ---
+# --- the power-tool instrument flags (docs/architecture.md §7; the instruments live in xrelay.instrument) ---
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")

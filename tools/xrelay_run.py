@@ -110,7 +110,7 @@ def lower_to(module: ModuleOp, current: str, target: str) -> ModuleOp:
         return transform.Sequential([getattr(lowering, name)() for name in remaining], name=f"lower-to-{target}")(module)
     except ToolError:
         raise
-    except Exception as error:  # noqa: BLE001 - a lowering that rejects the module
+    except Exception as error:
         message = str(error).strip().split("\n")[0]
         raise ToolError(f"cannot lower the module to {target}: {type(error).__name__}: {message}") from error
 
@@ -508,7 +508,7 @@ def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, 
         raise ToolError(str(error).strip().split("\n")[0]) from error
     except ArithmeticError as error:  # the inputs' values (an integer division by zero): not a bug
         raise ToolError(f"execution failed: {type(error).__name__}: {error}") from error
-    except Exception as error:  # noqa: BLE001 - a kernel failing on this model
+    except Exception as error:
         if type(error).__name__ in ("KernelError", "ExecutionError"):
             raise ToolError(f"execution failed: {error}") from error
         raise

@@ -97,7 +97,7 @@ class _ReportFailingOp(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         try:
             self.pattern.match_and_rewrite(op, rewriter)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - carried out of xDSL's walker and re-raised as itself
             raise _PatternFailure(error, op) from None
 
 

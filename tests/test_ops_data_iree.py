@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from test_ops_data import CASES, single_op_module

@@ -10,15 +10,10 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
-from xrelay.instrument import PassInstrument, pass_context, pass_instrument
+from xrelay.instrument import PassInstrument, pass_instrument
 
 
-@pytest.fixture(autouse=True)
-def fresh_global_context():
-    pass_context._state.default = None
-    yield
-    assert not pass_context._state.stack, "a test left a PassContext entered"
-    pass_context._state.default = None
+pytestmark = pytest.mark.usefixtures("fresh_pass_context")
 
 
 @pytest.fixture

@@ -12,27 +12,17 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
-from xrelay.instrument import PassTimingInstrument, pass_context, pass_instrument, timing
+from xrelay.instrument import PassTimingInstrument, pass_instrument, timing
 
 WARNING = "Warning: no passes have been profiled, did you enable pass profiling?\n"
 
 
 @pytest.fixture(autouse=True)
-def fresh_state():
-    pass_context._state.default = None
+def fresh_state(fresh_pass_context):
     timing._store.__init__()
     yield
-    assert not pass_context._state.stack, "a test left a PassContext entered"
-    pass_context._state.default = None
     timing._store.__init__()
 
-
-@pytest.fixture
-def clock(monkeypatch):
-    """Replace the timer: each read returns the next queued microsecond value."""
-    readings = []
-    monkeypatch.setattr(timing, "now_us", lambda: readings.pop(0))
-    return readings
 
 
 @pass_instrument

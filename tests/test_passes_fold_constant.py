@@ -2,30 +2,15 @@
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Block, Region
 
 from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.frontend import bind_params_by_name, tiny
 from xrelay.instrument import PassInstrument
 from xrelay.runtime import run
+from module_builder import make_module
 
 
-def make_module(arg_shapes, body):
-    """`@main` with f32 tensor arguments of `arg_shapes`; `body(args, emit)` returns the results."""
-    block = Block(arg_types=[TensorType(f32, s) for s in arg_shapes])
-    ops = []
-
-    def emit(op):
-        ops.append(op)
-        return op.results[0] if len(op.results) == 1 else op.results
-
-    results = body(block.args, emit)
-    block.add_ops([*ops, func.ReturnOp(*results)])
-    main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
-    return ModuleOp([main])
 
 
 def op_names(mod):

@@ -2,31 +2,14 @@
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Block, Region
 
 from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.instrument import PassInstrument
 from xrelay.runtime import run
+from module_builder import make_module
 
 
-def make_module(args, body):
-    """`@main` with named f32 tensor arguments `args` ({name: shape}); `body(values, emit)` returns results."""
-    block = Block(arg_types=[TensorType(f32, s) for s in args.values()])
-    for arg, name in zip(block.args, args):
-        arg.name_hint = name
-    ops = []
-
-    def emit(op):
-        ops.append(op)
-        return op.results[0] if len(op.results) == 1 else op.results
-
-    results = body(dict(zip(args, block.args)), emit)
-    block.add_ops([*ops, func.ReturnOp(*results)])
-    main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
-    return ModuleOp([main])
 
 
 def count(mod, name):

@@ -1,9 +1,8 @@
 """InferType: re-typing nn ops from their operands, function signatures, and its errors."""
 
 import pytest
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
-from xdsl.ir import Block, Region
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FunctionType, TensorType, f32
 from xdsl.rewriter import Rewriter
 
 from xrelay import passes, transform
@@ -11,25 +10,13 @@ from xrelay.dialects import nn
 from xrelay.frontend import tiny
 from xrelay.instrument import PassInstrument
 from xrelay.passes.infer_type import TypeInferenceError, infer_types
+from module_builder import make_module
 
 
 def t(*shape):
     return TensorType(f32, shape)
 
 
-def make_module(arg_shapes, body):
-    """`@main` with tensor<f32> arguments of `arg_shapes`; `body(args, emit)` returns the results."""
-    block = Block(arg_types=[t(*s) for s in arg_shapes])
-    ops = []
-
-    def emit(op):
-        ops.append(op)
-        return op.results[0] if len(op.results) == 1 else op.results
-
-    results = body(block.args, emit)
-    block.add_ops([*ops, func.ReturnOp(*results)])
-    main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
-    return ModuleOp([main])
 
 
 class Names(PassInstrument):

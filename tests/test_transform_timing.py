@@ -4,29 +4,13 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
-from xrelay.instrument import PassTimingInstrument, pass_context, timing
+from xrelay.instrument import PassTimingInstrument
 
 WARNING = "Warning: no passes have been profiled, did you enable pass profiling?\n"
 
 
-@pytest.fixture(autouse=True)
-def fresh_global_context():
-    pass_context._state.default = None
-    yield
-    assert not pass_context._state.stack
-    pass_context._state.default = None
+pytestmark = pytest.mark.usefixtures("fresh_pass_context")
 
-
-@pytest.fixture
-def clock(monkeypatch):
-    """Replace the timer: each read returns the next queued microsecond value."""
-    readings = []
-
-    def fake_now_us():
-        return readings.pop(0)
-
-    monkeypatch.setattr(timing, "now_us", fake_now_us)
-    return readings
 
 
 def identity(name, opt_level=0, calls=()):

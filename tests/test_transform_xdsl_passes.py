@@ -10,15 +10,10 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
 from xrelay import transform
-from xrelay.instrument import PassInstrument, pass_context, pass_manager
+from xrelay.instrument import PassInstrument, pass_manager
 
 
-@pytest.fixture(autouse=True)
-def fresh_global_context():
-    pass_context._state.default = None
-    yield
-    assert not pass_context._state.stack
-    pass_context._state.default = None
+pytestmark = pytest.mark.usefixtures("fresh_pass_context")
 
 
 class Names(PassInstrument):

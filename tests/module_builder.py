@@ -1,0 +1,33 @@
+"""`make_module`: a `func.func @main` module from a few nn ops, for the pass tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Attribute, Block, Region
+
+
+def make_module(args: Mapping[str, Sequence[int]] | Sequence[Sequence[int] | Attribute], body: Callable) -> ModuleOp:
+    """`@main` over f32 tensor arguments and `body(values, emit)`'s results.
+
+    `args` is either {name: shape} (named arguments; `body` gets {name: value}) or a list of shapes
+    or types (`body` gets the list of values). `emit(op)` appends an op and returns its result
+    (its results when it has several)."""
+    named = isinstance(args, Mapping)
+    specs = list(args.values()) if named else list(args)
+    block = Block(arg_types=[s if isinstance(s, Attribute) else TensorType(f32, s) for s in specs])
+    if named:
+        for arg, name in zip(block.args, args):
+            arg.name_hint = name
+    ops = []
+
+    def emit(op):
+        ops.append(op)
+        return op.results[0] if len(op.results) == 1 else op.results
+
+    results = body(dict(zip(args, block.args)) if named else block.args, emit)
+    block.add_ops([*ops, func.ReturnOp(*results)])
+    main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
+    return ModuleOp([main])

@@ -561,12 +561,18 @@ def bench_loops(skip_stock: bool) -> None:
         if not vectorize:
             scalar_s = seconds
     if not skip_stock:
+        from xdsl.utils.exceptions import InterpretationError
+
         start = time.perf_counter()
-        stock_out = stock_interpreter_run(loops, arrays)
-        stock = time.perf_counter() - start
-        np.testing.assert_allclose(stock_out, reference, rtol=1e-4, atol=1e-5)
-        print(f"  xDSL stock interpreter: {stock * 1e3:8.1f} ms/run  {ops / stock / 1e6:7.3f} M ops/s; "
-              f"scalar nests {stock / scalar_s:.0f}x faster (same IR, same outputs)")
+        try:
+            stock_out = stock_interpreter_run(loops, arrays)
+        except InterpretationError as error:  # e.g. memref.subview (padding) has no implementation
+            print(f"  xDSL stock interpreter: cannot run this IR ({str(error).splitlines()[0]})")
+        else:
+            stock = time.perf_counter() - start
+            np.testing.assert_allclose(stock_out, reference, rtol=1e-4, atol=1e-5)
+            print(f"  xDSL stock interpreter: {stock * 1e3:8.1f} ms/run  {ops / stock / 1e6:7.3f} M ops/s; "
+                  f"scalar nests {stock / scalar_s:.0f}x faster (same IR, same outputs)")
 
     from xrelay.frontend import bind_params_by_name
 

@@ -51,6 +51,17 @@ __all__ = [
 ]
 
 
+PLANNED_OP_KINDS = (
+    func.ReturnOp, arith.ConstantOp, tensor.EmptyOp, memref.AllocOp, memref.AllocaOp, memref.DeallocOp,
+    memref.GetGlobalOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, memref.CollapseShapeOp,
+    memref.ExpandShapeOp, tensor.ReshapeOp, bufferization.ToTensorOp, bufferization.ToBufferOp, tensor.CastOp,
+    memref.CastOp, tensor.ExtractSliceOp, memref.SubviewOp, tensor.InsertSliceOp, memref.CopyOp, tensor.PadOp,
+    Structured,
+)
+"""Op kinds whose results' memory `_compile` tells the `StorageTracker` about (fresh or an alias);
+any other op in a program turns memory planning off for it (see runtime/memory_plan.py)."""
+
+
 class LinalgProgram:
     """`@main` of a linalg- or memref-level module compiled to numpy closures; call with arrays."""
 
@@ -81,6 +92,8 @@ class LinalgProgram:
         for op in main.body.block.ops:
             step = len(self.steps)
             self._compile(op)
+            if not isinstance(op, PLANNED_OP_KINDS):
+                self.memory.refuse(f"{op.name}: where its results' memory comes from is not tracked")
             values = [*op.operands, *op.results]
             if isinstance(op, Structured):
                 values += captured_values(op)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 
-__all__ = ["LEVELS", "ConvertNNToLinalg", "LinalgToLoops", "NNBufferize", "lower", "pipeline"]
+__all__ = ["LEVEL_PASSES", "ConvertNNToLinalg", "LinalgToLoops", "NNBufferize", "lower", "pipeline"]
 
 _CLASSES = {
     "ConvertNNToLinalg": "xrelay.lowering.nn_to_linalg",
@@ -22,7 +22,7 @@ _CLASSES = {
     "LinalgToLoops": "xrelay.lowering.linalg_to_loops",
 }
 
-LEVELS: dict[str, tuple[str, ...]] = {
+LEVEL_PASSES: dict[str, tuple[str, ...]] = {
     "linalg": ("ConvertNNToLinalg",),
     "memref": ("ConvertNNToLinalg", "NNBufferize"),
     "loops": ("ConvertNNToLinalg", "NNBufferize", "LinalgToLoops"),
@@ -44,9 +44,9 @@ def pipeline(to: str):
     """The `transform.Sequential` (named `lower-to-<level>`) that lowers an nn module to level `to`."""
     from xrelay.transform import Sequential
 
-    if to not in LEVELS:
-        raise ValueError(f"lower: unknown level {to!r}; expected one of {', '.join(LEVELS)}")
-    return Sequential([_loader(name)()() for name in LEVELS[to]], name=f"lower-to-{to}")
+    if to not in LEVEL_PASSES:
+        raise ValueError(f"lower: unknown level {to!r}; expected one of {', '.join(LEVEL_PASSES)}")
+    return Sequential([_loader(name)()() for name in LEVEL_PASSES[to]], name=f"lower-to-{to}")
 
 
 def lower(module: ModuleOp, to: str = "linalg") -> ModuleOp:

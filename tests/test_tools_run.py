@@ -279,7 +279,7 @@ def test_a_lowering_failure_is_one_error(capsys, files, monkeypatch):
 
 
 def test_every_level_is_listed():
-    assert list(xrelay_run.LEVELS) == ["nn", "linalg", "memref", "loops"]
+    assert list(xrelay_run.LEVEL_DESCRIPTIONS) == ["nn", "linalg", "memref", "loops"]
 
 
 @pytest.mark.parametrize("level", ["nn", "linalg", "memref", "loops"])

@@ -54,7 +54,7 @@ PROG = "xrelay-run"
 # --- levels ----------------------------------------------------------------------------------
 
 
-LEVELS: dict[str, str] = {
+LEVEL_DESCRIPTIONS: dict[str, str] = {
     "nn": "nn ops on the numpy reference kernels",
     "linalg": "linalg on tensors, vectorised numpy execution",
     "memref": "linalg on memrefs (bufferized), vectorised numpy execution",
@@ -86,7 +86,7 @@ def module_level(module: ModuleOp) -> str:
 def lower_to(module: ModuleOp, current: str, target: str) -> ModuleOp:
     """Lower `module` from level `current` to level `target` with `xrelay.lowering` (only the passes
     between the two levels for a module that is already part-way down)."""
-    order = list(LEVELS)
+    order = list(LEVEL_DESCRIPTIONS)
     if order.index(target) == order.index(current):
         return module
     if order.index(target) < order.index(current):
@@ -103,7 +103,7 @@ def lower_to(module: ModuleOp, current: str, target: str) -> ModuleOp:
     try:
         if current == "nn":
             return lower(module, to=target)
-        steps: dict[str, tuple[str, ...]] = lowering.LEVELS
+        steps: dict[str, tuple[str, ...]] = lowering.LEVEL_PASSES
         remaining = steps[target][len(steps[current]):]
         from xrelay import transform
 
@@ -397,9 +397,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("model", help="the .mlir module to run (func.func @main), or an .onnx model")
     parser.add_argument(
-        "--level", choices=list(LEVELS), default=None,
+        "--level", choices=list(LEVEL_DESCRIPTIONS), default=None,
         help="lower the module to this level, then run it (default: the module's own level, nn for an nn "
-        "model): " + "; ".join(f"{name}: {what}" for name, what in LEVELS.items()),
+        "model): " + "; ".join(f"{name}: {what}" for name, what in LEVEL_DESCRIPTIONS.items()),
     )
     parser.add_argument(
         "--input", action="append", default=[], metavar="NAME=FILE.npy",

@@ -170,6 +170,7 @@ def run(
     module: ModuleOp,
     inputs: Mapping[str, object],
     params: Mapping[str, object] | None = None,
+    backend: str = "xrelay",
 ) -> np.ndarray | list[np.ndarray]:
     """Execute ``@main`` of a module on numpy arrays.
 
@@ -182,7 +183,11 @@ def run(
     An nn-level module runs on xDSL's ``Interpreter`` with :class:`NnFunctions` (a failing
     kernel raises :class:`KernelError`); a lowered one (see ``xrelay.lowering``) goes to the
     vectorised linalg/memref executor (``linalg_exec``) or the loops executor (``loops_exec``).
+    With ``backend="iree"`` an nn- or linalg-on-tensors module is compiled by IREE and run
+    natively (``iree_backend``; the optional ``iree`` extra).
     """
+    if backend not in ("xrelay", "iree"):
+        raise ValueError(f"run: unknown backend {backend!r}; expected 'xrelay' or 'iree'")
     main = find_main(module)
     for what, arrays in (("inputs", inputs), ("params", params)):
         if arrays is not None and not isinstance(arrays, Mapping):
@@ -210,7 +215,11 @@ def run(
     ):
         raise ValueError("run: func.call runs only at the nn level; lowered levels execute @main alone "
                          "(inline the callee before lowering)")
-    if level == "nn":
+    if backend == "iree":
+        from xrelay.runtime.iree_backend import run_iree
+
+        results = run_iree(module, list(values))
+    elif level == "nn":
         try:
             results = make_interpreter(module).call_op(main, values)
         except KernelAbort as abort:

@@ -402,6 +402,11 @@ def make_parser() -> argparse.ArgumentParser:
         "model): " + "; ".join(f"{name}: {what}" for name, what in LEVEL_DESCRIPTIONS.items()),
     )
     parser.add_argument(
+        "--backend", choices=["xrelay", "iree"], default="xrelay",
+        help="xrelay: xrelay's own executors (default); iree: compile the module (nn or linalg on tensors) "
+        "with IREE for this CPU and run it natively (needs pip install 'xrelay[iree]')",
+    )
+    parser.add_argument(
         "--input", action="append", default=[], metavar="NAME=FILE.npy",
         help="bind @main's argument NAME to an array file (repeatable; a bare FILE binds the next unbound argument)",
     )
@@ -453,6 +458,13 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
 
         current = module_level(module)
         level = args.level or current
+        if args.backend == "iree":
+            from xrelay.runtime.iree_backend import INSTALL_HINT, available
+
+            if not available():
+                raise ToolError(INSTALL_HINT)
+            if level not in ("nn", "linalg"):
+                raise ToolError(f"--backend iree runs nn- or linalg-level modules, not the {level} level")
         if level != current:
             progress.update(f"lowering to {level}")
             module = lower_to(module, current, level)
@@ -464,9 +476,10 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
         results = None
         for i in range(runs):
             what = "warming up" if i < warmup else "running"
-            progress.update(f"{what} at {level} level" + (f" {i + 1}/{runs}" if runs > 1 else ""))
+            where = f"{level} level" + (" through IREE" if args.backend == "iree" else "")
+            progress.update(f"{what} at {where}" + (f" {i + 1}/{runs}" if runs > 1 else ""))
             start = time.perf_counter()
-            outcome = _execute(module, inputs, parameters)
+            outcome = _execute(module, inputs, parameters, args.backend)
             if i >= warmup:
                 latencies.append(time.perf_counter() - start)
             if results is None:
@@ -481,7 +494,7 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     if args.repeat is not None:
         median = statistics.median(latencies) * 1e3
         print(
-            f"median latency: {median:.3f} ms over {repeat} timed run(s) at {level} level "
+            f"median latency: {median:.3f} ms over {repeat} timed run(s) at {where} "
             f"(min {min(latencies) * 1e3:.3f} ms, max {max(latencies) * 1e3:.3f} ms; {warmup} warm-up run(s) not timed)",
             file=stdout,
         )
@@ -499,11 +512,12 @@ def _full_context(ctx):
     return ctx
 
 
-def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, np.ndarray]) -> list[np.ndarray]:
+def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, np.ndarray],
+             backend: str = "xrelay") -> list[np.ndarray]:
     from xrelay.runtime import run
 
     try:
-        outcome = run(module, inputs, params)
+        outcome = run(module, inputs, params, backend=backend)
     except (ValueError, DiagnosticException) as error:
         raise ToolError(str(error).strip().split("\n")[0]) from error
     except ArithmeticError as error:  # the inputs' values (an integer division by zero): not a bug

@@ -1,0 +1,137 @@
+"""`backend="iree"`: run a module natively through IREE, upstream MLIR's compiler and runtime.
+
+An nn-level module is lowered to linalg on tensors (`xrelay.lowering`; with `channels_last`, its
+NCHW convolutions first go to NHWC/HWIO through xrelay's own ConvertLayout and FoldConstant, which
+IREE runs several times faster than NCHW), printed as MLIR text, compiled by IREE's compiler
+Python API for this machine's CPU (the llvm-cpu backend with the host's features), and run by IREE's
+runtime on its local-task driver. A compiled module is cached per module text and flags: in memory
+for the process, and on disk in `$XRELAY_IREE_CACHE` when that names a directory.
+
+IREE is the optional `iree` extra; it is imported here only, on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+
+INSTALL_HINT = "the IREE backend needs the optional 'iree' extra: pip install 'xrelay[iree]'"
+"""The message for a missing IREE (the tools print it as their one-line error)."""
+
+TARGET_FLAGS = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                "--iree-llvmcpu-target-cpu=host")
+"""iree-compile flags: the local CPU through LLVM, tuned for the features of the CPU compiling it."""
+
+
+class IreeUnavailableError(ImportError):
+    """IREE's compiler or runtime package is not installed (the message says how to install it)."""
+
+
+def _iree():
+    """(iree.compiler, iree.runtime), or IreeUnavailableError with the install hint."""
+    try:
+        import iree.compiler as compiler
+        import iree.runtime as runtime
+    except ImportError as error:
+        raise IreeUnavailableError(INSTALL_HINT) from error
+    return compiler, runtime
+
+
+def available() -> bool:
+    """Whether IREE's compiler and runtime can be imported."""
+    try:
+        _iree()
+    except IreeUnavailableError:
+        return False
+    return True
+
+
+def prepare(module: ModuleOp, channels_last: bool = True) -> ModuleOp:
+    """The linalg-on-tensors module IREE compiles for `module` (nn or linalg level; left unchanged)."""
+    from xrelay.runtime.interpreter import execution_level, find_main
+
+    main = find_main(module)
+    if any(not isinstance(t, TensorType) for t in (*main.function_type.inputs, *main.function_type.outputs)):
+        raise ValueError("backend 'iree' runs nn- or linalg-on-tensors modules; @main here takes or returns "
+                         "memrefs (run it before nn-bufferize)")
+    if execution_level(main) != "nn":
+        return module
+    from xrelay import passes, transform
+    from xrelay.lowering import lower
+
+    if channels_last and any(op.name == "nn.conv2d" for op in main.walk()):
+        with transform.PassContext(opt_level=3):  # ConvertLayout is an opt-level-3 pass
+            module = transform.Sequential(
+                [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(module)
+    return lower(module, to="linalg")
+
+
+class CompiledModule:
+    """One IREE-compiled `@main`; call it with numpy arrays in argument order."""
+
+    def __init__(self, vmfb: bytes, n_results: int):
+        _, runtime = _iree()
+        self.bound = runtime.load_vm_flatbuffer(vmfb, driver="local-task")
+        self.function = self.bound.main
+        self.n_results = n_results
+
+    def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
+        outcome = self.function(*[np.ascontiguousarray(a) for a in args])
+        outputs = list(outcome) if isinstance(outcome, tuple | list) else [outcome]
+        return [np.asarray(o.to_host() if hasattr(o, "to_host") else o) for o in outputs]
+
+
+_COMPILED: dict[str, CompiledModule] = {}
+
+
+def _cache_dir() -> Path | None:
+    path = os.environ.get("XRELAY_IREE_CACHE")
+    return Path(path) if path else None
+
+
+def compile_text(text: str, n_results: int, flags: Sequence[str] = ()) -> CompiledModule:
+    """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` and `flags`, cached per
+    text and flags in memory and, when `$XRELAY_IREE_CACHE` is set, on disk."""
+    compiler, _ = _iree()
+    all_flags = (*TARGET_FLAGS, *flags)
+    from iree.compiler.version import VERSION
+
+    key = hashlib.sha256("\0".join((VERSION, *all_flags, text)).encode()).hexdigest()
+    if key in _COMPILED:
+        return _COMPILED[key]
+    cache = _cache_dir()
+    cached = cache / f"{key}.vmfb" if cache else None
+    if cached is not None and cached.is_file():
+        vmfb = cached.read_bytes()
+    else:
+        try:
+            vmfb = compiler.compile_str(text, extra_args=list(all_flags))
+        except compiler.CompilerToolError as error:
+            lines = [line for line in str(error).splitlines() if "error:" in line]
+            raise ValueError(f"IREE could not compile the module: {(lines or [str(error)])[0].strip()}") from None
+        if cached is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_suffix(".partial")
+            partial.write_bytes(vmfb)
+            partial.replace(cached)  # never a half-written cache entry
+    compiled = CompiledModule(vmfb, n_results)
+    _COMPILED[key] = compiled
+    return compiled
+
+
+def compile_module(module: ModuleOp, channels_last: bool = True, flags: Sequence[str] = ()) -> CompiledModule:
+    """`module` (nn or linalg on tensors) prepared (`prepare`) and compiled by IREE, cached per text."""
+    from xrelay.runtime.interpreter import find_main
+
+    lowered = prepare(module, channels_last)
+    return compile_text(str(lowered), len(find_main(lowered).function_type.outputs.data), flags)
+
+
+def run_iree(module: ModuleOp, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run `@main` of `module` through IREE on `args` (checked arrays in argument order)."""
+    return compile_module(module)(*args)

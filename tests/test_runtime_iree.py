@@ -1,0 +1,140 @@
+"""`backend="iree"`: every nn op kind and ResNet-18 compiled by IREE (upstream MLIR) give the nn level's
+outputs (1e-5), and the tools say how to install IREE when it is missing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_lowering_ops import CASES, as_list, single_op_module
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.ir import Block, Region
+
+from xrelay.runtime import iree_backend
+from xrelay.runtime.interpreter import run
+
+needs_iree = pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
+
+
+def all_cases_module() -> tuple[ModuleOp, dict[str, np.ndarray], list[tuple[str, int]]]:
+    """One `@main` applying every case of `test_lowering_ops.CASES` to arguments of its own (one IREE
+    compile for all), its inputs, and (case id, result count) in result order."""
+    rng = np.random.default_rng(7)
+    types, results, ops, inputs, layout = [], [], [], {}, []
+    block = Block()
+    for case_id, op_name, shapes, attrs, positive in CASES:
+        single = single_op_module(op_name, shapes, attrs)
+        (main,) = single.ops
+        op = main.body.block.first_op
+        args = []
+        for i, shape in enumerate(shapes):
+            name = f"{case_id}_a{i}"  # (xDSL drops a trailing _<digits> from names)
+            arg = block.insert_arg(main.body.block.args[i].type, len(block.args))
+            arg.name_hint = name
+            args.append(arg)
+            array = rng.uniform(0.5, 2.0, shape) if positive else rng.standard_normal(shape)
+            inputs[name] = array.astype(np.float32)
+        new = op.clone()
+        for i, arg in enumerate(args):
+            new.operands[i] = arg
+        ops.append(new)
+        results.extend(new.results)
+        layout.append((case_id, len(new.results)))
+    block.add_ops([*ops, func.ReturnOp(*results)])
+    types = [a.type for a in block.args]
+    function = func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in results]), Region(block))
+    return ModuleOp([function]), inputs, layout
+
+
+@needs_iree
+@pytest.mark.parametrize("channels_last", [False, True], ids=["as-built", "nhwc"])
+def test_every_nn_op_kind_through_iree_matches_the_nn_level(channels_last):
+    module, inputs, layout = all_cases_module()
+    expected = as_list(run(module, inputs))
+    compiled = iree_backend.compile_module(module, channels_last=channels_last)
+    got = compiled(*[inputs[a.name_hint] for a in module.body.block.first_op.body.block.args])
+    assert len(got) == len(expected)
+    position = 0
+    for case_id, count in layout:
+        for g, e in zip(got[position:position + count], expected[position:position + count]):
+            assert g.shape == e.shape and g.dtype == e.dtype, case_id
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=case_id)
+        position += count
+
+
+@needs_iree
+def test_resnet18_through_iree_matches_the_nn_level():
+    from xrelay.frontend import resnet
+
+    module, params = resnet.get_workload(num_layers=18, image_shape=(3, 64, 64), num_classes=10)
+    data = np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    expected = run(module, {"data": data}, params)
+    got = run(module, {"data": data}, params, backend="iree")
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@needs_iree
+def test_compiled_modules_are_cached_per_module_text(tmp_path, monkeypatch):
+    monkeypatch.setenv("XRELAY_IREE_CACHE", str(tmp_path))
+    module = single_op_module("nn.relu", [(2, 3)], {})
+    first = iree_backend.compile_module(module)
+    assert iree_backend.compile_module(single_op_module("nn.relu", [(2, 3)], {})) is first
+    assert len(list(tmp_path.glob("*.vmfb"))) == 1
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    np.testing.assert_array_equal(first(x)[0], np.maximum(x, 0))
+    other = iree_backend.compile_module(single_op_module("nn.negative", [(2, 3)], {}))
+    assert other is not first and len(list(tmp_path.glob("*.vmfb"))) == 2
+    np.testing.assert_array_equal(other(x)[0], -x)
+
+
+def test_missing_iree_is_one_line_naming_the_extra(monkeypatch, tmp_path, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_iree(name, *args, **kwargs):
+        if name.startswith("iree"):
+            raise ImportError(f"No module named '{name}'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_iree)
+    module = single_op_module("nn.relu", [(2,)], {})
+    with pytest.raises(iree_backend.IreeUnavailableError, match=r"pip install 'xrelay\[iree\]'"):
+        run(module, {"a0": np.zeros(2, np.float32)}, backend="iree")
+
+    from xrelay.tools import xrelay_run
+
+    model = tmp_path / "m.mlir"
+    model.write_text(str(module))
+    np.save(tmp_path / "x.npy", np.zeros(2, np.float32))
+    status = xrelay_run.main([str(model), "--backend", "iree", "--input", f"a0={tmp_path / 'x.npy'}"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.strip().count("\n") == 0 and "pip install 'xrelay[iree]'" in err and "Traceback" not in err
+
+
+def test_unknown_backend_and_memref_modules_are_refused():
+    from xrelay.lowering import lower
+
+    module = single_op_module("nn.relu", [(2,)], {})
+    with pytest.raises(ValueError, match="unknown backend 'tvm'"):
+        run(module, {"a0": np.zeros(2, np.float32)}, backend="tvm")
+    with pytest.raises(ValueError, match="memrefs"):
+        run(lower(module, to="memref"), {"a0": np.zeros(2, np.float32)}, backend="iree")
+
+
+@needs_iree
+def test_xrelay_run_backend_iree_matches_the_nn_level(tmp_path, capsys):
+    from xrelay.tools import xrelay_run
+
+    module = single_op_module("nn.softmax", [(2, 5)], {})
+    model = tmp_path / "m.mlir"
+    model.write_text(str(module))
+    x = np.random.default_rng(1).standard_normal((2, 5)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "out.npy"
+    assert xrelay_run.main([str(model), "--backend", "iree", "--input", f"a0={tmp_path / 'x.npy'}", "-o", str(out)]) == 0
+    expected = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(np.load(out), expected, rtol=1e-5, atol=1e-6)
+    assert xrelay_run.main([str(model), "--backend", "iree", "--level", "loops", "--input", str(tmp_path / "x.npy")]) == 1
+    assert "--backend iree runs nn- or linalg-level modules" in capsys.readouterr().err

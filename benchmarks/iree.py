@@ -1,0 +1,172 @@
+"""IREE benchmark: ResNet-18/50 latency through IREE against xrelay's linalg executor and ONNX Runtime.
+
+    .venv/bin/python benchmarks/iree.py [--models resnet18,resnet50] [--threads 2] [--rounds 6] [--block 3]
+
+Models: batch 1, 3x224x224, weights bound as constants, after the opt-level-3 graph passes
+(SimplifyInference, FoldScaleAxis, FoldConstant). Contenders, each in a process of its own (a worker:
+this script with `--worker`), taking turns round after round as in `execution.py` (whose workers,
+alternation and ONNX graph builder this script reuses):
+- xrelay's linalg executor on the NHWC graph (execution.py's `opt3-nhwc`);
+- IREE (`runtime.iree_backend`, llvm-cpu for the host CPU) in three layouts, to pick the fastest:
+  `iree-nhwc` (xrelay's ConvertLayout to NHWC/HWIO + FoldConstant before lowering: what
+  `backend="iree"` does), `iree-flag` (the NCHW graph, IREE's own
+  `iree-preprocessing-convert-conv-to-channels-last` pass) and `iree-nchw` (the NCHW graph, IREE's
+  defaults); IREE's task executor gets `--threads` worker threads;
+- ONNX Runtime (the `bench` extra), `--threads` intra-op threads: the reference for the ratios.
+Compile time (IREE) is printed once per contender; every output is checked against the nn level.
+The measured processes run without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import execution  # noqa: E402  (the sibling benchmark: workers, alternation, ONNX graph)
+
+CONTENDERS = {
+    "opt3-nhwc": "xrelay linalg executor (NHWC)",
+    "iree-nhwc": "IREE, xrelay's NHWC ConvertLayout",
+    "iree-flag": "IREE, NCHW + IREE channels-last pass",
+    "iree-nchw": "IREE, NCHW, IREE defaults",
+    "ort": "onnxruntime",
+}
+CHANNELS_LAST_FLAG = ("--iree-preprocessing-pass-pipeline="
+                      "builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))")
+
+
+class IreeContender:
+    """The opt-level-3 graph compiled by IREE in one of the three layouts; `fn` runs it once."""
+
+    def __init__(self, kind: str, model: str, threads: int):
+        import iree.runtime
+
+        from xrelay import passes, transform
+        from xrelay.frontend import bind_params_by_name
+        from xrelay.runtime import iree_backend
+        from xrelay.runtime.interpreter import run as run_nn
+
+        iree.runtime.flags.parse_flags(f"--task_topology_group_count={threads}")  # before the device exists
+        module, params, self.data = execution.load_model(model)
+        reference = run_nn(module, {"data": self.data}, params)
+        with transform.PassContext(opt_level=3):
+            graph = transform.Sequential([passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant()])(
+                bind_params_by_name(module, params))
+        start = time.perf_counter()
+        self.program = iree_backend.compile_module(
+            graph, channels_last=kind == "iree-nhwc", flags=[CHANNELS_LAST_FLAG] if kind == "iree-flag" else [])
+        self.compile_s = time.perf_counter() - start
+        self.fn = lambda threads: self.program(self.data)
+        out = self.fn(threads)[0]
+        self.error = float(np.max(np.abs(out - reference) / np.maximum(np.abs(reference), 1e-30)))
+
+    def turn(self, threads: int, block: int) -> list[float]:
+        self.fn(threads)
+        times = []
+        for _ in range(block):
+            start = time.perf_counter()
+            self.fn(threads)
+            times.append(time.perf_counter() - start)
+        return times
+
+
+def worker(kind: str, model: str, threads: int) -> None:
+    """Serve one contender over stdin/stdout, as `execution.worker` does."""
+    if kind.startswith("iree"):
+        contender = IreeContender(kind, model, threads)
+        info = {"error": contender.error, "compile_s": contender.compile_s, "version": None}
+    else:
+        contender = execution.Contender(kind, model)
+        info = {"error": contender.error, "compile_s": None,
+                "version": contender.ort.__version__ if hasattr(contender, "ort") else None}
+    print(json.dumps(info), flush=True)
+    for line in sys.stdin:
+        command = json.loads(line)
+        if command["op"] == "quit":
+            return
+        if command["op"] == "reset-peak":
+            print(json.dumps({"reset": execution.reset_peak_rss(), **execution.memory_kb()}), flush=True)
+        elif command["op"] == "turn":
+            times = contender.turn(command["threads"], command["block"])
+            print(json.dumps({"times": times, "planned_peak": None, **execution.memory_kb()}), flush=True)
+
+
+class Worker(execution.Worker):
+    """`execution.Worker`, running this script's worker."""
+
+    def __init__(self, kind: str, model: str, threads: int):
+        env = {k: v for k, v in os.environ.items() if k not in execution.UNSET_FOR_MEASUREMENT}
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(threads)
+        self.kind = kind
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker", kind, model, str(threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.info = self.receive()
+
+
+def bench_model(model: str, threads: int, rounds: int, block: int, kinds: list[str]) -> None:
+    workers = {}
+    try:
+        for kind in kinds:
+            workers[kind] = Worker(kind, model, threads)
+        print(f"\n{model}, batch 1, 3x224x224, opt-level-3 graph, {threads} thread(s) "
+              f"(contenders in processes of their own, {os.cpu_count()} CPUs)")
+        for kind, w in workers.items():
+            compiled = f"; IREE compile {w.info['compile_s']:.1f} s" if w.info["compile_s"] is not None else ""
+            print(f"  {CONTENDERS[kind]:<40} max relative error vs nn level: {w.info['error']:.2e}{compiled}")
+        results, loads = execution.alternate(workers, threads, rounds, block)
+    finally:
+        for w in workers.values():
+            w.close()
+    medians = {k: statistics.median(r[0]) * 1e3 for k, r in results.items()}
+    ort_ms = medians.get("ort")
+    print(f"  medians of {rounds} rounds x {block} runs; 1-min load average {min(loads):.1f}-{max(loads):.1f}")
+    for kind, ms in medians.items():
+        ratio = f"{ms / ort_ms:6.2f}x ORT" if ort_ms else ""
+        label = CONTENDERS[kind] + (f" {workers[kind].info['version']}" if kind == "ort" else "")
+        print(f"  {label:<40} {ms:7.1f} ms  {ratio}")
+    iree = {k: ms for k, ms in medians.items() if k.startswith("iree")}
+    if iree:
+        best = min(iree, key=iree.get)
+        print(f"  fastest IREE layout: {CONTENDERS[best]}"
+              + (f" ({iree[best] / ort_ms:.2f}x ONNX Runtime; goal 1.5x)" if ort_ms else ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="resnet18,resnet50")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--block", type=int, default=3, help="timed runs per turn (default 3)")
+    parser.add_argument("--contenders", default=",".join(CONTENDERS), help="comma-separated subset of: "
+                        + ", ".join(CONTENDERS))
+    parser.add_argument("--worker", nargs=3, metavar=("CONTENDER", "MODEL", "THREADS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args.worker[0], args.worker[1], int(args.worker[2]))
+        return 0
+    kinds = [k for k in args.contenders.split(",") if k]
+    unknown = [k for k in kinds if k not in CONTENDERS]
+    if unknown:
+        parser.error(f"unknown contender(s) {', '.join(unknown)}; expected some of {', '.join(CONTENDERS)}")
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        print("onnxruntime not installed (pip install -e '.[bench]'): ONNX Runtime skipped")
+        kinds = [k for k in kinds if k != "ort"]
+    for model in [m for m in args.models.split(",") if m]:
+        bench_model(model, args.threads, args.rounds, args.block, kinds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

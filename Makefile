@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.xrelay-installed
 
-.PHONY: setup demo test test-zoo pytest lit fuzz bench clean
+.PHONY: setup demo test test-zoo test-slow pytest lit fuzz bench clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,10 @@ lint: setup
 
 pytest: setup
 	$(BIN)/python -m pytest
+
+# Whole networks through upstream tools: ResNet-18 from IREE's ONNX import run by xrelay (a minute).
+test-slow: setup
+	$(BIN)/python -m pytest -m slow
 
 # The ONNX light model zoo with random weights against ONNX Runtime, every model at every level (minutes).
 test-zoo: setup

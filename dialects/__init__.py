@@ -6,20 +6,21 @@ import xrelay.dialects.string_literal_lexing  # noqa: F401 - installs the linear
 
 
 def make_context() -> Context:
-    """A context with builtin, func, arith, math, affine, tensor, linalg, memref, scf and nn loaded."""
+    """A context with builtin, func, arith, math, affine, tensor, linalg (xDSL's with upstream's pooling
+    ops, `upstream_linalg`), memref, scf and nn loaded."""
     from xdsl.dialects.affine import Affine
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
-    from xdsl.dialects.linalg import Linalg
     from xdsl.dialects.math import Math
     from xdsl.dialects.memref import MemRef
     from xdsl.dialects.scf import Scf
     from xdsl.dialects.tensor import Tensor
 
     from xrelay.dialects.nn import NN
+    from xrelay.dialects.upstream_linalg import LINALG
 
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, Affine, Tensor, Linalg, MemRef, Scf, NN):
+    for dialect in (Builtin, Func, Arith, Math, Affine, Tensor, LINALG, MemRef, Scf, NN):
         ctx.load_dialect(dialect)
     return ctx

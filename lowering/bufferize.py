@@ -12,6 +12,7 @@ Per `func.func`, in program order:
 - `tensor.extract_slice` becomes a `memref.subview` copied into a new buffer (so the result keeps
   a plain memref type); `tensor.insert_slice` copies its source into a `memref.subview` of the
   destination's buffer (written in place under the same rule as linalg `outs`);
+- `linalg.broadcast` writes into its init's buffer (under the same rule as linalg `outs`);
 - `tensor.pad` becomes a new buffer filled with the pad value and a `memref.copy` of the source
   into its interior `memref.subview`;
 - `tensor.collapse_shape` / `tensor.expand_shape` become the memref views of the same name;
@@ -127,6 +128,10 @@ class FunctionBufferizer:
             self.buffers[op.tensor] = self.alloc(op.tensor.type)
         elif isinstance(op, Structured):
             self.bufferize_structured(op)
+        elif isinstance(op, linalg.BroadcastOp):
+            out = self.writable(op.init)
+            self.emit(linalg.BroadcastOp(self.buffer(op.input), out, op.dimensions))
+            self.buffers[op.result[0]] = out
         elif isinstance(op, tensor.PadOp):
             self.bufferize_pad(op)
         elif isinstance(op, tensor.CollapseShapeOp):

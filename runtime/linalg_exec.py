@@ -247,6 +247,20 @@ class LinalgProgram:
         if isinstance(op, tensor.PadOp):
             self._compile_pad(op)
             return
+        if isinstance(op, linalg.BroadcastOp):  # the input's axes are the init's axes not in `dimensions`
+            added = op.dimensions.get_values()
+            kept = tuple(None if i in added else slice(None) for i in range(len(op.init.type.get_shape())))
+            src, init = slot(op.input), slot(op.init)
+            out = slot(op.result[0]) if op.result else None
+
+            def broadcast(env, s=src, i=init, o=out, k=kept):
+                target = env[i] if o is None else np.empty_like(env[i])
+                np.copyto(target, env[s][k])
+                if o is not None:
+                    env[o] = target
+
+            self.steps.append(broadcast)
+            return
         if isinstance(op, memref.CopyOp):
             src, dst = slot(op.source), slot(op.destination)
             self.steps.append(lambda env, s=src, d=dst: np.copyto(env[d], env[s]))

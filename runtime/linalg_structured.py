@@ -9,7 +9,8 @@ a function of the operand arrays:
 - a body that only computes per element is evaluated once with numpy ufuncs on those
   broadcast views, its last op writing straight into the output;
 - a reduction body `combine(x, acc)` evaluates `x` over the iteration space and folds the
-  reduction dimensions with `combine`'s ufunc (tap by tap for small windows);
+  reduction dimensions with `combine`'s ufunc (tap by tap for small windows); any other reduction
+  body (an argmax's several results) runs the reduction loops point by point (`sequential_reduction`);
 - `acc + a * b` is a contraction: one batched `np.matmul` (BLAS) after copying the non-weight
   operand into matrix form (im2col for convolutions); convolutions and dense layers run so,
   except 3x3 stride-1 convolutions with a constant weight (`linalg_conv.ConvGeometry`, recognised from the
@@ -173,7 +174,9 @@ def _extract(source: np.ndarray, *indices) -> np.ndarray:
 class BodyProgram:
     """A linalg body compiled to numpy calls over loop-space arrays."""
 
-    def __init__(self, block: Block, targets: Sequence[SSAValue], ranges: Sequence[int]):
+    def __init__(self, block: Block, targets: Sequence[SSAValue], ranges: Sequence[int],
+                 index_base: Sequence[int] | None = None):
+        """`index_base[d]` is where loop d's range starts (`linalg.index d` counts from it; 0 if None)."""
         self.steps: list[tuple[SSAValue, Callable, tuple]] = []
         self.ranges = tuple(ranges)
         needed: set[Operation] = set()
@@ -196,7 +199,8 @@ class BodyProgram:
             elif isinstance(op, linalg.IndexOp):
                 dim = op.dim.value.data
                 shape = [r if i == dim else 1 for i, r in enumerate(ranges)]
-                idx = np.arange(ranges[dim], dtype=np.int64).reshape(shape)
+                start = index_base[dim] if index_base else 0
+                idx = np.arange(start, start + ranges[dim], dtype=np.int64).reshape(shape)
                 self.steps.append((op.result, lambda i=idx: i, ()))
             else:
                 if len(op.results) != 1:
@@ -299,11 +303,11 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             continue
         owner = value.owner
         if not (isinstance(owner, Operation) and type(owner) in _REDUCERS and out_args[out_index] in owner.operands):
-            raise ExecutionError(f"{op.name}: reduction body must yield combine(x, accumulator)")
+            return sequential_reduction(op, maps, ranges, reduction_axes)
         lhs, rhs = owner.operands
         x = rhs if lhs is out_args[out_index] else lhs
         if _depends_on(x, set(out_args)):
-            raise ExecutionError(f"{op.name}: reduction operand depends on an output")
+            return sequential_reduction(op, maps, ranges, reduction_axes)
         ufunc = _REDUCERS[type(owner)]
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
@@ -380,6 +384,60 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                     np.copyto(out_view, product, casting="unsafe")
                 else:
                     np.add(out_view, product, out=out_view, casting="unsafe")
+
+    return run
+
+
+MAX_SEQUENTIAL_POINTS = 1 << 16
+"""Largest reduction space `sequential_reduction` walks point by point."""
+
+
+def sequential_reduction(op: Structured, maps: Sequence[AffineMap], ranges: Sequence[int],
+                         reduction_axes: Sequence[int]) -> Callable[[list[np.ndarray]], None]:
+    """Any reduction body (an argmax's `select(x > max, index, arg)`, results depending on each
+    other): the reduction loops run in order, point by point, the body evaluated over all parallel
+    loops at once at each point, every output updated from the values before that point."""
+    taps = list(np.ndindex(*(ranges[a] for a in reduction_axes)))
+    if len(taps) > MAX_SEQUENTIAL_POINTS:
+        raise ExecutionError(f"{op.name}: a reduction body that is not combine(x, accumulator) over "
+                             f"{len(taps)} points is too large to run point by point")
+    n_in = len(op.inputs)
+    block = op.body.block
+    in_args, out_args = block.args[:n_in], block.args[n_in:]
+    yielded = list(block.last_op.operands)
+    point_ranges = tuple(1 if i in reduction_axes else r for i, r in enumerate(ranges))
+    programs = []
+    for tap in taps:
+        base = [0] * len(ranges)
+        for axis, t in zip(reduction_axes, tap):
+            base[axis] = t
+        programs.append(BodyProgram(block, yielded, point_ranges, base))
+    views = [LoopView(m, ranges) for m in maps]
+    captured = captured_values(op)
+    n_operands = len(op.operands)
+
+    def run(arrays: list) -> None:
+        ins, outs = arrays[:n_in], arrays[n_in:n_operands]
+        out_views = [view(o, writeable=True) if view.linear else None for o, view in zip(outs, views[n_in:])]
+        if any(v is None for v in out_views):
+            raise ExecutionError(f"{op.name}: output indexing maps must be linear")
+        in_views = [view(a) if view.linear else gather_view(a, view.amap, ranges) if isinstance(a, np.ndarray) else a
+                    for a, view in zip(ins, views[:n_in])]
+        env: dict[SSAValue, object] = dict(zip(captured, arrays[n_operands:]))
+        env.update(zip(out_args, out_views))
+        for tap, program in zip(taps, programs):
+            for arg, v in zip(in_args, in_views):
+                if isinstance(v, np.ndarray):
+                    index = [slice(None)] * v.ndim
+                    for axis, t in zip(reduction_axes, tap):
+                        if v.shape[axis] > 1:
+                            index[axis] = slice(t, t + 1)
+                    env[arg] = v[tuple(index)]
+                else:
+                    env[arg] = v
+            values = [np.array(np.broadcast_to(value, o.shape)) for value, o in zip(program(env), out_views)]
+            for o, value in zip(out_views, values):
+                np.copyto(o, value, casting="unsafe")
 
     return run
 

@@ -131,11 +131,24 @@ class XRelayOptMain(xDSLOptMain):
     # registration
 
     def register_all_dialects(self) -> None:
-        super().register_all_dialects()
-        if "nn" not in self.ctx.registered_dialect_names:
+        # xrelay's linalg (upstream's pooling ops) and nn first, then every other dialect xdsl-opt knows.
+        from xdsl.universe import Universe
+
+        def nn_dialect():
             from xrelay.dialects.nn import NN
 
-            self.ctx.register_dialect("nn", lambda: NN)
+            return NN
+
+        def linalg_dialect():
+            from xrelay.dialects.upstream_linalg import LINALG
+
+            return LINALG
+
+        self.ctx.register_dialect("linalg", linalg_dialect)
+        self.ctx.register_dialect("nn", nn_dialect)
+        for name, factory in Universe.get_multiverse().all_dialects.items():
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()

@@ -441,6 +441,7 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
             module = import_onnx(args.model, args.model, progress=progress.update)[0]
         else:
             module = parse_module_file(_full_context(make_context()), args.model)
+        name_entry_main(module)
         main = find_main(module)
         n_results = len(main.function_type.outputs.data)
         if args.output is not None:
@@ -499,6 +500,17 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
             file=stdout,
         )
     return 0
+
+
+def name_entry_main(module: ModuleOp) -> None:
+    """Upstream tools name the function after the model (`@small_cnn`): a module without `@main` whose
+    only function has a body gets that function run as `@main` (renamed)."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import StringAttr
+
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    if len(functions) == 1 and not any(isinstance(op, func.FuncOp) and op.sym_name.data == "main" for op in module.ops):
+        functions[0].sym_name = StringAttr("main")
 
 
 def _full_context(ctx):

@@ -3,9 +3,10 @@
 Padding is a `tensor.pad` yielding 0 (-inf for max pooling), as upstream frontends write it. Convolutions in the layouts xDSL
 has named ops for become `linalg.conv_2d_nchw_fchw` / `conv_2d_nhwc_hwcf` / `conv_2d_nhwc_fhwc`;
 every other layout, and grouped convolutions (channels split by `tensor.expand_shape`), become a
-`linalg.generic` with the same `acc + x * w` body. Pooling is always a `linalg.generic` whose
-body folds into the accumulator (`max(x, acc)` from a -inf init), with a shape-only
-`tensor.empty` window operand so every loop has a static range.
+`linalg.generic` with the same `acc + x * w` body. Pooling in NCHW and NHWC is upstream's named
+pooling op (`linalg.pooling_nchw_max`, `pooling_nhwc_sum`, ...: `dialects/upstream_linalg.py`), in other
+layouts a `linalg.generic` folding into the accumulator (`max(x, acc)` from a -inf init); both read a
+shape-only `tensor.empty` window operand so every loop has a static range.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
-from xrelay.dialects import nn
+from xrelay.dialects import nn, upstream_linalg
 from xrelay.lowering.builders import (
     PARALLEL,
     REDUCTION,
@@ -150,14 +151,26 @@ def _pool_geometry(attrs: dict, in_shape: Sequence[int], layout: str, what: str)
     return kernel, strides, dilation, pad, padded, out_hw
 
 
+_NAMED_POOLS = {
+    ("NCHW", "max"): upstream_linalg.PoolingNchwMaxOp, ("NCHW", "add"): upstream_linalg.PoolingNchwSumOp,
+    ("NHWC", "max"): upstream_linalg.PoolingNhwcMaxOp, ("NHWC", "add"): upstream_linalg.PoolingNhwcSumOp,
+}
+
+
 def _window_reduce(e: Emitter, x: SSAValue, layout: str, kernel, strides, dilation,
                    init: SSAValue, combine: str):
-    """A window reduction over a `pad_spatial` result: loops (n, c, oh, ow, kh, kw), body `combine(x, acc)`."""
+    """A window reduction over a `pad_spatial` result: upstream's named pooling op for NCHW and NHWC
+    (`linalg.pooling_nchw_max`, `pooling_nhwc_sum`, ...), else a generic over loops (n, c, oh, ow, kh, kw)
+    with body `combine(x, acc)`. Both read a shape-only `tensor.empty` window."""
+    window = e.empty(kernel, x.type.get_element_type())
+    named = _NAMED_POOLS.get((layout, combine))
+    if named is not None:
+        return e.add(named([x, window], [init], [init.type],
+                           strides=_int_pair_attr(strides), dilations=_int_pair_attr(dilation)))
     n, c, oh, ow, kh, kw = dims(6)
     letters = {"N": n, "C": c, "H": oh * strides[0] + kh * dilation[0],
                "W": ow * strides[1] + kw * dilation[1]}
     out_letters = {"N": n, "C": c, "H": oh, "W": ow}
-    window = e.empty(kernel, x.type.get_element_type())
     maps = [affine_map(6, [letters[ch] for ch in layout]), affine_map(6, [kh, kw]),
             affine_map(6, [out_letters[ch] for ch in layout])]
     return e.generic([x, window], init, maps, [PARALLEL] * 4 + [REDUCTION] * 2,

@@ -42,5 +42,5 @@ func.func @pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 // CHECK-NEXT:            %[[W:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 2) + d1))> (%[[OW]], %[[KW]])
 // CHECK-NEXT:            %[[XV:.*]] = memref.load %x[%{{.*}}, %{{.*}}, %[[H]], %[[W]]] : memref<1x1x4x4xf32>
 // CHECK-NEXT:            %[[ACC:.*]] = memref.load %[[OUT:.*]][%{{.*}}, %{{.*}}, %[[OH]], %[[OW]]] : memref<1x1x2x2xf32>
-// CHECK-NEXT:            %[[MAX:.*]] = arith.maximumf %[[XV]], %[[ACC]] : f32
+// CHECK-NEXT:            %[[MAX:.*]] = arith.maximumf %[[ACC]], %[[XV]] : f32
 // CHECK-NEXT:            memref.store %[[MAX]], %[[OUT]][%{{.*}}, %{{.*}}, %[[OH]], %[[OW]]] : memref<1x1x2x2xf32>

@@ -1,6 +1,6 @@
 """IREE benchmark: ResNet-18/50 latency through IREE against xrelay's linalg executor and ONNX Runtime.
 
-    .venv/bin/python benchmarks/iree.py [--models resnet18,resnet50] [--threads 2] [--rounds 6] [--block 3]
+    .venv/bin/python benchmarks/through_iree.py [--models resnet18,resnet50] [--threads 2] [--rounds 6] [--block 3]
 
 Models: batch 1, 3x224x224, weights bound as constants, after the opt-level-3 graph passes
 (SimplifyInference, FoldScaleAxis, FoldConstant). Contenders, each in a process of its own (a worker:
@@ -43,8 +43,9 @@ CHANNELS_LAST_FLAG = ("--iree-preprocessing-pass-pipeline="
                       "builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))")
 
 
-class IreeContender:
-    """The opt-level-3 graph compiled by IREE in one of the three layouts; `fn` runs it once."""
+class IreeContender(execution.Contender):
+    """The opt-level-3 graph compiled by IREE in one of the three layouts; `fn` runs it once (turns as
+    execution.py's contenders take them)."""
 
     def __init__(self, kind: str, model: str, threads: int):
         import iree.runtime
@@ -67,15 +68,6 @@ class IreeContender:
         self.fn = lambda threads: self.program(self.data)
         out = self.fn(threads)[0]
         self.error = float(np.max(np.abs(out - reference) / np.maximum(np.abs(reference), 1e-30)))
-
-    def turn(self, threads: int, block: int) -> list[float]:
-        self.fn(threads)
-        times = []
-        for _ in range(block):
-            start = time.perf_counter()
-            self.fn(threads)
-            times.append(time.perf_counter() - start)
-        return times
 
 
 def worker(kind: str, model: str, threads: int) -> None:

@@ -56,8 +56,8 @@ class IreeContender(execution.Contender):
         from xrelay.runtime.interpreter import run as run_nn
 
         iree.runtime.flags.parse_flags(f"--task_topology_group_count={threads}")  # before the device exists
-        module, params, self.data = execution.load_model(model)
-        reference = run_nn(module, {"data": self.data}, params)
+        module, params, self.data, _, input_name = execution.load_model(model)
+        reference = run_nn(module, {input_name: self.data}, params)
         with transform.PassContext(opt_level=3):
             graph = transform.Sequential([passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant()])(
                 bind_params_by_name(module, params))

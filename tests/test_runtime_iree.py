@@ -16,13 +16,6 @@ from xrelay.runtime.interpreter import run
 needs_iree = pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 
 
-IREE_DIFFERS = {
-    "power_square": "IREE expands math.powf as exp(y * log(x)): NaN for a negative base even with an integral "
-                    "exponent, where C's pow (and xrelay, and ONNX) give x * x",
-}
-"""Cases whose IREE result differs from the nn level, and why (the test fails if the list changes)."""
-
-
 def every_op_case() -> list[tuple[str, str, list[np.ndarray], dict]]:
     """(id, op name, operand arrays, attributes) of every nn op case of the per-op lowering tests:
     `test_lowering_ops`, `test_ops_elementwise_math` and `test_ops_reduce_norm`."""
@@ -80,7 +73,7 @@ def test_every_nn_op_kind_through_iree_matches_the_nn_level(channels_last):
             if not (g.shape == e.shape and g.dtype == e.dtype and np.allclose(g, e, rtol=1e-5, atol=1e-5, equal_nan=True)):
                 wrong.append(case_id)
         position += count
-    assert wrong == list(IREE_DIFFERS)
+    assert wrong == []
 
 
 @needs_iree

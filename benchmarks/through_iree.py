@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import execution  # noqa: E402  (the sibling benchmark: workers, alternation, ONNX graph)
+import execution  # the sibling benchmark (workers, alternation, ONNX graph), found through the path above
 
 CONTENDERS = {
     "opt3-nhwc": "xrelay linalg executor (NHWC)",

@@ -297,3 +297,67 @@ def test_tensor_pad_whose_value_depends_on_the_position_is_refused():
     """
     with pytest.raises(ExecutionError, match="tensor.pad"):
         run_linalg(parse(text), {"x": np.zeros(2, np.float32)})
+
+
+# ---------------------------------------------------------------- depthwise convolutions tap by tap
+
+
+def reference_depthwise(x: np.ndarray, w: np.ndarray, strides, pad) -> np.ndarray:
+    """NCHW x (C, 1, KH, KW) depthwise convolution in float64, output pixel by output pixel."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    n, c, h, wd = xp.shape
+    kh, kw = w.shape[2:]
+    oh, ow = (h - kh) // strides[0] + 1, (wd - kw) // strides[1] + 1
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            window = xp[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw]
+            out[:, :, i, j] = (window * w[None, :, 0]).sum(axis=(2, 3))
+    return out
+
+
+@pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OHWI")])
+@pytest.mark.parametrize("shape, kernel, strides, pad", [
+    ((1, 5, 9, 7), (3, 3), (1, 1), (1, 1, 1, 1)),
+    ((2, 3, 8, 11), (3, 2), (2, 1), (0, 1, 2, 0)),
+    ((1, 6, 7, 7), (5, 5), (2, 2), (2, 2, 2, 2)),
+])
+def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, monkeypatch):
+    import xrelay.runtime.linalg_structured as structured
+    from xrelay.frontend import bind_params_by_name
+    from xrelay.lowering import lower
+
+    ran = []
+    original = structured.tap_contraction
+
+    def counting(*args):
+        run = original(*args)
+        return run and (lambda ins, out, accumulate: ran.append(1) or run(ins, out, accumulate))
+
+    monkeypatch.setattr(structured, "tap_contraction", counting)
+    data_layout, kernel_layout = layouts
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((shape[1], 1, *kernel)).astype(np.float32)
+    xl = x.transpose(["NCHW".index(a) for a in data_layout])
+    wl = w.transpose(["OIHW".index(a) for a in kernel_layout])
+    expected = reference_depthwise(x, w, strides, pad).transpose(["NCHW".index(a) for a in data_layout])
+
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
+    from xdsl.ir import Block, Region
+
+    from xrelay.dialects import nn
+
+    types = [TensorType(f32, s) for s in (xl.shape, wl.shape)]
+    block = Block(arg_types=types)
+    block.args[0].name_hint, block.args[1].name_hint = "x", "w"
+    conv = nn.make("nn.conv2d", list(block.args), padding=pad, strides=strides, groups=shape[1],
+                   data_layout=data_layout, kernel_layout=kernel_layout)
+    block.add_ops([conv, func.ReturnOp(conv.results[0])])
+    module = ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [conv.results[0].type]), Region(block))])
+    for bound, inputs in ((module, {"x": xl, "w": wl}), (bind_params_by_name(module, {"w": wl}), {"x": xl})):
+        for level in ("linalg", "memref"):
+            (got,) = run_linalg(lower(bound, to=level), inputs)
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert len(ran) == 4

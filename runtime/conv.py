@@ -369,6 +369,11 @@ def _threads(threads: int | None) -> int:
     return threads or (_split_threads[-1] if _split_threads else None) or blas_threads() or 1
 
 
+def split_threads() -> int:
+    """How many worker threads `run_parts` and the `threaded_*` helpers split over here and now."""
+    return _threads(None)
+
+
 @functools.cache
 def _worker_pool(workers: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="xrelay-conv")

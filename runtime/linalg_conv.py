@@ -15,7 +15,7 @@ import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, linear_form, loop_order, used_loops
-from xrelay.runtime.conv import run_parts, winograd_conv3x3_threaded, winograd_tile, winograd_weights
+from xrelay.runtime.conv import run_parts, split_threads, winograd_conv3x3_threaded, winograd_tile, winograd_weights
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class ConvGeometry:
             k_shape, k_strides = [k_view[a][0] for a in k_axes], [k_view[a][1] for a in k_axes]
             kk = int(np.prod(k_shape))
 
-            def part(r0: int, r1: int) -> None:
+            def rows_part(r0: int, r1: int) -> None:
                 rows = (n, r1 - r0, ow)
                 rows_strides = (sn, sh * s_oh, sw * s_ow)
                 base = x[:, :, r0 * s_oh:]
@@ -144,7 +144,23 @@ class ConvGeometry:
                 else:
                     target[...] = result
 
-            run_parts(part, oh, n * oh * ow * kk * f >= 1 << 22 and (channels_last or n == 1))
+            split = n * oh * ow * kk * f >= 1 << 22 and (channels_last or n == 1)
+            if channels_last and split and n * oh * ow < f and split_threads() > 1:
+                # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
+                # the bigger operand, so each thread takes a share of the filters and reads only
+                # its share of the weights; the patch matrix is copied once.
+                cols = _strided_copy(x, (n, oh, ow, *k_shape), (sn, sh * s_oh, sw * s_ow, *k_strides)).reshape(-1, kk)
+                target = y.transpose(0, 2, 3, 1).reshape(-1, f)
+
+                def filters_part(f0: int, f1: int) -> None:
+                    if accumulate:
+                        target[:, f0:f1] += np.matmul(cols, matrix[:, f0:f1])
+                    else:
+                        np.matmul(cols, matrix[:, f0:f1], out=target[:, f0:f1])
+
+                run_parts(filters_part, f, True)
+                return True
+            run_parts(rows_part, oh, split)
             return True
 
         return run

@@ -112,3 +112,46 @@ def test_im2col_conv_split_by_output_rows_accumulates_into_its_init(threads):
         np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
     finally:
         set_blas_threads(before)
+
+
+FEW_PIXELS = """
+func.func @main(%x: tensor<1x6x7x256xf32>, %w: tensor<3x3x256x130xf32>) -> tensor<1x4x5x130xf32> {
+  %e = tensor.empty() : tensor<1x4x5x130xf32>
+  %init_value = arith.constant INIT : f32
+  %init = linalg.fill ins(%init_value : f32) outs(%e : tensor<1x4x5x130xf32>) -> tensor<1x4x5x130xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x6x7x256xf32>, tensor<3x3x256x130xf32>) outs(%init : tensor<1x4x5x130xf32>)
+      -> tensor<1x4x5x130xf32>
+  func.return %y : tensor<1x4x5x130xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("init", [0.0, 1.5])
+def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, init, monkeypatch):
+    """20 output pixels, 130 filters (an odd split): on 2 threads each worker multiplies the patch
+    matrix by its share of the weight columns, written (zero init, fill dropped) or added (1.5)."""
+    import xrelay.runtime.linalg_conv as linalg_conv
+
+    splits = []
+    original = linalg_conv.run_parts
+    monkeypatch.setattr(linalg_conv, "run_parts",
+                        lambda part, rows, split: splits.append(rows) or original(part, rows, split))
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 6, 7, 256)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 256, 130)).astype(np.float32)
+    expected = np.full((1, 4, 5, 130), init, np.float64)
+    for kh in range(3):
+        for kw in range(3):
+            expected += np.einsum("nhwc,cf->nhwf", x[:, kh:kh + 4, kw:kw + 5].astype(np.float64), w[kh, kw])
+    program = LinalgProgram(Parser(make_context(), FEW_PIXELS.replace("INIT", repr(init))).parse_module())
+    before = blas_threads()
+    if before is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
+    set_blas_threads(threads)
+    try:
+        np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-3)
+    finally:
+        set_blas_threads(before)
+    assert splits == ([130] if threads == 2 else [4])

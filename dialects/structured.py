@@ -1,4 +1,4 @@
-"""Helpers over upstream linalg ops that both the lowering (nn-bufferize) and the runtime's
+"""Helpers over upstream linalg ops that both the lowering (linalg-bufferize) and the runtime's
 executors need, so neither imports the other."""
 
 from __future__ import annotations

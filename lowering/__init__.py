@@ -1,7 +1,7 @@
 """xrelay.lowering: nn → linalg on tensors → linalg on memrefs → scf loops.
 
 Passes (xrelay `XRelayPass`es, so instrumented, and xDSL ModulePasses usable from `xrelay-opt`):
-`ConvertNNToLinalg` (`convert-nn-to-linalg`), `NNBufferize` (`nn-bufferize`) and
+`ConvertNNToLinalg` (`convert-nn-to-linalg`), `LinalgBufferize` (`linalg-bufferize`) and
 `LinalgToLoops` (`linalg-to-loops`). `lower(module, to=...)` runs the pipeline for a level as a
 `transform.Sequential` under the current PassContext and returns the lowered module (the input
 module is left as it was).
@@ -14,18 +14,18 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 
-__all__ = ["LEVEL_PASSES", "ConvertNNToLinalg", "LinalgToLoops", "NNBufferize", "lower", "pipeline"]
+__all__ = ["LEVEL_PASSES", "ConvertNNToLinalg", "LinalgBufferize", "LinalgToLoops", "lower", "pipeline"]
 
 _CLASSES = {
     "ConvertNNToLinalg": "xrelay.lowering.nn_to_linalg",
-    "NNBufferize": "xrelay.lowering.bufferize",
+    "LinalgBufferize": "xrelay.lowering.bufferize",
     "LinalgToLoops": "xrelay.lowering.linalg_to_loops",
 }
 
 LEVEL_PASSES: dict[str, tuple[str, ...]] = {
     "linalg": ("ConvertNNToLinalg",),
-    "memref": ("ConvertNNToLinalg", "NNBufferize"),
-    "loops": ("ConvertNNToLinalg", "NNBufferize", "LinalgToLoops"),
+    "memref": ("ConvertNNToLinalg", "LinalgBufferize"),
+    "loops": ("ConvertNNToLinalg", "LinalgBufferize", "LinalgToLoops"),
 }
 """Lowering level → the passes (class names, in order) that bring an nn module there."""
 
@@ -34,7 +34,12 @@ def _loader(class_name: str) -> Callable[[], type]:
     return lambda: getattr(importlib.import_module(_CLASSES[class_name]), class_name)
 
 
+_FORMER_NAMES = {"NNBufferize": "LinalgBufferize"}
+"""Class names of an earlier release that still resolve (`xrelay.lowering.NNBufferize`)."""
+
+
 def __getattr__(name: str):
+    name = _FORMER_NAMES.get(name, name)
     if name in _CLASSES:
         return _loader(name)()
     raise AttributeError(f"module 'xrelay.lowering' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""`nn-bufferize`: linalg on tensors → linalg on memrefs, destination-passing style.
+"""`linalg-bufferize`: linalg on tensors → linalg on memrefs, destination-passing style.
 
 Per `func.func`, in program order:
 - tensor arguments and results become memrefs of the same shape;
@@ -54,7 +54,7 @@ def memref_type(value_type: Attribute) -> Attribute:
 
 
 class BufferizationError(Exception):
-    """An op `nn-bufferize` does not know how to bufferize (the message names it)."""
+    """An op `linalg-bufferize` does not know how to bufferize (the message names it)."""
 
 
 class FunctionBufferizer:
@@ -120,11 +120,11 @@ class FunctionBufferizer:
                 self.buffers[old] = res
         elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
             if not isinstance(op.value, DenseIntOrFPElementsAttr):
-                raise BufferizationError(f"nn-bufferize: unsupported tensor constant {op.value}")
+                raise BufferizationError(f"linalg-bufferize: unsupported tensor constant {op.value}")
             self.buffers[op.result] = self.global_constant(op.value, op.result.type)
         elif isinstance(op, tensor.EmptyOp):
             if op.dynamic_sizes:
-                raise BufferizationError("nn-bufferize: tensor.empty with dynamic sizes is not supported")
+                raise BufferizationError("linalg-bufferize: tensor.empty with dynamic sizes is not supported")
             self.buffers[op.tensor] = self.alloc(op.tensor.type)
         elif isinstance(op, Structured):
             self.bufferize_structured(op)
@@ -164,7 +164,7 @@ class FunctionBufferizer:
                 values.append(buf)
             self.emit(func.ReturnOp(*values))
         else:
-            raise BufferizationError(f"nn-bufferize: cannot bufferize {op.name}")
+            raise BufferizationError(f"linalg-bufferize: cannot bufferize {op.name}")
 
     def writable(self, value: SSAValue) -> SSAValue:
         """The buffer of `value` if this function allocated it and nothing else reads it, else a copy."""
@@ -178,7 +178,7 @@ class FunctionBufferizer:
     def subview(self, buf: SSAValue, op: tensor.ExtractSliceOp | tensor.InsertSliceOp) -> SSAValue:
         """The `memref.subview` of `buf` that the slice op's static offsets, sizes and strides select."""
         if op.offsets or op.sizes or op.strides:
-            raise BufferizationError(f"nn-bufferize: {op.name} with dynamic offsets, sizes or strides is not supported")
+            raise BufferizationError(f"linalg-bufferize: {op.name} with dynamic offsets, sizes or strides is not supported")
         offsets, sizes, strides = (p.get_values() for p in (op.static_offsets, op.static_sizes, op.static_strides))
         sliced_rank = len(op.result.type.get_shape() if isinstance(op, tensor.ExtractSliceOp) else op.source.type.get_shape())
         reduce_rank = sliced_rank != len(sizes)
@@ -201,11 +201,11 @@ class FunctionBufferizer:
         """A padded buffer filled with the pad value, the source copied into its interior subview
         (upstream's bufferization of `tensor.pad`)."""
         if op.low or op.high:
-            raise BufferizationError("nn-bufferize: tensor.pad with dynamic padding is not supported")
+            raise BufferizationError("linalg-bufferize: tensor.pad with dynamic padding is not supported")
         yielded = op.region.block.last_op.operands[0]
         constant = yielded.owner
         if not isinstance(constant, arith.ConstantOp):
-            raise BufferizationError("nn-bufferize: tensor.pad must yield a constant")
+            raise BufferizationError("linalg-bufferize: tensor.pad must yield a constant")
         value = self.buffer(yielded) if constant.parent_block() is not op.region.block else None
         if value is None:
             value = self.emit(constant.clone()).result
@@ -270,11 +270,12 @@ def insert_deallocs(block: Block) -> None:
 
 @register_xrelay_pass
 @dataclass(frozen=True)
-class NNBufferize(XRelayPass):
+class LinalgBufferize(XRelayPass):
     """Bufferize linalg-on-tensors functions to memrefs with explicit allocations (module docstring)."""
 
-    name = "nn-bufferize"
-    tvm_name = "NNBufferize"
+    name = "linalg-bufferize"
+    tvm_name = "LinalgBufferize"
+    former_names = ("nn-bufferize", "NNBufferize")  # its names until it was named after what it works on
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         global_names = {o.sym_name.data for o in op.ops if isinstance(o, memref.GlobalOp)}

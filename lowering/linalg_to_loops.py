@@ -63,7 +63,7 @@ class LinalgToLoops(XRelayPass):
                 isinstance(t, TensorType) for t in inner.operand_types
             ):
                 raise PassFailedException(
-                    f"linalg-to-loops: {inner.name} works on tensors; bufferize first (nn-bufferize)"
+                    f"linalg-to-loops: {inner.name} works on tensors; bufferize first (linalg-bufferize)"
                 )
         rewrite_module(CopyToGeneric(), op, apply_recursively=False)
         ConvertLinalgToLoopsPass().apply(ctx, op)

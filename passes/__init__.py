@@ -2,9 +2,9 @@
 
 `InferType()`, `FoldConstant()`, `SimplifyInference()`, `BackwardFoldScaleAxis()`,
 `ForwardFoldScaleAxis()`, `CanonicalizeOps()`, `DeadCodeElimination()` and
-`ConvertLayout(desired_layouts)` build passes; `FoldScaleAxis()` builds Relay's Sequential of
-the two FoldScaleAxis halves and FoldConstant. A pass is callable, `pass_(mod) -> mod`, and
-runs under the current PassContext.
+`ConvertLayout(desired_layouts)` build passes; `FoldScaleAxis()` runs as Relay's Sequential of
+the two FoldScaleAxis halves and FoldConstant. Each is a pass class, and a pass is callable,
+`pass_(mod) -> mod`, running under the current PassContext.
 
 Every pass registers itself with `@register_xrelay_pass` (`xrelay/pass_base.py`); importing
 this package imports every module of `xrelay.passes` and `xrelay.lowering`, so that one
@@ -31,7 +31,6 @@ from xrelay.passes.fold_constant import FoldConstant
 from xrelay.passes.fold_scale_axis import (
     BackwardFoldScaleAxis,
     FoldScaleAxis,
-    FoldScaleAxisPass,
     ForwardFoldScaleAxis,
 )
 from xrelay.passes.infer_type import InferType
@@ -71,14 +70,19 @@ __all__ = [
     "DeadCodeElimination",
     "FoldConstant",
     "FoldScaleAxis",
-    "FoldScaleAxisPass",
     "ForwardFoldScaleAxis",
     "InferType",
     "SimplifyInference",
 ]
 
 
+_FORMER_NAMES = {"FoldScaleAxisPass": FoldScaleAxis}
+"""Class names of an earlier release that still resolve (`xrelay.passes.FoldScaleAxisPass`)."""
+
+
 def __getattr__(name: str) -> Any:
+    if name in _FORMER_NAMES:
+        return _FORMER_NAMES[name]
     # A pass registered in a module of its own is `xrelay.passes.<ClassName>` without an import here.
     for cls in XRELAY_PASSES.values():
         if cls.__name__ == name:

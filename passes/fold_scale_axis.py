@@ -208,35 +208,33 @@ class ForwardFoldScaleAxis(XRelayPass):
         rewrite_module(FoldScaleIntoConsumers(), op, apply_recursively=False)
 
 
-def FoldScaleAxis():  # noqa: N802 - TVM's name for a pass factory
-    """Relay's FoldScaleAxis: `Sequential([BackwardFoldScaleAxis(), ForwardFoldScaleAxis(),
-    FoldConstant()], name="FoldScaleAxis")`. Like TVM's C++ Sequential(passes, name) it has
-    opt level 0; its children are filtered (the halves need opt level 3, FoldConstant 2)."""
-    from xrelay.passes.fold_constant import FoldConstant
-    from xrelay.transform import Sequential
-
-    return Sequential([BackwardFoldScaleAxis(), ForwardFoldScaleAxis(), FoldConstant()], name="FoldScaleAxis")
-
-
 @register_xrelay_pass
 @dataclass(frozen=True)
-class FoldScaleAxisPass(XRelayPass):
-    """FoldScaleAxis as one ModulePass, for pipelines (`-p fold-scale-axis`) and `get_pass`.
+class FoldScaleAxis(XRelayPass):
+    """Relay's FoldScaleAxis: BackwardFoldScaleAxis, ForwardFoldScaleAxis, then FoldConstant.
 
-    Run as an instrumented pass it is `FoldScaleAxis()`: children filtered by the context's
-    opt level and each nested in the timing tree. Through plain xDSL `apply` (stock
-    `xdsl-opt`, no PassContext) it runs all three passes in place.
+    Run as an instrumented pass (`FoldScaleAxis()(mod)`, `-p fold-scale-axis`) it is TVM's
+    `Sequential([...], name="FoldScaleAxis")`: opt level 0 like TVM's C++ Sequential(passes, name),
+    its children filtered by the context's opt level (the halves need 3, FoldConstant 2) and each
+    nested in the timing tree. Through plain xDSL `apply` (stock `xdsl-opt`, no PassContext) it runs
+    all three in place.
     """
 
     name = "fold-scale-axis"
     tvm_name = "FoldScaleAxis"
     opt_level = 0
 
-    def transform_module(self, mod: ModuleOp, pass_ctx) -> ModuleOp:
-        return FoldScaleAxis().transform_module(mod, pass_ctx)
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    @staticmethod
+    def parts() -> list[XRelayPass]:
         from xrelay.passes.fold_constant import FoldConstant
 
-        for part in (BackwardFoldScaleAxis(), ForwardFoldScaleAxis(), FoldConstant()):
+        return [BackwardFoldScaleAxis(), ForwardFoldScaleAxis(), FoldConstant()]
+
+    def transform_module(self, mod: ModuleOp, pass_ctx) -> ModuleOp:
+        from xrelay.transform import Sequential
+
+        return Sequential(self.parts(), name=self.tvm_name).transform_module(mod, pass_ctx)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for part in self.parts():
             part.apply(ctx, op)

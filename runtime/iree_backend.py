@@ -58,7 +58,7 @@ def prepare(module: ModuleOp, channels_last: bool = True) -> ModuleOp:
     main = find_main(module)
     if any(not isinstance(t, TensorType) for t in (*main.function_type.inputs, *main.function_type.outputs)):
         raise ValueError("backend 'iree' runs nn- or linalg-on-tensors modules; @main here takes or returns "
-                         "memrefs (run it before nn-bufferize)")
+                         "memrefs (run it before linalg-bufferize)")
     if execution_level(main) != "nn":
         return module
     from xrelay import passes, transform

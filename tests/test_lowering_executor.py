@@ -7,7 +7,7 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.lowering import LinalgToLoops, NNBufferize
+from xrelay.lowering import LinalgToLoops, LinalgBufferize
 from xrelay.runtime.linalg_exec import ExecutionError, run_linalg
 from xrelay.runtime.loops_exec import run_loops
 
@@ -17,9 +17,9 @@ def parse(text: str):
 
 
 def run_all_levels(text: str, inputs: dict) -> list[list[np.ndarray]]:
-    """Outputs at the tensor level, after nn-bufferize, and after linalg-to-loops."""
+    """Outputs at the tensor level, after linalg-bufferize, and after linalg-to-loops."""
     module = parse(text)
-    memref = NNBufferize()(module)
+    memref = LinalgBufferize()(module)
     return [run_linalg(module, inputs), run_linalg(memref, inputs), run_loops(LinalgToLoops()(memref), inputs)]
 
 

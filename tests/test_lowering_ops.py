@@ -212,23 +212,23 @@ def test_compiled_program_is_reused_until_the_module_changes():
 def test_passes_out_of_order_name_the_problem():
     from xdsl.utils.exceptions import PassFailedException
 
-    from xrelay.lowering import ConvertNNToLinalg, LinalgToLoops, NNBufferize
+    from xrelay.lowering import ConvertNNToLinalg, LinalgToLoops, LinalgBufferize
     from xrelay.lowering.bufferize import BufferizationError
 
     module = single_op_module("nn.relu", [(2, 2)], {})
-    with pytest.raises(BufferizationError, match="nn-bufferize: cannot bufferize nn.relu"):
-        NNBufferize()(module)
+    with pytest.raises(BufferizationError, match="linalg-bufferize: cannot bufferize nn.relu"):
+        LinalgBufferize()(module)
     with pytest.raises(PassFailedException, match="linalg-to-loops: linalg.generic works on tensors; bufferize first"):
         LinalgToLoops()(ConvertNNToLinalg()(module))
 
 
 def test_bufferize_is_idempotent():
     from xrelay.frontend import tiny
-    from xrelay.lowering import NNBufferize
+    from xrelay.lowering import LinalgBufferize
 
     module, _ = tiny.get_workload()
     once = lower(module, to="memref")
-    assert str(NNBufferize()(once)) == str(once)
+    assert str(LinalgBufferize()(once)) == str(once)
 
 
 def test_sigmoid_at_every_level_against_numpy():

@@ -1,5 +1,5 @@
 """Slices (`tensor.extract_slice` / `insert_slice`) and gathers (`tensor.extract` inside a
-`linalg.generic` body) on hand-written linalg IR: the tensor level, after nn-bufferize and after
+`linalg.generic` body) on hand-written linalg IR: the tensor level, after linalg-bufferize and after
 linalg-to-loops all agree with numpy slicing and fancy indexing written here."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.lowering import LinalgToLoops, NNBufferize
+from xrelay.lowering import LinalgToLoops, LinalgBufferize
 from xrelay.runtime.linalg_exec import ExecutionError, run_linalg
 from xrelay.runtime.loops_exec import run_loops
 
@@ -17,7 +17,7 @@ from xrelay.runtime.loops_exec import run_loops
 def run_all_levels(text: str, inputs: dict) -> list[list[np.ndarray]]:
     module = Parser(make_context(), text).parse_module()
     module.verify()
-    memref = NNBufferize()(module)
+    memref = LinalgBufferize()(module)
     memref.verify()
     loops = LinalgToLoops()(memref)
     return [run_linalg(module, inputs), run_linalg(memref, inputs), run_loops(loops, inputs)]

@@ -143,9 +143,9 @@ def test_xrelay_executors_get_numpy_answers_on_the_same_ops():
     conv, pool = run_linalg(module, {"x": X, "w": W})
     np.testing.assert_allclose(conv, numpy_conv(X, W), rtol=1e-6)
     np.testing.assert_array_equal(pool, numpy_max_pool(X))
-    from xrelay.lowering import NNBufferize
+    from xrelay.lowering import LinalgBufferize
 
-    bufferized = NNBufferize()(module)
+    bufferized = LinalgBufferize()(module)
     loops = LinalgToLoops()(bufferized)
     conv, pool = run_loops(loops, {"x": X, "w": W})
     np.testing.assert_allclose(conv, numpy_conv(X, W), rtol=1e-6)
@@ -162,9 +162,9 @@ def test_loops_executor_agrees_with_the_stock_interpreter():
     from xrelay.runtime.loops_exec import compile_loops
 
     module = Parser(make_context(), TENSOR_IR).parse_module()
-    from xrelay.lowering import NNBufferize
+    from xrelay.lowering import LinalgBufferize
 
-    loops = LinalgToLoops()(NNBufferize()(module))
+    loops = LinalgToLoops()(LinalgBufferize()(module))
     interpreter = Interpreter(loops)
     for functions in (FuncFunctions(), ArithFunctions(), MemRefFunctions(), ScfFunctions(), AffineFunctions(),
                       MathFunctions(), BuiltinFunctions()):

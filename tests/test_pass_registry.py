@@ -16,7 +16,7 @@ from xrelay.universe import XRELAY_UNIVERSE
 EXPECTED = {
     "infer-type", "fold-constant", "simplify-inference", "backward-fold-scale-axis", "forward-fold-scale-axis",
     "fold-scale-axis", "canonicalize-ops", "dead-code-elimination", "convert-layout",
-    "convert-nn-to-linalg", "nn-bufferize", "linalg-to-loops",
+    "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
 }  # fmt: skip
 
 
@@ -58,3 +58,38 @@ def test_a_second_pass_with_a_taken_name_is_refused():
     with pytest.raises(ValueError, match="Impostor and FoldConstant share the name 'fold-constant'"):
         register_xrelay_pass(Impostor)
     assert XRELAY_PASSES["fold-constant"].__name__ == "FoldConstant"
+
+
+def test_a_renamed_pass_keeps_its_former_names_out_of_the_listings(tmp_path, capsys):
+    from xrelay import lowering, transform
+    from xrelay.lowering.bufferize import LinalgBufferize
+    from xrelay.tools import xrelay_opt
+
+    assert isinstance(transform.get_pass("nn-bufferize"), LinalgBufferize)
+    assert isinstance(transform.get_pass("NNBufferize"), LinalgBufferize)
+    assert lowering.NNBufferize is LinalgBufferize
+    assert "nn-bufferize" not in ALL_PASSES and "nn-bufferize" not in XRELAY_UNIVERSE.all_passes
+    # A pipeline written for the last release still runs, under the pass's new name.
+    source = tmp_path / "m.mlir"
+    source.write_text(
+        'func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n'
+        '  %y = "nn.relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>\n'
+        '  func.return %y : tensor<2xf32>\n}\n'
+    )
+    old, new = ("convert-nn-to-linalg," + name for name in ("nn-bufferize", "linalg-bufferize"))
+    assert xrelay_opt.main([str(source), "-p", old]) == 0
+    old_output = capsys.readouterr().out
+    assert xrelay_opt.main([str(source), "-p", new]) == 0
+    assert capsys.readouterr().out == old_output and "memref" in old_output
+
+
+def test_fold_scale_axis_is_a_pass_class_like_the_others():
+    from xrelay.pass_base import XRelayPass
+    from xrelay.passes import FoldScaleAxis
+
+    assert XRELAY_PASSES["fold-scale-axis"] is FoldScaleAxis
+    assert isinstance(FoldScaleAxis(), XRelayPass)
+    assert [type(part).__name__ for part in FoldScaleAxis.parts()] == [
+        "BackwardFoldScaleAxis", "ForwardFoldScaleAxis", "FoldConstant"
+    ]
+    assert xrelay.passes.FoldScaleAxisPass is FoldScaleAxis  # the class's name until it became FoldScaleAxis

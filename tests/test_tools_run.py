@@ -292,8 +292,8 @@ def test_every_level_computes_the_reference(capsys, files, level):
 
 LOWERING_PIPELINES = {
     "linalg": "convert-nn-to-linalg",
-    "memref": "convert-nn-to-linalg,nn-bufferize",
-    "loops": "convert-nn-to-linalg,nn-bufferize,linalg-to-loops",
+    "memref": "convert-nn-to-linalg,linalg-bufferize",
+    "loops": "convert-nn-to-linalg,linalg-bufferize,linalg-to-loops",
 }
 
 

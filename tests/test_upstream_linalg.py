@@ -117,9 +117,9 @@ def test_linalg_broadcast_and_a_pad_value_captured_from_outside_run():
     b = np.array([1, 2, 3], np.float32)
     x = np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2)
     module = Parser(make_context(), text).parse_module()
-    from xrelay.lowering import NNBufferize
+    from xrelay.lowering import LinalgBufferize
 
-    for program in (module, NNBufferize()(module.clone())):
+    for program in (module, LinalgBufferize()(module.clone())):
         broadcast, padded = run_linalg(program, [b, x])
         np.testing.assert_array_equal(broadcast, np.broadcast_to(b.reshape(1, 3, 1, 1), (1, 3, 2, 2)))
         expected = np.full((1, 3, 4, 2), -1, np.float32)

@@ -44,6 +44,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from xrelay import transform
 from xrelay.instrument import PassInstrument
+from xrelay.pass_base import FORMER_PASS_NAMES
 from xrelay.tools.diagnostics import (
     LocatingParser,
     ToolError,
@@ -386,6 +387,8 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
     while lexer.peek().kind is not SpecTokenKind.EOF:
         name_span = lexer.peek().span
         pass_spec = _parse_spec(lexer)
+        if pass_spec.name in FORMER_PASS_NAMES and pass_spec.name not in available:
+            pass_spec = dataclasses.replace(pass_spec, name=FORMER_PASS_NAMES[pass_spec.name])
         if pass_spec.name not in available:
             raise error_at_span(
                 name_span, f"unknown pass '{pass_spec.name}'{did_you_mean(pass_spec.name, list(available))}"

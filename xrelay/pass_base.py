@@ -25,15 +25,20 @@ from xrelay.instrument.xdsl_pass import apply_xdsl_pass, cut_long_line, require_
 XRELAY_PASSES: dict[str, type[XRelayPass]] = {}
 """Pipeline name ("fold-constant") -> pass class, for every registered XRelayPass."""
 
+FORMER_PASS_NAMES: dict[str, str] = {}
+"""A renamed pass's earlier pipeline name -> its pipeline name now ("linalg-bufferize" ->
+"linalg-bufferize"): pipelines written for an earlier release keep working, but the old name is in
+no listing."""
+
 
 @dataclass(frozen=True)
 class XRelayPass(XDSLModulePass, Pass):
     """Base of xrelay's graph passes: an xDSL ModulePass that is also an instrumented Pass.
 
     Subclasses set the ClassVars `name` (pipeline name, e.g. "fold-constant"), `tvm_name`
-    (the PassInfo name instruments see, e.g. "FoldConstant"), `opt_level`, `required` and
-    `infer_type_after`, and implement `apply(ctx, op)` (the plain in-place xDSL entry point
-    that `xdsl-opt` uses). `FoldConstant()(mod)` runs `apply` on a clone of `mod` under the
+    (the PassInfo name instruments see, e.g. "FoldConstant"), `opt_level`, `required`,
+    `infer_type_after` and, after a rename, `former_names`, and implement `apply(ctx, op)` (the
+    plain in-place xDSL entry point that `xdsl-opt` uses). `FoldConstant()(mod)` runs `apply` on a clone of `mod` under the
     current PassContext's instruments and then, if `infer_type_after`, the registered
     "InferType" pass as a nested instrumented pass (as Relay's function passes do).
     """
@@ -43,6 +48,9 @@ class XRelayPass(XDSLModulePass, Pass):
     opt_level: ClassVar[int] = 0
     required: ClassVar[tuple[str, ...]] = ()
     infer_type_after: ClassVar[bool] = False
+    former_names: ClassVar[tuple[str, ...]] = ()
+    """Names (pipeline or TVM) the pass had in an earlier release; `get_pass` and `xrelay-opt -p`
+    still accept them."""
 
     @property
     def info(self) -> PassInfo:
@@ -76,6 +84,9 @@ def register_xrelay_pass(cls: type[XRelayPass]) -> type[XRelayPass]:
     if cls.name != cls.tvm_name:
         register_pass(cls.name, cls)
     XRELAY_PASSES[cls.name] = cls
+    for former in cls.former_names:
+        register_pass(former, cls)
+        FORMER_PASS_NAMES[former] = cls.name
     return cls
 
 

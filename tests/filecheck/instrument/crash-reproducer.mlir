@@ -1,4 +1,4 @@
-// RUN: not xrelay-opt %s -p 'canonicalize-ops,nn-bufferize' --opt-level 3 --crash-reproducer %t.repro.mlir 2>&1 | filecheck %s --check-prefix=FAIL
+// RUN: not xrelay-opt %s -p 'canonicalize-ops,linalg-bufferize' --opt-level 3 --crash-reproducer %t.repro.mlir 2>&1 | filecheck %s --check-prefix=FAIL
 // RUN: filecheck %s --input-file %t.repro.mlir --match-full-lines
 // RUN: not xrelay-opt --run-reproducer %t.repro.mlir 2>&1 | filecheck %s --check-prefix=FAIL
 // RUN: xrelay-opt %t.repro.mlir -p canonicalize-ops | filecheck %s --check-prefix=PARSES
@@ -6,7 +6,7 @@
 // RUN: not ls %t.none.mlir
 // RUN: not xrelay-opt --run-reproducer %s 2>&1 | filecheck %s --check-prefix=NOTREPRO
 
-// Crash reproducer: nn-bufferize rejects nn ops. The reproducer holds the IR that pass received
+// Crash reproducer: linalg-bufferize rejects nn ops. The reproducer holds the IR that pass received
 // (after CanonicalizeOps), the pipeline that replays the failure and the PassContext settings;
 // --run-reproducer replays it and fails the same way. No reproducer is written when nothing fails.
 
@@ -15,17 +15,17 @@ func.func @main(%x: tensor<1x3xf32>, %b: tensor<3xf32>) -> tensor<1x3xf32> {
   func.return %y : tensor<1x3xf32>
 }
 
-// FAIL: xrelay-opt: error: pass 'NNBufferize' failed: BufferizationError: nn-bufferize: cannot bufferize nn.add
+// FAIL: xrelay-opt: error: pass 'LinalgBufferize' failed: BufferizationError: linalg-bufferize: cannot bufferize nn.add
 
-// CHECK:      // xrelay-reproducer: failed-pass: "NNBufferize"
+// CHECK:      // xrelay-reproducer: failed-pass: "LinalgBufferize"
 // CHECK-NEXT: // xrelay-reproducer: depth: 1
-// CHECK-NEXT: // xrelay-reproducer: error: "BufferizationError: nn-bufferize: cannot bufferize nn.add"
-// CHECK-NEXT: // xrelay-reproducer: pipeline: "nn-bufferize"
+// CHECK-NEXT: // xrelay-reproducer: error: "BufferizationError: linalg-bufferize: cannot bufferize nn.add"
+// CHECK-NEXT: // xrelay-reproducer: pipeline: "linalg-bufferize"
 // CHECK-NEXT: // xrelay-reproducer: opt-level: 3
 // CHECK-NEXT: // xrelay-reproducer: required-pass: []
 // CHECK-NEXT: // xrelay-reproducer: disabled-pass: []
 // CHECK-NEXT: // xrelay-reproducer: config: {}
-// CHECK-NEXT: // xrelay-reproducer: full-pipeline: "canonicalize-ops,nn-bufferize"
+// CHECK-NEXT: // xrelay-reproducer: full-pipeline: "canonicalize-ops,linalg-bufferize"
 // CHECK-NEXT: builtin.module {
 // CHECK-NEXT:   func.func @main(%x: tensor<1x3xf32>, %b: tensor<3xf32>) -> tensor<1x3xf32> {
 // CHECK-NEXT:     %y = nn.add(%x, %b) : (tensor<1x3xf32>, tensor<3xf32>) -> tensor<1x3xf32>

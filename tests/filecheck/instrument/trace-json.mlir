@@ -1,7 +1,7 @@
 // RUN: xrelay-opt %s -p canonicalize-ops --opt-level 3 --trace-json %t.json -o %t.mlir
 // RUN: filecheck %s --input-file %t.json
 // RUN: xrelay-opt %s -p canonicalize-ops --opt-level 3 --trace-json %t.json --pass-timing -o %t.mlir 2>&1 | filecheck %s --check-prefix=TIMING
-// RUN: not xrelay-opt %s -p canonicalize-ops,nn-bufferize --opt-level 3 --trace-json %t.failed.json 2>&1 | filecheck %s --check-prefix=FAILMSG
+// RUN: not xrelay-opt %s -p canonicalize-ops,linalg-bufferize --opt-level 3 --trace-json %t.failed.json 2>&1 | filecheck %s --check-prefix=FAILMSG
 // RUN: filecheck %s --input-file %t.failed.json --check-prefix=FAILED
 // RUN: not xrelay-opt %s -p canonicalize-ops --trace-json %S/no-such-dir/t.json 2>&1 | filecheck %s --check-prefix=BADPATH
 
@@ -55,13 +55,13 @@ func.func @main(%x: tensor<1x3xf32>, %b: tensor<3xf32>) -> tensor<1x3xf32> {
 // TIMING-NEXT: {{^}}{{\t\t}}InferType: {{.*}}
 
 // A pass that raises still gets its event (ending at the failure), and so do the passes around it.
-// FAILMSG: xrelay-opt: error: pass 'NNBufferize' failed: BufferizationError: nn-bufferize: cannot bufferize nn.add
+// FAILMSG: xrelay-opt: error: pass 'LinalgBufferize' failed: BufferizationError: linalg-bufferize: cannot bufferize nn.add
 // FAILED:      "name": "sequential",
 // FAILED:        "failed": true,
-// FAILED-NEXT:   "error": "BufferizationError: nn-bufferize: cannot bufferize nn.add"
+// FAILED-NEXT:   "error": "BufferizationError: linalg-bufferize: cannot bufferize nn.add"
 // FAILED:      "name": "CanonicalizeOps",
 // FAILED:        "changed": true,
-// FAILED:      "name": "NNBufferize",
+// FAILED:      "name": "LinalgBufferize",
 // FAILED:        "depth": 1,
 // FAILED:        "failed": true,
 

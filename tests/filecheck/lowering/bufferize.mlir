@@ -1,4 +1,4 @@
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,nn-bufferize | filecheck %s
+// RUN: xrelay-opt %s -p convert-nn-to-linalg,linalg-bufferize | filecheck %s
 
 // Tensor constants become private constant globals; every tensor.empty an explicit alloc the
 // linalg op writes in place; a reshape is a memref view; returning a global returns a copy.

@@ -1,4 +1,4 @@
-// RUN: xrelay-opt %s -p nn-bufferize | filecheck %s
+// RUN: xrelay-opt %s -p linalg-bufferize | filecheck %s
 
 // extract_slice: a subview of the source copied into a plain buffer; insert_slice: a copy into a
 // subview of the destination, written in place when the destination is fresh and used only there.

@@ -1,4 +1,4 @@
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,nn-bufferize,linalg-to-loops | filecheck %s
+// RUN: xrelay-opt %s -p convert-nn-to-linalg,linalg-bufferize,linalg-to-loops | filecheck %s
 
 // dense: the zero fill and the contraction become scf.for nests of loads, mulf/addf and stores.
 func.func @main(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>) -> tensor<2x3xf32> {

@@ -1,5 +1,5 @@
 // RUN: xrelay-opt %s -p convert-nn-to-linalg | filecheck %s
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,nn-bufferize,linalg-to-loops | filecheck %s --check-prefix=LOOPS
+// RUN: xrelay-opt %s -p convert-nn-to-linalg,linalg-bufferize,linalg-to-loops | filecheck %s --check-prefix=LOOPS
 
 // The elementwise math ops lower to one linalg.generic each, with arith/math bodies (math.erf,
 // math.powf, arith.maximumf/minimumf, arith.cmpf + arith.select); those bodies go unchanged

@@ -1,5 +1,5 @@
 // RUN: xrelay-opt %s -p convert-nn-to-linalg | filecheck %s
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,nn-bufferize,linalg-to-loops | filecheck %s --check-prefix=LOOPS
+// RUN: xrelay-opt %s -p convert-nn-to-linalg,linalg-bufferize,linalg-to-loops | filecheck %s --check-prefix=LOOPS
 
 func.func @reduce(%x: tensor<2x3x4xf32>, %i: tensor<2x3xi32>) -> (tensor<2x4xf32>, tensor<1x3x1xf32>, tensor<f32>, tensor<2xi32>) {
   %0 = nn.sum(%x) {axis = array<i64: 1>} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>

@@ -2,8 +2,8 @@
 // verifiers) parses and verifies every nn op kind (Inputs/every_op.mlir: each case of the per-op
 // tests, 38 op kinds) at the linalg, memref and loops levels, and prints it back.
 // RUN: xrelay-opt %S/Inputs/every_op.mlir -p convert-nn-to-linalg | iree-opt | filecheck %s --check-prefix=LINALG
-// RUN: xrelay-opt %S/Inputs/every_op.mlir -p convert-nn-to-linalg,nn-bufferize | iree-opt | filecheck %s --check-prefix=MEMREF
-// RUN: xrelay-opt %S/Inputs/every_op.mlir -p convert-nn-to-linalg,nn-bufferize,linalg-to-loops | iree-opt | filecheck %s --check-prefix=LOOPS
+// RUN: xrelay-opt %S/Inputs/every_op.mlir -p convert-nn-to-linalg,linalg-bufferize | iree-opt | filecheck %s --check-prefix=MEMREF
+// RUN: xrelay-opt %S/Inputs/every_op.mlir -p convert-nn-to-linalg,linalg-bufferize,linalg-to-loops | iree-opt | filecheck %s --check-prefix=LOOPS
 
 // LINALG:     func.func @main(
 // LINALG:       tensor.pad

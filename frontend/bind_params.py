@@ -11,7 +11,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument
 
 from xrelay.dialects import nn
-from xrelay.dialects.arguments import argument_names
+from xrelay.dialects.arguments import argument_names, find_main
 from xrelay.dialects.constant import dtype_of
 
 FuncOrModule = TypeVar("FuncOrModule", FuncOp, ModuleOp)
@@ -78,11 +78,7 @@ def bind_params_by_name(func_or_module: FuncOrModule, params: Mapping[str, objec
     """
     if isinstance(func_or_module, ModuleOp):
         module = func_or_module.clone()
-        main = next(
-            (op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == "main"), None
-        )
-        if main is None:
-            raise ValueError("bind_params_by_name: the module has no func.func @main")
+        main = find_main(module, "bind_params_by_name")
         _bind_func(main, params)
         return module
     if isinstance(func_or_module, FuncOp):

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.dialects.func import FuncOp
 
+from xrelay.dialects.arguments import find_main
 from xrelay.dialects.constant import dtype_of
 
 
@@ -62,11 +62,7 @@ def create_params(
     module: ModuleOp, seed: int = 0, input_names: Sequence[str] = ("data",)
 ) -> dict[str, np.ndarray]:
     """Initial values for every `@main` argument except the inputs, in argument order."""
-    func = next(
-        (op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == "main"), None
-    )
-    if func is None:
-        raise ValueError("create_params: the module has no func.func @main")
+    func = find_main(module, "create_params")
     rng = np.random.RandomState(seed)
     params: dict[str, np.ndarray] = {}
     for arg in func.body.block.args:

@@ -45,15 +45,19 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'xrelay.lowering' has no attribute {name!r}")
 
 
-def pipeline(to: str):
-    """The `transform.Sequential` (named `lower-to-<level>`) that lowers an nn module to level `to`."""
+def pipeline(to: str, start: str = "nn"):
+    """The `transform.Sequential` (named `lower-to-<level>`) that lowers a module at level `start`
+    (an nn module, or one already part-way down) to level `to`."""
     from xrelay.transform import Sequential
 
-    if to not in LEVEL_PASSES:
-        raise ValueError(f"lower: unknown level {to!r}; expected one of {', '.join(LEVEL_PASSES)}")
-    return Sequential([_loader(name)()() for name in LEVEL_PASSES[to]], name=f"lower-to-{to}")
+    for level in (to, start):
+        if level not in LEVEL_PASSES and level != "nn":
+            raise ValueError(f"lower: unknown level {level!r}; expected one of {', '.join(LEVEL_PASSES)}")
+    done = len(LEVEL_PASSES.get(start, ()))
+    return Sequential([_loader(name)()() for name in LEVEL_PASSES[to][done:]], name=f"lower-to-{to}")
 
 
-def lower(module: ModuleOp, to: str = "linalg") -> ModuleOp:
-    """Lower an nn-level `module` to `to` ("linalg", "memref" or "loops"); returns a new module."""
-    return pipeline(to)(module)
+def lower(module: ModuleOp, to: str = "linalg", start: str = "nn") -> ModuleOp:
+    """Lower `module` from level `start` (default nn) to `to` ("linalg", "memref" or "loops"); returns a
+    new module."""
+    return pipeline(to, start)(module)

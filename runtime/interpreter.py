@@ -12,15 +12,16 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 
-from xrelay.dialects import nn
+from xrelay.dialects import arguments, nn
 from xrelay.dialects.arguments import argument_names
 from xrelay.dialects.constant import dtype_of
+from xrelay.dialects.levels import module_level
 from xrelay.runtime.kernels import KERNELS
 
 
@@ -86,29 +87,8 @@ register_impls(NnFunctions)
 
 
 def find_main(module: ModuleOp) -> func.FuncOp:
-    """The module's ``func.func @main``; ValueError when there is none."""
-    if not isinstance(module, ModuleOp):
-        raise TypeError(f"run: expected a builtin.module, got {type(module).__name__}")
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
-            return op
-    raise ValueError("run: the module has no func.func @main")
-
-
-
-def _check_argument(name: str, value: object, expected: Any) -> np.ndarray:
-    if not isinstance(expected, TensorType | MemRefType):
-        raise ValueError(f"run: argument '{name}' of @main has type {expected}, not a tensor or memref")
-    array = np.asarray(value)
-    shape = tuple(expected.get_shape())
-    dtype = dtype_of(expected.get_element_type())
-    if array.shape != shape:
-        raise ValueError(f"run: argument '{name}' has shape {array.shape}, @main expects {shape} ({expected})")
-    if array.dtype != dtype:
-        if array.dtype.kind != dtype.kind:  # float64 -> f32 is a cast; int -> f32 is a mistake
-            raise ValueError(f"run: argument '{name}' has dtype {array.dtype}, @main expects {dtype} ({expected})")
-        array = array.astype(dtype)
-    return array
+    """The module's ``func.func @main``; ValueError (TypeError for a non-module) when there is none."""
+    return arguments.find_main(module, "run")
 
 
 def make_interpreter(module: ModuleOp) -> Interpreter:
@@ -120,19 +100,11 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     return interpreter
 
 
-NN_LEVEL_DIALECTS = frozenset({"nn", "func", "builtin"})
-"""Dialects of an nn-level ``@main`` (executed by xDSL's interpreter with :class:`NnFunctions`)."""
-
-
 def execution_level(main: func.FuncOp) -> str:
-    """``"nn"`` (only nn/func/builtin ops), ``"linalg"`` (linalg on tensors or memrefs) or ``"loops"``."""
-    dialects = {op.name.split(".", 1)[0] for op in main.walk()}
-    if dialects <= NN_LEVEL_DIALECTS:
-        return "nn"
-    if "linalg" in dialects:
-        return "linalg"
-    # No linalg op left: loops (scf/memref) or a tensor-level module of reshapes only (batch_flatten).
-    return "loops" if dialects & {"scf", "memref"} else "linalg"
+    """The executor of a function: ``"nn"`` (xDSL's interpreter), ``"linalg"`` (linalg on tensors or
+    memrefs, vectorised) or ``"loops"`` (the scalar loops executor)."""
+    level = module_level(main)
+    return "linalg" if level == "memref" else level
 
 
 def check_no_recursion(module: ModuleOp) -> None:
@@ -206,7 +178,10 @@ def run(
     extra = sorted(set(given) - set(names))
     if extra:
         raise ValueError(f"run: @main has no argument(s) {extra}; its arguments are {names}")
-    values = tuple(_check_argument(n, given[n], a.type) for n, a in zip(names, args))
+    try:
+        values = tuple(arguments.checked_argument(given[n], a.type, n) for n, a in zip(names, args))
+    except ValueError as error:
+        raise ValueError(f"run: {error}") from None
 
     check_no_recursion(module)
     level = execution_level(main)

@@ -175,7 +175,7 @@ def _make_numerical_bisect(args: argparse.Namespace, tool: XRelayOptMain) -> Pas
         if args.numerical_bisect_input:
             raise ToolError("--numerical-bisect-input needs --numerical-bisect")
         return None
-    from xrelay.tools.xrelay_run import load_array
+    from xrelay.tools.run_inputs import load_array
 
     inputs = {}
     for entry in args.numerical_bisect_input or ():

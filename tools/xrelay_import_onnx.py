@@ -18,7 +18,7 @@ import numpy as np
 
 from xrelay.tools.diagnostics import ToolError, atomic_output, check_output_path, one_line_usage_errors, run_tool
 from xrelay.tools.onnx_input import import_onnx, parse_shapes
-from xrelay.tools.xrelay_run import Progress
+from xrelay.tools.progress import Progress
 
 PROG = "xrelay-import-onnx"
 

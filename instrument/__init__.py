@@ -1,11 +1,13 @@
 """xrelay.instrument: the pass infrastructure (TVM's `tvm.transform` + `tvm.ir.instrument`).
 
 PassContext, PassInfo, Pass, ModulePass/module_pass, Sequential, the pass registry,
-PassInstrument/pass_instrument and PassTimingInstrument. The xDSL-facing pieces
+PassInstrument/pass_instrument, NestingInstrument (the stack of running passes every built-in
+instrument keeps) and PassTimingInstrument. The xDSL-facing pieces
 (`wrap`, `as_pass`, `xdsl_context`) load xDSL on first use; the base of xrelay's own passes is
 `xrelay/pass_base.py`.
 """
 
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 from xrelay.instrument.pass_context import PassContext
 from xrelay.instrument.pass_instrument import PassInstrument, pass_instrument
 from xrelay.instrument.pass_manager import (
@@ -25,8 +27,10 @@ _XDSL_NAMES = ("wrap", "as_pass", "xdsl_context", "WrappedModulePass")
 
 __all__ = [
     "ModulePass",
+    "NestingInstrument",
     "Pass",
     "PassContext",
+    "PassFrame",
     "PassInfo",
     "PassInstrument",
     "PassTimingInstrument",

@@ -17,7 +17,7 @@ import difflib
 import sys
 from typing import IO, Any
 
-from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 from xrelay.instrument.print_ir import module_changed, module_text
 
 _CACHED_TEXTS = 4
@@ -36,7 +36,7 @@ def unified_ir_diff(before_text: str, after_text: str, name: str, context_lines:
     return "".join(line + "\n" for line in lines)
 
 
-class IRDiff(PassInstrument):
+class IRDiff(NestingInstrument):
     """Prints (on `stream`, default stderr) and records in `diffs` the IR diff of every pass that
     changed the IR: `diffs` is `[(depth, pass name, unified diff text), ...]` in the order passes
     finish. `print_diffs=False` only records."""
@@ -49,12 +49,12 @@ class IRDiff(PassInstrument):
         max_constant_elements: int | None = 16,
         print_diffs: bool = True,
     ) -> None:
+        super().__init__()
         self.stream = stream
         self.context_lines = context_lines
         self.max_constant_elements = max_constant_elements
         self.print_diffs = print_diffs
         self.diffs: list[tuple[int, str, str]] = []
-        self._received: list[Any] = []
         # Texts of the last few modules printed, by identity: the module one pass returns is the next
         # one's input, and a nested pass's result is often its parent's result too.
         self._texts: dict[int, tuple[Any, str]] = {}
@@ -70,31 +70,22 @@ class IRDiff(PassInstrument):
         return text
 
     def enter_pass_ctx(self) -> None:
+        super().enter_pass_ctx()
         self.diffs = []
-        self._received.clear()
         self._texts.clear()
 
     def exit_pass_ctx(self) -> None:
-        self._received.clear()
         self._texts.clear()
 
-    def run_before_pass(self, mod: Any, info: Any) -> None:
-        self._received.append(mod)
-
-    def run_after_pass(self, mod: Any, info: Any) -> None:
-        received = self._received.pop()
-        if not module_changed(received, mod):
+    def left(self, frame: PassFrame, mod: Any) -> None:
+        name = frame.info.name
+        if not module_changed(frame.received, mod):
             return
-        before_text = self._text(received)
-        diff = unified_ir_diff(before_text, self._text(mod), info.name, self.context_lines)
+        diff = unified_ir_diff(self._text(frame.received), self._text(mod), name, self.context_lines)
         if not diff:  # a change the printed form does not show
             return
-        depth = len(self._received)
-        self.diffs.append((depth, info.name, diff))
+        self.diffs.append((frame.depth, name, diff))
         if self.print_diffs:
             stream = sys.stderr if self.stream is None else self.stream
-            stream.write(f"// -----// IR Diff {info.name} (depth {depth}) //----- //\n{diff}\n")
+            stream.write(f"// -----// IR Diff {name} (depth {frame.depth}) //----- //\n{diff}\n")
             stream.flush()
-
-    def run_after_pass_failed(self, mod: Any, info: Any) -> None:
-        self._received.pop()

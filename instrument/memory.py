@@ -13,7 +13,7 @@ import tracemalloc
 from dataclasses import dataclass
 from typing import Any
 
-from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 
 _MIB = 1024.0 * 1024.0
 
@@ -31,56 +31,57 @@ class PassMemory:
     failed: bool = False
 
 
-class PassMemoryInstrument(PassInstrument):
+class PassMemoryInstrument(NestingInstrument):
     """Records a `PassMemory` per pass run in `records`; `render()` prints them as a tree."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.records: list[PassMemory] = []
-        self._open: list[PassMemory] = []
         self._started_tracing = False
 
     def enter_pass_ctx(self) -> None:
+        super().enter_pass_ctx()
         self.records = []
-        self._open = []
         if not tracemalloc.is_tracing():
             tracemalloc.start()
             self._started_tracing = True
 
     def exit_pass_ctx(self) -> None:
-        self._open = []
         if self._started_tracing:
             tracemalloc.stop()
             self._started_tracing = False
 
-    def _fold_peak(self) -> int:
-        # The peak since the last reset belongs to every pass running during that window.
+    def _fold_peak(self, ending: PassMemory | None = None) -> int:
+        # The peak since the last reset belongs to every pass running during that window, and to
+        # the one ending now (a failed pass's frame is already off the stack).
         current, peak = tracemalloc.get_traced_memory()
-        for run in self._open:
+        runs = [frame.state for frame in self.running if frame.state is not None]
+        if ending is not None:
+            runs.append(ending)
+        for run in runs:
             run.peak = max(run.peak, peak - run.start)
         tracemalloc.reset_peak()
         return current
 
-    def run_before_pass(self, mod: Any, info: Any) -> None:
+    def entered(self, frame: PassFrame) -> None:
         if not tracemalloc.is_tracing():  # someone stopped it: measure nothing rather than garbage
             return
         current = self._fold_peak()
-        run = PassMemory(len(self.records), len(self._open), info.name, current)
-        self.records.append(run)
-        self._open.append(run)
+        frame.state = PassMemory(len(self.records), frame.depth, frame.info.name, current)
+        self.records.append(frame.state)
 
-    def _finish(self, info: Any, failed: bool) -> None:
-        if not self._open or self._open[-1].name != info.name or not tracemalloc.is_tracing():
+    def _finish(self, frame: PassFrame, failed: bool) -> None:
+        run = frame.state
+        if run is None or not tracemalloc.is_tracing():
             return
-        current = self._fold_peak()
-        run = self._open.pop()
-        run.retained = current - run.start
+        run.retained = self._fold_peak(run) - run.start
         run.failed = failed
 
-    def run_after_pass(self, mod: Any, info: Any) -> None:
-        self._finish(info, False)
+    def left(self, frame: PassFrame, mod: Any) -> None:
+        self._finish(frame, False)
 
-    def run_after_pass_failed(self, mod: Any, info: Any) -> None:
-        self._finish(info, True)
+    def failed(self, frame: PassFrame) -> None:
+        self._finish(frame, True)
 
     def render(self) -> str:
         """One line per pass run, in start order, one tab per depth:

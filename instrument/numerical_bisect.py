@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 from xrelay.instrument.print_ir import module_changed
 
 
@@ -121,7 +121,7 @@ def _as_list(result: Any) -> list[np.ndarray]:
     return [np.asarray(r) for r in result] if isinstance(result, list) else [np.asarray(result)]
 
 
-class NumericalBisect(PassInstrument):
+class NumericalBisect(NestingInstrument):
     """Checks the model's outputs after every pass that changed the IR (see the module docstring).
 
     `inputs` / `params`: arrays by `@main` argument name (the rest are seeded with `seed`);
@@ -141,6 +141,7 @@ class NumericalBisect(PassInstrument):
         stream: IO[str] | None = None,
         verbose: bool = True,
     ) -> None:
+        super().__init__()
         self.given = {name: np.asarray(value) for name, value in {**(params or {}), **(inputs or {})}.items()}
         self.seed = seed
         self.rtol = rtol
@@ -150,7 +151,6 @@ class NumericalBisect(PassInstrument):
         self.checks: list[DriftCheck] = []
         self.reference: list[np.ndarray] | None = None
         self._values: dict[str, np.ndarray] = {}
-        self._received: list[Any] = []
         self._last_result: Any = None
         self._last_run: tuple[Any, list[np.ndarray]] | None = None
 
@@ -180,14 +180,15 @@ class NumericalBisect(PassInstrument):
         return outputs
 
     def enter_pass_ctx(self) -> None:
+        super().enter_pass_ctx()
         self.checks = []
         self.reference = None
-        self._received = []
         self._last_result = None
         self._last_run = None
 
-    def run_before_pass(self, mod: Any, info: Any) -> None:
-        if not self._received and (self.reference is None or mod is not self._last_result):
+    def entered(self, frame: PassFrame) -> None:
+        mod = frame.received
+        if frame.depth == 0 and (self.reference is None or mod is not self._last_result):
             try:
                 self._values = seeded_inputs(mod, self.given, self.seed)
                 reference = self._run(mod)
@@ -201,29 +202,24 @@ class NumericalBisect(PassInstrument):
                 raise NumericalBisectError(
                     "numerical-bisect: the model's outputs are not finite (NaN or Inf) on the pipeline's input, "
                     "so no drift could be seen; give other inputs (--numerical-bisect-input NAME=FILE.npy)")
-        self._received.append(mod)
 
-    def run_after_pass(self, mod: Any, info: Any) -> None:
-        received = self._received.pop()
-        depth = len(self._received)
+    def left(self, frame: PassFrame, mod: Any) -> None:
+        name, depth = frame.info.name, frame.depth
         if depth == 0:
             self._last_result = mod
-        if self.reference is None or not module_changed(received, mod):
+        if self.reference is None or not module_changed(frame.received, mod):
             return
         try:
             outputs = self._run(mod)
         except Exception as error:  # noqa: BLE001 - the pass broke the model: that is drift too
-            check = DriftCheck(info.name, depth, float("inf"), float("inf"), True,
+            check = DriftCheck(name, depth, float("inf"), float("inf"), True,
                                f"the model no longer runs: {type(error).__name__}: {error}")
         else:
             max_abs, max_rel, drifted, why = compare_outputs(outputs, self.reference, self.rtol, self.atol)
-            check = DriftCheck(info.name, depth, max_abs, max_rel, drifted, why)
+            check = DriftCheck(name, depth, max_abs, max_rel, drifted, why)
         self.checks.append(check)
         if self.verbose:
             self._write(check.describe() + (" DRIFT" if check.drifted else ""))
-
-    def run_after_pass_failed(self, mod: Any, info: Any) -> None:
-        self._received.pop()
 
     def report(self) -> str:
         """The summary line: the first drifting pass with its figures, or that none drifted."""
@@ -237,4 +233,4 @@ class NumericalBisect(PassInstrument):
         if self.reference is not None:
             self._write(self.report())
         # Keep the figures, drop the modules and arrays held for the next pass.
-        self._received, self._last_result, self._last_run, self._values = [], None, None, {}
+        self.running, self._last_result, self._last_run, self._values = [], None, None, {}

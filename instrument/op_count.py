@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 
 
 def count_ops(mod: Any) -> dict[str, int]:
@@ -29,37 +29,27 @@ def op_count_delta(after: dict[str, int], before: dict[str, int]) -> dict[str, i
     return {name: value for name, value in delta.items() if value}
 
 
-class OpCountDiff(PassInstrument):
+class OpCountDiff(NestingInstrument):
     """Records the per-op count change of every pass that changes one; see `get_pass_to_op_diff`.
 
-    Entering the context starts a new record. A pass that raises records nothing (its counts are
-    dropped, so the nesting stays balanced).
+    Entering the context starts a new record. A pass that raises records nothing.
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self._op_diff: list[tuple[int, str, dict[str, int]]] = []
-        self._before_stack: list[tuple[str, dict[str, int]]] = []
 
     def enter_pass_ctx(self) -> None:
+        super().enter_pass_ctx()
         self._op_diff = []
-        self._before_stack = []
 
-    def exit_pass_ctx(self) -> None:
-        self._before_stack = []
+    def entered(self, frame: PassFrame) -> None:
+        frame.state = count_ops(frame.received)
 
-    def run_before_pass(self, mod: Any, info: Any) -> None:
-        self._before_stack.append((info.name, count_ops(mod)))
-
-    def run_after_pass(self, mod: Any, info: Any) -> None:
-        name, before = self._before_stack.pop()
-        if name != info.name:
-            raise RuntimeError(f"OpCountDiff: pass '{info.name}' finished while '{name}' was running")
-        delta = op_count_delta(count_ops(mod), before)
+    def left(self, frame: PassFrame, mod: Any) -> None:
+        delta = op_count_delta(count_ops(mod), frame.state)
         if delta:
-            self._op_diff.append((len(self._before_stack), info.name, delta))
-
-    def run_after_pass_failed(self, mod: Any, info: Any) -> None:
-        self._before_stack.pop()
+            self._op_diff.append((frame.depth, frame.info.name, delta))
 
     def get_pass_to_op_diff(self) -> list[tuple[int, str, dict[str, int]]]:
         """`[(depth, pass name, {op name: delta, ...}), ...]` for the passes that changed op counts."""

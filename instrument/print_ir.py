@@ -9,8 +9,8 @@ top-level pass, 1 for a child of a Sequential, 2 for the InferType a function pa
 
 Also the helpers the other power tools share: `module_text` (the printed IR, large constants optionally
 elided to a digest) and `module_changed` (whether a pass changed the IR). Passes are functional — they
-return a new module and never mutate the one they received — so an instrument may keep a reference to
-the received module in `run_before_pass` and compare it with the result in `run_after_pass`.
+return a new module and never mutate the one they received — so an instrument may compare the module a
+pass received (`frame.received`, instrument/nesting.py) with the one it returned.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Operation
 from xdsl.printer import Printer
 
-from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 
 
 class ElidingPrinter(Printer):
@@ -124,7 +124,7 @@ def dump_header(when: str, name: str, depth: int) -> str:
     return f"// -----// IR Dump {when} {name} (depth {depth}) //----- //"
 
 
-class PrintIR(PassInstrument):
+class PrintIR(NestingInstrument):
     """Prints the IR around selected passes on `stream` (default: stderr at the time of printing).
 
     `before` / `after`: pass names or regexes; `before_all` / `after_all`: every pass;
@@ -144,6 +144,7 @@ class PrintIR(PassInstrument):
         stream: IO[str] | None = None,
         max_constant_elements: int | None = None,
     ) -> None:
+        super().__init__()
         self.before = compile_selectors(before, "PrintIR before")
         self.after = compile_selectors(after, "PrintIR after")
         self.before_all = before_all
@@ -151,7 +152,6 @@ class PrintIR(PassInstrument):
         self.after_change = after_change
         self.stream = stream
         self.max_constant_elements = max_constant_elements
-        self._received: list[Any] = []  # the module each running pass received, outermost first
 
     def _print(self, when: str, mod: Any, name: str, depth: int) -> None:
         stream = sys.stderr if self.stream is None else self.stream
@@ -165,21 +165,15 @@ class PrintIR(PassInstrument):
         # --print-ir-after-change alone: every pass (that changed the IR).
         return self.after_change and not self.after
 
-    def enter_pass_ctx(self) -> None:
-        self._received.clear()
+    def entered(self, frame: PassFrame) -> None:
+        name = frame.info.name
+        if self.before_all or selected(self.before, name):
+            self._print("Before", frame.received, name, frame.depth)
 
-    def run_before_pass(self, mod: Any, info: Any) -> None:
-        if self.before_all or selected(self.before, info.name):
-            self._print("Before", mod, info.name, len(self._received))
-        self._received.append(mod)
-
-    def run_after_pass(self, mod: Any, info: Any) -> None:
-        received = self._received.pop()
-        if not self._prints_after(info.name):
+    def left(self, frame: PassFrame, mod: Any) -> None:
+        name = frame.info.name
+        if not self._prints_after(name):
             return
-        if self.after_change and not module_changed(received, mod):
+        if self.after_change and not module_changed(frame.received, mod):
             return
-        self._print("After", mod, info.name, len(self._received))
-
-    def run_after_pass_failed(self, mod: Any, info: Any) -> None:
-        self._received.pop()
+        self._print("After", mod, name, frame.depth)

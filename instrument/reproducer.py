@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xrelay.instrument.pass_context import PassContext
-from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 from xrelay.output_file import open_output
 
 PREFIX = "// xrelay-reproducer: "
@@ -178,7 +178,7 @@ def run_reproducer(
         return Sequential(list(passes))(module)
 
 
-class CrashReproducer(PassInstrument):
+class CrashReproducer(NestingInstrument):
     """Writes a reproducer to `path` when a pass raises (see the module docstring); `written` lists the
     reproducers written, as `Reproducer` headers.
 
@@ -192,30 +192,23 @@ class CrashReproducer(PassInstrument):
         pass_specs: Mapping[str, str] | None = None,
         full_pipeline: str | None = None,
     ) -> None:
+        super().__init__()
         self.path = os.fspath(path)
         self.pass_specs = dict(pass_specs or {})
         self.full_pipeline = full_pipeline
         self.written: list[Reproducer] = []
-        self._depth = 0
         self._reported: BaseException | None = None
 
     def enter_pass_ctx(self) -> None:
-        self._depth = 0
+        super().enter_pass_ctx()
         self._reported = None
 
-    def run_before_pass(self, mod: Any, info: Any) -> None:
-        self._depth += 1
-
-    def run_after_pass(self, mod: Any, info: Any) -> None:
-        self._depth -= 1
-
-    def run_after_pass_failed(self, mod: Any, info: Any) -> None:
-        self._depth -= 1
+    def failed(self, frame: PassFrame) -> None:
         error = sys.exc_info()[1]
         if error is not None and self._already_reported(error):
             return
         self._reported = error
-        self.write(mod, info, error)
+        self.write(frame.received, frame.info, error, depth=frame.depth)
 
     def _already_reported(self, error: BaseException) -> bool:
         seen: set[int] = set()
@@ -236,8 +229,10 @@ class CrashReproducer(PassInstrument):
             spec = pass_name  # `transform.wrap` names an xDSL pass by its pipeline name
         return spec or ""
 
-    def write(self, mod: Any, info: Any, error: BaseException | None = None) -> Reproducer:
-        """Write the reproducer for `info`'s pass failing on `mod` (`open_output`: never a partial file)."""
+    def write(self, mod: Any, info: Any, error: BaseException | None = None, *, depth: int | None = None
+              ) -> Reproducer:
+        """Write the reproducer for `info`'s pass failing on `mod` at `depth` (default: the number of
+        passes running) (`open_output`: never a partial file)."""
         ctx = PassContext.current()
         reproducer = Reproducer(
             pipeline=self.pipeline_of(info.name),
@@ -246,7 +241,7 @@ class CrashReproducer(PassInstrument):
             disabled_pass=tuple(ctx.disabled_pass),
             config=dict(ctx.config),
             failed_pass=info.name,
-            depth=self._depth,
+            depth=len(self.running) if depth is None else depth,
             error="" if error is None else f"{type(error).__name__}: {error}".splitlines()[0],
             full_pipeline=self.full_pipeline,
         )

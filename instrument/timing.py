@@ -16,7 +16,7 @@ import threading
 from time import perf_counter_ns
 from typing import Any
 
-from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 
 NO_PROFILE_WARNING = "Warning: no passes have been profiled, did you enable pass profiling?"
 
@@ -60,17 +60,21 @@ def _percent(part: float, whole: float) -> str:
     return f"{part / whole * 100.0:.2f}"
 
 
-class PassTimingInstrument(PassInstrument):
-    """Times every pass run (microseconds); `render()` returns TVM's profile text."""
+class PassTimingInstrument(NestingInstrument):
+    """Times every pass run (microseconds); `render()` returns TVM's profile text.
 
-    def run_before_pass(self, mod: Any, info: Any) -> None:
+    The profile's stack is TVM's, per thread and shared by every timing instrument, so the end of a
+    pass this instrument did not see start (`ended_unseen`: installed from inside the pass) pops it too.
+    """
+
+    def entered(self, frame: PassFrame) -> None:
         store = _store
         parent = store.stack[-1] if store.stack else store.root
-        profile = _Profile(info.name, now_us())
+        profile = _Profile(frame.info.name, now_us())
         parent.children.append(profile)
         store.stack.append(profile)
 
-    def run_after_pass(self, mod: Any, info: Any) -> None:
+    def _pop_profile(self) -> None:
         end = now_us()
         stack = _store.stack
         if not stack:
@@ -78,7 +82,14 @@ class PassTimingInstrument(PassInstrument):
         profile = stack.pop()
         profile.duration = end - profile.start
 
-    run_after_pass_failed = run_after_pass
+    def left(self, frame: PassFrame, mod: Any) -> None:
+        self._pop_profile()
+
+    def failed(self, frame: PassFrame) -> None:
+        self._pop_profile()
+
+    def ended_unseen(self, info: Any, mod: Any, failed: bool) -> None:
+        self._pop_profile()
 
     def exit_pass_ctx(self) -> None:
         # TVM clears the recorded tree only; passes still open (the context was left or its

@@ -23,23 +23,12 @@ from time import perf_counter_ns
 from typing import Any
 
 from xrelay.instrument.op_count import count_ops, op_count_delta
-from xrelay.instrument.pass_instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 from xrelay.instrument.print_ir import module_changed
 from xrelay.output_file import open_output
 
 
-class _OpenPass:
-    __slots__ = ("name", "opt_level", "start", "received", "counts")
-
-    def __init__(self, name: str, opt_level: int, start: float, received: Any, counts: dict[str, int]) -> None:
-        self.name = name
-        self.opt_level = opt_level
-        self.start = start
-        self.received = received
-        self.counts = counts
-
-
-class ChromeTraceInstrument(PassInstrument):
+class ChromeTraceInstrument(NestingInstrument):
     """Records pass runs as Chrome trace events; writes them to `path` (if given) on `exit_pass_ctx`.
 
     `clock` returns nanoseconds (default `time.perf_counter_ns`; tests pass a fake one).
@@ -52,11 +41,11 @@ class ChromeTraceInstrument(PassInstrument):
         process_name: str = "xrelay",
         clock: Callable[[], int] = perf_counter_ns,
     ) -> None:
+        super().__init__()
         self.path = path
         self.process_name = process_name
         self.clock = clock
         self.events: list[dict[str, Any]] = []
-        self._open: list[_OpenPass] = []
         self._origin_ns = clock()
         self._pid = os.getpid()
         self._tid = threading.get_native_id()
@@ -65,45 +54,44 @@ class ChromeTraceInstrument(PassInstrument):
         return (self.clock() - self._origin_ns) / 1000.0
 
     def enter_pass_ctx(self) -> None:
+        super().enter_pass_ctx()
         self.events = []
-        self._open = []
         self._origin_ns = self.clock()
         self._tid = threading.get_native_id()
 
-    def run_before_pass(self, mod: Any, info: Any) -> None:
-        self._open.append(_OpenPass(info.name, info.opt_level, self._now_us(), mod, count_ops(mod)))
+    def entered(self, frame: PassFrame) -> None:
+        frame.state = (self._now_us(), count_ops(frame.received))  # start, op counts
 
-    def _close(self, args: dict[str, Any]) -> None:
+    def _close(self, frame: PassFrame, args: dict[str, Any]) -> None:
         end = self._now_us()
-        run = self._open.pop()
+        start = frame.state[0]
         self.events.append({
-            "name": run.name,
+            "name": frame.info.name,
             "cat": "pass",
             "ph": "X",
-            "ts": run.start,
-            "dur": end - run.start,
+            "ts": start,
+            "dur": end - start,
             "pid": self._pid,
             "tid": self._tid,
-            "args": {"depth": len(self._open), "opt_level": run.opt_level, **args},
+            "args": {"depth": frame.depth, "opt_level": frame.info.opt_level, **args},
         })
 
-    def run_after_pass(self, mod: Any, info: Any) -> None:
-        run = self._open[-1]
-        self._close({
-            "changed": module_changed(run.received, mod),
-            "op_count_delta": op_count_delta(count_ops(mod), run.counts),
+    def left(self, frame: PassFrame, mod: Any) -> None:
+        self._close(frame, {
+            "changed": module_changed(frame.received, mod),
+            "op_count_delta": op_count_delta(count_ops(mod), frame.state[1]),
         })
 
-    def run_after_pass_failed(self, mod: Any, info: Any) -> None:
+    def failed(self, frame: PassFrame) -> None:
         error = sys.exc_info()[1]  # called while the pass's exception propagates
         args: dict[str, Any] = {"changed": False, "op_count_delta": {}, "failed": True}
         if error is not None:
             args["error"] = f"{type(error).__name__}: {error}"
-        self._close(args)
+        self._close(frame, args)
 
     def exit_pass_ctx(self) -> None:
-        while self._open:  # only if a pass is still running when the context exits
-            self._close({"changed": False, "op_count_delta": {}, "unfinished": True})
+        while self.running:  # only if a pass is still running when the context exits
+            self._close(self.running.pop(), {"changed": False, "op_count_delta": {}, "unfinished": True})
         if self.path is not None:
             self.write(self.path)
 

@@ -186,7 +186,7 @@ def test_instruments_stay_balanced_when_a_pass_raises():
     with transform.PassContext(instruments=[printer, differ]):
         with pytest.raises(ValueError, match="boom"):
             transform.Sequential([drop_relu, boom])(parse())
-        assert printer._received == [] and differ._received == []
+        assert printer.running == [] and differ.running == []
         out.truncate(0)
         out.seek(0)
         noop(parse())  # a later top-level pass is at depth 0 again

@@ -131,7 +131,7 @@ def test_trace_stays_balanced_when_a_nested_pass_raises(tmp_path):
     ]
     assert [e["args"].get("error") for e in events if e["args"].get("failed")] == ["ValueError: boom"] * 3
     check_nesting(events)
-    assert tracer._open == []
+    assert tracer.running == []
 
 
 def test_trace_without_a_path_keeps_the_events():

@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from io import StringIO
-from typing import IO, Any
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -44,6 +44,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from xrelay import transform
 from xrelay.instrument import PassInstrument
+from xrelay.instrument.nesting import NestingInstrument, PassFrame
 from xrelay.pass_base import FORMER_PASS_NAMES
 from xrelay.tools.diagnostics import (
     LocatingParser,
@@ -74,46 +75,43 @@ PROG = "xrelay-opt"
 # --- the pipeline checks xdsl-opt does between passes -----------------------------------------
 
 
-class PipelineChecks(PassInstrument):
+class PipelineChecks(NestingInstrument):
     """What `xdsl-opt` does between the pipeline's passes, as an instrument (installed last).
 
-    After each direct child of the pipeline's Sequential: verify the module (unless --disable-verify),
-    print `Pass NAME took S seconds` (--time-passes); before the next one print the IR
-    (--print-between-passes). It also remembers which pass failed, for the error message.
+    After each direct child of the pipeline's Sequential (depth 1): verify the module (unless
+    --disable-verify), print `Pass NAME took S seconds` (--time-passes); before the next one print the
+    IR (--print-between-passes). It also remembers which pass failed first (the innermost), for the
+    error message; a failed verification counts as its pass failing.
     """
 
     def __init__(self, verify: bool, time_passes: bool, print_between: bool):
+        super().__init__()
         self.verify = verify
         self.time_passes = time_passes
         self.print_between = print_between
-        self.running: list[tuple[str, float]] = []
         self.last_done: str | None = None
         self.failed_pass: str | None = None
 
-    def run_before_pass(self, mod: ModuleOp, info: Any) -> None:
-        if len(self.running) == 1 and self.print_between and self.last_done is not None:
+    def entered(self, frame: PassFrame) -> None:
+        if frame.depth == 1 and self.print_between and self.last_done is not None:
             print(f"IR after {self.last_done}:")
-            Printer(stream=sys.stdout).print_op(mod)
+            Printer(stream=sys.stdout).print_op(frame.received)
             print("\n\n\n")
-        self.running.append((info.name, time.perf_counter()))
+        frame.state = time.perf_counter()
 
-    def run_after_pass(self, mod: ModuleOp, info: Any) -> None:
-        name, start = self.running.pop()
-        if len(self.running) != 1:
+    def left(self, frame: PassFrame, mod: ModuleOp) -> None:
+        if frame.depth != 1:
             return
+        name = frame.info.name
         if self.time_passes:
-            print(f"Pass {name} took {time.perf_counter() - start} seconds")
+            print(f"Pass {name} took {time.perf_counter() - frame.state} seconds")
         if self.verify:
             verify_module(mod, f"in the IR produced by pass '{name}'")
         self.last_done = name
 
-    def run_after_pass_failed(self, mod: ModuleOp, info: Any) -> None:
-        # Called for every pass the failure unwinds through, including one whose after-hook
-        # (the verification above) already popped it.
-        if self.running and self.running[-1][0] == info.name:
-            self.running.pop()
-        if self.failed_pass is None:  # the innermost failing pass is reported first
-            self.failed_pass = info.name
+    def failed(self, frame: PassFrame) -> None:
+        if self.failed_pass is None:
+            self.failed_pass = frame.info.name
 
 
 # --- the driver ----------------------------------------------------------------------------------

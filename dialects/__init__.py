@@ -1,26 +1,53 @@
 """xrelay.dialects: the nn dialect and the context every parser and pass uses."""
 
+from collections.abc import Callable
+
 from xdsl.context import Context
+from xdsl.ir import Dialect
 
 import xrelay.dialects.string_literal_lexing  # noqa: F401 - installs the linear-time lexer pattern
 
 
+def xrelay_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Factories of the dialects xrelay defines or replaces, by name: nn, and xDSL's linalg, memref and
+    bufferization with upstream MLIR's ops and syntax (`upstream_linalg`, `upstream_memref`,
+    `upstream_bufferization`). Registered ahead of xDSL's own by `make_context` and `xrelay-opt`."""
+
+    def nn():
+        from xrelay.dialects.nn import NN
+
+        return NN
+
+    def linalg():
+        from xrelay.dialects.upstream_linalg import LINALG
+
+        return LINALG
+
+    def memref():
+        from xrelay.dialects.upstream_memref import MEMREF
+
+        return MEMREF
+
+    def bufferization():
+        from xrelay.dialects.upstream_bufferization import BUFFERIZATION
+
+        return BUFFERIZATION
+
+    return {"nn": nn, "linalg": linalg, "memref": memref, "bufferization": bufferization}
+
+
 def make_context() -> Context:
-    """A context with builtin, func, arith, math, affine, tensor, linalg (xDSL's with upstream's pooling
-    ops, `upstream_linalg`), memref, scf and nn loaded."""
+    """A context with builtin, func, arith, math, affine, tensor, scf and `xrelay_dialects()` (nn, and
+    linalg, memref and bufferization as upstream MLIR writes them) loaded."""
     from xdsl.dialects.affine import Affine
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
     from xdsl.dialects.math import Math
-    from xdsl.dialects.memref import MemRef
     from xdsl.dialects.scf import Scf
     from xdsl.dialects.tensor import Tensor
 
-    from xrelay.dialects.nn import NN
-    from xrelay.dialects.upstream_linalg import LINALG
-
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, Affine, Tensor, LINALG, MemRef, Scf, NN):
+    for dialect in (Builtin, Func, Arith, Math, Affine, Tensor, Scf, *(f() for f in xrelay_dialects().values())):
         ctx.load_dialect(dialect)
     return ctx

@@ -11,19 +11,26 @@ average and global-average pool. Each op here has upstream's indexing maps and b
 
 from __future__ import annotations
 
+
 from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat
+from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, ArrayAttr, ShapedType, TensorType
 from xdsl.dialects.linalg import Linalg
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.linalg.abstract_ops import PoolingOperation
-from xdsl.ir import Attribute, BlockArgument, Dialect, Region, SSAValue
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation, PoolingOperation
+from xdsl.dialects.linalg.attrs import IteratorTypeAttr
+from xdsl.ir import Attribute, Block, BlockArgument, Dialect, Operation, Region, SSAValue, SSAValues
 from xdsl.ir.affine import AffineDimExpr, AffineMap
-from xdsl.irdl import irdl_op_definition
+from xdsl.irdl import irdl_op_definition, operand_def, region_def, traits_def, var_operand_def, var_result_def
 from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent
+from xdsl.utils.exceptions import VerifyException
+
+from xrelay.dialects.redefine import redefined
 
 _COMBINE = {("max", True): arith.MaximumfOp, ("max", False): arith.MaxSIOp,
             ("sum", True): arith.AddfOp, ("sum", False): arith.AddiOp}
@@ -115,9 +122,157 @@ class GenericOp(linalg.GenericOp):  # xDSL's definition, inherited as is (re-der
         return generic
 
 
+def _parse_operand_list(parser: Parser, keyword: str) -> list[SSAValue]:
+    """`keyword(%a, %b : T1, T2)`, or nothing when the keyword is absent."""
+    if not parser.parse_optional_characters(keyword):
+        return []
+    pos = parser.pos
+    parser.parse_punctuation("(")
+    operands = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_unresolved_operand)
+    parser.parse_punctuation(":")
+    types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
+    parser.parse_punctuation(")")
+    return parser.resolve_operands(operands, types, pos)
+
+
+def _print_operand_list(printer: Printer, keyword: str, operands: Sequence[SSAValue]) -> None:
+    if operands:
+        printer.print_string(f" {keyword}(")
+        printer.print_list(operands, printer.print_ssa_value)
+        printer.print_string(" : ")
+        printer.print_list([v.type for v in operands], printer.print_attribute)
+        printer.print_string(")")
+
+
+def _element_type(value: SSAValue) -> Attribute:
+    return value.type.get_element_type() if isinstance(value.type, ShapedType) else value.type
+
+
+@irdl_op_definition
+class MapOp(LinalgStructuredOperation):
+    """`linalg.map`: `init[i] = body(ins_0[i], ..., ins_n[i], init[i])` over the init's shape (all maps
+    the identity, all loops parallel), as upstream defines it; xDSL 0.75 lacks it, and upstream's
+    bufferization writes one for every `tensor.pad` (`linalg.map outs(%alloc) (%init: f32) {...}`).
+
+    Both spellings parse: the short form `linalg.map { arith.addf } ins(%a, %b : ...) outs(%c : ...)`
+    (the body one op on the inputs) and the long form `... outs(...) (%in: f32, %init: f32) { ... }`,
+    also with the older block that has no `%init` argument (one is added). It prints as upstream does.
+    The one init is `outputs` (a one-element tuple), as the executors read every structured op."""
+
+    name = "linalg.map"
+
+    inputs = var_operand_def()
+    outputs = operand_def(ShapedType)  # upstream's single `init`, without operand segment sizes
+    res = var_result_def(TensorType)
+    body = region_def("single_block")
+
+    def __init__(self, inputs: Sequence[SSAValue], init: SSAValue, body: Region,
+                 attributes: dict[str, Attribute] | None = None):
+        result_types = [init.type] if isinstance(init.type, TensorType) else []
+        super().__init__(operands=[inputs, init], result_types=[result_types], regions=[body],
+                         attributes=attributes)
+
+    def get_indexing_maps(self) -> ArrayAttr[AffineMapAttr]:
+        rank = len(self.operands[-1].type.get_shape())
+        return ArrayAttr([AffineMapAttr(AffineMap.identity(rank))] * len(self.operands))
+
+    def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
+        return ArrayAttr([IteratorTypeAttr.parallel()] * len(self.operands[-1].type.get_shape()))
+
+    def verify_(self) -> None:
+        shape = self.operands[-1].type.get_shape()
+        for value in self.inputs:
+            if not isinstance(value.type, ShapedType) or value.type.get_shape() != shape:
+                raise VerifyException(f"linalg.map: input type {value.type} does not have the init's shape {list(shape)}")
+        block = self.body.block
+        expected = [_element_type(v) for v in self.operands]
+        if [a.type for a in block.args] != expected:
+            raise VerifyException(f"linalg.map: the body takes ({', '.join(map(str, (a.type for a in block.args)))}), "
+                                  f"expected the element types ({', '.join(map(str, expected))})")
+        super().verify_()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MapOp:
+        pos = parser.pos
+        payload = cls._parse_short_form_payload(parser)
+        op_type = None
+        if payload is not None and (op_type := parser.ctx.get_optional_op(payload[0])) is None:
+            parser.raise_error(f"linalg.map: unknown op {payload[0]} in its short form", pos, parser.pos)
+        inputs = _parse_operand_list(parser, "ins")
+        pos = parser.pos
+        outputs = _parse_operand_list(parser, "outs")
+        if len(outputs) != 1:
+            parser.raise_error(f"linalg.map takes exactly one init in outs(...), got {len(outputs)}", pos, parser.pos)
+        attrs = parser.parse_optional_attr_dict()
+        element_types = [_element_type(v) for v in (*inputs, *outputs)]
+        if payload is not None:
+            block = Block(arg_types=element_types)
+            payload_attrs = payload[1]
+            properties = op_type.get_irdl_definition().properties if hasattr(op_type, "get_irdl_definition") else {}
+            op = op_type.create(operands=block.args[:len(inputs)], result_types=[element_types[-1]],
+                                properties={k: v for k, v in payload_attrs.items() if k in properties},
+                                attributes={k: v for k, v in payload_attrs.items() if k not in properties})
+            block.add_ops([op, linalg.YieldOp(*op.results)])
+            body = Region(block)
+        else:
+            arguments = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
+            body = parser.parse_region(arguments)
+            if len(body.block.args) == len(inputs):  # the older form: no argument for the init
+                body.block.insert_arg(element_types[-1], len(inputs))
+        return cls(inputs, outputs[0], body, attrs)
+
+    @staticmethod
+    def _parse_short_form_payload(parser: Parser) -> tuple[str, dict[str, Attribute]] | None:
+        if parser.parse_optional_punctuation("{") is None:
+            return None
+        name = parser.parse_identifier(context_msg=" (the op of linalg.map's short form)")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation("}")
+        return name, attrs
+
+    def _short_form_payload(self) -> Operation | None:
+        """The body's one op, if the short form can print it: it takes the inputs' arguments in
+        order and its one result is yielded."""
+        ops = list(self.body.block.ops)
+        if len(ops) != 2 or len(ops[0].results) != 1 or len(ops[0].regions) or not self.inputs:
+            return None
+        payload, yielded = ops
+        if list(payload.operands) != list(self.body.block.args[:len(self.inputs)]):
+            return None
+        return payload if list(yielded.operands) == list(payload.results) else None
+
+    def print(self, printer: Printer) -> None:
+        payload = self._short_form_payload()
+        if payload is not None:
+            printer.print_string(f" {{ {payload.name}")
+            definition = payload.get_irdl_definition() if hasattr(payload, "get_irdl_definition") else None
+            shown = {k: v for k, v in (*payload.properties.items(), *payload.attributes.items())
+                     if definition is None or k not in definition.properties
+                     or v != definition.properties[k].default_value}
+            printer.print_op_attributes(shown)
+            printer.print_string(" }")
+        _print_operand_list(printer, "ins", self.inputs)
+        _print_operand_list(printer, "outs", self.outputs)
+        printer.print_op_attributes(self.attributes)
+        if payload is None:
+            with printer.indented():
+                printer.print_string("\n(")
+                printer.print_list(self.body.block.args, printer.print_block_argument)
+                printer.print_string(") ")
+                printer.print_region(self.body, print_entry_block_args=False)
+
+
+MapOp.outputs = property(lambda self: SSAValues(self.operands[-1:]))  # one init, read as the list of outs
+
+
+IndexOp = redefined(linalg.IndexOp, """`linalg.index` inside any structured op's body (upstream: any LinalgOp;
+`linalg.map` bodies use it), where xDSL 0.75's requires a `linalg.generic` parent.""",
+                    traits=traits_def(HasParent(LinalgStructuredOperation)))
+
+
 POOLING_OPS = (PoolingNchwMaxOp, PoolingNchwSumOp, PoolingNhwcMaxOp, PoolingNhwcSumOp)
 
-REPLACED_OPS = (*POOLING_OPS, GenericOp)
+REPLACED_OPS = (*POOLING_OPS, GenericOp, MapOp, IndexOp)
 
 LINALG = Dialect(
     "linalg",

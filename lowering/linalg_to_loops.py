@@ -1,6 +1,6 @@
 """`linalg-to-loops`: memref-level linalg → perfectly nested `scf.for` loops.
 
-`memref.copy` first becomes an identity `linalg.generic`, then xDSL's `convert-linalg-to-loops`
+`memref.copy` and `linalg.broadcast` first become the `linalg.generic` they stand for, then xDSL's `convert-linalg-to-loops`
 (memref operands only) rewrites every structured op — named ones included, from their
 indexing maps and bodies — into loops of `memref.load`, the body's scalar ops and
 `memref.store`; map results that are not a plain loop index become `affine.apply`.
@@ -16,8 +16,9 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp, TensorType
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Block, Region
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
     PatternRewriter,
     RewritePattern,
     op_type_rewrite_pattern,
@@ -49,6 +50,31 @@ class CopyToGeneric(RewritePattern):
         )
 
 
+class BroadcastToGeneric(RewritePattern):
+    """`linalg.broadcast` (not a structured op in xDSL 0.75, so its loop lowering skips it) → the
+    `linalg.generic` it stands for: the input indexed by the init's dimensions not in `dimensions`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: linalg.BroadcastOp, rewriter: PatternRewriter) -> None:
+        init_type = op.init.type
+        if not isinstance(init_type, MemRefType):
+            return
+        rank = len(init_type.get_shape())
+        added = set(op.dimensions.get_values())
+        input_map = AffineMap(rank, 0, tuple(AffineExpr.dimension(d) for d in range(rank) if d not in added))
+        element_type = init_type.get_element_type()
+        block = Block(arg_types=[element_type, element_type])
+        block.add_op(linalg.YieldOp(block.args[0]))
+        rewriter.replace(
+            op,
+            linalg.GenericOp(
+                [op.input], [op.init], Region(block),
+                [AffineMapAttr(input_map), AffineMapAttr(AffineMap.identity(rank))],
+                [linalg.IteratorTypeAttr.parallel()] * rank,
+            ),
+        )
+
+
 @register_xrelay_pass
 @dataclass(frozen=True)
 class LinalgToLoops(XRelayPass):
@@ -65,5 +91,6 @@ class LinalgToLoops(XRelayPass):
                 raise PassFailedException(
                     f"linalg-to-loops: {inner.name} works on tensors; bufferize first (linalg-bufferize)"
                 )
-        rewrite_module(CopyToGeneric(), op, apply_recursively=False)
+        rewrite_module(GreedyRewritePatternApplier([CopyToGeneric(), BroadcastToGeneric()]), op,
+                       apply_recursively=False)
         ConvertLinalgToLoopsPass().apply(ctx, op)

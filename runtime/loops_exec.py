@@ -21,7 +21,7 @@ import math as pymath
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects import affine, arith, func, math, memref, scf
+from xdsl.dialects import affine, arith, bufferization, func, math, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
+    TensorType,
 )
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
@@ -37,6 +38,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, dense_to_numpy, numpy_dtype
 from xrelay.runtime.loop_nests import raise_nest
+from xrelay.runtime.static_layouts import static_layouts
 from xrelay.runtime.math_functions import c_pow
 
 _BINARY = {
@@ -354,7 +356,8 @@ class LoopsCompiler:
             self.roots[op.memref] = op.memref
             self.constant_roots.add(op.memref)
             emit(f"{self.name(op.memref)} = {key}")
-        elif isinstance(op, memref.CollapseShapeOp | memref.ExpandShapeOp | memref.CastOp):
+        elif isinstance(op, memref.CollapseShapeOp | memref.ExpandShapeOp | memref.CastOp
+                        | bufferization.ToBufferOp | bufferization.ToTensorOp):  # views of the same flat array
             self.roots[op.results[0]] = self.roots.get(op.operands[0], op.operands[0])
             emit(f"{self.name(op.results[0])} = {self.name(op.operands[0])}")
         elif isinstance(op, memref.SubviewOp):
@@ -440,6 +443,7 @@ class LoopsProgram:
     are checked against); `raised_nests` and `scalar_nests` count how the nests were translated."""
 
     def __init__(self, module: ModuleOp, entry: str = "main", vectorize: bool = True):
+        module = static_layouts(module, entry)  # memrefs index through their types' layouts
         for op in module.walk():  # before any nest is translated (scalar or whole-array)
             if isinstance(op, memref.LoadOp | memref.StoreOp) and isinstance(op.memref.type, MemRefType):
                 _check_static_bounds(op.memref.type.get_shape(), op.indices)
@@ -459,7 +463,7 @@ class LoopsProgram:
             raise ExecutionError(f"@main takes {len(self.arg_types)} arguments, got {len(args)}")
         flat = []
         for name, array, arg_type in zip(self.arg_names, args, self.arg_types, strict=True):
-            if isinstance(arg_type, MemRefType):
+            if isinstance(arg_type, MemRefType | TensorType):  # tensors too: upstream's edges convert them
                 array = np.asarray(array, dtype=numpy_dtype(arg_type.get_element_type()))
                 if array.shape != tuple(arg_type.get_shape()):
                     raise ExecutionError(f"argument %{name}: expected shape {tuple(arg_type.get_shape())}, "
@@ -473,7 +477,7 @@ class LoopsProgram:
             raise ExecutionError(f"loops level: memref access out of bounds ({error})") from None
         outputs = []
         for value, result_type in zip(results, self.result_types, strict=True):
-            if isinstance(result_type, MemRefType):
+            if isinstance(result_type, MemRefType | TensorType):
                 dtype = numpy_dtype(result_type.get_element_type())
                 outputs.append(np.array(value, dtype=dtype).reshape(result_type.get_shape()))
             else:

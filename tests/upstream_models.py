@@ -1,6 +1,7 @@
 """Small ONNX models built with `onnx.helper`, whose upstream linalg (IREE's ONNX import) is checked in
-under tests/data/upstream/; `python tests/upstream_models.py` regenerates those files (needs the `iree`
-extra), with the command that made each in its header."""
+under tests/data/upstream/ (`<model>.mlir`), with upstream's bufferization of it (`<model>.<variant>.mlir`,
+`BUFFERIZED`); `python tests/upstream_models.py` regenerates those files (needs the `iree` extra), with
+the command that made each in its header."""
 
 from __future__ import annotations
 
@@ -12,6 +13,19 @@ import numpy as np
 
 DATA = Path(__file__).parent / "data" / "upstream"
 PIPELINE = ["--torch-onnx-to-torch-backend-pipeline", "--torch-backend-to-linalg-on-tensors-backend-pipeline"]
+DEALLOCATE = ["--ownership-based-buffer-deallocation", "--buffer-deallocation-simplification",
+              "--bufferization-lower-deallocations", "--canonicalize"]
+BUFFERIZED = {
+    # One-shot bufferization as it comes: fully dynamic strided memref arguments, `memref.alloc() alignment
+    # = 64`, memref.global/get_global for constants, linalg.map for every tensor.pad, memref.cast leftovers.
+    "memref": ["--one-shot-bufferize=bufferize-function-boundaries"],
+    # Tensor arguments and results kept: bufferization.to_buffer/to_tensor at the edges.
+    "edges": ["--one-shot-bufferize"],
+    # Upstream's deallocation pipeline, then linalg lowered to scf.for loops of memref.load/store.
+    "loops": ["--one-shot-bufferize=bufferize-function-boundaries", *DEALLOCATE, "--convert-linalg-to-loops",
+              "--canonicalize"],
+}
+"""Upstream `iree-opt` passes applied to `<model>.mlir` to make `<model>.<variant>.mlir`."""
 
 
 def _tensor(name, shape, elem=None):
@@ -86,6 +100,13 @@ def import_onnx(model, workdir: Path) -> str:
     return done.stdout
 
 
+def iree_opt(passes: list[str], path: Path) -> str:
+    """`iree-opt <passes> <path>`'s output (the `iree` extra's upstream-MLIR opt, beside this Python)."""
+    done = subprocess.run([str(Path(sys.executable).parent / "iree-opt"), *passes, str(path)], check=True,
+                          capture_output=True, text=True)
+    return done.stdout
+
+
 def main() -> None:
     import tempfile
 
@@ -97,6 +118,10 @@ def main() -> None:
                   f"//   iree-import-onnx {name}.onnx -o {name}.torch.mlir\n"
                   f"//   iree-opt {' '.join(PIPELINE)} {name}.torch.mlir\n")
         (DATA / f"{name}.mlir").write_text(header + text)
+        for variant, passes in BUFFERIZED.items():
+            header = (f"// Upstream bufferization of {name}.mlir (tests/upstream_models.py), made by IREE 3.13:\n"
+                      f"//   iree-opt {' '.join(passes)} {name}.mlir\n")
+            (DATA / f"{name}.{variant}.mlir").write_text(header + iree_opt(passes, DATA / f"{name}.mlir"))
 
 
 if __name__ == "__main__":

@@ -130,21 +130,14 @@ class XRelayOptMain(xDSLOptMain):
     # registration
 
     def register_all_dialects(self) -> None:
-        # xrelay's linalg (upstream's pooling ops) and nn first, then every other dialect xdsl-opt knows.
+        # xrelay's dialects (nn; linalg, memref and bufferization as upstream writes them) first, then
+        # every other dialect xdsl-opt knows.
         from xdsl.universe import Universe
 
-        def nn_dialect():
-            from xrelay.dialects.nn import NN
+        from xrelay.dialects import xrelay_dialects
 
-            return NN
-
-        def linalg_dialect():
-            from xrelay.dialects.upstream_linalg import LINALG
-
-            return LINALG
-
-        self.ctx.register_dialect("linalg", linalg_dialect)
-        self.ctx.register_dialect("nn", nn_dialect)
+        for name, factory in xrelay_dialects().items():
+            self.ctx.register_dialect(name, factory)
         for name, factory in Universe.get_multiverse().all_dialects.items():
             if name not in self.ctx.registered_dialect_names:
                 self.ctx.register_dialect(name, factory)

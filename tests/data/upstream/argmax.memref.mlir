@@ -1,0 +1,26 @@
+// Upstream bufferization of argmax.mlir (tests/upstream_models.py), made by IREE 3.13:
+//   iree-opt --one-shot-bufferize=bufferize-function-boundaries argmax.mlir
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0)>
+module {
+  func.func @argmax(%arg0: memref<2x5xf32, strided<[?, ?], offset: ?>>) -> memref<2xi64> {
+    %c0_i64 = arith.constant 0 : i64
+    %cst = arith.constant 0xFF800000 : f32
+    %alloc = memref.alloc() alignment = 64 : memref<2xi64>
+    linalg.fill ins(%c0_i64 : i64) outs(%alloc : memref<2xi64>)
+    %alloc_0 = memref.alloc() alignment = 64 : memref<2xf32>
+    linalg.fill ins(%cst : f32) outs(%alloc_0 : memref<2xf32>)
+    linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg0 : memref<2x5xf32, strided<[?, ?], offset: ?>>) outs(%alloc_0, %alloc : memref<2xf32>, memref<2xi64>) {
+    ^bb0(%in: f32, %out: f32, %out_1: i64):
+      %0 = linalg.index 1 : index
+      %1 = arith.index_cast %0 : index to i64
+      %2 = arith.maximumf %in, %out : f32
+      %3 = arith.cmpf ogt, %in, %out : f32
+      %4 = arith.select %3, %1, %out_1 : i64
+      linalg.yield %2, %4 : f32, i64
+    }
+    %cast = memref.cast %alloc : memref<2xi64> to memref<2xi64, strided<[?], offset: ?>>
+    return %alloc : memref<2xi64>
+  }
+}
+

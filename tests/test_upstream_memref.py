@@ -18,6 +18,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from xrelay.dialects import make_context
+from xrelay.runtime.iree_backend import available as iree_available
 from xrelay.runtime.linalg_exec import run_linalg
 from xrelay.runtime.loops_exec import run_loops
 from xrelay.tools import xrelay_run
@@ -292,3 +293,38 @@ def test_bufferization_to_tensor_checks_shape_and_element_type():
     """
     with pytest.raises(VerifyException, match="differ in shape or element type"):
         Parser(make_context(), text).parse_module().verify()
+
+
+@pytest.fixture(scope="module")
+def upstream_resnet18(tmp_path_factory):
+    """ResNet-18 (xrelay's seeded weights, 64x64, 10 classes) as ONNX, its upstream linalg (IREE's ONNX
+    import) in a file, and an input."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    import execution
+
+    from xrelay.frontend import bind_params_by_name, resnet
+
+    module, params = resnet.get_workload(num_layers=18, image_shape=(3, 64, 64), num_classes=10)
+    model = execution.onnx_model(bind_params_by_name(module, params))
+    workdir = tmp_path_factory.mktemp("resnet18")
+    linalg_path = workdir / "resnet18.mlir"
+    linalg_path.write_text(upstream_models.import_onnx(model, workdir))
+    x = np.random.default_rng(3).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    np.save(workdir / "x.npy", x)
+    return model, linalg_path, x
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not iree_available(), reason="needs IREE's ONNX import and iree-opt (the 'iree' extra)")
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_upstream_resnet18_bufferized_runs_in_xrelay_run_and_matches_onnx_runtime(variant, upstream_resnet18, capsys):
+    model, linalg_path, x = upstream_resnet18
+    path = linalg_path.with_suffix(f".{variant}.mlir")
+    path.write_text(upstream_models.iree_opt(upstream_models.BUFFERIZED[variant], linalg_path))
+    out = path.with_suffix(".npy")
+    assert xrelay_run.main([str(path), "--input", str(linalg_path.parent / "x.npy"), "-o", str(out)]) == 0, \
+        capsys.readouterr().err
+    np.testing.assert_allclose(np.load(out), onnx_runtime(model, x), rtol=1e-5, atol=1e-6)

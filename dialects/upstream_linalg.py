@@ -193,11 +193,12 @@ class MapOp(LinalgStructuredOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MapOp:
-        pos = parser.pos
+        start = parser.pos
         payload = cls._parse_short_form_payload(parser)
+        payload_end = parser.pos
         op_type = None
         if payload is not None and (op_type := parser.ctx.get_optional_op(payload[0])) is None:
-            parser.raise_error(f"linalg.map: unknown op {payload[0]} in its short form", pos, parser.pos)
+            parser.raise_error(f"linalg.map: unknown op {payload[0]} in its short form", start, payload_end)
         inputs = _parse_operand_list(parser, "ins")
         pos = parser.pos
         outputs = _parse_operand_list(parser, "outs")
@@ -213,6 +214,10 @@ class MapOp(LinalgStructuredOperation):
                                 properties={k: v for k, v in payload_attrs.items() if k in properties},
                                 attributes={k: v for k, v in payload_attrs.items() if k not in properties})
             block.add_ops([op, linalg.YieldOp(*op.results)])
+            try:  # here, where the text is: the payload was built by this parser, not parsed as an op
+                op.verify()
+            except VerifyException as error:
+                parser.raise_error(f"linalg.map: {op.name} in its short form: {error}", start, payload_end)
             body = Region(block)
         else:
             arguments = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)

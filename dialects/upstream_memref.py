@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Dialect
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
 
 
 def _parse_alignment(parser: Parser) -> IntegerAttr | None:
@@ -111,9 +112,13 @@ class GlobalOp(memref.GlobalOp):
         if parser.parse_optional_keyword("uninitialized") is not None:
             initial_value = UnitAttr()
         else:
+            pos = parser.pos
             parser.parse_keyword("dense", " (memref.global's initial value)")
-            initial_value = parser.parse_dense_int_or_fp_elements_attr(
-                TensorType(memref_type.get_element_type(), memref_type.get_shape()))
+            try:
+                initial_value = parser.parse_dense_int_or_fp_elements_attr(
+                    TensorType(memref_type.get_element_type(), memref_type.get_shape()))
+            except ParseError as error:  # xDSL reports a mismatch after the literal: point at the literal
+                parser.raise_error(error.msg, pos, parser.pos)
         alignment = _parse_alignment(parser)
         attrs = parser.parse_optional_attr_dict()
         op = cls.build(properties={

@@ -204,7 +204,8 @@ BAD_CASES = {
                              "the parameters already bound?)"),
     "missing-argument": (["--params", "{d}/p.npz"],
                          "xrelay-run: error: no value for argument(s) 'data' (tensor<2x3xf32>) of @main: "
-                         "pass --input NAME=FILE.npy or --params FILE.npz"),
+                         "pass --input NAME=FILE.npy, --input INDEX=FILE.npy, --input FILE.npy (the next argument left) "
+                         "or --params FILE.npz"),
     "given-twice": (["--input", "{d}/x.npy", "--input", "w={d}/w.npy"],
                     "xrelay-run: error: argument 'w' is given twice: by '{d}/p.npz' and '{d}/w.npy'"),
     "params-not-npz": (["--input", "{d}/x.npy", "--params", "{d}/w.npy"],

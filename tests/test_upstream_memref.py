@@ -328,3 +328,43 @@ def test_upstream_resnet18_bufferized_runs_in_xrelay_run_and_matches_onnx_runtim
     assert xrelay_run.main([str(path), "--input", str(linalg_path.parent / "x.npy"), "-o", str(out)]) == 0, \
         capsys.readouterr().err
     np.testing.assert_allclose(np.load(out), onnx_runtime(model, x), rtol=1e-5, atol=1e-6)
+
+
+BAD_UPSTREAM = {
+    "map-input-shape": ("%0 = linalg.map { math.absf } ins(%x : tensor<3xf32>) outs(%e : tensor<4xf32>)",
+                        "3:3: error: 'linalg.map' op input type tensor<3xf32> does not have the init's shape [4]"),
+    "map-unknown-payload": ("%0 = linalg.map { foo.bar } ins(%x : tensor<3xf32>) outs(%e : tensor<4xf32>)",
+                            "3:19: error: linalg.map: unknown op foo.bar in its short form"),
+    "map-payload-arity": ("%0 = linalg.map { arith.addf } ins(%x : tensor<3xf32>) outs(%x : tensor<3xf32>)",
+                          "3:19: error: linalg.map: arith.addf in its short form: Expected 2 operands, but got 1"),
+    "map-two-inits": ("%0 = linalg.map { math.absf } ins(%x : tensor<3xf32>) outs(%x, %x : tensor<3xf32>, tensor<3xf32>)",
+                      "3:57: error: linalg.map takes exactly one init in outs(...), got 2"),
+    "map-body-types": ("%0 = linalg.map ins(%x : tensor<3xf32>) outs(%x : tensor<3xf32>) (%a: i32, %b: f32) {\n"
+                       "    linalg.yield %b : f32\n  }",
+                       "3:3: error: 'linalg.map' op the body takes (i32, f32), expected the element types (f32, f32)"),
+    "copy-operands": ("memref.copy %m, %m, %m : memref<2xf32> to memref<2xf32>",
+                      "3:15: error: expected 2 operand(s), got 3"),
+    "to-buffer-shape": ("%0 = bufferization.to_buffer %x : tensor<3xf32> to memref<4xf32>",
+                        "3:3: error: 'bufferization.to_buffer' op tensor<3xf32> and memref<4xf32> differ in shape"),
+    "alloc-alignment": ("%0 = memref.alloc() alignment = 3 : memref<2xf32>",
+                        "3:3: error: 'memref.alloc' op"),
+    "global-type": ('func.return\n}\nmemref.global "private" constant @c : tensor<2xf32> = dense<1.0>\nfunc.func @g() {',
+                    "5:39: error: memref.global needs a memref type, got tensor<2xf32>"),
+    "global-literal": ('func.return\n}\nmemref.global "private" constant @c : memref<2xf32> = dense<[1.0, 2.0, 3.0]>\n'
+                       'func.func @g() {', "5:55: error: Shape mismatch in dense literal. Expected [2] shape"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_UPSTREAM))
+def test_malformed_upstream_text_is_one_located_error(case, tmp_path, capsys):
+    from xrelay.tools import xrelay_opt
+
+    line, expected = BAD_UPSTREAM[case]
+    path = tmp_path / "bad.mlir"
+    path.write_text("func.func @main(%x: tensor<3xf32>, %m: memref<2xf32>) {\n"
+                    "  %e = tensor.empty() : tensor<4xf32>\n"
+                    f"  {line}\n  func.return\n}}\n")
+    assert xrelay_opt.main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.startswith(f"{path}:{expected}"), err

@@ -1,14 +1,18 @@
 """`xrelay-run`'s inputs: `.npy`/`.npz` files loaded safely, and bound to `@main`'s arguments.
 
 Arrays are read with `np.load(..., allow_pickle=False)`; every unreadable, pickled or corrupt file is
-one ToolError naming it. `bind_arguments` matches `--input NAME=FILE` (a bare FILE binds the next
-unbound argument) and `--params FILE.npz` arrays to `@main`'s arguments by name, and checks each
-array's shape and dtype against its argument (`dialects/arguments.py`).
+one ToolError naming it. `bind_arguments` matches `--input NAME=FILE`, `--input INDEX=FILE` and bare
+`--input FILE` (the next argument left, in order, as iree-run-module's `--input=@FILE`) and the arrays
+of `--params FILE.npz` (by name, by position `"0"`, or positionally as `np.savez`'s `arr_0, arr_1`) to
+`@main`'s arguments, and checks each array's shape and dtype against its argument
+(`dialects/arguments.py`). Upstream MLIR names arguments `%arg0, %arg1, ...`: their names are
+`arg0, arg1, ...`, and positions bind them too.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -88,13 +92,22 @@ def load_params(path: str) -> dict[str, np.ndarray]:
 
 # --- binding arguments --------------------------------------------------------------------------------
 
+Key = str | int | None
+"""Which argument a value is for: a name, a 0-based position, or None for the next argument left."""
+
+_SAVEZ_POSITIONAL = re.compile(r"arr_(\d+)")
+"""`np.savez(path, a, b)` names its positional arrays arr_0, arr_1, ..."""
+
 
 @dataclass
 class Argument:
-    """One array bound to a `@main` argument, and where it came from (for error messages)."""
+    """One array for a `@main` argument: which one (`key`), where it came from, as the user wrote it."""
 
     value: np.ndarray
     source: str
+    key: Key = None
+    kind: str = "input"  # or "parameter"
+    label: str | None = None  # the member of an .npz, or the NAME/INDEX of --input NAME=FILE
 
 
 def _name_list(names: Sequence[str], limit: int = 8) -> str:
@@ -102,76 +115,102 @@ def _name_list(names: Sequence[str], limit: int = 8) -> str:
     return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
 
 
-def bind_arguments(
-    main: func.FuncOp, named: list[tuple[str, Argument]], unnamed: list[Argument], params: list[tuple[str, Argument]]
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def input_spec(text: str, names: Sequence[str] = ()) -> tuple[Key, str]:
+    """`--input`'s value -> (key, path): `NAME=PATH` (NAME is taken as given when it names an argument,
+    as imported ONNX names such as `gpu_0/data_0` do), `INDEX=PATH` (a 0-based argument position), or a
+    bare `PATH` / `@PATH` (iree-run-module's spelling; an `=` inside a directory name is no NAME):
+    the next argument left."""
+    for argument in names:
+        if text.startswith(argument + "=") and len(text) > len(argument) + 1:
+            return argument, text[len(argument) + 1:]
+    name, sep, path = text.partition("=")
+    if sep and not path and name:
+        raise ToolError(f"--input '{text}': no file after '='")
+    if sep and name and os.sep not in name:
+        return (int(name) if name.isdecimal() else name), path
+    return None, text[1:] if text.startswith("@") else text
+
+
+def param_arguments(path: str, names: Sequence[str]) -> list[Argument]:
+    """The arrays of an `.npz` parameter file, each keyed by its member name: an argument's name, else a
+    0-based position (`"0"`), else `arr_<i>` (`np.savez(path, a, b)`), positional in the order of i."""
+    members = load_params(path)
+    arguments, positional = [], []
+    for member, value in members.items():
+        argument = Argument(value, path, member, "parameter", member)
+        if member not in names and member.isdecimal():
+            argument.key = int(member)
+        elif member not in names and (match := _SAVEZ_POSITIONAL.fullmatch(member)):
+            argument.key = None
+            positional.append((int(match.group(1)), argument))
+            continue
+        arguments.append(argument)
+    return arguments + [argument for _, argument in sorted(positional, key=lambda p: p[0])]
+
+
+def bind_arguments(main: func.FuncOp, given: Sequence[Argument]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Match inputs and parameters to `@main`'s arguments and check every shape and dtype.
 
-    Returns (inputs, params) as the runtime takes them, arrays cast to the argument's dtype when that
-    is a same-kind cast (float64 data for an f32 argument).
+    Named and indexed values bind first; positional ones (bare `--input` files in order, then the
+    `arr_<i>` arrays of `--params` files) fill the arguments left, in argument order. Returns (inputs,
+    params) as the runtime takes them, arrays cast to the argument's dtype when that is a same-kind cast
+    (float64 data for an f32 argument).
     """
     names = argument_names(main)
     arguments = dict(zip(names, main.body.block.args))
-    bound: dict[str, tuple[str, Argument]] = {}  # name -> (kind, argument)
+    entry = f"@{main.sym_name.data}"
+    bound: dict[str, Argument] = {}
 
-    def bind(name: str, kind: str, argument: Argument) -> None:
-        if name not in arguments:
-            hint = ""
-            if kind == "parameter" and not any(n in arguments for n, _ in params):
-                hint = " (none of the file's names is an argument: were the parameters already bound?)"
-            raise ToolError(
-                f"{kind} '{name}' from '{argument.source}' is not an argument of @{main.sym_name.data} "
-                f"(its arguments: {_name_list(names)}){hint}"
-            )
+    def describe(argument: Argument) -> str:
+        label = f"'{argument.label}' " if argument.label is not None else ""
+        return f"{argument.kind} {label}from '{argument.source}'"
+
+    def bind(name: str, argument: Argument) -> None:
         if name in bound:
-            raise ToolError(f"argument '{name}' is given twice: by '{bound[name][1].source}' and '{argument.source}'")
-        bound[name] = (kind, argument)
+            raise ToolError(f"argument '{name}' is given twice: by '{bound[name].source}' and '{argument.source}'")
+        bound[name] = argument
 
-    for name, argument in params:
-        bind(name, "parameter", argument)
-    for name, argument in named:
-        if name in bound and bound[name][0] == "parameter":
-            raise ToolError(f"argument '{name}' is given twice: by '{bound[name][1].source}' and '{argument.source}'")
-        bind(name, "input", argument)
+    for argument in given:
+        key = argument.key
+        if isinstance(key, int):
+            if key >= len(names):
+                raise ToolError(f"{describe(argument)}: {entry} has {len(names)} argument(s), so no argument "
+                                f"#{key} (positions count from 0: {_name_list([f'{i}={n}' for i, n in enumerate(names)])})")
+            bind(names[key], argument)
+        elif key is not None:
+            if key not in arguments:
+                hint = ""
+                if argument.kind == "parameter" and not any(a.key in arguments for a in given if a.kind == "parameter"):
+                    hint = " (none of the file's names is an argument: were the parameters already bound?)"
+                raise ToolError(f"{describe(argument)} is not an argument of {entry} "
+                                f"(its arguments: {_name_list(names)}){hint}")
+            bind(key, argument)
+    positional = sorted((a for a in given if a.key is None), key=lambda a: a.kind == "parameter")  # inputs first
     free = [name for name in names if name not in bound]
-    if len(unnamed) > len(free):
-        raise ToolError(
-            f"{len(unnamed)} unnamed --input files but only {len(free)} argument(s) left to bind ({_name_list(free)})"
-        )
-    for name, argument in zip(free, unnamed):
-        bind(name, "input", argument)
+    if len(positional) > len(free):
+        sources = _name_list([f"{a.source}" + (f"[{a.label}]" if a.label else "") for a in positional], 4)
+        raise ToolError(f"{len(positional)} positional value(s) ({sources}) but only {len(free)} argument(s) "
+                        f"of {entry} left to bind" + (f" ({_name_list(free)})" if free else ""))
+    for name, argument in zip(free, positional):
+        argument.label = argument.label if argument.kind == "parameter" else name
+        bind(name, argument)
 
     missing = [f"'{name}' ({arguments[name].type})" for name in names if name not in bound]
     if missing:
         raise ToolError(
-            f"no value for argument(s) {_name_list(missing)} of @{main.sym_name.data}: "
-            "pass --input NAME=FILE.npy or --params FILE.npz"
+            f"no value for argument(s) {_name_list(missing)} of {entry}: pass --input NAME=FILE.npy, "
+            "--input INDEX=FILE.npy, --input FILE.npy (the next argument left) or --params FILE.npz"
         )
     inputs: dict[str, np.ndarray] = {}
     parameters: dict[str, np.ndarray] = {}
-    for name, (kind, argument) in bound.items():
-        value = _checked(name, kind, argument, arguments[name].type)
-        (parameters if kind == "parameter" else inputs)[name] = value
+    for name, argument in bound.items():
+        value = _checked(name, argument, arguments[name].type, describe(argument))
+        (parameters if argument.kind == "parameter" else inputs)[name] = value
     return inputs, parameters
 
 
-def _checked(name: str, kind: str, argument: Argument, expected) -> np.ndarray:
+def _checked(name: str, argument: Argument, expected, where: str) -> np.ndarray:
     try:
-        return checked_argument(argument.value, expected, name, f"{kind} '{name}' from '{argument.source}'",
-                                runner="xrelay-run")
+        return checked_argument(argument.value, expected, name, where, runner="xrelay-run")
     except ValueError as error:
         raise ToolError(str(error)) from None
-
-
-def input_spec(text: str, names: Sequence[str] = ()) -> tuple[str | None, str]:
-    """`NAME=PATH` -> (NAME, PATH); a bare PATH (no `=`, or an `=` inside a directory name) -> (None, PATH).
-    NAME is taken as given when it names an argument (imported ONNX names such as `gpu_0/data_0`)."""
-    name, sep, path = text.partition("=")
-    for argument in names:
-        if text.startswith(argument + "=") and len(text) > len(argument) + 1:
-            return argument, text[len(argument) + 1:]
-    if sep and name and os.sep not in name and path:
-        return name, path
-    if sep and not path:
-        raise ToolError(f"--input '{text}': no file after '='")
-    return None, text

@@ -2,9 +2,13 @@
 
     xrelay-run model.mlir --level nn|linalg|memref|loops --input data=x.npy [--input name=y.npy ...] \\
         --params p.npz -o out.npy [--repeat N] [--progress]
+    xrelay-run upstream.mlir --input x.npy --input 1=w.npy      # %arg0 in order, %arg1 by position
 
-`@main`'s arguments are bound by name: `--input NAME=FILE.npy` (an `--input FILE.npy` without a name
-binds the first argument not given otherwise) and every array of `--params FILE.npz`. Arrays are read
+`@main`'s arguments (a module's only function when it has no `@main`) are bound by name (`--input
+NAME=FILE.npy`; upstream's unnamed `%arg0, %arg1` are `arg0, arg1`), by 0-based position (`--input
+0=FILE.npy`) or in order (a bare `--input FILE.npy`, or `--input @FILE.npy` as iree-run-module writes it,
+binds the next argument left), and from `--params FILE.npz` (members named after arguments or positions,
+or `np.savez`'s positional `arr_0, arr_1, ...`, which follow the bare --input files). Arrays are read
 with `np.load(..., allow_pickle=False)`. The module is lowered from its own level (nn for a model;
 a file `xrelay-opt` lowered part-way is recognised) to `--level` (default: its own level) and run by
 `xrelay.runtime.run`; the result goes to `-o out.npy` (`out.npz` holds several results as
@@ -45,7 +49,7 @@ from xrelay.tools.diagnostics import (
     source_line,
 )
 from xrelay.tools.progress import Progress
-from xrelay.tools.run_inputs import Argument, bind_arguments, input_spec, load_array, load_params
+from xrelay.tools.run_inputs import Argument, bind_arguments, input_spec, load_array, param_arguments
 
 PROG = "xrelay-run"
 
@@ -130,12 +134,16 @@ def make_parser() -> argparse.ArgumentParser:
         "with IREE for this CPU and run it natively (needs pip install 'xrelay[iree]')",
     )
     parser.add_argument(
-        "--input", action="append", default=[], metavar="NAME=FILE.npy",
-        help="bind @main's argument NAME to an array file (repeatable; a bare FILE binds the next unbound argument)",
+        "--input", action="append", default=[], metavar="[NAME=|INDEX=|@]FILE.npy",
+        help="bind an argument of @main to an array file (repeatable): NAME= by name (an ONNX name, or arg0, "
+        "arg1, ... for upstream's unnamed %%arg0, %%arg1), INDEX= by 0-based position, and a bare FILE (or @FILE, "
+        "as iree-run-module's --input=@FILE) the next argument left, in order",
     )
     parser.add_argument(
         "--params", action="append", default=[], metavar="FILE.npz",
-        help="bind every array of an .npz archive to the @main argument of the same name (repeatable)",
+        help="bind the arrays of an .npz archive (repeatable): each to the argument of its name, or of its "
+        "0-based position when named \"0\", \"1\", ...; np.savez's unnamed arr_0, arr_1, ... take the "
+        "arguments left, in order, after the bare --input files",
     )
     parser.add_argument("-o", "--output", metavar="OUT.npy|OUT.npz", help="write the result(s) here")
     parser.add_argument("--repeat", type=int, default=None, metavar="N",
@@ -170,14 +178,13 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
             check_output_kind(args.output, n_results)
 
         progress.update("loading inputs")
-        params = [(name, Argument(value, path)) for path in args.params for name, value in load_params(path).items()]
-        named: list[tuple[str, Argument]] = []
-        unnamed: list[Argument] = []
+        names = argument_names(main)
+        given = [argument for path in args.params for argument in param_arguments(path, names)]
         for spec in args.input:
-            name, path = input_spec(spec, argument_names(main))
-            argument = Argument(load_array(path, f"input '{name}'" if name else "input"), path)
-            (unnamed.append(argument) if name is None else named.append((name, argument)))
-        inputs, parameters = bind_arguments(main, named, unnamed, params)
+            key, path = input_spec(spec, names)
+            label = None if key is None else str(key)
+            given.append(Argument(load_array(path, f"input '{label}'" if label else "input"), path, key, "input", label))
+        inputs, parameters = bind_arguments(main, given)
 
         current = module_level(module)
         level = args.level or current

@@ -44,6 +44,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 LIT_DIR = REPO / "tests" / "filecheck"
+UPSTREAM_DIR = REPO / "tests" / "data" / "upstream"
 CLASSES = ("ok", "error", "crash", "misplaced", "hang")
 MODEL = "in.mlir"
 OUTPUT = "out.mlir"
@@ -78,6 +79,11 @@ def lit_seeds() -> list[str]:
             if chunk.strip():
                 seeds.append(chunk)
     return seeds
+
+
+def upstream_seeds() -> list[str]:
+    """Upstream MLIR as IREE writes it (tests/data/upstream: linalg on tensors, its bufferization, loops)."""
+    return [path.read_text() for path in sorted(UPSTREAM_DIR.glob("*.mlir"))]
 
 
 def model_seeds(rng: random.Random, lowered: int) -> list[str]:
@@ -225,8 +231,9 @@ def _main_arguments(text: str):
 
     try:
         module = LocatingParser(make_context(), text, MODEL).parse_module()
-        for op in module.ops:
-            if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+        functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+        for op in functions:  # @main, or the only function (upstream names it after the model)
+            if op.sym_name.data == "main" or len(functions) == 1:
                 return list(zip(argument_names(op), [a.type for a in op.body.block.args]))
     except Exception:  # noqa: BLE001 - a mutated program (no @main body, several blocks): no inputs
         return None
@@ -280,7 +287,10 @@ def _write_inputs(case: Case, directory: Path) -> list[str]:
             path.write_text("not an array\n")
         else:
             np.save(path, value)
-        extra += ["--input", f"{name}={path.name}"]
+        # By name, by position, or in order (the arguments before it are bound by name from params.npz).
+        spelling = rng.integers(3)
+        extra += ["--input", f"{name}={path.name}" if spelling == 0 else f"{index}={path.name}" if spelling == 1
+                  else f"@{path.name}"]
     if case.input_plan == "extra":
         params["no_such_argument"] = np.zeros(2, np.float32)
     if params or case.input_plan == "npz-bad-member":
@@ -556,7 +566,7 @@ class Report:
 def fuzz(seed: int, cases: int | None = None, seconds: float | None = None, time_limit: float = 20.0,
          out: Path | None = None, lowered_seeds: int = 6, shrink_budget: int = 150, progress=None) -> Report:
     rng = random.Random(seed)
-    seeds = lit_seeds() + model_seeds(rng, lowered_seeds)
+    seeds = lit_seeds() + upstream_seeds() + model_seeds(rng, lowered_seeds)
     runner = Runner(time_limit)
     report = Report()
     deadline = time.monotonic() + seconds if seconds is not None else None

@@ -51,5 +51,16 @@ def check_axis(axis: int, rank: int, operand: str, shape: Shape) -> int:
     return axis % rank
 
 
+def check_per_channel(data: Shape, axis: int, **vectors: Shape) -> int:
+    """Check that each named operand is 1-D, one value per index of `data`'s axis `axis` (bias,
+    gamma, ...); returns the axis normalised."""
+    channels = (data[check_axis(axis, len(data), "data", data)],)
+    for name, shape in vectors.items():
+        if shape != channels:
+            raise ShapeError(f"'{name}' {fmt_shape(shape)} must be 1-D of size {channels[0]} (axis {axis} of "
+                             f"'data' {fmt_shape(data)})")
+    return axis % len(data)
+
+
 def same(shapes: list[Shape], a: dict) -> Shape:
     return shapes[0]

@@ -38,11 +38,13 @@ from xdsl.irdl import (
     VarOperandDef,
     VarResultDef,
     irdl_op_definition,
+    operand_def,
     opt_attr_def,
+    result_def,
     traits_def,
 )
 from xdsl.irdl.constraints import VerificationContext
-from xdsl.irdl.operations import OptAttributeDef
+from xdsl.irdl.operations import OptAttributeDef, _OpDefField
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
@@ -58,13 +60,44 @@ REGISTERED_OPS: list[type[Operation]] = []
 """Every op class of the nn dialect, in registration order (`nn.NN` and `nn.OPS` are built from it)."""
 
 
-def nn_op(cls: type[Operation]) -> type[Operation]:
-    """Define an nn op (`irdl_op_definition`) and register it in the dialect."""
-    op = irdl_op_definition(cls)
-    if any(other.name == op.name for other in REGISTERED_OPS):
-        raise ValueError(f"nn op {op.name} is defined twice")
-    REGISTERED_OPS.append(op)
-    return op
+def nn_op(cls: type[Operation] | None = None, /, *, shape: Callable | None = None,
+          layout: LayoutRule | None = None, float_only: bool | None = None):
+    """Define an nn op (`irdl_op_definition`) and register it in the dialect.
+
+    `@nn_op(shape=rule, layout=LayoutRule.X, float_only=True)` gives the op its shape rule
+    (`SHAPE_RULE`), its ConvertLayout rule (`LAYOUT`) and `FLOAT_ONLY`; each not given is inherited
+    from the op's base class (`DataOp`, a family's `_UnaryOp`, ...). Fields inherited from a base
+    come first in the op's declaration order (how attributes print), as in a dataclass.
+    """
+
+    def define(cls: type[Operation]) -> type[Operation]:
+        _declare_inherited_fields_first(cls)
+        op = irdl_op_definition(cls)
+        for attribute, value in (("SHAPE_RULE", shape and staticmethod(shape)), ("LAYOUT", layout),
+                                 ("FLOAT_ONLY", float_only)):
+            if value is not None:
+                setattr(op, attribute, value)
+        if any(other.name == op.name for other in REGISTERED_OPS):
+            raise ValueError(f"nn op {op.name} is defined twice")
+        REGISTERED_OPS.append(op)
+        return op
+
+    return define if cls is None else define(cls)
+
+
+def _declare_inherited_fields_first(cls: type[Operation]) -> None:
+    """Re-declare the op's IRDL fields base-first: xDSL reads a class's own fields before its bases',
+    which would put an attribute an op adds to a shared base (avg_pool2d's count_include_pad) first."""
+    fields: dict[str, _OpDefField] = {}
+    for klass in reversed(cls.__mro__):
+        for key, value in vars(klass).items():
+            if isinstance(value, _OpDefField):
+                fields[key] = getattr(cls, key)  # an override keeps the base's position
+    for key in fields:
+        if key in vars(cls):
+            delattr(cls, key)
+    for key, value in fields.items():
+        setattr(cls, key, value)
 
 
 class LayoutRule(enum.Enum):
@@ -395,3 +428,9 @@ class NNOp(IRDLOperation):
             )
 
 
+class DataOp(NNOp):
+    """Base of the ops whose first operand is the tensor `data` and whose one result is `result`;
+    an op adds its other operands and attributes after these."""
+
+    data = operand_def(TensorType)
+    result = result_def(TensorType)

@@ -9,12 +9,12 @@ import re
 from typing import ClassVar
 
 import pytest
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.irdl import irdl_op_definition
 
 from xrelay.dialects import nn
 from xrelay.dialects.infer import same
-from xrelay.dialects.op_base import LayoutRule, NNOp
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp
 from xrelay.lowering.to_linalg import LOWERINGS
 from xrelay.passes.convert_layout import _LayoutRewriter
 from xrelay.runtime.interpreter import make_interpreter
@@ -89,10 +89,8 @@ def test_every_layout_rule_is_implemented():
 
 def test_the_check_names_every_piece_of_an_unregistered_op():
     @irdl_op_definition
-    class HalfOp(NNOp):
+    class HalfOp(DataOp):
         name = "nn.half_for_test"
-        data = operand_def(TensorType)
-        result = result_def(TensorType)
         SHAPE_RULE = staticmethod(same)
 
     missing = missing_pieces(HalfOp)

@@ -11,8 +11,8 @@ from typing import ClassVar
 from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import attr_def, operand_def, result_def
 
-from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape, same
-from xrelay.dialects.op_base import FLOAT, LayoutRule, NNOp, float_, int_, nn_op
+from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, fmt_shape, same
+from xrelay.dialects.op_base import DataOp, FLOAT, LayoutRule, NNOp, float_, int_, nn_op
 
 __all__ = ["AbsOp", "AddOp", "ClipOp", "DivideOp", "ErfOp", "ExpOp", "LeakyReluOp", "LogOp", "MaximumOp",
            "MinimumOp", "MultiplyOp", "NegativeOp", "PowerOp", "PReluOp", "ReluOp", "SigmoidOp", "SqrtOp",
@@ -32,9 +32,7 @@ def broadcast(shapes: list[Shape], a: dict) -> Shape:
     return tuple(out)
 
 
-class _UnaryOp(NNOp):
-    data = operand_def(T)
-    result = result_def(T)
+class _UnaryOp(DataOp):
     SHAPE_RULE = staticmethod(same)
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.AGNOSTIC
 
@@ -66,12 +64,11 @@ class NegativeOp(_UnaryOp):
     name = "nn.negative"
 
 
-@nn_op
+@nn_op(float_only=True)
 class SigmoidOp(_UnaryOp):
     """`1 / (1 + exp(-x))`, float tensors only (as Relay's sigmoid)."""
 
     name = "nn.sigmoid"
-    FLOAT_ONLY: ClassVar[bool] = True
 
 
 @nn_op
@@ -135,7 +132,7 @@ def integer_clip_bounds(a_min: float, a_max: float, bits: int) -> tuple[int, int
     return lower, upper
 
 
-@nn_op
+@nn_op(shape=clip)
 class ClipOp(_UnaryOp):
     """`min(max(data, a_min), a_max)`, as Relay (a_min > a_max gives a_max); on integer tensors
     with the bounds of `integer_clip_bounds`."""
@@ -143,7 +140,6 @@ class ClipOp(_UnaryOp):
     name = "nn.clip"
     a_min = attr_def(FLOAT)
     a_max = attr_def(FLOAT)
-    SHAPE_RULE = staticmethod(clip)
 
 
 @nn_op
@@ -156,35 +152,24 @@ class LeakyReluOp(_FloatUnaryOp):
 
 def prelu(shapes: list[Shape], a: dict) -> Shape:
     data, alpha = shapes
-    axis = check_axis(a["axis"], len(data), "data", data)
-    if alpha != (data[axis],):
-        raise ShapeError(
-            f"'alpha' {fmt_shape(alpha)} must be 1-D of size {data[axis]} (axis {a['axis']} of "
-            f"'data' {fmt_shape(data)})"
-        )
+    check_per_channel(data, a["axis"], alpha=alpha)
     return data
 
 
-@nn_op
-class PReluOp(NNOp):
+@nn_op(shape=prelu, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
+class PReluOp(DataOp):
     """`data > 0 ? data : alpha[c] * data`, one slope per index `c` of axis `axis`."""
 
     name = "nn.prelu"
-    data = operand_def(T)
     alpha = operand_def(T)
-    result = result_def(T)
     axis = int_(1)
-    SHAPE_RULE = staticmethod(prelu)
-    FLOAT_ONLY: ClassVar[bool] = True
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS
 
 
-@nn_op
+@nn_op(float_only=True)
 class PowerOp(_BinaryOp):
     """`lhs ** rhs` with C's pow (a negative base with a fractional exponent gives NaN)."""
 
     name = "nn.power"
-    FLOAT_ONLY: ClassVar[bool] = True
 
 
 @nn_op

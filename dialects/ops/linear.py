@@ -5,13 +5,12 @@ Kernels: runtime/kernels/linear.py; lowerings: lowering/to_linalg/linear.py.
 
 from __future__ import annotations
 
-from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 
-from xrelay.dialects.infer import Shape, ShapeError, check_axis, check_rank, fmt_shape
-from xrelay.dialects.op_base import LayoutRule, NNOp, bool_, int_, nn_op
+from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, check_rank, fmt_shape
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, bool_, int_, nn_op
 
 __all__ = ["BatchMatmulOp", "BiasAddOp", "DenseOp"]
 
@@ -30,12 +29,7 @@ def dense(shapes: list[Shape], a: dict) -> Shape:
 
 def bias_add(shapes: list[Shape], a: dict) -> Shape:
     data, bias = shapes
-    axis = check_axis(a["axis"], len(data), "data", data)
-    if bias != (data[axis],):
-        raise ShapeError(
-            f"'bias' {fmt_shape(bias)} must be 1-D of size {data[axis]} (axis {a['axis']} of "
-            f"'data' {fmt_shape(data)})"
-        )
+    check_per_channel(data, a["axis"], bias=bias)
     return data
 
 
@@ -55,31 +49,23 @@ def batch_matmul(shapes: list[Shape], a: dict) -> Shape:
     return (max(bx, by), m, n)
 
 
-@nn_op
-class DenseOp(NNOp):
+@nn_op(shape=dense, layout=LayoutRule.DENSE)
+class DenseOp(DataOp):
     """data [.., K] x weight [N, K] -> [.., N]."""
 
     name = "nn.dense"
-    data = operand_def(T)
     weight = operand_def(T)
-    result = result_def(T)
     units = int_()
-    SHAPE_RULE = staticmethod(dense)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.DENSE
 
 
-@nn_op
-class BiasAddOp(NNOp):
+@nn_op(shape=bias_add, layout=LayoutRule.CHANNEL_AXIS)
+class BiasAddOp(DataOp):
     name = "nn.bias_add"
-    data = operand_def(T)
     bias = operand_def(T)
-    result = result_def(T)
     axis = int_(1)
-    SHAPE_RULE = staticmethod(bias_add)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS
 
 
-@nn_op
+@nn_op(shape=batch_matmul, layout=LayoutRule.SENSITIVE)
 class BatchMatmulOp(NNOp):
     """x [B, M, K] x y [B, N, K] -> [B, M, N] (y is [B, K, N] when transpose_b=False); a batch of 1 broadcasts."""
 
@@ -89,5 +75,3 @@ class BatchMatmulOp(NNOp):
     result = result_def(T)
     transpose_a = bool_(False)
     transpose_b = bool_(True)
-    SHAPE_RULE = staticmethod(batch_matmul)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE

@@ -5,28 +5,20 @@ Kernels: runtime/kernels/norm.py; lowerings: lowering/to_linalg/norm.py.
 
 from __future__ import annotations
 
-from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 
-from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape
-from xrelay.dialects.op_base import LayoutRule, NNOp, bool_, float_, int_, nn_op
+from xrelay.dialects.infer import Shape, ShapeError, check_axis, check_per_channel
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, bool_, float_, int_, nn_op
 
 __all__ = ["BatchNormOp", "LayerNormOp", "LogSoftmaxOp", "LRNOp", "SoftmaxOp"]
 
 
 def batch_norm(shapes: list[Shape], a: dict) -> list[Shape]:
     data = shapes[0]
-    axis = check_axis(a["axis"], len(data), "data", data)
-    channels = (data[axis],)
-    for name, shape in zip(("gamma", "beta", "moving_mean", "moving_var"), shapes[1:]):
-        if shape != channels:
-            raise ShapeError(
-                f"'{name}' {fmt_shape(shape)} must be 1-D of size {data[axis]} (axis {a['axis']} of "
-                f"'data' {fmt_shape(data)})"
-            )
-    return [data, channels, channels]
+    axis = check_per_channel(data, a["axis"], **dict(zip(("gamma", "beta", "moving_mean", "moving_var"), shapes[1:])))
+    return [data, (data[axis],), (data[axis],)]
 
 
 def softmax(shapes: list[Shape], a: dict) -> Shape:
@@ -35,7 +27,7 @@ def softmax(shapes: list[Shape], a: dict) -> Shape:
     return data
 
 
-@nn_op
+@nn_op(shape=batch_norm, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
 class BatchNormOp(NNOp):
     """Batch normalisation; results are (out, mean, var) like Relay."""
 
@@ -52,63 +44,39 @@ class BatchNormOp(NNOp):
     epsilon = float_(1e-5)
     center = bool_(True)
     scale = bool_(True)
-    SHAPE_RULE = staticmethod(batch_norm)
-    FLOAT_ONLY: ClassVar[bool] = True
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS
 
 
-@nn_op
-class SoftmaxOp(NNOp):
+@nn_op(shape=softmax, layout=LayoutRule.SENSITIVE, float_only=True)
+class SoftmaxOp(DataOp):
     name = "nn.softmax"
-    data = operand_def(T)
-    result = result_def(T)
     axis = int_(-1)
-    SHAPE_RULE = staticmethod(softmax)
-    FLOAT_ONLY: ClassVar[bool] = True
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
 
 
-@nn_op
-class LogSoftmaxOp(NNOp):
+@nn_op(shape=softmax, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
+class LogSoftmaxOp(DataOp):
     """`x - max - log(sum(exp(x - max)))` along `axis`."""
 
     name = "nn.log_softmax"
-    data = operand_def(T)
-    result = result_def(T)
     axis = int_(-1)
-    SHAPE_RULE = staticmethod(softmax)
-    FLOAT_ONLY: ClassVar[bool] = True
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS
 
 
 def layer_norm(shapes: list[Shape], a: dict) -> Shape:
     data = shapes[0]
-    axis = check_axis(a["axis"], len(data), "data", data)
-    for name, shape in zip(("gamma", "beta"), shapes[1:]):
-        if shape != (data[axis],):
-            raise ShapeError(
-                f"'{name}' {fmt_shape(shape)} must be 1-D of size {data[axis]} (axis {a['axis']} of "
-                f"'data' {fmt_shape(data)})"
-            )
+    check_per_channel(data, a["axis"], **dict(zip(("gamma", "beta"), shapes[1:])))
     return data
 
 
-@nn_op
-class LayerNormOp(NNOp):
+@nn_op(shape=layer_norm, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
+class LayerNormOp(DataOp):
     """`(x - mean) / sqrt(var + epsilon) * gamma + beta`, mean and (biased) variance along `axis`."""
 
     name = "nn.layer_norm"
-    data = operand_def(T)
     gamma = operand_def(T)
     beta = operand_def(T)
-    result = result_def(T)
     axis = int_(-1)
     epsilon = float_(1e-5)
     center = bool_(True)
     scale = bool_(True)
-    SHAPE_RULE = staticmethod(layer_norm)
-    FLOAT_ONLY: ClassVar[bool] = True
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS
 
 
 def lrn(shapes: list[Shape], a: dict) -> Shape:
@@ -126,19 +94,14 @@ def lrn_window(size: int) -> tuple[int, int]:
     return before, size - 1 - before
 
 
-@nn_op
-class LRNOp(NNOp):
+@nn_op(shape=lrn, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
+class LRNOp(DataOp):
     """Local response normalisation across `axis`:
     `x / (bias + alpha / size * sum of x^2 over the window) ** beta` (see `lrn_window`)."""
 
     name = "nn.lrn"
-    data = operand_def(T)
-    result = result_def(T)
     size = int_(5)
     axis = int_(1)
     bias = float_(2.0)
     alpha = float_(1e-4)
     beta = float_(0.75)
-    SHAPE_RULE = staticmethod(lrn)
-    FLOAT_ONLY: ClassVar[bool] = True
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS

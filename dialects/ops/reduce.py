@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import TensorType as T
-from xdsl.irdl import operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape
-from xrelay.dialects.op_base import LayoutRule, NNOp, bool_, ints, nn_op
+from xrelay.dialects.op_base import DataOp, LayoutRule, bool_, ints, nn_op
 
 __all__ = ["MaxOp", "MeanOp", "SumOp"]
 
@@ -47,9 +45,7 @@ def reduce_nonempty(shapes: list[Shape], a: dict) -> Shape:
     return reduce(shapes, a)
 
 
-class _ReduceOp(NNOp):
-    data = operand_def(T)
-    result = result_def(T)
+class _ReduceOp(DataOp):
     axis = ints()
     keepdims = bool_(False)
     exclude = bool_(False)
@@ -62,15 +58,13 @@ class SumOp(_ReduceOp):
     name = "nn.sum"
 
 
-@nn_op
+@nn_op(float_only=True)
 class MeanOp(_ReduceOp):
     """Float tensors only (an integer mean would have to pick a rounding)."""
 
     name = "nn.mean"
-    FLOAT_ONLY: ClassVar[bool] = True
 
 
-@nn_op
+@nn_op(shape=reduce_nonempty)
 class MaxOp(_ReduceOp):
     name = "nn.max"
-    SHAPE_RULE = staticmethod(reduce_nonempty)

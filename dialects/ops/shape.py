@@ -15,7 +15,7 @@ from xdsl.irdl import attr_def, operand_def, result_def, var_operand_def, var_re
 
 from xrelay.dialects.infer import MAX_RANK, Shape, ShapeError, check_axis, fmt_shape
 from xrelay.dialects.layout import check_layout
-from xrelay.dialects.op_base import INT, INTS, LayoutRule, NNOp, float_, int_, ints, nn_op, str_
+from xrelay.dialects.op_base import DataOp, INT, INTS, LayoutRule, NNOp, float_, int_, ints, nn_op, str_
 
 __all__ = [
     "BatchFlattenOp", "BroadcastToOp", "ConcatenateOp", "ExpandDimsOp", "LayoutTransformOp", "PadOp", "ReshapeOp",
@@ -139,55 +139,35 @@ def layout_transform(shapes: list[Shape], a: dict) -> Shape:
     return tuple(data[src.index(c)] for c in dst)
 
 
-@nn_op
-class BatchFlattenOp(NNOp):
+@nn_op(shape=batch_flatten, layout=LayoutRule.SENSITIVE)
+class BatchFlattenOp(DataOp):
     name = "nn.batch_flatten"
-    data = operand_def(T)
-    result = result_def(T)
-    SHAPE_RULE = staticmethod(batch_flatten)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
 
 
-@nn_op
-class ExpandDimsOp(NNOp):
+@nn_op(shape=expand_dims, layout=LayoutRule.SENSITIVE)
+class ExpandDimsOp(DataOp):
     name = "nn.expand_dims"
-    data = operand_def(T)
-    result = result_def(T)
     axis = attr_def(INT)
     num_newaxis = int_(1)
-    SHAPE_RULE = staticmethod(expand_dims)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
 
 
-@nn_op
-class ReshapeOp(NNOp):
+@nn_op(shape=reshape, layout=LayoutRule.SENSITIVE)
+class ReshapeOp(DataOp):
     name = "nn.reshape"
-    data = operand_def(T)
-    result = result_def(T)
     newshape = attr_def(INTS)
-    SHAPE_RULE = staticmethod(reshape)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
 
 
-@nn_op
-class TransposeOp(NNOp):
+@nn_op(shape=transpose, layout=LayoutRule.SENSITIVE)
+class TransposeOp(DataOp):
     name = "nn.transpose"
-    data = operand_def(T)
-    result = result_def(T)
     axes = ints()
-    SHAPE_RULE = staticmethod(transpose)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
 
 
-@nn_op
-class LayoutTransformOp(NNOp):
+@nn_op(shape=layout_transform, layout=LayoutRule.TRANSFORM)
+class LayoutTransformOp(DataOp):
     name = "nn.layout_transform"
-    data = operand_def(T)
-    result = result_def(T)
     src_layout = attr_def(StringAttr)
     dst_layout = attr_def(StringAttr)
-    SHAPE_RULE = staticmethod(layout_transform)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.TRANSFORM
 
 
 # --- data movement: shape rules (Relay's type relations) -----------------------------------
@@ -337,7 +317,7 @@ def squeeze(shapes: list[Shape], a: dict) -> Shape:
 # --- data movement: the ops ----------------------------------------------------------------
 
 
-@nn_op
+@nn_op(shape=concatenate, layout=LayoutRule.CONCATENATE)
 class ConcatenateOp(NNOp):
     """Relay's concatenate: its tuple of inputs is the variadic 'data' operand here."""
 
@@ -345,11 +325,9 @@ class ConcatenateOp(NNOp):
     data = var_operand_def(T)
     result = result_def(T)
     axis = int_(0)
-    SHAPE_RULE = staticmethod(concatenate)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CONCATENATE
 
 
-@nn_op
+@nn_op(shape=split, layout=LayoutRule.SPLIT)
 class SplitOp(NNOp):
     """One result per piece between the split indices (Relay's tuple result)."""
 
@@ -358,71 +336,49 @@ class SplitOp(NNOp):
     result = var_result_def(T)
     indices_or_sections = attr_def(INTS)
     axis = int_(0)
-    SHAPE_RULE = staticmethod(split)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SPLIT
 
 
-@nn_op
-class StridedSliceOp(NNOp):
+@nn_op(shape=strided_slice, layout=LayoutRule.STRIDED_SLICE)
+class StridedSliceOp(DataOp):
     """begin/end/strides on `axes` (None: the first len(begin) axes); slice_mode "size" reads end as a size."""
 
     name = "nn.strided_slice"
-    data = operand_def(T)
-    result = result_def(T)
     begin = attr_def(INTS)
     end = attr_def(INTS)
     strides = ints()
     axes = ints()
     slice_mode = str_("end")
-    SHAPE_RULE = staticmethod(strided_slice)
     NORMALISE: ClassVar[dict] = {}  # strides is one per sliced axis, not a 2-D window's pair
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.STRIDED_SLICE
 
 
-@nn_op
-class TakeOp(NNOp):
+@nn_op(shape=take, layout=LayoutRule.SENSITIVE)
+class TakeOp(DataOp):
     """Gather along `axis` (None: the flattened data) at integer `indices`; mode clip, wrap or fast."""
 
     name = "nn.take"
-    data = operand_def(T)
     indices = operand_def(T)
-    result = result_def(T)
     axis = int_()
     mode = str_("clip")
-    SHAPE_RULE = staticmethod(take)
     INTEGER_OPERANDS: ClassVar[tuple[str, ...]] = ("indices",)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
 
 
-@nn_op
-class PadOp(NNOp):
+@nn_op(shape=pad, layout=LayoutRule.PAD)
+class PadOp(DataOp):
     """pad_width is (before, after) per axis, flattened; pad_mode constant (pad_value), reflect or edge."""
 
     name = "nn.pad"
-    data = operand_def(T)
-    result = result_def(T)
     pad_width = attr_def(INTS)
     pad_value = float_(0.0)
     pad_mode = str_("constant")
-    SHAPE_RULE = staticmethod(pad)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.PAD
 
 
-@nn_op
-class BroadcastToOp(NNOp):
+@nn_op(shape=broadcast_to, layout=LayoutRule.SENSITIVE)
+class BroadcastToOp(DataOp):
     name = "nn.broadcast_to"
-    data = operand_def(T)
-    result = result_def(T)
     shape = attr_def(INTS)
-    SHAPE_RULE = staticmethod(broadcast_to)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE
 
 
-@nn_op
-class SqueezeOp(NNOp):
+@nn_op(shape=squeeze, layout=LayoutRule.SENSITIVE)
+class SqueezeOp(DataOp):
     name = "nn.squeeze"
-    data = operand_def(T)
-    result = result_def(T)
     axis = ints()
-    SHAPE_RULE = staticmethod(squeeze)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.SENSITIVE

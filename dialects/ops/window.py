@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType as T
-from xdsl.irdl import operand_def, result_def
+from xdsl.irdl import operand_def
 
 from xrelay.dialects.layout import check_layout, window_output_size
 from xrelay.dialects.infer import Shape, ShapeError, check_rank, fmt_shape
-from xrelay.dialects.op_base import LayoutRule, NNOp, bool_, int_, ints, nn_op, str_
+from xrelay.dialects.op_base import DataOp, LayoutRule, bool_, int_, ints, nn_op, str_
 
 __all__ = ["AvgPool2DOp", "Conv2DOp", "GlobalAvgPool2DOp", "GlobalMaxPool2DOp", "MaxPool2DOp"]
 
@@ -100,14 +100,12 @@ def global_pool2d(shapes: list[Shape], a: dict) -> Shape:
     return tuple(1 if c in "HW" else n for c, n in zip(a["layout"], data))
 
 
-@nn_op
-class Conv2DOp(NNOp):
+@nn_op(shape=conv2d, layout=LayoutRule.CONV)
+class Conv2DOp(DataOp):
     """2-D convolution (Relay nn.conv2d)."""
 
     name = "nn.conv2d"
-    data = operand_def(T)
     weight = operand_def(T)
-    result = result_def(T)
     strides = ints((1, 1))
     padding = ints((0, 0, 0, 0))
     dilation = ints((1, 1))
@@ -117,58 +115,41 @@ class Conv2DOp(NNOp):
     data_layout = str_("NCHW")
     kernel_layout = str_("OIHW")
     out_layout = str_("")
-    SHAPE_RULE = staticmethod(conv2d)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CONV
+
+
+class _Pool2DOp(DataOp):
+    pool_size = ints((1, 1))
+    strides = ints((1, 1))
+    dilation = ints((1, 1))
+    padding = ints((0, 0, 0, 0))
+    layout = str_("NCHW")
+    ceil_mode = bool_(False)
+    SHAPE_RULE = staticmethod(pool2d)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
 
 
 @nn_op
-class MaxPool2DOp(NNOp):
+class MaxPool2DOp(_Pool2DOp):
     name = "nn.max_pool2d"
-    data = operand_def(T)
-    result = result_def(T)
-    pool_size = ints((1, 1))
-    strides = ints((1, 1))
-    dilation = ints((1, 1))
-    padding = ints((0, 0, 0, 0))
-    layout = str_("NCHW")
-    ceil_mode = bool_(False)
-    SHAPE_RULE = staticmethod(pool2d)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
 
 
-@nn_op
-class AvgPool2DOp(NNOp):
+@nn_op(float_only=True)
+class AvgPool2DOp(_Pool2DOp):
     name = "nn.avg_pool2d"
-    data = operand_def(T)
-    result = result_def(T)
-    pool_size = ints((1, 1))
-    strides = ints((1, 1))
-    dilation = ints((1, 1))
-    padding = ints((0, 0, 0, 0))
-    layout = str_("NCHW")
-    ceil_mode = bool_(False)
     count_include_pad = bool_(False)
-    SHAPE_RULE = staticmethod(pool2d)
-    FLOAT_ONLY: ClassVar[bool] = True
+
+
+class _GlobalPool2DOp(DataOp):
+    layout = str_("NCHW")
+    SHAPE_RULE = staticmethod(global_pool2d)
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
 
 
-@nn_op
-class GlobalAvgPool2DOp(NNOp):
+@nn_op(float_only=True)
+class GlobalAvgPool2DOp(_GlobalPool2DOp):
     name = "nn.global_avg_pool2d"
-    data = operand_def(T)
-    result = result_def(T)
-    layout = str_("NCHW")
-    SHAPE_RULE = staticmethod(global_pool2d)
-    FLOAT_ONLY: ClassVar[bool] = True
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
 
 
 @nn_op
-class GlobalMaxPool2DOp(NNOp):
+class GlobalMaxPool2DOp(_GlobalPool2DOp):
     name = "nn.global_max_pool2d"
-    data = operand_def(T)
-    result = result_def(T)
-    layout = str_("NCHW")
-    SHAPE_RULE = staticmethod(global_pool2d)
-    LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL

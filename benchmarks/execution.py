@@ -41,7 +41,6 @@ Runtime and a plain numpy forward; and the loops-level executor.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -49,6 +48,7 @@ import sys
 import time
 
 import numpy as np
+from workers import UNSET_FOR_MEASUREMENT, Worker, alternate, close_all, serve, timed_runs
 
 CONTENDERS = {
     "as-built": "xrelay linalg, as built",
@@ -58,20 +58,12 @@ CONTENDERS = {
     "ort": "onnxruntime",
 }
 """Worker kinds → labels; `ort` is the reference the ratios are taken against."""
-UNSET_FOR_MEASUREMENT = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-PAUSE_S = 0.2
-"""Pause between two contenders' turns: spinning BLAS/ORT threads of the last one go to sleep."""
 
 
 def median_ms(fn, repeat: int) -> float:
     """Median wall time of `fn` over `repeat` runs after one warm-up, in ms (this process)."""
     fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return statistics.median(timed_runs(fn, repeat)) * 1e3
 
 
 # --- a plain numpy forward ---------------------------------------------------------------
@@ -255,27 +247,6 @@ def stock_interpreter_run(module, arrays):
 # --- workers: one contender per process --------------------------------------------------
 
 
-def memory_kb() -> dict[str, int]:
-    """VmRSS and VmHWM (resident set now and its high-water mark) of this process, in KiB."""
-    found = {}
-    with open("/proc/self/status") as status:
-        for line in status:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                found[key] = int(value.split()[0])
-    return found
-
-
-def reset_peak_rss() -> bool:
-    """Reset VmHWM to the current resident set (Linux: write 5 to /proc/self/clear_refs)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as refs:
-            refs.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def load_model(name: str):
     """(nn module, params, input array, the ONNX model for ONNX Runtime or None) of `resnet18`,
     `resnet50` or `onnx:<light model>` (the ONNX backend test data's light models with the
@@ -370,67 +341,21 @@ class Contender:
             for _ in range(block):
                 self.forward(self.data)
         self.fn(threads)
-        times = []
-        for _ in range(block):
-            start = time.perf_counter()
-            self.fn(threads)
-            times.append(time.perf_counter() - start)
-        return times
+        return timed_runs(lambda: self.fn(threads), block)
 
     forward = None
 
 
 def worker(kind: str, model: str) -> None:
-    """Serve one contender over stdin/stdout (one JSON object per line)."""
+    """Serve one contender (`workers.serve`)."""
     from xrelay.runtime.conv import blas_config, blas_threads
 
     contender = Contender(kind, model)
     info = {"error": contender.error, "blas": blas_config(), "blas_threads_max": blas_threads(),
             "env": {v: os.environ.get(v) for v in UNSET_FOR_MEASUREMENT},
             "version": contender.ort.__version__ if hasattr(contender, "ort") else None}
-    print(json.dumps(info), flush=True)
-    for line in sys.stdin:
-        command = json.loads(line)
-        if command["op"] == "quit":
-            return
-        if command["op"] == "reset-peak":
-            print(json.dumps({"reset": reset_peak_rss(), **memory_kb()}), flush=True)
-        elif command["op"] == "turn":
-            times = contender.turn(command["threads"], command["block"])
-            planned = getattr(contender.program, "peak_bytes", None)
-            print(json.dumps({"times": times, "planned_peak": planned, **memory_kb()}), flush=True)
-
-
-class Worker:
-    """A contender's process, driven from the main process."""
-
-    def __init__(self, kind: str, model: str, threads: int):
-        env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = str(threads)  # the most any phase uses; `turn` sets each phase's count
-        self.kind = kind
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker", kind, model],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        self.info = self.receive()
-
-    def receive(self) -> dict:
-        line = self.process.stdout.readline()
-        if not line:
-            raise SystemExit(f"worker {self.kind} died (exit status {self.process.wait()})")
-        return json.loads(line)
-
-    def ask(self, **command) -> dict:
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-        return self.receive()
-
-    def close(self) -> None:
-        try:
-            self.ask(op="quit")
-        except (BrokenPipeError, SystemExit, json.JSONDecodeError):
-            pass
-        self.process.wait()
+    serve(info, lambda command: {"times": contender.turn(command["threads"], command["block"]),
+                                 "planned_peak": getattr(contender.program, "peak_bytes", None)})
 
 
 def start_workers(kinds, model: str, threads: int) -> dict[str, Worker]:
@@ -442,28 +367,8 @@ def start_workers(kinds, model: str, threads: int) -> dict[str, Worker]:
             except ImportError:
                 print("  onnxruntime not installed (pip install -e '.[bench]'): ONNX Runtime skipped")
                 continue
-        workers[kind] = Worker(kind, model, threads)
+        workers[kind] = Worker(__file__, [kind, model], threads)
     return workers
-
-
-def alternate(workers: dict[str, Worker], threads: int, rounds: int, block: int) -> tuple[dict, list[float]]:
-    """Turns of every worker, round after round, the starting worker rotating; (per worker: times,
-    peak KiB, planned peak bytes), and the 1-min load averages seen before each round."""
-    rest = {kind: w.ask(op="reset-peak")["VmRSS"] for kind, w in workers.items()}
-    times = {kind: [] for kind in workers}
-    last = {}
-    loads = []
-    kinds = list(workers)
-    for r in range(rounds):
-        loads.append(os.getloadavg()[0])
-        order = kinds[r % len(kinds):] + kinds[:r % len(kinds)]
-        for kind in order:
-            time.sleep(PAUSE_S)
-            reply = workers[kind].ask(op="turn", threads=threads, block=block)
-            times[kind] += reply["times"]
-            last[kind] = reply
-    loads.append(os.getloadavg()[0])
-    return {k: (times[k], last[k]["VmHWM"], last[k]["VmHWM"] - rest[k], last[k]["planned_peak"]) for k in kinds}, loads
 
 
 def bench_model(model: str, thread_counts: list[int], rounds: int, block: int, kinds=tuple(CONTENDERS)) -> None:
@@ -477,14 +382,15 @@ def bench_model(model: str, thread_counts: list[int], rounds: int, block: int, k
         for kind, w in workers.items():
             print(f"  {CONTENDERS.get(kind, kind):<36} max error vs nn level (of the largest): {w.info['error']:.2e}")
         for threads in thread_counts:
-            results, loads = alternate(workers, threads, rounds, block)
+            results, loads = alternate(workers, rounds, threads=threads, block=block)
             ort = results.get("ort")
             ort_ms = statistics.median(ort[0]) * 1e3 if ort else None
             ort_best = min(ort[0]) * 1e3 if ort else None
             print(f"\n  {threads} thread(s): medians of {rounds} rounds x {block} runs; 1-min load average "
                   f"{min(loads):.1f}-{max(loads):.1f} (this benchmark adds ~{threads})")
             print(f"  {'':<36} {'median':>9}  {'/ ORT':>6}  {'best':>8}  {'/ ORT':>6}  {'peak RSS (+ over rest)':>22}  {'planned':>10}")
-            for kind, (ts, hwm_kb, growth_kb, planned) in results.items():
+            for kind, (ts, hwm_kb, growth_kb, reply) in results.items():
+                planned = reply["planned_peak"]
                 ms, best = statistics.median(ts) * 1e3, min(ts) * 1e3
                 ratio = f"{ms / ort_ms:6.2f}" if ort_ms else f"{'-':>6}"
                 best_ratio = f"{best / ort_best:6.2f}" if ort_best else f"{'-':>6}"
@@ -493,8 +399,7 @@ def bench_model(model: str, thread_counts: list[int], rounds: int, block: int, k
                 print(f"  {label:<36} {ms:6.1f} ms  {ratio}  {best:5.1f} ms  {best_ratio}  "
                       f"{hwm_kb / 1024:6.0f} MiB (+{growth_kb / 1024:5.1f} MiB)  {plan}")
     finally:
-        for w in workers.values():
-            w.close()
+        close_all(workers)
 
 
 def bench_threading(model: str, threads: int, rounds: int, block: int) -> None:
@@ -506,7 +411,7 @@ def bench_threading(model: str, threads: int, rounds: int, block: int) -> None:
         for busy in (False, True):
             spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
             try:
-                results, loads = alternate(workers, threads, rounds, block)
+                results, loads = alternate(workers, rounds, threads=threads, block=block)
             finally:
                 if spinner is not None:
                     spinner.kill()
@@ -518,8 +423,7 @@ def bench_threading(model: str, threads: int, rounds: int, block: int) -> None:
                   f"(load {min(loads):.1f}-{max(loads):.1f}): split over worker threads {split:.1f} ms "
                   f"(best {split_best:.1f}), OpenBLAS's own threads {own:.1f} ms (best {own_best:.1f})")
     finally:
-        for w in workers.values():
-            w.close()
+        close_all(workers)
 
 
 def bench_inprocess(model: str, threads: int, rounds: int, block: int) -> None:
@@ -528,10 +432,9 @@ def bench_inprocess(model: str, threads: int, rounds: int, block: int) -> None:
     if len(workers) < 2:
         return
     try:
-        results, loads = alternate(workers, threads, rounds, block)
+        results, loads = alternate(workers, rounds, threads=threads, block=block)
     finally:
-        for w in workers.values():
-            w.close()
+        close_all(workers)
     own, shared = (statistics.median(results[k][0]) * 1e3 for k in ("ort", "ort-inprocess"))
     print(f"\nONNX Runtime, {model}, {threads} thread(s), load {min(loads):.1f}-{max(loads):.1f}: "
           f"{own:.1f} ms in a process of its own, {shared:.1f} ms in the same process as the numpy "

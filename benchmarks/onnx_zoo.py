@@ -6,22 +6,19 @@ For each of the nine `light` models shipped inside the `onnx` package: `from_onn
 one inference at the nn level (numpy kernels on the imported module, weights bound) and at the
 linalg level (the lowered module, compiled once), against ONNX Runtime (CPU, 1 thread each; ORT
 with its default graph optimisations). Every contender runs in a process of its own; the processes
-take turns round after round (the starting one rotating), and the figures are medians. The measured
+take turns round after round (the starting one rotating; `workers.py`), and the figures are medians. The measured
 processes run without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (see benchmarks/execution.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import pathlib
 import statistics
-import subprocess
 import sys
-import time
 
-UNSET_FOR_MEASUREMENT = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+from workers import UNSET_FOR_MEASUREMENT, Worker, alternate, close_all, serve, timed_runs
+
 MODELS = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet",
           "squeezenet", "vgg19", "zfnet512")
 CONTENDERS = ("import", "nn", "linalg", "ort")
@@ -72,13 +69,6 @@ class Contender:
             self.fn = lambda: session.run(None, {self.input: self.data})
         self.fn()  # warm-up (and the first import's module loading)
 
-    def turn(self, block: int) -> list[float]:
-        times = []
-        for _ in range(block):
-            start = time.perf_counter()
-            self.fn()
-            times.append(time.perf_counter() - start)
-        return times
 
 
 def worker(kind: str, name: str) -> None:
@@ -86,54 +76,18 @@ def worker(kind: str, name: str) -> None:
 
     set_blas_threads(1)
     contender = Contender(kind, name)
-    print(json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        command = json.loads(line)
-        if command["op"] == "quit":
-            return
-        print(json.dumps({"times": contender.turn(command["block"])}), flush=True)
-
-
-class Worker:
-    def __init__(self, kind: str, name: str):
-        env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = "1"
-        self.process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", kind, name],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        self.receive()
-
-    def receive(self) -> dict:
-        line = self.process.stdout.readline()
-        if not line:
-            raise SystemExit(f"a worker died (exit status {self.process.wait()})")
-        return json.loads(line)
-
-    def ask(self, **command) -> dict:
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-        return self.receive()
-
-    def close(self) -> None:
-        try:
-            self.ask(op="quit")
-        except (BrokenPipeError, SystemExit, json.JSONDecodeError):
-            pass
-        self.process.wait()
+    serve({"ready": True}, lambda command: {"times": timed_runs(contender.fn, command["block"])})
 
 
 def bench(name: str, rounds: int, block: int) -> dict[str, float]:
-    workers = {kind: Worker(kind, name) for kind in CONTENDERS}
-    times: dict[str, list[float]] = {kind: [] for kind in CONTENDERS}
+    workers = {}
     try:
-        for r in range(rounds):
-            order = CONTENDERS[r % len(CONTENDERS):] + CONTENDERS[:r % len(CONTENDERS)]
-            for kind in order:
-                times[kind] += workers[kind].ask(op="turn", block=block)["times"]
+        for kind in CONTENDERS:
+            workers[kind] = Worker(__file__, [kind, name], threads=1)
+        results, _ = alternate(workers, rounds, block=block)
     finally:
-        for w in workers.values():
-            w.close()
-    return {kind: statistics.median(ts) * 1e3 for kind, ts in times.items()}
+        close_all(workers)
+    return {kind: statistics.median(result[0]) * 1e3 for kind, result in results.items()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,8 +4,8 @@
 
 Models: batch 1, 3x224x224, weights bound as constants, after the opt-level-3 graph passes
 (SimplifyInference, FoldScaleAxis, FoldConstant). Contenders, each in a process of its own (a worker:
-this script with `--worker`), taking turns round after round as in `execution.py` (whose workers,
-alternation and ONNX graph builder this script reuses):
+this script with `--worker`), taking turns round after round (`workers.py`) as in `execution.py`
+(whose contenders and models this script reuses):
 - xrelay's linalg executor on the NHWC graph (execution.py's `opt3-nhwc`);
 - IREE (`runtime.iree_backend`, llvm-cpu for the host CPU) in three layouts, to pick the fastest:
   `iree-nhwc` (xrelay's ConvertLayout to NHWC/HWIO + FoldConstant before lowering: what
@@ -20,17 +20,15 @@ The measured processes run without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
+from workers import Worker, alternate, close_all, serve
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import execution  # the sibling benchmark (workers, alternation, ONNX graph), found through the path above
+import execution  # the sibling benchmark (its contenders, models and ONNX graph builder)
 
 CONTENDERS = {
     "opt3-nhwc": "xrelay linalg executor (NHWC)",
@@ -71,7 +69,7 @@ class IreeContender(execution.Contender):
 
 
 def worker(kind: str, model: str, threads: int) -> None:
-    """Serve one contender over stdin/stdout, as `execution.worker` does."""
+    """Serve one contender (`workers.serve`), as `execution.worker` does."""
     if kind.startswith("iree"):
         contender = IreeContender(kind, model, threads)
         info = {"error": contender.error, "compile_s": contender.compile_s, "version": None}
@@ -79,46 +77,22 @@ def worker(kind: str, model: str, threads: int) -> None:
         contender = execution.Contender(kind, model)
         info = {"error": contender.error, "compile_s": None,
                 "version": contender.ort.__version__ if hasattr(contender, "ort") else None}
-    print(json.dumps(info), flush=True)
-    for line in sys.stdin:
-        command = json.loads(line)
-        if command["op"] == "quit":
-            return
-        if command["op"] == "reset-peak":
-            print(json.dumps({"reset": execution.reset_peak_rss(), **execution.memory_kb()}), flush=True)
-        elif command["op"] == "turn":
-            times = contender.turn(command["threads"], command["block"])
-            print(json.dumps({"times": times, "planned_peak": None, **execution.memory_kb()}), flush=True)
-
-
-class Worker(execution.Worker):
-    """`execution.Worker`, running this script's worker."""
-
-    def __init__(self, kind: str, model: str, threads: int):
-        env = {k: v for k, v in os.environ.items() if k not in execution.UNSET_FOR_MEASUREMENT}
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = str(threads)
-        self.kind = kind
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker", kind, model, str(threads)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        self.info = self.receive()
+    serve(info, lambda command: {"times": contender.turn(command["threads"], command["block"])})
 
 
 def bench_model(model: str, threads: int, rounds: int, block: int, kinds: list[str]) -> None:
     workers = {}
     try:
         for kind in kinds:
-            workers[kind] = Worker(kind, model, threads)
+            workers[kind] = Worker(__file__, [kind, model, str(threads)], threads)
         print(f"\n{model}, batch 1, 3x224x224, opt-level-3 graph, {threads} thread(s) "
               f"(contenders in processes of their own, {os.cpu_count()} CPUs)")
         for kind, w in workers.items():
             compiled = f"; IREE compile {w.info['compile_s']:.1f} s" if w.info["compile_s"] is not None else ""
             print(f"  {CONTENDERS[kind]:<40} max relative error vs nn level: {w.info['error']:.2e}{compiled}")
-        results, loads = execution.alternate(workers, threads, rounds, block)
+        results, loads = alternate(workers, rounds, threads=threads, block=block)
     finally:
-        for w in workers.values():
-            w.close()
+        close_all(workers)
     medians = {k: statistics.median(r[0]) * 1e3 for k, r in results.items()}
     ort_ms = medians.get("ort")
     print(f"  medians of {rounds} rounds x {block} runs; 1-min load average {min(loads):.1f}-{max(loads):.1f}")

@@ -61,8 +61,9 @@ class DriftCheck:
 def seeded_inputs(mod: Any, given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
     """`given` plus seeded values for every other `@main` argument; a given name that is not an
     argument is a ValueError."""
-    from xrelay.dialects.constant import dtype_of
     from xrelay.dialects.arguments import argument_names
+    from xrelay.dialects.constant import dtype_of
+    from xrelay.runtime.initializers import xavier_uniform
     from xrelay.runtime.interpreter import find_main
 
     main = find_main(mod)
@@ -70,7 +71,6 @@ def seeded_inputs(mod: Any, given: Mapping[str, np.ndarray], seed: int) -> dict[
     unknown = sorted(set(given) - set(names))
     if unknown:
         raise ValueError(f"@main has no argument(s) {unknown}; its arguments are {names}")
-    from xrelay.frontend.init import xavier_uniform
 
     rng = np.random.default_rng(seed)
     values = dict(given)

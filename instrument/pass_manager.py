@@ -9,9 +9,9 @@ the body, every `run_after_pass`. A vetoed pass returns the module it was given.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
 from xrelay.instrument.pass_context import InstrumentHooks, PassContext
@@ -292,16 +292,25 @@ def register_pass(name: str, factory: Callable[[], Any], *, override: bool = Fal
 
 def registered_pass_names() -> list[str]:
     """The names `get_pass` knows through `register_pass`, sorted."""
+    return sorted(registered_passes())
+
+
+def registered_passes() -> dict[str, Callable[[], Any]]:
+    """Every registered name -> its factory (a copy), the built-in passes included."""
     _load_builtin_passes()
-    return sorted(_REGISTRY)
+    return dict(_REGISTRY)
 
 
 def _load_builtin_passes() -> None:
-    # xrelay's own passes register themselves when `xrelay.passes` is imported.
+    # xrelay's own passes register themselves when their modules are imported. The registry finds
+    # them as the stock xdsl-opt does, by loading the `xdsl.universe` entry points (pyproject.toml
+    # declares `xrelay.universe`, which imports xrelay.passes), so this layer names no module above
+    # it (docs/architecture.md §1).
     global _builtin_passes_loaded
     if not _builtin_passes_loaded:
         _builtin_passes_loaded = True
-        importlib.import_module("xrelay.passes")
+        for plugin in entry_points(group="xdsl.universe"):
+            plugin.load()
 
 
 def get_pass(name: str) -> Pass:

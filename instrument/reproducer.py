@@ -57,15 +57,13 @@ _KEYS = ("failed-pass", "depth", "error", "pipeline", "opt-level", "required-pas
 def registered_pipeline_name(pass_name: str) -> str | None:
     """The pipeline name of the xrelay pass whose PassInfo name is `pass_name` (`FoldConstant` ->
     `fold-constant`), or `pass_name` itself if it is an xDSL pass's pipeline name; else None."""
-    from xrelay.passes import ALL_PASSES
-
-    if pass_name in ALL_PASSES:
-        return pass_name
-    for pipeline_name, load in ALL_PASSES.items():
-        if getattr(load(), "tvm_name", None) == pass_name:
-            return pipeline_name
     from xdsl.transforms import get_all_passes
 
+    from xrelay.instrument.xdsl_pass import registered_pipeline_passes
+
+    for pipeline_name, load in registered_pipeline_passes().items():
+        if pass_name in (pipeline_name, getattr(load(), "tvm_name", None)):
+            return pipeline_name
     return pass_name if pass_name in get_all_passes() else None
 
 
@@ -167,12 +165,12 @@ def run_reproducer(
 
     from xrelay.dialects import make_context
     from xrelay.instrument.pass_manager import Sequential
-    from xrelay.passes import ALL_PASSES
+    from xrelay.instrument.xdsl_pass import registered_pipeline_passes
 
     reproducer = read_reproducer(path)
     with open(path) as f:
         module = Parser(make_context(), f.read(), os.fspath(path)).parse_module()
-    available = {**get_all_passes(), **ALL_PASSES, **(extra_passes or {})}
+    available = {**get_all_passes(), **registered_pipeline_passes(), **(extra_passes or {})}
     passes = PassPipeline.parse_spec(available, reproducer.pipeline).passes
     with reproducer.pass_context(instruments):
         return Sequential(list(passes))(module)

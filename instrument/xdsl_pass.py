@@ -14,6 +14,7 @@ and its marker (`elide_module_notes`). xrelay's own passes (`xrelay/pass_base.py
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from xdsl.context import Context
@@ -21,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass as XDSLModulePass
 
 from xrelay.instrument.pass_context import PassContext
-from xrelay.instrument.pass_manager import Pass, PassInfo
+from xrelay.instrument.pass_manager import Pass, PassInfo, registered_passes
 
 _context: Context | None = None
 
@@ -135,3 +136,11 @@ def upstream_xdsl_pass_factory(name: str):
     return lambda: wrap(get_class()())
 
 
+def registered_pipeline_passes() -> dict[str, Callable[[], type[XDSLModulePass]]]:
+    """Pipeline name -> loader of the class (the convention of xDSL's `get_all_passes`) for every pass
+    registered under its pipeline name as an xDSL ModulePass class: xrelay's own passes."""
+    return {
+        name: (lambda cls=factory: cls)
+        for name, factory in registered_passes().items()
+        if isinstance(factory, type) and issubclass(factory, XDSLModulePass) and factory.name == name
+    }

@@ -1,7 +1,7 @@
 """The tutorial port prints what TVM's tutorial prints (shared/seed/pass_instrument_tutorial.txt).
 
-Expected texts are copied from the seed; timings differ run to run, so the timing trees are compared by
-shape (names and nesting) and by the arithmetic of their percentages.
+Expected texts are copied from the seed (tests/tutorial_seed.py); timings differ run to run, so the
+timing trees are compared by shape (names and nesting) and by the arithmetic of their percentages.
 """
 
 import re
@@ -11,61 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tutorial_seed import SEED_EXCEPTION_DEMOS, SEED_OP_DIFF
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "pass_instrument_tutorial.py"
-
-SEED_OP_DIFF = """\
-[(1, 'CanonicalizeOps', {'nn.add': 1, 'nn.bias_add': -1}),
- (1, 'ConvertLayout', {'nn.expand_dims': 1, 'nn.layout_transform': 23}),
- (1, 'FoldConstant', {'nn.expand_dims': -1, 'nn.layout_transform': -21}),
- (0, 'sequential', {'nn.add': 1, 'nn.bias_add': -1, 'nn.layout_transform': 2})]"""
-
-SEED_EXCEPTION_DEMOS = """\
-PassFine_0 enter_pass_ctx
-PassBadEnterCtx bad enter_pass_ctx!!!
-PassFine_0 exit_pass_ctx
-Catching ValueError: PassBadEnterCtx bad enter_pass_ctx
-PassFine_0 enter_pass_ctx
-PassBadExitCtx enter_pass_ctx
-PassFine_1 enter_pass_ctx
-PassFine_0 should_run
-PassBadExitCtx should_run
-PassFine_1 should_run
-PassFine_0 run_before_pass
-PassBadExitCtx run_before_pass
-PassFine_1 run_before_pass
-PassFine_0 run_after_pass
-PassBadExitCtx run_after_pass
-PassFine_1 run_after_pass
-PassFine_0 exit_pass_ctx
-PassBadExitCtx bad exit_pass_ctx!!!
-Catching ValueError: PassBadExitCtx bad exit_pass_ctx
-PassFine_0 enter_pass_ctx
-PassBadRunBefore enter_pass_ctx
-PassFine_1 enter_pass_ctx
-PassFine_0 should_run
-PassBadRunBefore should_run
-PassFine_1 should_run
-PassFine_0 run_before_pass
-PassBadRunBefore bad run_before_pass!!!
-PassFine_0 exit_pass_ctx
-PassBadRunBefore exit_pass_ctx
-PassFine_1 exit_pass_ctx
-Catching ValueError: PassBadRunBefore bad run_before_pass
-PassFine_0 exit_pass_ctx
-PassBadRunBefore exit_pass_ctx
-PassFine_1 exit_pass_ctx
-PassFine_0 enter_pass_ctx
-PassBadRunBefore enter_pass_ctx
-PassFine_1 enter_pass_ctx
-PassFine_0 should_run
-PassBadRunBefore should_run
-PassFine_1 should_run
-PassFine_0 run_before_pass
-PassBadRunBefore bad run_before_pass!!!
-Catching ValueError: PassBadRunBefore bad run_before_pass
-PassFine_0 exit_pass_ctx
-PassBadRunBefore exit_pass_ctx
-PassFine_1 exit_pass_ctx"""
 
 TIMING_LINE = re.compile(r"^(\t*)(\w+): (\d+)us \[(\d+)us\] \((\d+\.\d\d)%; (\d+\.\d\d)%\)$")
 
@@ -115,4 +63,4 @@ def test_op_diff_is_the_seeds(tutorial_output):
 
 
 def test_exception_demos_line_for_line(tutorial_output):
-    assert tutorial_output.rstrip().endswith(SEED_EXCEPTION_DEMOS)
+    assert tutorial_output.endswith(SEED_EXCEPTION_DEMOS)

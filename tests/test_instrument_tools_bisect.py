@@ -7,41 +7,21 @@ import numpy as np
 import pytest
 
 from xrelay import passes, transform
-from xrelay.dialects import nn
 from xrelay.frontend import bind_params_by_name, resnet, tiny
 from xrelay.instrument.bisect import OptBisect
 from xrelay.instrument.numerical_bisect import NumericalBisect, compare_outputs
-from tool_passes import clone_only, drop_relu, noop, outer, parse_module
-
-SRC = """\
-builtin.module {
-  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
-    %c = nn.constant dense<[1.0, 2.0]> : tensor<2xf32>
-    %r = nn.relu(%x) : (tensor<2xf32>) -> tensor<2xf32>
-    %y = nn.add(%r, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    func.return %y : tensor<2xf32>
-  }
-}
-"""
-
+from tool_passes import clone_only, drop_relu, noop, outer, parse_module, perturb_first_large_constant
 
 def parse():
-    return parse_module(SRC)
+    return parse_module()
 
 
 @transform.module_pass(opt_level=0, name="PerturbConstant")
 def perturb_constant(mod, ctx):
-    """The deliberately wrong pass: scales the first constant of 16+ elements by 1.01."""
     new = mod.clone()
-    for op in new.walk():
-        if isinstance(op, nn.ConstantOp) and op.numpy().size >= 16:
-            replacement = nn.ConstantOp(op.numpy() * np.float32(1.01))
-            op.parent.insert_op_before(replacement, op)
-            op.results[0].replace_all_uses_with(replacement.results[0])
-            op.detach()
-            op.erase()
-            return new
-    raise AssertionError("no constant to perturb")
+    if not perturb_first_large_constant(new):
+        raise AssertionError("no constant to perturb")
+    return new
 
 
 # --- OptBisect ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from xrelay.dialects import nn
 from xrelay.frontend import bind_params_by_name, tiny
 from xrelay.passes import ALL_PASSES
 from xrelay.tools.xrelay_opt import main
+from tool_passes import perturb_first_large_constant, raising_xdsl_pass
 
 
 @dataclass(frozen=True)
@@ -23,23 +24,11 @@ class PerturbWeight(ModulePass):
     name = "test-perturb-weight"
 
     def apply(self, ctx, op):
-        for const in op.walk():
-            if isinstance(const, nn.ConstantOp) and const.numpy().size >= 16:
-                new = nn.ConstantOp(const.numpy() * np.float32(1.01))
-                const.parent.insert_op_before(new, const)
-                const.results[0].replace_all_uses_with(new.results[0])
-                const.detach()
-                const.erase()
-                return
+        perturb_first_large_constant(op)
 
 
-@dataclass(frozen=True)
-class RaiseOnSoftmax(ModulePass):
-    name = "test-raise-on-softmax"
-
-    def apply(self, ctx, op):
-        if any(isinstance(o, nn.SoftmaxOp) for o in op.walk()):
-            raise RuntimeError("softmax is not supported")
+RaiseOnSoftmax = raising_xdsl_pass("RaiseOnSoftmax", "test-raise-on-softmax", nn.SoftmaxOp, RuntimeError,
+                                   "softmax is not supported")
 
 
 @dataclass(frozen=True)

@@ -9,29 +9,10 @@ from xrelay import transform
 from xrelay.dialects import nn
 from xrelay.instrument.ir_diff import IRDiff
 from xrelay.instrument.print_ir import PrintIR, module_changed, module_text
-from tool_passes import clone_only, drop_relu, noop, outer, parse_module
+from tool_passes import RELU_ADD, clone_only, drop_relu, noop, outer, parse_module
 
-SRC = """\
-builtin.module {
-  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
-    %c = nn.constant dense<[1.0, 2.0]> : tensor<2xf32>
-    %r = nn.relu(%x) : (tensor<2xf32>) -> tensor<2xf32>
-    %y = nn.add(%r, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    func.return %y : tensor<2xf32>
-  }
-}
-"""
-
-BEFORE = """\
-builtin.module {
-  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
-    %c = nn.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
-    %r = nn.relu(%x) : (tensor<2xf32>) -> tensor<2xf32>
-    %y = nn.add(%r, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    func.return %y : tensor<2xf32>
-  }
-}
-"""
+# The module as parsed and as printed, before any pass: the shared RELU_ADD is written in printed form.
+BEFORE = RELU_ADD
 
 AFTER = """\
 builtin.module {
@@ -44,7 +25,7 @@ builtin.module {
 """
 
 
-def parse(text=SRC):
+def parse(text=RELU_ADD):
     return parse_module(text)
 
 
@@ -118,7 +99,7 @@ def test_large_constants_are_elided_to_a_digest_of_their_bytes():
     import hashlib
 
     values = np.arange(20, dtype=np.float32)
-    text = SRC.replace("%c = nn.constant dense<[1.0, 2.0]> : tensor<2xf32>",
+    text = RELU_ADD.replace("%c = nn.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>",
                        "%c = nn.constant dense<0.0> : tensor<2xf32>")
     mod = parse(text)
     # Put a 20-element constant in front of the function body's first op.

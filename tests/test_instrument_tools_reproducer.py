@@ -2,10 +2,8 @@
 fail the same way (Python API here; xrelay-opt in test_instrument_tools_cli.py and the lit tests)."""
 
 import json
-from dataclasses import dataclass
 
 import pytest
-from xdsl.passes import ModulePass
 
 from xrelay import transform
 from xrelay.dialects import nn
@@ -17,7 +15,7 @@ from xrelay.instrument.reproducer import (
     registered_pipeline_name,
     run_reproducer,
 )
-from tool_passes import drop_relu, parse_module
+from tool_passes import drop_relu, parse_module, raising_xdsl_pass
 
 SRC = """\
 builtin.module {
@@ -43,15 +41,9 @@ def parse():
     return parse_module(SRC)
 
 
-@dataclass(frozen=True)
-class RaiseOnNegative(ModulePass):
-    """A test pass with a pipeline name: raises if the module holds an nn.negative."""
-
-    name = "test-raise-on-negative"
-
-    def apply(self, ctx, op):
-        if any(isinstance(o, nn.NegativeOp) for o in op.walk()):
-            raise ValueError("nn.negative is not supported\nsecond line")
+# A test pass with a pipeline name.
+RaiseOnNegative = raising_xdsl_pass("RaiseOnNegative", "test-raise-on-negative", nn.NegativeOp, ValueError,
+                                    "nn.negative is not supported\nsecond line")
 
 
 EXTRA = {RaiseOnNegative.name: lambda: RaiseOnNegative}

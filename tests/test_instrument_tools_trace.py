@@ -11,36 +11,18 @@ from xrelay.dialects import nn
 from xrelay.instrument.memory import PassMemoryInstrument
 from xrelay.instrument.op_count import OpCountDiff, count_ops, op_count_delta
 from xrelay.instrument.trace import ChromeTraceInstrument
-from tool_passes import drop_relu, noop, outer, parse_module
+from tool_passes import RELU_ADD, drop_relu, noop, outer, parse_module, replacing_pass
 
-SRC = """\
-builtin.module {
-  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
-    %c = nn.constant dense<[1.0, 2.0]> : tensor<2xf32>
-    %r = nn.relu(%x) : (tensor<2xf32>) -> tensor<2xf32>
-    %y = nn.add(%r, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    %z = nn.add(%y, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    func.return %z : tensor<2xf32>
-  }
-}
-"""
+# relu(x) + c + c: two adds, so a pass replacing them changes a count by 2.
+SRC = RELU_ADD.replace("func.return %y", "%z = nn.add(%y, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+                       "    func.return %z")
 
 
 def parse():
     return parse_module(SRC)
 
 
-@transform.module_pass(opt_level=0, name="AddToMultiply")
-def add_to_multiply(mod, ctx):
-    new = mod.clone()
-    for op in list(new.walk()):
-        if isinstance(op, nn.AddOp):
-            mul = nn.MultiplyOp(op.operands[0], op.operands[1])
-            op.parent.insert_op_before(mul, op)
-            op.results[0].replace_all_uses_with(mul.results[0])
-            op.detach()
-            op.erase()
-    return new
+add_to_multiply = replacing_pass("AddToMultiply", nn.AddOp, lambda add: nn.MultiplyOp(add.operands[0], add.operands[1]))
 
 
 @transform.module_pass(opt_level=0, name="Boom")

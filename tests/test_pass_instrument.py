@@ -94,20 +94,6 @@ def test_instrument_call_sequence(events):
 
 
 def test_custom_instrument_by_decorator_and_by_subclass_are_equivalent(capsys):
-    @pass_instrument
-    class MyTest:
-        def enter_pass_ctx(self):
-            print("enter ctx")
-
-        def exit_pass_ctx(self):
-            print("exit ctx")
-
-        def run_before_pass(self, mod, info):
-            print("run before " + info.name)
-
-        def run_after_pass(self, mod, info):
-            print("run after " + info.name)
-
     class MySubclass(PassInstrument):
         def enter_pass_ctx(self):
             print("enter ctx")
@@ -120,6 +106,13 @@ def test_custom_instrument_by_decorator_and_by_subclass_are_equivalent(capsys):
 
         def run_after_pass(self, mod, info):
             print("run after " + info.name)
+
+    @pass_instrument
+    class MyTest:  # a plain class with the same hook functions
+        enter_pass_ctx = MySubclass.enter_pass_ctx
+        exit_pass_ctx = MySubclass.exit_pass_ctx
+        run_before_pass = MySubclass.run_before_pass
+        run_after_pass = MySubclass.run_after_pass
 
     infer_type = adder("InferType", [])
     expected = "enter ctx\nrun before InferType\nrun after InferType\nexit ctx\n"
@@ -377,26 +370,15 @@ def test_pass_exception(events):
     ]
 
 
-def test_should_run_exception(events):
-    pass_ = adder("transform", events, opt_level=2)
-    with pytest.raises(RuntimeError, match="%1 broken should_run"):
-        with transform.PassContext(instruments=[Broken("%1", events, "should_run"), Rec("%2", events)]):
-            pass_(ModuleOp([]))
-    assert events == [
+@pytest.mark.parametrize("where, expected", [
+    ("should_run", [
         "%1 enter_pass_ctx",
         "%2 enter_pass_ctx",
         "%1 should_run transform",
         "%1 exit_pass_ctx",
         "%2 exit_pass_ctx",
-    ]
-
-
-def test_run_before_exception(events):
-    pass_ = adder("transform", events, opt_level=2)
-    with pytest.raises(RuntimeError, match="%1 broken run_before_pass"):
-        with transform.PassContext(instruments=[Broken("%1", events, "run_before_pass"), Rec("%2", events)]):
-            pass_(ModuleOp([]))
-    assert events == [
+    ]),
+    ("run_before_pass", [
         "%1 enter_pass_ctx",
         "%2 enter_pass_ctx",
         "%1 should_run transform",
@@ -404,15 +386,8 @@ def test_run_before_exception(events):
         "%1 run_before_pass transform",
         "%1 exit_pass_ctx",
         "%2 exit_pass_ctx",
-    ]
-
-
-def test_run_after_exception(events):
-    pass_ = adder("transform", events, opt_level=2)
-    with pytest.raises(RuntimeError, match="%1 broken run_after_pass"):
-        with transform.PassContext(instruments=[Broken("%1", events, "run_after_pass"), Rec("%2", events)]):
-            pass_(ModuleOp([]))
-    assert events == [
+    ]),
+    ("run_after_pass", [
         "%1 enter_pass_ctx",
         "%2 enter_pass_ctx",
         "%1 should_run transform",
@@ -423,7 +398,14 @@ def test_run_after_exception(events):
         "%1 run_after_pass transform",
         "%1 exit_pass_ctx",
         "%2 exit_pass_ctx",
-    ]
+    ]),
+])
+def test_exception_in_a_pass_hook_propagates_and_with_exits_every_instrument(events, where, expected):
+    pass_ = adder("transform", events, opt_level=2)
+    with pytest.raises(RuntimeError, match=f"%1 broken {where}"):
+        with transform.PassContext(instruments=[Broken("%1", events, where), Rec("%2", events)]):
+            pass_(ModuleOp([]))
+    assert events == expected
 
 
 @pytest.mark.parametrize("where", ["should_run", "run_before_pass", "run_after_pass", "body"])

@@ -76,6 +76,12 @@ def lines(capsys):
     return capsys.readouterr().out.splitlines()
 
 
+def ran(printer, name):
+    """The lines a Printer named `printer` and printing_pass(name) print when the pass runs, nothing nested."""
+    return [f"{printer} should_run {name}", f"{printer} run_before_pass {name}", f"  body {name}",
+            f"{printer} run_after_pass {name}"]
+
+
 # -- the global default context -------------------------------------------------------------------
 
 
@@ -89,13 +95,7 @@ def test_global_context_starts_with_an_empty_instrument_list(capsys):
     assert lines(capsys) == ["A enter_pass_ctx"]
     printing_pass("P")(ModuleOp([]))
     cur.override_instruments([])
-    assert lines(capsys) == [
-        "A should_run P",
-        "A run_before_pass P",
-        "  body P",
-        "A run_after_pass P",
-        "A exit_pass_ctx",
-    ]
+    assert lines(capsys) == [*ran("A", "P"), "A exit_pass_ctx"]
     assert cur.instruments == []
 
 
@@ -211,10 +211,7 @@ def test_vetoed_child_still_gets_its_required_passes_first(capsys):
         "A enter_pass_ctx",
         "A should_run sequential",
         "A run_before_pass sequential",
-        "A should_run conf.Req",
-        "A run_before_pass conf.Req",
-        "  body conf.Req",
-        "A run_after_pass conf.Req",
+        *ran("A", "conf.Req"),
         "A should_run Child",
         "A run_after_pass sequential",
         "A exit_pass_ctx",
@@ -232,34 +229,23 @@ def test_nested_sequentials_with_default_names_and_disabled_sequential(capsys):
         "A enter_pass_ctx",
         "A should_run sequential",
         "A run_before_pass sequential",
-        "A should_run W",
-        "A run_before_pass W",
-        "  body W",
-        "A run_after_pass W",
-        "A should_run Y",
-        "A run_before_pass Y",
-        "  body Y",
-        "A run_after_pass Y",
+        *ran("A", "W"),
+        *ran("A", "Y"),
         "A run_after_pass sequential",
         "A exit_pass_ctx",
     ]
-    # Without the disabled name, the inner Sequential (opt_level 0) runs as a nested pair.
+    # Without the disabled name, the inner Sequential (opt_level 0) runs as a nested pair; Y (opt
+    # level 3) does not run at opt level 2.
     with transform.PassContext(opt_level=2, instruments=[Printer("A")]):
         outer(ModuleOp([]))
     assert lines(capsys) == [
         "A enter_pass_ctx",
         "A should_run sequential",
         "A run_before_pass sequential",
-        "A should_run W",
-        "A run_before_pass W",
-        "  body W",
-        "A run_after_pass W",
+        *ran("A", "W"),
         "A should_run sequential",
         "A run_before_pass sequential",
-        "A should_run X",
-        "A run_before_pass X",
-        "  body X",
-        "A run_after_pass X",
+        *ran("A", "X"),
         "A run_after_pass sequential",
         "A run_after_pass sequential",
         "A exit_pass_ctx",
@@ -382,10 +368,7 @@ def test_failing_exit_of_an_inner_context_leaves_the_outer_one_intact(capsys):
         "I2 run_after_pass P",
         "I0 exit_pass_ctx",
         "I1 bad exit_pass_ctx!!!",
-        "O should_run Q",
-        "O run_before_pass Q",
-        "  body Q",
-        "O run_after_pass Q",
+        *ran("O", "Q"),
         "O exit_pass_ctx",
     ]
 

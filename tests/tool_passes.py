@@ -1,25 +1,75 @@
-"""Small functional test passes the instrument-tool tests share (run on the nn modules they parse)."""
+"""Small test passes and the module the instrument-tool tests share (run on the nn modules they parse)."""
 
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from xrelay import transform
 from xrelay.dialects import make_context, nn
 
+RELU_ADD = """\
+builtin.module {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %c = nn.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+    %r = nn.relu(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    %y = nn.add(%r, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    func.return %y : tensor<2xf32>
+  }
+}
+"""
+"""`relu(x) + [1, 2]`, written as xDSL prints it: a dump of the parsed module is this text again."""
 
-def parse_module(text: str):
+
+def parse_module(text: str = RELU_ADD):
     return Parser(make_context(), text).parse_module()
 
 
-@transform.module_pass(opt_level=0, name="DropRelu")
-def drop_relu(mod, ctx):
-    """Functional: returns a clone with every relu replaced by its operand."""
-    new = mod.clone()
-    for op in list(new.walk()):
-        if isinstance(op, nn.ReluOp):
-            op.results[0].replace_all_uses_with(op.operands[0])
-            op.detach()
-            op.erase()
-    return new
+def replacing_pass(name: str, op_type: type[Operation], replacement):
+    """A functional module pass `name`: a clone of its input in which every `op_type` op is replaced by
+    `replacement(op)`, a new op (put in its place) or an existing value (that takes its uses)."""
+
+    @transform.module_pass(opt_level=0, name=name)
+    def body(mod, ctx):
+        new = mod.clone()
+        for op in list(new.walk()):
+            if isinstance(op, op_type):
+                new_op = replacement(op)
+                if isinstance(new_op, Operation):
+                    Rewriter.replace_op(op, new_op)
+                else:
+                    Rewriter.replace_op(op, [], [new_op])
+        return new
+
+    return body
+
+
+drop_relu = replacing_pass("DropRelu", nn.ReluOp, lambda relu: relu.operands[0])
+
+
+def perturb_first_large_constant(module) -> bool:
+    """The deliberately wrong rewrite the numerical-bisect tests find: scale the first constant of 16+
+    elements by 1.01, in place. False when there is none."""
+    for op in module.walk():
+        if isinstance(op, nn.ConstantOp) and op.numpy().size >= 16:
+            Rewriter.replace_op(op, nn.ConstantOp(op.numpy() * np.float32(1.01)))
+            return True
+    return False
+
+
+def raising_xdsl_pass(class_name: str, name: str, op_type: type[Operation], error: type[Exception], message: str):
+    """An xDSL ModulePass class with pipeline name `name` that raises `error(message)` when the module
+    holds an `op_type` op (and does nothing otherwise)."""
+
+    def apply(self, ctx, op):
+        if any(isinstance(inner, op_type) for inner in op.walk()):
+            raise error(message)
+
+    namespace = {"name": name, "apply": apply, "__module__": __name__}
+    return dataclass(frozen=True)(type(class_name, (ModulePass,), namespace))
 
 
 @transform.module_pass(opt_level=0, name="Noop")

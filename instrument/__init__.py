@@ -8,9 +8,9 @@ instrument keeps) and PassTimingInstrument. The xDSL-facing pieces
 """
 
 from xrelay.instrument.nesting import NestingInstrument, PassFrame
-from xrelay.instrument.pass_context import PassContext
+from xrelay.instrument.pass_context import PassContext  # noqa: F401 - in __all__ through TRANSFORM_NAMES
 from xrelay.instrument.pass_instrument import PassInstrument, pass_instrument
-from xrelay.instrument.pass_manager import (
+from xrelay.instrument.pass_manager import (  # noqa: F401 - in __all__ through TRANSFORM_NAMES
     ModulePass,
     Pass,
     PassInfo,
@@ -25,23 +25,28 @@ from xrelay.instrument.timing import PassTimingInstrument
 
 _XDSL_NAMES = ("wrap", "as_pass", "xdsl_context", "WrappedModulePass")
 
-__all__ = [
+TRANSFORM_NAMES = (
     "ModulePass",
-    "NestingInstrument",
     "Pass",
     "PassContext",
-    "PassFrame",
     "PassInfo",
-    "PassInstrument",
-    "PassTimingInstrument",
     "Sequential",
     "get_pass",
     "module_pass",
-    "pass_instrument",
     "register_pass",
     "registered_pass_names",
     "run_pass",
     *_XDSL_NAMES,
+)
+"""The pass-infrastructure names `xrelay.transform` gives under TVM's `tvm.transform` spelling."""
+
+__all__ = [
+    *TRANSFORM_NAMES,
+    "NestingInstrument",
+    "PassFrame",
+    "PassInstrument",
+    "PassTimingInstrument",
+    "pass_instrument",
 ]
 
 

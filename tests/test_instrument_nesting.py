@@ -9,7 +9,6 @@ of ops in a module names it: a frame's `received` module and the module a pass r
 import sys
 
 import pytest
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
@@ -23,26 +22,13 @@ from xrelay.instrument.print_ir import PrintIR
 from xrelay.instrument.reproducer import CrashReproducer
 from xrelay.instrument.trace import ChromeTraceInstrument
 from xrelay.tools.xrelay_opt import PipelineChecks
+from tool_passes import op_adding_pass as adding
 
 pytestmark = pytest.mark.usefixtures("fresh_pass_context")
 
 
 def n_ops(mod):
     return len(list(mod.body.block.ops))
-
-
-def adding(name, calls=(), opt_level=0):
-    """A pass that runs `calls` (nested passes) on its input, then adds one op to the result."""
-
-    @transform.module_pass(opt_level=opt_level, name=name)
-    def body(mod, ctx):
-        for nested in calls:
-            mod = nested(mod)
-        new_mod = mod.clone()
-        new_mod.body.block.add_op(arith.ConstantOp.from_int_and_width(0, 32))
-        return new_mod
-
-    return body
 
 
 def raising(name, calls=()):

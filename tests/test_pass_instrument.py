@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
 from xrelay.instrument import PassInstrument, pass_instrument
+from tool_passes import op_adding_pass
 
 
 pytestmark = pytest.mark.usefixtures("fresh_pass_context")
@@ -51,16 +52,8 @@ class Rec(PassInstrument):
 
 
 def adder(name, events, opt_level=0, required=()):
-    """A module pass that returns a copy of the module with one more op."""
-
-    @transform.module_pass(opt_level=opt_level, name=name, required=required)
-    def body(mod, ctx):
-        events.append(f"{name} pass")
-        new_mod = mod.clone()
-        new_mod.body.block.add_op(arith.ConstantOp.from_int_and_width(1, 32))
-        return new_mod
-
-    return body
+    """A module pass that records `NAME pass` and returns a copy of the module with one more op."""
+    return op_adding_pass(name, opt_level, required=required, on_run=lambda: events.append(f"{name} pass"))
 
 
 def test_instrument_call_sequence(events):

@@ -8,11 +8,11 @@ and the test says so. Passes are tiny module passes over empty xDSL modules.
 """
 
 import pytest
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
 from xrelay.instrument import PassTimingInstrument, pass_instrument, timing
+from tool_passes import op_adding_pass
 
 WARNING = "Warning: no passes have been profiled, did you enable pass profiling?\n"
 
@@ -58,18 +58,8 @@ class BadExit(Printer):
 
 
 def printing_pass(name, opt_level=0, calls=(), required=()):
-    """A module pass printing its name, calling `calls` (nested passes) and adding one op."""
-
-    @transform.module_pass(opt_level=opt_level, name=name, required=required)
-    def body(mod, ctx):
-        print("  body", name)
-        for nested in calls:
-            mod = nested(mod)
-        new_mod = mod.clone()
-        new_mod.body.block.add_op(arith.ConstantOp.from_int_and_width(0, 32))
-        return new_mod
-
-    return body
+    """A module pass printing `  body NAME`, calling `calls` (nested passes) and adding one op."""
+    return op_adding_pass(name, opt_level, calls, required, on_run=lambda: print("  body", name))
 
 
 def lines(capsys):

@@ -1,8 +1,10 @@
-"""Small test passes and the module the instrument-tool tests share (run on the nn modules they parse)."""
+"""Small test passes and the module the instrument tests share: nn passes run on the nn modules the
+tool tests parse, and `op_adding_pass` for the infrastructure tests over empty xDSL modules."""
 
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import arith
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
@@ -86,3 +88,21 @@ def clone_only(mod, ctx):
 def outer(mod, ctx):
     """Runs DropRelu as a nested pass."""
     return drop_relu(mod)
+
+
+def op_adding_pass(name, opt_level=0, calls=(), required=(), on_run=None):
+    """A module pass `name` that calls `on_run()` (if given), runs the passes `calls` on its input
+    (nested passes), and returns a copy of the result with one more `arith.constant`: the number of
+    ops in a module counts the passes that produced it."""
+
+    @transform.module_pass(opt_level=opt_level, name=name, required=required)
+    def body(mod, ctx):
+        if on_run is not None:
+            on_run()
+        for nested in calls:
+            mod = nested(mod)
+        new_mod = mod.clone()
+        new_mod.body.block.add_op(arith.ConstantOp.from_int_and_width(0, 32))
+        return new_mod
+
+    return body

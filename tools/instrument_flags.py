@@ -191,26 +191,23 @@ def _print_memory(instrument: PassInstrument, tool: XRelayOptMain) -> None:
     sys.stderr.write(instrument.render())
 
 
-def _count(text: str) -> int:
-    """argparse type: an int >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an int >= 0, got '{text}'")
-    return value
+def _int_at_least(minimum: int, accepted: str):
+    """An argparse type: an int >= `minimum`; the error says the `accepted` values."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {accepted}, got '{text}'")
+        return value
+
+    return parse
 
 
-def _limit(text: str) -> int:
-    """argparse type: -1 (no limit) or an int >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -2
-    if value < -1:
-        raise argparse.ArgumentTypeError(f"must be -1 (no limit) or an int >= 0, got '{text}'")
-    return value
+_count = _int_at_least(0, "an int >= 0")
+_limit = _int_at_least(-1, "-1 (no limit) or an int >= 0")
 
 
 def _tolerance(text: str) -> float:

@@ -6,45 +6,22 @@
 `transform.XRelayPass` (from `xrelay/pass_base.py`) is the base class of xrelay's own passes.
 """
 
-from xrelay.instrument import (
-    ModulePass,
-    Pass,
-    PassContext,
-    PassInfo,
-    Sequential,
-    get_pass,
-    module_pass,
-    register_pass,
-    registered_pass_names,
-    run_pass,
-)
+from xrelay import instrument
 
-_XDSL_NAMES = ("wrap", "as_pass", "xdsl_context", "WrappedModulePass")
 _PASS_BASE_NAMES = ("XRelayPass", "register_xrelay_pass")
 
-__all__ = [
-    "ModulePass",
-    "Pass",
-    "PassContext",
-    "PassInfo",
-    "Sequential",
-    "get_pass",
-    "module_pass",
-    "register_pass",
-    "registered_pass_names",
-    "run_pass",
-    *_XDSL_NAMES,
-    *_PASS_BASE_NAMES,
-]
+__all__ = [*instrument.TRANSFORM_NAMES, *_PASS_BASE_NAMES]
 
 
 def __getattr__(name: str):
-    if name in _XDSL_NAMES:
-        from xrelay.instrument import xdsl_pass
-
-        return getattr(xdsl_pass, name)
-    if name in _PASS_BASE_NAMES:
+    # Looked up on first use (the xDSL-facing names load xDSL), then kept as a module attribute.
+    if name in instrument.TRANSFORM_NAMES:
+        value = getattr(instrument, name)
+    elif name in _PASS_BASE_NAMES:
         from xrelay import pass_base
 
-        return getattr(pass_base, name)
-    raise AttributeError(f"module 'xrelay.transform' has no attribute {name!r}")
+        value = getattr(pass_base, name)
+    else:
+        raise AttributeError(f"module 'xrelay.transform' has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -22,7 +22,7 @@ from xrelay.instrument.print_ir import PrintIR
 from xrelay.instrument.reproducer import CrashReproducer
 from xrelay.instrument.trace import ChromeTraceInstrument
 from xrelay.tools.xrelay_opt import PipelineChecks
-from tool_passes import op_adding_pass as adding
+from tool_passes import op_adding_pass as adding, run_on_empty_module
 
 pytestmark = pytest.mark.usefixtures("fresh_pass_context")
 
@@ -93,9 +93,7 @@ def test_nested_passes_get_their_received_module_and_depth(events):
     inner_a, inner_b = adding("InnerA"), adding("InnerB")
     outer = adding("Outer", calls=[inner_a, inner_b])
     recorder = Recorder(events)
-    with transform.PassContext(instruments=[recorder]):
-        result = outer(ModuleOp([]))
-    assert n_ops(result) == 3
+    assert n_ops(run_on_empty_module(outer, recorder)) == 3
     assert events == [
         "entered Outer depth 0 received 0 running []",
         "entered InnerA depth 1 received 0 running [Outer]",
@@ -159,9 +157,7 @@ def test_a_failing_nested_pass_fails_every_enclosing_frame_and_leaves_the_stack_
 def test_a_vetoed_pass_gets_no_frame(events):
     # should_run refuses Skipped: no hook, no frame; the next child receives A's result at depth 1.
     pipeline = transform.Sequential([adding("A"), adding("Skipped"), adding("B")])
-    with transform.PassContext(instruments=[Recorder(events, veto=("Skipped",))]):
-        result = pipeline(ModuleOp([]))
-    assert n_ops(result) == 2
+    assert n_ops(run_on_empty_module(pipeline, Recorder(events, veto=("Skipped",)))) == 2
     assert events == [
         "entered sequential depth 0 received 0 running []",
         "entered A depth 1 received 0 running [sequential]",
@@ -185,35 +181,30 @@ def test_a_vetoed_nested_pass_inside_a_failing_pass(events):
     ]
 
 
-def test_a_raising_entered_leaves_no_frame(events):
+@pytest.mark.parametrize("hook, expected", [
     # The PassContext calls no end hook for an instrument whose run_before_pass raised; the passes
     # around it still end as failed.
-    recorder = Recorder(events, raise_in=("entered", "Inner"))
-    with transform.PassContext(instruments=[recorder]):
-        with pytest.raises(RuntimeError, match="entered of Inner"):
-            adding("Outer", calls=[adding("Inner")])(ModuleOp([]))
-        assert recorder.running == []
-    assert events == [
+    ("entered", [
         "entered Outer depth 0 received 0 running []",
         "entered Inner depth 1 received 0 running [Outer]",
         "failed Outer depth 0 received 0 running [] error RuntimeError: entered of Inner",
-    ]
-
-
-def test_a_raising_left_ends_the_pass_as_failed(events):
+    ]),
     # The frame stays pushed while `left` runs, so when it raises, run_after_pass_failed finds it.
-    recorder = Recorder(events, raise_in=("left", "Inner"))
-    with transform.PassContext(instruments=[recorder]):
-        with pytest.raises(RuntimeError, match="left of Inner"):
-            adding("Outer", calls=[adding("Inner")])(ModuleOp([]))
-        assert recorder.running == []
-    assert events == [
+    ("left", [
         "entered Outer depth 0 received 0 running []",
         "entered Inner depth 1 received 0 running [Outer]",
         "left Inner depth 1 received 0 returned 1 running [Outer,Inner] (state of Inner)",
         "failed Inner depth 1 received 0 running [Outer] error RuntimeError: left of Inner",
         "failed Outer depth 0 received 0 running [] error RuntimeError: left of Inner",
-    ]
+    ]),
+])
+def test_a_hook_that_raises_leaves_the_stack_right(events, hook, expected):
+    recorder = Recorder(events, raise_in=(hook, "Inner"))
+    with transform.PassContext(instruments=[recorder]):
+        with pytest.raises(RuntimeError, match=f"{hook} of Inner"):
+            adding("Outer", calls=[adding("Inner")])(ModuleOp([]))
+        assert recorder.running == []
+    assert events == expected
 
 
 def test_an_instrument_installed_inside_a_pass_sees_its_end_unseen(events):

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
 from xrelay.instrument import PassInstrument, pass_instrument
-from tool_passes import op_adding_pass
+from tool_passes import op_adding_pass, run_on_empty_module
 
 
 pytestmark = pytest.mark.usefixtures("fresh_pass_context")
@@ -519,15 +519,8 @@ def test_nested_contexts_hide_outer_instruments(events):
 
 def test_nested_pass_calls_give_nested_pairs(events):
     inner = adder("Inner", events)
-
-    @transform.module_pass(opt_level=0, name="Outer")
-    def outer(mod, ctx):
-        events.append("Outer pass")
-        return inner(inner(mod))
-
-    with transform.PassContext(instruments=[Rec("%1", events)]):
-        mod = outer(ModuleOp([]))
-    assert n_ops(mod) == 2
+    outer = op_adding_pass("Outer", calls=[inner, inner], on_run=lambda: events.append("Outer pass"))
+    assert n_ops(run_on_empty_module(outer, Rec("%1", events))) == 3  # Inner twice, then Outer
     assert events == [
         "%1 enter_pass_ctx",
         "%1 should_run Outer",
@@ -582,9 +575,7 @@ def test_sequential_filters_children_by_opt_level(events):
         [adder("Backward", events, opt_level=3), adder("Forward", events, opt_level=3), adder("Fold", events, opt_level=2)],
         name="FoldScaleAxis",
     )
-    with transform.PassContext(instruments=[Rec("%1", events)]):
-        mod = seq(ModuleOp([]))
-    assert n_ops(mod) == 1
+    assert n_ops(run_on_empty_module(seq, Rec("%1", events))) == 1
     assert events == [
         "%1 enter_pass_ctx",
         "%1 should_run FoldScaleAxis",
@@ -642,9 +633,7 @@ def test_required_and_disabled_passes_in_sequential(events):
 
 def test_required_pass_skips_should_run_even_when_called_directly(events):
     pass_ = adder("Req", events)
-    with transform.PassContext(required_pass=["Req"], instruments=[Rec("%1", events, answer=False)]):
-        mod = pass_(ModuleOp([]))
-    assert n_ops(mod) == 1
+    assert n_ops(run_on_empty_module(pass_, Rec("%1", events, answer=False), required_pass=["Req"])) == 1
     assert events == [
         "%1 enter_pass_ctx",
         "%1 run_before_pass Req",
@@ -660,9 +649,7 @@ def test_child_required_passes_run_as_siblings_before_it(events):
     convert = adder("Convert", events, opt_level=3, required=["test_pi.InferType", "test_pi.Canon"])
     seq = transform.Sequential([convert, adder("Fold", events, opt_level=2)])
     # The required passes run through the instruments, without the opt-level/disabled check.
-    with transform.PassContext(opt_level=3, disabled_pass=["test_pi.Canon"], instruments=[Rec("%1", events)]):
-        mod = seq(ModuleOp([]))
-    assert n_ops(mod) == 4
+    assert n_ops(run_on_empty_module(seq, Rec("%1", events), opt_level=3, disabled_pass=["test_pi.Canon"])) == 4
     assert events == [
         "%1 enter_pass_ctx",
         "%1 should_run sequential",

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import transform
 from xrelay.instrument import PassTimingInstrument, pass_instrument, timing
-from tool_passes import op_adding_pass
+from tool_passes import op_adding_pass, run_on_empty_module
 
 WARNING = "Warning: no passes have been profiled, did you enable pass profiling?\n"
 
@@ -27,27 +27,31 @@ def fresh_state(fresh_pass_context):
 
 @pass_instrument
 class Printer:
-    """The tutorial's PassExampleBase, printing every hook it receives."""
+    """The tutorial's PassExampleBase, printing every hook it receives and the pass it is about;
+    `answer` is should_run's answer (or a function of the PassInfo giving it)."""
 
     def __init__(self, name, answer=True):
         self._name = name
         self.answer = answer
 
+    def _saw(self, hook, info=None):
+        print(self._name, hook, *([] if info is None else [info.name]))
+
     def enter_pass_ctx(self):
-        print(self._name, "enter_pass_ctx")
+        self._saw("enter_pass_ctx")
 
     def exit_pass_ctx(self):
-        print(self._name, "exit_pass_ctx")
+        self._saw("exit_pass_ctx")
 
     def should_run(self, mod, info):
-        print(self._name, "should_run", info.name)
+        self._saw("should_run", info)
         return self.answer if not callable(self.answer) else self.answer(info)
 
     def run_before_pass(self, mod, info):
-        print(self._name, "run_before_pass", info.name)
+        self._saw("run_before_pass", info)
 
     def run_after_pass(self, mod, info):
-        print(self._name, "run_after_pass", info.name)
+        self._saw("run_after_pass", info)
 
 
 @pass_instrument
@@ -64,6 +68,12 @@ def printing_pass(name, opt_level=0, calls=(), required=()):
 
 def lines(capsys):
     return capsys.readouterr().out.splitlines()
+
+
+def printed(capsys, pass_, *instruments, **context):
+    """The lines printed while `pass_` runs on an empty module in a PassContext(**context) with `instruments`."""
+    run_on_empty_module(pass_, *instruments, **context)
+    return lines(capsys)
 
 
 def ran(printer, name):
@@ -141,10 +151,8 @@ def test_required_pass_is_not_asked_but_still_instrumented_when_nested(capsys):
     # InstrumentBeforePass: `if (!pass_required) { ShouldRun... }` then RunBeforePass for all.
     inner = printing_pass("Inner")
     outer = printing_pass("Outer", calls=[inner])
-    with transform.PassContext(required_pass=["Inner"], instruments=[Printer("A"), Printer("B", answer=False)]):
-        outer(ModuleOp([]))
     # B vetoes Outer (every instrument is still asked), so Inner never runs at all.
-    assert lines(capsys) == [
+    assert printed(capsys, outer, Printer("A"), Printer("B", answer=False), required_pass=["Inner"]) == [
         "A enter_pass_ctx",
         "B enter_pass_ctx",
         "A should_run Outer",
@@ -152,9 +160,7 @@ def test_required_pass_is_not_asked_but_still_instrumented_when_nested(capsys):
         "A exit_pass_ctx",
         "B exit_pass_ctx",
     ]
-    with transform.PassContext(required_pass=["Inner"], instruments=[Printer("A"), Printer("B", answer=lambda i: i.name == "Outer")]):
-        outer(ModuleOp([]))
-    assert lines(capsys) == [
+    assert printed(capsys, outer, Printer("A"), Printer("B", answer=lambda i: i.name == "Outer"), required_pass=["Inner"]) == [
         "A enter_pass_ctx",
         "B enter_pass_ctx",
         "A should_run Outer",
@@ -195,9 +201,7 @@ def test_vetoed_child_still_gets_its_required_passes_first(capsys):
     transform.register_pass("conf.Req", lambda: printing_pass("conf.Req"), override=True)
     child = printing_pass("Child", required=["conf.Req"])
     seq = transform.Sequential([child])
-    with transform.PassContext(instruments=[Printer("A", answer=lambda info: info.name != "Child")]):
-        seq(ModuleOp([]))
-    assert lines(capsys) == [
+    assert printed(capsys, seq, Printer("A", answer=lambda info: info.name != "Child")) == [
         "A enter_pass_ctx",
         "A should_run sequential",
         "A run_before_pass sequential",
@@ -213,9 +217,7 @@ def test_nested_sequentials_with_default_names_and_disabled_sequential(capsys):
     # drops a nested default-named Sequential, while the outer one (called directly) runs.
     inner = transform.Sequential([printing_pass("X")])
     outer = transform.Sequential([printing_pass("W"), inner, printing_pass("Y", opt_level=3)])
-    with transform.PassContext(opt_level=3, disabled_pass=["sequential"], instruments=[Printer("A")]):
-        outer(ModuleOp([]))
-    assert lines(capsys) == [
+    assert printed(capsys, outer, Printer("A"), opt_level=3, disabled_pass=["sequential"]) == [
         "A enter_pass_ctx",
         "A should_run sequential",
         "A run_before_pass sequential",
@@ -226,9 +228,7 @@ def test_nested_sequentials_with_default_names_and_disabled_sequential(capsys):
     ]
     # Without the disabled name, the inner Sequential (opt_level 0) runs as a nested pair; Y (opt
     # level 3) does not run at opt level 2.
-    with transform.PassContext(opt_level=2, instruments=[Printer("A")]):
-        outer(ModuleOp([]))
-    assert lines(capsys) == [
+    assert printed(capsys, outer, Printer("A"), opt_level=2) == [
         "A enter_pass_ctx",
         "A should_run sequential",
         "A run_before_pass sequential",
@@ -478,16 +478,12 @@ def test_render_output_ends_with_a_newline_and_warning_goes_to_stderr(clock, cap
 def test_override_from_inside_a_pass_body_switches_the_after_hooks(capsys):
     # Pass::operator() calls pass_ctx.InstrumentAfterPass(ret, info) after the body, and that reads
     # the context's instruments again: the new list gets run_after_pass, the old one does not.
-    ctx = transform.PassContext(instruments=[Printer("A")])
-
     @transform.module_pass(opt_level=0, name="Switch")
     def switch(mod, pass_ctx):
         pass_ctx.override_instruments([Printer("B")])
         return mod
 
-    with ctx:
-        switch(ModuleOp([]))
-    assert lines(capsys) == [
+    assert printed(capsys, switch, Printer("A")) == [
         "A enter_pass_ctx",
         "A should_run Switch",
         "A run_before_pass Switch",

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
@@ -106,3 +107,9 @@ def op_adding_pass(name, opt_level=0, calls=(), required=(), on_run=None):
         return new_mod
 
     return body
+
+
+def run_on_empty_module(pass_, *instruments, **context):
+    """`pass_` on an empty module inside a `PassContext(**context)` with `instruments`; its result."""
+    with transform.PassContext(instruments=list(instruments), **context):
+        return pass_(ModuleOp([]))

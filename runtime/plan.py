@@ -1,10 +1,11 @@
 """Elementwise steps of the linalg executor split over worker threads, and fused elementwise tails.
 
-`ChunkedOp` runs an all-parallel structured op (bias-add, ReLU, residual add, fill, the copy into a
-padded buffer) over parts of one loop, one part per worker thread, so the elementwise work between
-two GEMMs no longer runs on one core while the other waits. The loop split is one that every
-operand indexes as `d` or `d + c` only (a part is then a slice of each operand) and the body does
-not read `linalg.index`; each part length gets its own `compile_structured` program.
+`ChunkedOp` runs a structured op that is not a contraction (bias-add, ReLU, residual add, fill,
+pooling) over parts of one parallel loop, one part per worker thread, so the work between two GEMMs
+no longer runs on one core while the other waits. The loop split is one that every output indexes
+as `d + c` only and every input as `k * d + c` plus other loops (a pooling window): a part is then a
+slice of each operand. The body must not read `linalg.index`; each part length gets its own
+`compile_structured` program.
 
 `FusedTail` is a chain of such ops each writing over the previous one's result (what follows a
 convolution: bias-add, then ReLU, then the residual add): it runs as one step, each worker taking
@@ -20,34 +21,41 @@ import numpy as np
 
 from xrelay.runtime.affine_views import linear_form
 from xrelay.runtime.conv import run_parts
-from xrelay.runtime.linalg_structured import Structured, compile_structured
+from xrelay.runtime.linalg_structured import Structured, compile_structured, contraction_pair
 
 MIN_SPLIT_ELEMENTS = 1 << 15
 """Below this many loop points a step runs whole on the calling thread (a split costs ~50 us)."""
 
 
-def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int] | None]] | None:
-    """(loop, per operand: (axis, offset) where the operand indexes that loop as `d + offset`, or None
-    when it does not use it) for a loop the op can be cut along; None if there is none."""
-    if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
-        return None
+def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
+    """(loop, per operand: (axis, coefficient, offset, whether alone) where the operand indexes that
+    loop as `coefficient * d + offset` (alone) or with other loops added, or None when it does not
+    use it) for a parallel loop the op can be cut along; None if there is none. Outputs must index it
+    as `d + offset` alone (the parts write disjoint slices); inputs may read it through a window
+    (`d * 2 + kh`: pooling)."""
+    iterators = [str(it.data) for it in op.get_iterator_types()]
     if any(inner.name == "linalg.index" for inner in op.body.walk()):
         return None
+    if "reduction" in iterators and any(contraction_pair(op, k) for k in range(len(op.outputs))):
+        return None  # contractions split themselves (conv/matmul runners)
     maps = [m.data for m in op.get_indexing_maps()]
+    n_in = len(op.inputs)
     for d, size in enumerate(ranges):
-        if size < 2:
+        if size < 2 or iterators[d] != "parallel":
             continue
-        cuts: list[tuple[int, int] | None] = []
-        for amap in maps:
+        cuts: list[tuple[int, int, int, bool] | None] = []
+        for i, amap in enumerate(maps):
             cut = None
             for axis, expr in enumerate(amap.results):
                 if d not in expr.used_dims():
                     continue
                 form = linear_form(expr)
-                if cut is not None or form is None or form[0] != {d: 1}:
+                ok = form is not None and (form[0] == {d: 1} if i >= n_in
+                                           else form[0].get(d, 0) >= 1 and min(form[0].values()) >= 0)
+                if cut is not None or not ok:
                     cut = False
                     break
-                cut = (axis, form[1])
+                cut = (axis, form[0][d], form[1], form[0] == {d: 1})
             if cut is False:
                 break
             cuts.append(cut)
@@ -92,8 +100,9 @@ class ChunkedOp:
         parts = list(arrays)
         for i, cut in enumerate(self.cuts):
             if cut is not None:
-                axis, offset = cut
-                index = (slice(None),) * axis + (slice(r0, r1 + offset),)
+                axis, coefficient, offset, alone = cut
+                stop = r1 + offset if alone else None  # a window reads past coefficient * r1
+                index = (slice(None),) * axis + (slice(coefficient * r0, stop),)
                 parts[i] = arrays[i][index]
         program(parts)
 

@@ -155,3 +155,48 @@ def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, 
     finally:
         set_blas_threads(before)
     assert splits == ([130] if threads == 2 else [4])
+
+
+POOL = """
+func.func @main(%x: tensor<1x65x67x16xf32>) -> tensor<1xOHxOWx16xf32> {
+  %init = arith.constant dense<0.25> : tensor<1xOHxOWx16xf32>
+  %window = tensor.empty() : tensor<3x2xf32>
+  %0 = linalg.OP {dilations = dense<[1, 2]> : vector<2xi64>, strides = dense<[S, S]> : vector<2xi64>}
+      ins(%x, %window : tensor<1x65x67x16xf32>, tensor<3x2xf32>) outs(%init : tensor<1xOHxOWx16xf32>)
+      -> tensor<1xOHxOWx16xf32>
+  func.return %0 : tensor<1xOHxOWx16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("op", ["pooling_nhwc_max", "pooling_nhwc_sum"])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride):
+    """A 3x2 window (columns dilated by 2) at stride 1 or 2 over an odd-sized NHWC input: each worker
+    reads the input rows its output rows' windows reach (past its share of rows), and the
+    accumulator starts at 0.25."""
+    from xrelay.runtime.plan import split_loop
+
+    oh, ow = (65 - 3) // stride + 1, (67 - 3) // stride + 1
+    text = (POOL.replace("OH", str(oh)).replace("OW", str(ow)).replace("OP", op).replace("S", str(stride)))
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    pool = next(o for o in program.func.walk() if o.name == f"linalg.{op}")
+    assert split_loop(pool, pool.get_static_loop_ranges())[0] == 1  # the output rows
+    x = np.random.default_rng(3).standard_normal((1, 65, 67, 16)).astype(np.float32)
+    expected = np.full((1, oh, ow, 16), 0.25, np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            window = x[0, i * stride:i * stride + 3, j * stride:j * stride + 3:2]
+            if op.endswith("sum"):
+                expected[0, i, j] += window.sum(axis=(0, 1))
+            else:
+                expected[0, i, j] = np.maximum(0.25, window.max(axis=(0, 1)))
+    before = blas_threads()
+    if before is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
+    set_blas_threads(threads)
+    try:
+        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)
+    finally:
+        set_blas_threads(before)

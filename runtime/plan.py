@@ -56,7 +56,7 @@ def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[i
                     cut = False
                     break
                 cut = (axis, form[0][d], form[1], form[0] == {d: 1})
-            if cut is False:
+            if cut is False or (cut is None and i >= n_in):  # every part would write all of it
                 break
             cuts.append(cut)
         else:

@@ -29,9 +29,9 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime.conv import blas_own_threads, split_blas_threads
+from xrelay.runtime.conv import blas_own_threads, run_parts, split_blas_threads
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
-from xrelay.runtime.plan import ChunkedOp, FusedTail
+from xrelay.runtime.plan import MIN_SPLIT_ELEMENTS, ChunkedOp, FusedTail
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
     Structured,
@@ -354,6 +354,12 @@ class LinalgProgram:
             if lo + n < size:
                 border.append(before + (slice(lo + n, size),))
 
+        # The copy is split over the worker threads along the first axis of more than one row.
+        source_shape = tuple(op.source.type.get_shape())
+        axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
+        rows = source_shape[axis] if source_shape else 1
+        split = int(np.prod(shape, dtype=np.int64)) >= MIN_SPLIT_ELEMENTS
+
         def step(env, src=src, out=out, interior=interior, k=k, planned=self._planned):
             padded = planned[k]
             if padded is None:
@@ -361,7 +367,13 @@ class LinalgProgram:
             value = fill(env)
             for index in border:
                 padded[index] = value
-            padded[interior] = env[src]
+            inside, source = padded[interior], env[src]
+
+            def copy_rows(r0: int, r1: int) -> None:
+                index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
+                inside[index] = source[index]
+
+            run_parts(copy_rows, rows, split)
             env[out] = padded
 
         self.steps.append(step)

@@ -200,3 +200,31 @@ def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride):
         np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)
     finally:
         set_blas_threads(before)
+
+
+PAD = """
+func.func @main(%x: tensor<1x70x80x8xf32>) -> tensor<1x73x81x8xf32> {
+  %v = arith.constant 0.5 : f32
+  %p = tensor.pad %x low[0, 2, 0, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %v : f32
+  } : tensor<1x70x80x8xf32> to tensor<1x73x81x8xf32>
+  func.return %p : tensor<1x73x81x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_tensor_pad_copies_its_interior_rows_on_the_workers(threads):
+    program = LinalgProgram(Parser(make_context(), PAD).parse_module())
+    x = np.random.default_rng(4).standard_normal((1, 70, 80, 8)).astype(np.float32)
+    expected = np.pad(x, ((0, 0), (2, 1), (0, 1), (0, 0)), constant_values=0.5)
+    before = blas_threads()
+    if before is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
+    set_blas_threads(threads)
+    try:
+        for _ in range(2):
+            np.testing.assert_array_equal(program(x)[0], expected)
+    finally:
+        set_blas_threads(before)

@@ -302,3 +302,29 @@ def test_split_blas_threads_restores_the_blas_thread_count():
         assert blas_threads() == 2
     finally:
         set_blas_threads(before)
+
+
+@pytest.mark.parametrize("dshape, o, m, split", [
+    ((1, 4, 14, 10), 6, 2, "rows"),  # 7 tile rows, 35 tiles: uneven row parts
+    ((1, 4, 6, 6), 40, 2, "channels"),  # 9 tiles, 40 filters: the weight is the bigger operand
+    ((1, 4, 2, 9), 7, 4, "channels"),  # one tile row
+    ((1, 4, 8, 8), 1, 4, "rows"),  # one filter: nothing to split but rows
+])
+def test_winograd_threaded_splits_rows_or_channels(dshape, o, m, split, monkeypatch):
+    import xrelay.runtime.conv as conv
+
+    parts = []
+    original = conv.winograd_conv3x3
+    monkeypatch.setattr(conv, "winograd_conv3x3",
+                        lambda x, u, m, out, accumulate: parts.append(out.shape) or original(x, u, m, out, accumulate))
+    x = RNG.standard_normal(dshape).astype(np.float32)
+    w = RNG.standard_normal((o, dshape[1], 3, 3)).astype(np.float32)
+    expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.full(expected.shape, np.nan, np.float32)
+    conv.winograd_conv3x3_threaded(padded, conv.winograd_weights(w, m), m, out, threads=2)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+    if split == "rows":
+        assert [p[1] for p in parts] == [o] * len(parts) and sum(p[2] for p in parts) == expected.shape[2]
+    else:
+        assert len(parts) == 2 and sum(p[1] for p in parts) == o

@@ -20,6 +20,7 @@ a function of the operand arrays:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -443,6 +444,22 @@ def sequential_reduction(op: Structured, maps: Sequence[AffineMap], ranges: Sequ
     return run
 
 
+@functools.lru_cache(maxsize=4096)
+def _contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_smaller: bool):
+    """(loops only a uses, loops only b uses, output loops outermost first, batch, free-a, free-b and
+    contracted loops) of `contract`; computed once per maps (a run only looks them up)."""
+    used_a, used_b, used_o = used_loops(map_a), used_loops(map_b), used_loops(map_out)
+    only_a, only_b = tuple(sorted(used_a - used_b - used_o)), tuple(sorted(used_b - used_a - used_o))
+    out_order = loop_order(map_out)
+    batch = [d for d in out_order if d in used_a and d in used_b]
+    free_a = [d for d in out_order if d in used_a and d not in used_b]
+    free_b = [d for d in out_order if d in used_b and d not in used_a]
+    # Contracted loops in the memory order of the smaller operand (the weight), so its reshape is free.
+    small_map = map_a if a_smaller else map_b
+    contracted = [d for d in loop_order(small_map) if d in used_a and d in used_b and d not in used_o]
+    return only_a, only_b, out_order, batch, free_a, free_b, contracted
+
+
 def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
              ranges: Sequence[int], out: np.ndarray | None = None) -> np.ndarray | None:
     """sum over the loops not in the output of a * b, as one batched BLAS matmul.
@@ -454,19 +471,12 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
     Given `out` (the output array, indexed by bare loops, to be overwritten), the matmul writes
     straight into it when the product's layout is the output's, and None is returned.
     """
-    used_a, used_b, used_o = used_loops(map_a), used_loops(map_b), used_loops(map_out)
-    only_a, only_b = used_a - used_b - used_o, used_b - used_a - used_o
+    only_a, only_b, out_order, batch, free_a, free_b, contracted = _contraction_loops(
+        map_a, map_b, map_out, a.size <= b.size)
     if only_a:
-        a = a.sum(axis=tuple(sorted(only_a)), keepdims=True)
+        a = a.sum(axis=only_a, keepdims=True)
     if only_b:
-        b = b.sum(axis=tuple(sorted(only_b)), keepdims=True)
-    out_order = loop_order(map_out)
-    batch = [d for d in out_order if d in used_a and d in used_b]
-    free_a = [d for d in out_order if d in used_a and d not in used_b]
-    free_b = [d for d in out_order if d in used_b and d not in used_a]
-    # Contracted loops in the memory order of the smaller operand (the weight), so its reshape is free.
-    small_map = map_a if a.size <= b.size else map_b
-    contracted = [d for d in loop_order(small_map) if d in used_a and d in used_b and d not in used_o]
+        b = b.sum(axis=only_b, keepdims=True)
     size = lambda group: int(np.prod([ranges[d] for d in group], dtype=np.int64))  # noqa: E731
     rank = len(ranges)
 
@@ -485,9 +495,21 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
         labels = batch + free_a + free_b
     if out is not None and out.flags.c_contiguous and out.dtype == np.result_type(lhs, rhs):
         significant = lambda group: [d for d in group if ranges[d] != 1]  # noqa: E731
+        shape = (lhs.shape[0], lhs.shape[1], rhs.shape[2])
         if significant(labels) == significant(out_order):
-            threaded_matmul(lhs, rhs, out=out.reshape(lhs.shape[0], lhs.shape[1], rhs.shape[2]))
+            threaded_matmul(lhs, rhs, out=out.reshape(shape))
             return None
+        if sorted(labels) == sorted(out_order):
+            # The output's axes in another order (a grouped convolution: groups first in the product,
+            # between pixels and filters in the output): multiply into a strided view of it when
+            # its axes merge into (batch, rows, cols) without a copy.
+            try:
+                target = np.reshape(out.transpose([out_order.index(d) for d in labels]), shape, copy=False)
+            except ValueError:
+                target = None
+            if target is not None:
+                threaded_matmul(lhs, rhs, out=target)
+                return None
     product = threaded_matmul(lhs, rhs).reshape([ranges[d] for d in labels])
     in_loop_order = sorted(labels)
     product = product.transpose([labels.index(d) for d in in_loop_order])

@@ -361,3 +361,55 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
             (got,) = run_linalg(lower(bound, to=level), inputs)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert len(ran) == 4
+
+
+def reference_grouped(x: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:
+    """NCHW x OIHW stride-1 unpadded grouped convolution in float64, group by group."""
+    cg, og = x.shape[1] // groups, w.shape[0] // groups
+    kh, kw = w.shape[2:]
+    oh, ow = x.shape[2] - kh + 1, x.shape[3] - kw + 1
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                out[:, g * og:(g + 1) * og] += np.einsum(
+                    "nchw,fc->nfhw", x[:, g * cg:(g + 1) * cg, i:i + oh, j:j + ow].astype(np.float64),
+                    w[g * og:(g + 1) * og, :, i, j].astype(np.float64))
+    return out
+
+
+@pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO")])
+@pytest.mark.parametrize("kernel", [(1, 1), (3, 2)])
+def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monkeypatch):
+    """3 groups of 4 input and 5 output channels: in NHWC the product's (group, pixel, filter) axes
+    are a strided view of the output, which the batched matmul writes directly."""
+    import xrelay.runtime.linalg_structured as structured
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
+    from xdsl.ir import Block, Region
+
+    from xrelay.dialects import nn
+    from xrelay.lowering import lower
+
+    strided_outs = []
+    original = structured.threaded_matmul
+    monkeypatch.setattr(structured, "threaded_matmul", lambda lhs, rhs, out=None: strided_outs.append(
+        out is not None and not out.flags.c_contiguous) or original(lhs, rhs, out=out))
+    data_layout, kernel_layout = layouts
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 12, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((15, 4, *kernel)).astype(np.float32)
+    xl = x.transpose(["NCHW".index(a) for a in data_layout])
+    wl = w.transpose(["OIHW".index(a) for a in kernel_layout])
+    types = [TensorType(f32, s) for s in (xl.shape, wl.shape)]
+    block = Block(arg_types=types)
+    block.args[0].name_hint, block.args[1].name_hint = "x", "w"
+    conv = nn.make("nn.conv2d", list(block.args), groups=3, data_layout=data_layout, kernel_layout=kernel_layout)
+    block.add_ops([conv, func.ReturnOp(conv.results[0])])
+    module = ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [conv.results[0].type]), Region(block))])
+    expected = reference_grouped(x, w, 3).transpose(["NCHW".index(a) for a in data_layout])
+    for level in ("linalg", "memref"):
+        (got,) = run_linalg(lower(module, to=level), {"x": xl, "w": wl})
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    if data_layout == "NHWC":
+        assert strided_outs == [True, True]

@@ -268,14 +268,10 @@ def insert_deallocs(block: Block) -> None:
             Rewriter.insert_op(memref.DeallocOp.get(buffer), InsertPoint.after(user))
 
 
-@register_xrelay_pass
+@register_xrelay_pass("linalg-bufferize", former_names=("nn-bufferize", "NNBufferize"))
 @dataclass(frozen=True)
 class LinalgBufferize(XRelayPass):
     """Bufferize linalg-on-tensors functions to memrefs with explicit allocations (module docstring)."""
-
-    name = "linalg-bufferize"
-    tvm_name = "LinalgBufferize"
-    former_names = ("nn-bufferize", "NNBufferize")  # its names until it was named after what it works on
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         global_names = {o.sym_name.data for o in op.ops if isinstance(o, memref.GlobalOp)}

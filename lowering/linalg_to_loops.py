@@ -75,13 +75,10 @@ class BroadcastToGeneric(RewritePattern):
         )
 
 
-@register_xrelay_pass
+@register_xrelay_pass("linalg-to-loops")
 @dataclass(frozen=True)
 class LinalgToLoops(XRelayPass):
     """Lower memref-level linalg ops and `memref.copy` to `scf.for` loop nests."""
-
-    name = "linalg-to-loops"
-    tvm_name = "LinalgToLoops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for inner in op.walk():

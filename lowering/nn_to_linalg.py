@@ -12,15 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from xrelay.dialects.op_base import NNOp
 from xrelay.lowering.builders import Emitter
 from xrelay.lowering.to_linalg import LOWERINGS
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.pass_base import PatternPass, register_xrelay_pass
 
 
 class LowerNNOp(RewritePattern):
@@ -42,13 +40,9 @@ class LowerNNOp(RewritePattern):
         rewriter.replace(op, emitter.ops, values)
 
 
-@register_xrelay_pass
+@register_xrelay_pass("convert-nn-to-linalg")
 @dataclass(frozen=True)
-class ConvertNNToLinalg(XRelayPass):
+class ConvertNNToLinalg(PatternPass):
     """Lower every nn op to linalg on tensors (see the module docstring)."""
 
-    name = "convert-nn-to-linalg"
-    tvm_name = "ConvertNNToLinalg"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_module(LowerNNOp(), op, apply_recursively=False)
+    pattern = LowerNNOp

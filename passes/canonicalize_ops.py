@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -16,7 +14,7 @@ from xdsl.rewriter import InsertPoint
 from xrelay.dialects import nn
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
 from xrelay.passes.simplify_inference import per_channel_shape
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.pass_base import PatternPass, register_xrelay_pass
 
 
 class BiasAddToAdd(RewritePattern):
@@ -46,16 +44,9 @@ class BiasAddToAdd(RewritePattern):
         erase_if_dead_constant(bias, rewriter)
 
 
-@register_xrelay_pass
+@register_xrelay_pass("canonicalize-ops", opt_level=3, required=("InferType",), infer_type_after=True)
 @dataclass(frozen=True)
-class CanonicalizeOps(XRelayPass):
+class CanonicalizeOps(PatternPass):
     """Rewrites `nn.bias_add` into `nn.add` with a broadcastable bias (Relay's CanonicalizeOps)."""
 
-    name = "canonicalize-ops"
-    tvm_name = "CanonicalizeOps"
-    opt_level = 3
-    required = ("InferType",)
-    infer_type_after = True
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_module(BiasAddToAdd(), op, apply_recursively=False)
+    pattern = BiasAddToAdd

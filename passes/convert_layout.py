@@ -498,7 +498,7 @@ def convert_layout(module: ModuleOp, desired: Mapping[str, tuple[str, str]]) -> 
             _LayoutRewriter(desired).run(op)
 
 
-@register_xrelay_pass
+@register_xrelay_pass("convert-layout", opt_level=3, required=("InferType", "CanonicalizeOps"), infer_type_after=True)
 @dataclass(frozen=True)
 class ConvertLayout(XRelayPass):
     """Converts `nn.conv2d` to the desired layouts and the layout-agnostic ops around them,
@@ -508,12 +508,6 @@ class ConvertLayout(XRelayPass):
     Relay's default for the data layout. As a pipeline option:
     `convert-layout{desired-layouts="nn.conv2d=NHWC:HWIO"}`.
     """
-
-    name = "convert-layout"
-    tvm_name: ClassVar[str] = "ConvertLayout"
-    opt_level: ClassVar[int] = 3
-    required: ClassVar[tuple[str, ...]] = ("InferType", "CanonicalizeOps")
-    infer_type_after: ClassVar[bool] = True
 
     desired_layouts: tuple[str, ...] = ()
     """Required: an empty value is the clear "no desired layouts given" error, not xDSL's."""

@@ -15,15 +15,10 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
 
-@register_xrelay_pass
+@register_xrelay_pass("dead-code-elimination", opt_level=1, infer_type_after=True)
 @dataclass(frozen=True)
 class DeadCodeElimination(XRelayPass):
     """Removes every op without side effects whose results are unused (xDSL's `dce`)."""
-
-    name = "dead-code-elimination"
-    tvm_name = "DeadCodeElimination"
-    opt_level = 1
-    infer_type_after = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         region_dce(op.body)

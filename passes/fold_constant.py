@@ -74,16 +74,11 @@ def fold_constants(module: ModuleOp) -> None:
     rewrite_module(FoldConstantOp(), module, apply_recursively=False)
 
 
-@register_xrelay_pass
+@register_xrelay_pass("fold-constant", opt_level=2, infer_type_after=True)
 @dataclass(frozen=True)
 class FoldConstant(XRelayPass):
     """Evaluates every nn op whose operands are all constants and removes unused constants
     (Relay's FoldConstant)."""
-
-    name = "fold-constant"
-    tvm_name = "FoldConstant"
-    opt_level = 2
-    infer_type_after = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fold_constants(op)

@@ -25,7 +25,7 @@ from xdsl.rewriter import InsertPoint
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.pass_base import PatternPass, XRelayPass, register_xrelay_pass
 
 
 def channel_vector(scale: np.ndarray, value_shape: tuple[int, ...], axis: int) -> np.ndarray | None:
@@ -178,37 +178,23 @@ def _is_plain_conv_data_use(op: Operation, index: int) -> bool:
     return isinstance(op, nn.Conv2DOp) and index == 0 and op.attrs()["groups"] == 1
 
 
-@register_xrelay_pass
+@register_xrelay_pass("backward-fold-scale-axis", opt_level=3, required=("InferType",), infer_type_after=True)
 @dataclass(frozen=True)
-class BackwardFoldScaleAxis(XRelayPass):
+class BackwardFoldScaleAxis(PatternPass):
     """Folds per-output-channel constant multiplies into the preceding conv2d/dense weights."""
 
-    name = "backward-fold-scale-axis"
-    tvm_name = "BackwardFoldScaleAxis"
-    opt_level = 3
-    required = ("InferType",)
-    infer_type_after = True
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_module(FoldScaleIntoProducer(), op, apply_recursively=False)
+    pattern = FoldScaleIntoProducer
 
 
-@register_xrelay_pass
+@register_xrelay_pass("forward-fold-scale-axis", opt_level=3, required=("InferType",), infer_type_after=True)
 @dataclass(frozen=True)
-class ForwardFoldScaleAxis(XRelayPass):
+class ForwardFoldScaleAxis(PatternPass):
     """Folds per-input-channel constant multiplies into the following conv2d weights."""
 
-    name = "forward-fold-scale-axis"
-    tvm_name = "ForwardFoldScaleAxis"
-    opt_level = 3
-    required = ("InferType",)
-    infer_type_after = True
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_module(FoldScaleIntoConsumers(), op, apply_recursively=False)
+    pattern = FoldScaleIntoConsumers
 
 
-@register_xrelay_pass
+@register_xrelay_pass("fold-scale-axis", opt_level=0)
 @dataclass(frozen=True)
 class FoldScaleAxis(XRelayPass):
     """Relay's FoldScaleAxis: BackwardFoldScaleAxis, ForwardFoldScaleAxis, then FoldConstant.
@@ -219,10 +205,6 @@ class FoldScaleAxis(XRelayPass):
     nested in the timing tree. Through plain xDSL `apply` (stock `xdsl-opt`, no PassContext) it runs
     all three in place.
     """
-
-    name = "fold-scale-axis"
-    tvm_name = "FoldScaleAxis"
-    opt_level = 0
 
     @staticmethod
     def parts() -> list[XRelayPass]:

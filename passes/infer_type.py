@@ -133,14 +133,10 @@ def _check_foreign_op(op: Operation) -> None:
         ) from None
 
 
-@register_xrelay_pass
+@register_xrelay_pass("infer-type", opt_level=0)
 @dataclass(frozen=True)
 class InferType(XRelayPass):
     """Recomputes every nn op's result type from its operands (Relay's InferType)."""
-
-    name = "infer-type"
-    tvm_name = "InferType"
-    opt_level = 0
 
     def transform_module(self, mod: ModuleOp, pass_ctx) -> ModuleOp:
         # Most runs (the one after every function pass) find nothing to change: skip the copy.

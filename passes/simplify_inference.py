@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -17,7 +15,7 @@ from xdsl.pattern_rewriter import (
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.pass_base import PatternPass, register_xrelay_pass
 
 
 def per_channel_shape(channels: int, axis: int, ndim: int) -> tuple[int, ...]:
@@ -105,17 +103,10 @@ def _expand(ops: list[Operation], value: SSAValue, new_axes: int) -> SSAValue:
     return new.results[0]
 
 
-@register_xrelay_pass
+@register_xrelay_pass("simplify-inference", opt_level=0, required=("InferType",), infer_type_after=True)
 @dataclass(frozen=True)
-class SimplifyInference(XRelayPass):
+class SimplifyInference(PatternPass):
     """Rewrites every `nn.batch_norm` into `multiply`/`add` with per-channel scale and shift
     (Relay's SimplifyInference)."""
 
-    name = "simplify-inference"
-    tvm_name = "SimplifyInference"
-    opt_level = 0
-    required = ("InferType",)
-    infer_type_after = True
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_module(BatchNormToMultiplyAdd(), op, apply_recursively=False)
+    pattern = BatchNormToMultiplyAdd

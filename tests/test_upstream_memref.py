@@ -212,9 +212,9 @@ def test_linalg_map_short_and_long_forms_and_linalg_index_in_its_body():
     assert re.search(r"outs\(%x : tensor<2x3xf32>\)\n +\(%in: f32, %init: f32\) \{", printed)
     x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
     y = np.array([[0.5, 0, -1], [2, 2, 2]], np.float32)
-    from xrelay.lowering import NNBufferize
+    from xrelay.lowering import LinalgBufferize
 
-    for program in (module, NNBufferize()(module.clone())):
+    for program in (module, LinalgBufferize()(module.clone())):
         total, scaled, rows = run_linalg(program, [x, y])
         np.testing.assert_array_equal(total, x + y)
         np.testing.assert_array_equal(scaled, (x + y) * x)

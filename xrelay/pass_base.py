@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from io import StringIO
 from typing import Any, ClassVar
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass as XDSLModulePass
@@ -26,7 +27,7 @@ XRELAY_PASSES: dict[str, type[XRelayPass]] = {}
 """Pipeline name ("fold-constant") -> pass class, for every registered XRelayPass."""
 
 FORMER_PASS_NAMES: dict[str, str] = {}
-"""A renamed pass's earlier pipeline name -> its pipeline name now ("linalg-bufferize" ->
+"""A renamed pass's earlier pipeline name -> its pipeline name now ("nn-bufferize" ->
 "linalg-bufferize"): pipelines written for an earlier release keep working, but the old name is in
 no listing."""
 
@@ -35,10 +36,11 @@ no listing."""
 class XRelayPass(XDSLModulePass, Pass):
     """Base of xrelay's graph passes: an xDSL ModulePass that is also an instrumented Pass.
 
-    Subclasses set the ClassVars `name` (pipeline name, e.g. "fold-constant"), `tvm_name`
-    (the PassInfo name instruments see, e.g. "FoldConstant"), `opt_level`, `required`,
-    `infer_type_after` and, after a rename, `former_names`, and implement `apply(ctx, op)` (the
-    plain in-place xDSL entry point that `xdsl-opt` uses). `FoldConstant()(mod)` runs `apply` on a clone of `mod` under the
+    Subclasses have the ClassVars `name` (pipeline name, e.g. "fold-constant"), `tvm_name` (the
+    PassInfo name instruments see, e.g. "FoldConstant"), `opt_level`, `required`,
+    `infer_type_after` and, after a rename, `former_names` (usually given to
+    `register_xrelay_pass`), and implement `apply(ctx, op)` (the plain in-place xDSL entry point
+    that `xdsl-opt` uses). `FoldConstant()(mod)` runs `apply` on a clone of `mod` under the
     current PassContext's instruments and then, if `infer_type_after`, the registered
     "InferType" pass as a nested instrumented pass (as Relay's function passes do).
     """
@@ -70,10 +72,30 @@ class XRelayPass(XDSLModulePass, Pass):
         return new_mod
 
 
-def register_xrelay_pass(cls: type[XRelayPass]) -> type[XRelayPass]:
-    """Class decorator: register an XRelayPass under its `tvm_name` and its pipeline `name`."""
+def register_xrelay_pass(cls: type[XRelayPass] | str | None = None, /, **info: Any):
+    """Register an XRelayPass under its `tvm_name` and its pipeline `name`.
+
+    `@register_xrelay_pass("fold-constant", opt_level=2, infer_type_after=True)` declares the pass's
+    pipeline name and PassInfo in one place, as TVM's `module_pass(opt_level=, name=, required=)`
+    does (keywords: `opt_level`, `required`, `infer_type_after`, `former_names`, `tvm_name`, which
+    defaults to the class name); a bare `@register_xrelay_pass` reads them from the class.
+    """
+    if isinstance(cls, str):
+        info["name"] = cls
+    if cls is None or isinstance(cls, str):
+        return lambda pass_class: _register(pass_class, info)
+    return _register(cls, info)
+
+
+def _register(cls: type[XRelayPass], info: dict[str, Any]) -> type[XRelayPass]:
     if not (isinstance(cls, type) and issubclass(cls, XRelayPass)):
         raise TypeError(f"register_xrelay_pass: expected an XRelayPass subclass, got {cls!r}")
+    unknown = set(info) - {"name", "tvm_name", "opt_level", "required", "infer_type_after", "former_names"}
+    if unknown:
+        raise TypeError(f"register_xrelay_pass: unknown keyword(s) {', '.join(sorted(unknown))}")
+    info.setdefault("tvm_name", cls.__dict__.get("tvm_name", cls.__name__))
+    for attr, value in info.items():
+        setattr(cls, attr, tuple(value) if attr in ("required", "former_names") else value)
     for attr in ("name", "tvm_name"):
         if not isinstance(getattr(cls, attr, None), str):
             raise TypeError(f"register_xrelay_pass: {cls.__name__} must set the ClassVar {attr} (str)")
@@ -88,6 +110,17 @@ def register_xrelay_pass(cls: type[XRelayPass]) -> type[XRelayPass]:
         register_pass(former, cls)
         FORMER_PASS_NAMES[former] = cls.name
     return cls
+
+
+@dataclass(frozen=True)
+class PatternPass(XRelayPass):
+    """An XRelayPass whose work is one rewrite pattern, `pattern` (its class), applied once over the
+    module (xDSL's walker with `apply_recursively=False`; failures name the op, see `rewrite_module`)."""
+
+    pattern: ClassVar[type[RewritePattern]]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_module(self.pattern(), op, apply_recursively=False)
 
 
 class _PatternFailure(BaseException):

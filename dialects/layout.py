@@ -11,6 +11,10 @@ from collections.abc import Sequence
 from xrelay.dialects.infer import ShapeError
 
 
+DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO"}
+"""Relay's default conv2d kernel layout per data layout (ConvertLayout's "default", ResNet's weights)."""
+
+
 def check_layout(layout: str, letters: str, what: str) -> str:
     """`layout`, unless it is not a permutation of `letters` (e.g. NHWC of NCHW)."""
     if len(layout) != len(letters) or sorted(layout) != sorted(letters):

@@ -101,7 +101,7 @@ def _declare_inherited_fields_first(cls: type[Operation]) -> None:
 
 
 class LayoutRule(enum.Enum):
-    """How ConvertLayout (passes/convert_layout.py) treats an op; every op declares one as `LAYOUT`."""
+    """How ConvertLayout (passes/layout_rewriter.py) treats an op; every op declares one as `LAYOUT`."""
 
     AGNOSTIC = "agnostic"
     """Elementwise on one tensor: the result follows the data operand's layout."""

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.layout import DEFAULT_KERNEL_LAYOUT
 from xrelay.frontend.builder import GraphBuilder
 from xrelay.frontend.init import create_params
 
@@ -75,9 +76,9 @@ def resnet(
     dtype: str = "float32",
 ) -> ModuleOp:
     """The ResNet module for explicit stage sizes (TVM's `resnet()`)."""
-    if layout not in ("NCHW", "NHWC"):
+    if layout not in DEFAULT_KERNEL_LAYOUT:
         raise ValueError(f"resnet: layout must be 'NCHW' or 'NHWC', got {layout!r}")
-    kernel_layout = "OIHW" if layout == "NCHW" else "HWIO"
+    kernel_layout = DEFAULT_KERNEL_LAYOUT[layout]
     layouts = {"data_layout": layout, "kernel_layout": kernel_layout}
     axis = layout.index("C")
     b = GraphBuilder(data_shape, dtype)

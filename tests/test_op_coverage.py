@@ -16,7 +16,7 @@ from xrelay.dialects import nn
 from xrelay.dialects.infer import same
 from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp
 from xrelay.lowering.to_linalg import LOWERINGS
-from xrelay.passes.convert_layout import _LayoutRewriter
+from xrelay.passes.layout_rewriter import LayoutRewriter
 from xrelay.runtime.interpreter import make_interpreter
 from xrelay.runtime.kernels import KERNELS
 
@@ -55,8 +55,8 @@ def missing_pieces(op: type) -> list[str]:
     layout = getattr(op, "LAYOUT", None)
     if not isinstance(layout, LayoutRule):
         missing.append(f"no LAYOUT rule for ConvertLayout (dialects/ops/{family}.py)")
-    elif layout not in _LayoutRewriter.RULES:
-        missing.append(f"layout rule {layout} has no implementation in passes/convert_layout.py")
+    elif layout not in LayoutRewriter.RULES:
+        missing.append(f"layout rule {layout} has no implementation in passes/layout_rewriter.py")
     if op not in KERNELS:
         missing.append(f"no numpy kernel (runtime/kernels/{family}.py)")
     if op not in INTERPRETED:
@@ -84,7 +84,7 @@ def test_readme_lists_only_registered_ops():
 
 
 def test_every_layout_rule_is_implemented():
-    assert set(_LayoutRewriter.RULES) == set(LayoutRule)
+    assert set(LayoutRewriter.RULES) == set(LayoutRule)
 
 
 def test_the_check_names_every_piece_of_an_unregistered_op():

@@ -10,38 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerType,
-    ModuleOp,
-    TensorType,
-)
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.constant import element_type_of
 from xrelay.dialects.layout import pad4
 
-_ELEMENT_TYPES: dict[str, Attribute] = {
-    "float32": Float32Type(),
-    "float16": Float16Type(),
-    "float64": Float64Type(),
-    "int32": IntegerType(32),
-    "int64": IntegerType(64),
-}
-
-
-def element_type(dtype: str) -> Attribute:
-    """The builtin element type for a Relay/numpy dtype name (`"float32"` -> `f32`)."""
+def element_type(dtype: str | np.dtype) -> Attribute:
+    """The builtin element type for a Relay/numpy dtype name (`"float32"` -> `f32`); ValueError for
+    one nn tensors do not hold."""
     try:
-        return _ELEMENT_TYPES[str(np.dtype(dtype))]
-    except (KeyError, TypeError) as err:
-        raise ValueError(
-            f"unsupported dtype {dtype!r}; expected one of {sorted(_ELEMENT_TYPES)}"
-        ) from err
-
+        return element_type_of(dtype)
+    except TypeError as error:
+        raise ValueError(f"unsupported dtype {dtype!r}: {error}") from None
 
 
 def shape_of(value: SSAValue | Operation) -> tuple[int, ...]:
@@ -56,31 +39,32 @@ def shape_of(value: SSAValue | Operation) -> tuple[int, ...]:
 class GraphBuilder:
     """Appends `nn` ops to the body of a future `@main`; `finish(result)` returns the module.
 
-    `input` is the data argument (block argument 0); `params` maps names to arguments. A builder
-    builds one function: after `finish` it holds no body.
+    `input` is the data argument (block argument 0; None for `input_shape=None`, a function whose
+    arguments all come from `param`); `params` maps names to arguments. A builder builds one
+    function: after `finish` it holds no body.
     """
 
     def __init__(
-        self, input_shape: Sequence[int], dtype: str = "float32", input_name: str = "data"
+        self, input_shape: Sequence[int] | None, dtype: str = "float32", input_name: str = "data"
     ):
         self.dtype = dtype
         self.elem = element_type(dtype)
         self.block = Block()
         self.params: dict[str, BlockArgument] = {}
-        self.input = self._add_arg(input_name, input_shape)
+        self.input = None if input_shape is None else self._add_arg(input_name, input_shape)
 
-    def _add_arg(self, name: str, shape: Sequence[int]) -> BlockArgument:
+    def _add_arg(self, name: str, shape: Sequence[int], dtype: str | np.dtype | None = None) -> BlockArgument:
         if name in self.params:
             raise ValueError(f"parameter {name!r} is defined twice")
-        arg = self.block.insert_arg(
-            TensorType(self.elem, [int(d) for d in shape]), len(self.block.args)
-        )
+        elem = self.elem if dtype is None else element_type(dtype)
+        arg = self.block.insert_arg(TensorType(elem, [int(d) for d in shape]), len(self.block.args))
         arg.name_hint = name
         self.params[name] = arg
         return arg
 
-    def param(self, name: str, shape: Sequence[int]) -> BlockArgument:
-        """The parameter `%name`, created as the next block argument on first use."""
+    def param(self, name: str, shape: Sequence[int], dtype: str | np.dtype | None = None) -> BlockArgument:
+        """The parameter `%name`, created as the next block argument on first use (of the builder's
+        dtype unless `dtype` is given)."""
         if name in self.params:
             existing = self.params[name]
             if shape_of(existing) != tuple(shape):
@@ -89,7 +73,7 @@ class GraphBuilder:
                     f"but defined with {shape_of(existing)}"
                 )
             return existing
-        return self._add_arg(name, shape)
+        return self._add_arg(name, shape, dtype)
 
     def op(self, op_class: type[Operation], *operands: SSAValue | Operation, **attrs) -> Operation:
         """Create `op_class(*operands, **attrs)` (types inferred by the dialect) and append it."""
@@ -156,13 +140,11 @@ class GraphBuilder:
         bias = self.param(name + "_bias", [units])
         return self.op(nn.BiasAddOp, dense, bias, axis=-1)
 
-    def finish(self, result: SSAValue | Operation, name: str = "main") -> ModuleOp:
-        """Return `result` from a new `func.func @name` holding the built body, inside a module."""
-        if isinstance(result, Operation):
-            result = result.results[0]
-        self.block.add_op(ReturnOp(result))
-        func = FuncOp(
-            name, (self.block.arg_types, (result.type,)), Region(self.block)
-        )
+    def finish(self, *results: SSAValue | Operation, name: str = "main") -> ModuleOp:
+        """Return `results` (an op stands for its first result) from a new `func.func @name` holding
+        the built body, inside a module."""
+        values = [r.results[0] if isinstance(r, Operation) else r for r in results]
+        self.block.add_op(ReturnOp(*values))
+        func = FuncOp(name, (self.block.arg_types, [v.type for v in values]), Region(self.block))
         self.block = None  # type: ignore[assignment]  # the body now belongs to the func
         return ModuleOp([func])

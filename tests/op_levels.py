@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
-from xdsl.ir import Block, Region
+from xdsl.dialects.builtin import ModuleOp
 
 from xrelay import passes
 from xrelay.dialects import nn
-from xrelay.dialects.constant import element_type_of
+from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
 from xrelay.runtime import run
 from xrelay.runtime.linalg_exec import run_linalg
@@ -20,16 +18,28 @@ from xrelay.runtime.loops_exec import run_loops
 LEVELS = ("linalg", "memref", "loops")
 
 
-def single_op_module(op_name: str, arrays: Sequence[np.ndarray], attrs: dict) -> ModuleOp:
-    """`@main(%a0, %a1, ...)` (types of `arrays`) returning the results of one nn op on them."""
-    types = [TensorType(element_type_of(a.dtype), a.shape) for a in arrays]
-    block = Block(arg_types=types)
-    for i, arg in enumerate(block.args):
-        arg.name_hint = f"a{i}"
-    op = nn.make(op_name, list(block.args), **attrs)
-    block.add_ops([op, func.ReturnOp(*op.results)])
-    main = func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in op.results]), Region(block))
-    return ModuleOp([main])
+def single_op_module(op_name: str, arguments: Sequence[np.ndarray | Sequence[int]], attrs: dict,
+                     dtype: str = "float32", constants: bool = False) -> ModuleOp:
+    """`@main(%a0, %a1, ...)` returning the results of one nn op on its arguments, built with
+    `frontend.GraphBuilder`: an argument given as an array has its shape and dtype, one given as a
+    shape has `dtype`. With `constants`, the op reads nn.constants of the arrays and @main has no
+    arguments."""
+    b = GraphBuilder(None, dtype)
+    if constants:
+        values = [b.op(nn.ConstantOp, np.ascontiguousarray(a)) for a in arguments]
+    else:
+        values = [b.param(f"a{i}", np.shape(a), a.dtype) if isinstance(a, np.ndarray) else b.param(f"a{i}", a)
+                  for i, a in enumerate(arguments)]
+    return b.finish(*b.op(nn.OPS[op_name], *values, **attrs).results)
+
+
+def conv_then(op_name: str, arrays: Sequence[np.ndarray], attrs: dict) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """`@main(a0 = data, a1 = weight, a2...)`: an NCHW conv2d (padding 1) feeding `op_name`, which also
+    takes the arguments after the weight; and the inputs by name."""
+    b = GraphBuilder(None)
+    args = [b.param(f"a{i}", a.shape, a.dtype) for i, a in enumerate(arrays)]
+    conv = b.op(nn.Conv2DOp, *args[:2], padding=(1, 1, 1, 1))
+    return b.finish(b.op(nn.OPS[op_name], conv, *args[2:], **attrs)), inputs_of(arrays)
 
 
 def inputs_of(arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
@@ -51,12 +61,7 @@ def run_lowered(op_name: str, arrays: Sequence[np.ndarray], attrs: dict, level: 
 
 def fold(op_name: str, arrays: Sequence[np.ndarray], attrs: dict) -> tuple[list[str], np.ndarray]:
     """FoldConstant over `@main() { constants; op }`: the nn ops left and the returned constant's value."""
-    block = Block()
-    constants = [nn.ConstantOp(np.ascontiguousarray(a)) for a in arrays]
-    op = nn.make(op_name, [c.result for c in constants], **attrs)
-    block.add_ops([*constants, op, func.ReturnOp(op.results[0])])
-    main = func.FuncOp("main", FunctionType.from_lists([], [op.results[0].type]), Region(block))
-    folded = passes.FoldConstant()(ModuleOp([main]))
+    folded = passes.FoldConstant()(single_op_module(op_name, arrays, attrs, constants=True))
     names = [o.name for o in folded.walk() if o.name.startswith("nn.")]
     value = next(o for o in folded.walk() if isinstance(o, nn.ConstantOp)).numpy()
     return names, value

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
-from xdsl.ir import Block, Region
+from xdsl.dialects.builtin import ModuleOp
+
+from op_levels import LEVELS, single_op_module
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
@@ -14,19 +14,6 @@ from xrelay.runtime.interpreter import run as run_nn
 from xrelay.runtime.linalg_exec import run_linalg
 from xrelay.runtime.loops_exec import run_loops
 
-LEVELS = ("linalg", "memref", "loops")
-
-
-def single_op_module(op_name: str, shapes, attrs: dict) -> ModuleOp:
-    """`@main(%a0, %a1, ...)` returning the results of one nn op on its arguments."""
-    types = [TensorType(f32, s) for s in shapes]
-    block = Block(arg_types=types)
-    for i, arg in enumerate(block.args):
-        arg.name_hint = f"a{i}"
-    op = nn.make(op_name, list(block.args), **attrs)
-    block.add_ops([op, func.ReturnOp(*op.results)])
-    function = func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in op.results]), Region(block))
-    return ModuleOp([function])
 
 
 def run_level(module: ModuleOp, level: str, inputs: dict) -> list[np.ndarray]:
@@ -146,19 +133,8 @@ def test_lower_leaves_the_input_module_unchanged():
     assert str(module) == before
 
 
-def single_op_module_typed(op_name: str, shapes, element_type, attrs: dict) -> ModuleOp:
-    types = [TensorType(element_type, s) for s in shapes]
-    block = Block(arg_types=types)
-    for i, arg in enumerate(block.args):
-        arg.name_hint = f"a{i}"
-    op = nn.make(op_name, list(block.args), **attrs)
-    block.add_ops([op, func.ReturnOp(*op.results)])
-    return ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in op.results]), Region(block))])
-
-
 @pytest.mark.parametrize("level", LEVELS)
 def test_integer_ops_use_integer_arithmetic(level):
-    from xdsl.dialects.builtin import i32
 
     a = np.array([[7, -7, 5], [-9, 4, 3]], np.int32)
     b = np.array([2, 3, -2], np.int32)
@@ -166,11 +142,11 @@ def test_integer_ops_use_integer_arithmetic(level):
     expected = {"nn.add": a + b, "nn.multiply": a * b,
                 "nn.divide": np.array([[3, -2, -2], [-4, 1, -1]], np.int32)}
     for op_name, want in expected.items():
-        module = single_op_module_typed(op_name, [a.shape, b.shape], i32, {})
+        module = single_op_module(op_name, [a.shape, b.shape], {}, dtype="int32")
         got = run_level(module, level, {"a0": a, "a1": b})[0]
         assert got.dtype == np.int32
         np.testing.assert_array_equal(got, want)
-    pool = single_op_module_typed("nn.max_pool2d", [(1, 1, 2, 4)], i32, {"pool_size": (2, 2), "strides": (2, 2)})
+    pool = single_op_module("nn.max_pool2d", [(1, 1, 2, 4)], {"pool_size": (2, 2), "strides": (2, 2)}, dtype="int32")
     x = np.array([[[[-5, -9, -3, -4], [-7, -6, -8, -2]]]], np.int32)
     np.testing.assert_array_equal(run_level(pool, level, {"a0": x})[0], [[[[-5, -2]]]])
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32, i32, i64
-from xdsl.ir import Block, Region
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Block
 from xdsl.parser import Parser
+
+from op_levels import single_op_module
 
 from xrelay import passes
 from xrelay.dialects import make_context, nn
@@ -24,7 +25,6 @@ RNG = np.random.default_rng(7)
 X = RNG.standard_normal((2, 3, 4)).astype(np.float32)
 Y = RNG.standard_normal((2, 5, 4)).astype(np.float32)
 Z = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
-ELEMENT = {np.dtype("float32"): f32, np.dtype("int64"): i64, np.dtype("int32"): i32}
 
 # (id, op, operands, attributes, numpy reference of the results)
 CASES = [
@@ -65,24 +65,6 @@ CASES = [
     ("global_max_pool2d_nhwc", "nn.global_max_pool2d", [Z], {"layout": "NHWC"}, [Z.max(axis=(1, 2), keepdims=True)]),
 ]
 IDS = [c[0] for c in CASES]
-
-
-def single_op_module(op_name: str, arrays, attrs: dict, constants: bool = False) -> ModuleOp:
-    """`@main` applying one op to its arguments (or, with `constants`, to nn.constants of `arrays`)."""
-    types = [] if constants else [TensorType(ELEMENT[a.dtype], a.shape) for a in arrays]
-    block = Block(arg_types=types)
-    for i, arg in enumerate(block.args):
-        arg.name_hint = f"a{i}"
-    if constants:
-        inputs = [nn.ConstantOp(a) for a in arrays]
-        block.add_ops(inputs)
-        values = [c.result for c in inputs]
-    else:
-        values = list(block.args)
-    op = nn.make(op_name, values, **attrs)
-    block.add_ops([op, func.ReturnOp(*op.results)])
-    main = func.FuncOp("main", (types, [r.type for r in op.results]), Region(block))
-    return ModuleOp([main])
 
 
 def as_list(result) -> list:

@@ -9,15 +9,14 @@ import math
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
-from xdsl.ir import Block, Region
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.utils.exceptions import VerifyException
 
 from xrelay.dialects import nn
 from xrelay.passes.convert_layout import ConvertLayout
 from xrelay.runtime import run
 
+import op_levels
 from op_levels import LEVELS, fold, run_lowered, run_nn
 
 
@@ -177,18 +176,10 @@ def test_verifier_messages_name_op_operand_and_shapes():
 
 
 def conv_then(op_name: str, extra: list[np.ndarray], attrs: dict) -> tuple[ModuleOp, dict]:
-    """`@main(data, weight, extra...)`: an NCHW conv2d feeding `op_name`."""
-    arrays = [RNG.standard_normal((1, 3, 5, 5)).astype(np.float32), RNG.standard_normal((4, 3, 3, 3)).astype(np.float32),
-              *extra]
-    types = [TensorType(f32, a.shape) for a in arrays]
-    block = Block(arg_types=types)
-    for i, arg in enumerate(block.args):
-        arg.name_hint = f"a{i}"
-    conv = nn.make("nn.conv2d", block.args[:2], padding=(1, 1, 1, 1))
-    op = nn.make(op_name, [conv.results[0], *block.args[2:]], **attrs)
-    block.add_ops([conv, op, func.ReturnOp(op.results[0])])
-    main = func.FuncOp("main", FunctionType.from_lists(types, [op.results[0].type]), Region(block))
-    return ModuleOp([main]), {f"a{i}": a for i, a in enumerate(arrays)}
+    """`op_levels.conv_then` on data (1, 3, 5, 5) and a 4-channel 3x3 weight."""
+    data = RNG.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    weight = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    return op_levels.conv_then(op_name, [data, weight, *extra], attrs)
 
 
 @pytest.mark.parametrize(("op_name", "extra", "attrs", "new_attrs"), [

@@ -100,6 +100,28 @@ def _declare_inherited_fields_first(cls: type[Operation]) -> None:
         setattr(cls, key, value)
 
 
+class OpTable(dict):
+    """A table keyed by nn op class, what each op has one of (`runtime.kernels.KERNELS`,
+    `lowering.to_linalg.LOWERINGS`): `@table.register(OpA, OpB)` enters the decorated function for
+    each class; a second entry for a class is an error."""
+
+    def __init__(self, what: str):
+        super().__init__()
+        self.what = what
+
+    def register(self, *op_classes: type[Operation]) -> Callable[[Callable], Callable]:
+        """Enter the decorated function for `op_classes`."""
+
+        def register(fn: Callable) -> Callable:
+            for op_class in op_classes:
+                if op_class in self:
+                    raise ValueError(f"{op_class.name} has two {self.what}s")
+                self[op_class] = fn
+            return fn
+
+        return register
+
+
 class LayoutRule(enum.Enum):
     """How ConvertLayout (passes/layout_rewriter.py) treats an op; every op declares one as `LAYOUT`."""
 

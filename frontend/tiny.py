@@ -35,14 +35,8 @@ def get_net(
     return b.finish(b.op(nn.SoftmaxOp, logits))
 
 
-def get_workload(
-    batch_size: int = 1,
-    image_shape: Sequence[int] = (3, 8, 8),
-    channels: int = 4,
-    num_classes: int = 10,
-    dtype: str = "float32",
-    seed: int = 0,
-) -> tuple[ModuleOp, dict[str, np.ndarray]]:
-    """`(module, params)` for the tiny network, parameters initialised like ResNet's."""
-    module = get_net(batch_size, image_shape, channels, num_classes, dtype)
+def get_workload(seed: int = 0, **net_options) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """`(module, params)` for the tiny network (`get_net`'s options: batch_size, image_shape,
+    channels, num_classes, dtype), parameters initialised like ResNet's."""
+    module = get_net(**net_options)
     return module, create_params(module, seed)

@@ -33,9 +33,12 @@ def single_op_module(op_name: str, arguments: Sequence[np.ndarray | Sequence[int
     return b.finish(*b.op(nn.OPS[op_name], *values, **attrs).results)
 
 
-def conv_then(op_name: str, arrays: Sequence[np.ndarray], attrs: dict) -> tuple[ModuleOp, dict[str, np.ndarray]]:
-    """`@main(a0 = data, a1 = weight, a2...)`: an NCHW conv2d (padding 1) feeding `op_name`, which also
-    takes the arguments after the weight; and the inputs by name."""
+def conv_then(op_name: str, extra: Sequence[np.ndarray], attrs: dict, rng: np.random.Generator,
+              data_shape: Sequence[int]) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """`@main(a0 = data, a1 = weight, a2... = extra)`: an NCHW conv2d (random data of `data_shape`, a
+    4-channel 3x3 weight, padding 1) feeding `op_name`, which also takes `extra`; and the inputs by name."""
+    weight_shape = (4, data_shape[1], 3, 3)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in (data_shape, weight_shape)] + list(extra)
     b = GraphBuilder(None)
     args = [b.param(f"a{i}", a.shape, a.dtype) for i, a in enumerate(arrays)]
     conv = b.op(nn.Conv2DOp, *args[:2], padding=(1, 1, 1, 1))

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import TensorType, f32
 from xdsl.utils.exceptions import VerifyException
 
 from xrelay.dialects import nn
@@ -175,13 +175,6 @@ def test_verifier_messages_name_op_operand_and_shapes():
 # --- ConvertLayout -----------------------------------------------------------------------------
 
 
-def conv_then(op_name: str, extra: list[np.ndarray], attrs: dict) -> tuple[ModuleOp, dict]:
-    """`op_levels.conv_then` on data (1, 3, 5, 5) and a 4-channel 3x3 weight."""
-    data = RNG.standard_normal((1, 3, 5, 5)).astype(np.float32)
-    weight = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
-    return op_levels.conv_then(op_name, [data, weight, *extra], attrs)
-
-
 @pytest.mark.parametrize(("op_name", "extra", "attrs", "new_attrs"), [
     ("nn.tanh", [], {}, {}),
     ("nn.erf", [], {}, {}),
@@ -192,7 +185,7 @@ def conv_then(op_name: str, extra: list[np.ndarray], attrs: dict) -> tuple[Modul
     ("nn.power", [np.array([2.0], np.float32)], {}, {}),
 ], ids=["tanh", "erf", "clip", "leaky_relu", "prelu", "maximum", "power"])
 def test_convert_layout_lets_them_follow_the_conv(op_name, extra, attrs, new_attrs):
-    module, inputs = conv_then(op_name, extra, attrs)
+    module, inputs = op_levels.conv_then(op_name, extra, attrs, RNG, (1, 3, 5, 5))
     expected = run(module, inputs)
     converted = ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module)
     ops = [op for op in converted.walk() if op.name.startswith("nn.")]

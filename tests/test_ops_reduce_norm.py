@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ModuleOp
 
 from xrelay.dialects import nn
 from xrelay.passes.convert_layout import ConvertLayout
@@ -176,13 +175,6 @@ def test_verifier_messages_name_op_operand_and_shapes(op_name, arrays, attrs, me
 # --- ConvertLayout -----------------------------------------------------------------------------
 
 
-def conv_then(op_name: str, extra: list[np.ndarray], attrs: dict) -> tuple[ModuleOp, dict]:
-    """`op_levels.conv_then` on data (1, 3, 5, 6) and a 4-channel 3x3 weight."""
-    data = RNG.standard_normal((1, 3, 5, 6)).astype(np.float32)
-    weight = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
-    return op_levels.conv_then(op_name, [data, weight, *extra], attrs)
-
-
 FOUR = RNG.standard_normal(4).astype(np.float32)
 # (op, extra operands, attrs, attrs after conversion to NHWC, whether a transform back follows)
 LAYOUT_CASES = [
@@ -200,7 +192,7 @@ LAYOUT_CASES = [
 
 @pytest.mark.parametrize(("op_name", "extra", "attrs", "new_attrs", "transform_back"), LAYOUT_CASES)
 def test_convert_layout_renumbers_axes(op_name, extra, attrs, new_attrs, transform_back):
-    module, inputs = conv_then(op_name, extra, attrs)
+    module, inputs = op_levels.conv_then(op_name, extra, attrs, RNG, (1, 3, 5, 6))
     expected = run(module, inputs)
     converted = ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module)
     ops = [op for op in converted.walk() if op.name.startswith("nn.")]

@@ -132,27 +132,24 @@ class LocatingParser(Parser):
             self._first_use.setdefault(operand.operand_name, operand.span)
         return super().resolve_operand(operand, type)
 
-    def parse_optional_attribute(self):
+    def _located(self, parse, what: str):
+        """`parse()`, anything it raises besides a ParseError turned into one error spanning the
+        `what` (attribute or type) being parsed."""
         start = self._current_token.span.start
         try:
-            return super().parse_optional_attribute()
+            return parse()
         except ParseError:
             raise
         except RecursionError:
             self.raise_error("nesting too deep", start, self.pos)
-        except Exception as error:  # noqa: BLE001 - xDSL building the attribute (out-of-range ints, ...)
-            self.raise_error(f"invalid attribute: {_message(error)}", start, self.pos)
+        except Exception as error:  # noqa: BLE001 - xDSL building the attribute or type (out-of-range ints, ...)
+            self.raise_error(f"invalid {what}: {_message(error)}", start, self.pos)
+
+    def parse_optional_attribute(self):
+        return self._located(super().parse_optional_attribute, "attribute")
 
     def parse_optional_type(self):
-        start = self._current_token.span.start
-        try:
-            return super().parse_optional_type()
-        except ParseError:
-            raise
-        except RecursionError:
-            self.raise_error("nesting too deep", start, self.pos)
-        except Exception as error:  # noqa: BLE001 - xDSL building the type
-            self.raise_error(f"invalid type: {_message(error)}", start, self.pos)
+        return self._located(super().parse_optional_type, "type")
 
     def _parse_dense_literal_type(self):
         # Checked before xDSL expands a splat (`dense<1.5> : tensor<99999999999xf32>`) into a list.

@@ -191,34 +191,25 @@ def _print_memory(instrument: PassInstrument, tool: XRelayOptMain) -> None:
     sys.stderr.write(instrument.render())
 
 
-def _int_at_least(minimum: int, accepted: str):
-    """An argparse type: an int >= `minimum`; the error says the `accepted` values."""
+def _number(parse: type, minimum: float, what: str):
+    """An argparse type: `parse(text)` (int or float), finite and at least `minimum`; else the error
+    "must be <what>"."""
 
-    def parse(text: str) -> int:
+    def convert(text: str):
         try:
-            value = int(text)
+            value = parse(text)
         except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be {accepted}, got '{text}'")
+            value = math.nan
+        if not (math.isfinite(value) and value >= minimum):
+            raise argparse.ArgumentTypeError(f"must be {what}, got '{text}'")
         return value
 
-    return parse
+    return convert
 
 
-_count = _int_at_least(0, "an int >= 0")
-_limit = _int_at_least(-1, "-1 (no limit) or an int >= 0")
-
-
-def _tolerance(text: str) -> float:
-    """argparse type: a finite float >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got '{text}'")
-    return value
+_count = _number(int, 0, "an int >= 0")
+_limit = _number(int, -1, "-1 (no limit) or an int >= 0")
+_tolerance = _number(float, 0, "a finite number >= 0")
 
 
 def _option(args: argparse.Namespace, tool: XRelayOptMain) -> None:

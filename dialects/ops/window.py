@@ -24,6 +24,18 @@ def _check_positive(**values: Sequence[int]) -> None:
             raise ShapeError(f"{name} {tuple(value)} must be 2 positive values")
 
 
+def _spatial_output(data: Shape, d: dict, a: dict, window: tuple[int, int], ceil: bool, what: str) -> tuple[int, int]:
+    """Output H and W of a 2-D window op (`a`: its strides, dilation, padding) sliding `window` over
+    `data` (`d`: its size per layout letter); ShapeError naming the window (`what`) when empty."""
+    top, left, bottom, right = a["padding"]
+    out_h = window_output_size(d["H"], top + bottom, window[0], a["strides"][0], a["dilation"][0], ceil)
+    out_w = window_output_size(d["W"], left + right, window[1], a["strides"][1], a["dilation"][1], ceil)
+    if out_h < 1 or out_w < 1:
+        raise ShapeError(f"empty output: 'data' {fmt_shape(data)} is smaller than {what} after padding "
+                         f"{tuple(a['padding'])}")
+    return out_h, out_w
+
+
 def conv2d(shapes: list[Shape], a: dict) -> Shape:
     data, weight = shapes
     check_rank("data", data, 4)
@@ -37,7 +49,6 @@ def conv2d(shapes: list[Shape], a: dict) -> Shape:
     k = dict(zip(kernel_layout, weight))
     groups = a["groups"]
     strides, dilation = a["strides"], a["dilation"]
-    top, left, bottom, right = a["padding"]
     _check_positive(strides=strides, dilation=dilation)
     if groups < 1 or d["C"] % groups or k["O"] % groups:
         raise ShapeError(
@@ -56,17 +67,9 @@ def conv2d(shapes: list[Shape], a: dict) -> Shape:
             f"kernel_size={tuple(a['kernel_size'])} but 'weight' {fmt_shape(weight)} has a "
             f"{k['H']}x{k['W']} kernel"
         )
-    out = {
-        "N": d["N"],
-        "C": k["O"],
-        "H": window_output_size(d["H"], top + bottom, k["H"], strides[0], dilation[0], False),
-        "W": window_output_size(d["W"], left + right, k["W"], strides[1], dilation[1], False),
-    }
-    if out["H"] < 1 or out["W"] < 1:
-        raise ShapeError(
-            f"empty output: 'data' {fmt_shape(data)} is smaller than the dilated kernel of 'weight' "
-            f"{fmt_shape(weight)} after padding {tuple(a['padding'])}"
-        )
+    out = {"N": d["N"], "C": k["O"]}
+    out["H"], out["W"] = _spatial_output(data, d, a, (k["H"], k["W"]), False,
+                                         f"the dilated kernel of 'weight' {fmt_shape(weight)}")
     return tuple(out[c] for c in out_layout)
 
 
@@ -77,16 +80,9 @@ def pool2d(shapes: list[Shape], a: dict) -> Shape:
     check_layout(layout, "NCHW", "layout")
     d = dict(zip(layout, data))
     _check_positive(pool_size=a["pool_size"], strides=a["strides"], dilation=a["dilation"])
-    (ph, pw), (sh, sw), (dh, dw) = a["pool_size"], a["strides"], a["dilation"]
-    top, left, bottom, right = a["padding"]
     out = dict(d)
-    out["H"] = window_output_size(d["H"], top + bottom, ph, sh, dh, a["ceil_mode"])
-    out["W"] = window_output_size(d["W"], left + right, pw, sw, dw, a["ceil_mode"])
-    if out["H"] < 1 or out["W"] < 1:
-        raise ShapeError(
-            f"empty output: 'data' {fmt_shape(data)} is smaller than pool_size {(ph, pw)} "
-            f"after padding {tuple(a['padding'])}"
-        )
+    out["H"], out["W"] = _spatial_output(data, d, a, tuple(a["pool_size"]), a["ceil_mode"],
+                                         f"pool_size {tuple(a['pool_size'])}")
     return tuple(out[c] for c in layout)
 
 

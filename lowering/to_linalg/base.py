@@ -15,25 +15,16 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
+from xrelay.dialects.op_base import OpTable
 from xrelay.lowering.builders import PARALLEL, Emitter, affine_map, dims
 
 Lowering = Callable[[Operation, Emitter], list[SSAValue]]
 
-LOWERINGS: dict[type[Operation], Lowering] = {}
+LOWERINGS: dict[type[Operation], Lowering] = OpTable("lowering")
 """nn op class -> its lowering (an op without one says why in its `NO_LOWERING`)."""
 
-
-def lowers(*op_classes: type[Operation]) -> Callable[[Lowering], Lowering]:
-    """Register the decorated function as the lowering of `op_classes`."""
-
-    def register(fn: Lowering) -> Lowering:
-        for op_class in op_classes:
-            if op_class in LOWERINGS:
-                raise ValueError(f"{op_class.name} has two lowerings")
-            LOWERINGS[op_class] = fn
-        return fn
-
-    return register
+lowers = LOWERINGS.register
+"""`@lowers(nn.XOp)`: register the decorated function as the lowering of the op classes given."""
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:

@@ -12,6 +12,24 @@ from xrelay.lowering.to_linalg.base import element_of, lowers, shape_of
 from xrelay.lowering.to_linalg.linear import along_axis
 
 
+def _gamma_beta(attrs: dict, gamma: SSAValue, beta: SSAValue) -> list[SSAValue]:
+    """The per-channel operands a normalisation reads after its statistics: gamma if `scale`, beta if `center`."""
+    return ([gamma] if attrs["scale"] else []) + ([beta] if attrs["center"] else [])
+
+
+def _normalised(b, centred, variance, attrs: dict, gamma_beta) -> SSAValue:
+    """`centred / sqrt(variance + epsilon)`, times gamma and plus beta when the op has them
+    (`gamma_beta`: their block arguments, in `_gamma_beta`'s order)."""
+    epsilon = b.scalar(attrs["epsilon"], centred.type)
+    y = b.binary("div", centred, b.sqrt(b.binary("add", variance, epsilon)))
+    rest = list(gamma_beta)
+    if attrs["scale"]:
+        y = b.binary("mul", y, rest.pop(0))
+    if attrs["center"]:
+        y = b.binary("add", y, rest.pop(0))
+    return y
+
+
 @lowers(nn.BatchNormOp)
 def lower_batch_norm(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.batch_norm → one generic `(x - mean) / sqrt(var + eps) * gamma + beta`; results 2, 3 are mean, var."""
@@ -21,18 +39,10 @@ def lower_batch_norm(op: Operation, e: Emitter) -> list[SSAValue]:
     if not is_float(element_type):
         raise NotImplementedError(f"nn.batch_norm: only float element types lower to linalg, got {element_type}")
     axis = normalize_axis(int(attrs["axis"]), len(shape_of(data)), "nn.batch_norm")
-    scale, center = bool(attrs["scale"]), bool(attrs["center"])
-    per_channel = [mean, var] + ([gamma] if scale else []) + ([beta] if center else [])
+    per_channel = [mean, var, *_gamma_beta(attrs, gamma, beta)]
 
     def body(b, args):
-        x, m, v = args[0], args[1], args[2]
-        y = b.binary("div", b.binary("sub", x, m), b.sqrt(b.binary("add", v, b.scalar(attrs["epsilon"], x.type))))
-        rest = list(args[3:-1])
-        if scale:
-            y = b.binary("mul", y, rest.pop(0))
-        if center:
-            y = b.binary("add", y, rest.pop(0))
-        return y
+        return _normalised(b, b.binary("sub", args[0], args[1]), args[2], attrs, args[3:-1])
 
     return [along_axis(e, op, per_channel, axis, body), mean, var]
 
@@ -112,19 +122,11 @@ def lower_layer_norm(op: Operation, e: Emitter) -> list[SSAValue]:
                       lambda b, args: b.binary("add", args[0], args[1]))
     squares = e.generic([data, total], e.filled(0, reduced_shape, element_type), [full, reduced, reduced], iterators,
                         add_square)
-    scale, center = bool(attrs["scale"]), bool(attrs["center"])
-    per_channel = ([gamma] if scale else []) + ([beta] if center else [])
+    per_channel = _gamma_beta(attrs, gamma, beta)
 
     def normalise(b, args):
         x, t, sq = args[0], args[1], args[2]
-        variance = b.binary("div", sq, b.scalar(count, x.type))
-        y = b.binary("div", centred(b, x, t), b.sqrt(b.binary("add", variance, b.scalar(attrs["epsilon"], x.type))))
-        rest = list(args[3:-1])
-        if scale:
-            y = b.binary("mul", y, rest.pop(0))
-        if center:
-            y = b.binary("add", y, rest.pop(0))
-        return y
+        return _normalised(b, centred(b, x, t), b.binary("div", sq, b.scalar(count, x.type)), attrs, args[3:-1])
 
     channel = affine_map(len(shape), [dims(len(shape))[axis]])
     return [e.generic([data, total, squares, *per_channel], e.empty(shape, element_type),

@@ -15,24 +15,15 @@ import numpy as np
 from xdsl.ir import Operation
 
 from xrelay.dialects import nn
+from xrelay.dialects.op_base import OpTable
 
 Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...]"]
 
-KERNELS: dict[type[Operation], Kernel] = {}
+KERNELS: dict[type[Operation], Kernel] = OpTable("kernel")
 """nn op class -> numpy kernel, for every registered nn op (tests/test_op_coverage.py checks)."""
 
-
-def kernel(*op_classes: type[Operation]) -> Callable[[Kernel], Kernel]:
-    """Register the decorated function as the kernel of `op_classes`."""
-
-    def register(fn: Kernel) -> Kernel:
-        for op_class in op_classes:
-            if op_class in KERNELS:
-                raise ValueError(f"{op_class.name} has two kernels")
-            KERNELS[op_class] = fn
-        return fn
-
-    return register
+kernel = KERNELS.register
+"""`@kernel(nn.XOp)`: register the decorated function as the kernel of the op classes given."""
 
 
 

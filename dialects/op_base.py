@@ -16,21 +16,11 @@ import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-import numpy as np
 
 from xdsl.dialects.builtin import (
     AnyFloat,
-    BoolAttr,
-    DenseArrayBase,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
     IntegerType,
-    StringAttr,
     TensorType,
-    f64,
-    i1,
-    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -39,17 +29,16 @@ from xdsl.irdl import (
     VarResultDef,
     irdl_op_definition,
     operand_def,
-    opt_attr_def,
     result_def,
     traits_def,
 )
-from xdsl.irdl.constraints import VerificationContext
 from xdsl.irdl.operations import OptAttributeDef, _OpDefField
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from xrelay.dialects.attributes import fits, kind, to_attr, to_python
 from xrelay.dialects.layout import pad4, pair
 from xrelay.dialects.infer import ShapeError, check_size
 
@@ -157,86 +146,6 @@ class LayoutRule(enum.Enum):
     """No operands, nothing to convert (nn.constant)."""
 
 
-# --- attribute kinds: plain Python value <-> builtin attribute ---------------------------
-
-INTS = DenseArrayBase.constr(i64)
-INT = IntegerAttr.constr(i64)
-FLOAT = FloatAttr.constr(Float64Type)
-BOOL = IntegerAttr.constr(i1)
-
-
-def _to_attr(value: object) -> Attribute:
-    """bool -> BoolAttr, int -> i64, float -> f64, str -> StringAttr, int sequence -> array<i64>."""
-    if isinstance(value, bool | np.bool_):
-        return BoolAttr.from_bool(bool(value))
-    if isinstance(value, numbers.Integral):
-        return IntegerAttr(int(value), i64)
-    if isinstance(value, numbers.Real):
-        return FloatAttr(float(value), f64)
-    if isinstance(value, str):
-        return StringAttr(value)
-    if isinstance(value, Sequence | np.ndarray):
-        return DenseArrayBase.from_list(i64, [int(v) for v in value])
-    raise TypeError(f"unsupported attribute value {value!r}")
-
-
-def _fits(constr, attr: Attribute) -> bool:
-    """Whether `attr` satisfies an attribute definition's constraint."""
-    try:
-        constr.verify(attr, VerificationContext())
-    except VerifyException:
-        return False
-    return True
-
-
-def _kind(constr: object) -> str:
-    """How an attribute of this constraint is written, for error messages."""
-    for known, text in ((INTS, "array<i64: ...>"), (INT, "an i64 integer"), (FLOAT, "an f64 float"), (BOOL, "true/false")):
-        if constr == known:
-            return text
-    return "a string"
-
-
-def _to_python(attr: Attribute) -> object:
-    """The plain Python value of an attribute built by `_to_attr`."""
-    if isinstance(attr, DenseArrayBase):
-        return tuple(attr.get_values())
-    if isinstance(attr, IntegerAttr):
-        if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
-            return bool(attr.value.data)
-        return int(attr.value.data)
-    if isinstance(attr, FloatAttr):
-        return float(attr.value.data)
-    if isinstance(attr, StringAttr):
-        return attr.data
-    return attr
-
-
-def ints(default: Sequence[int] | None = None) -> Any:
-    """An int-list attribute (`array<i64: ...>`), optional with a default."""
-    return opt_attr_def(INTS, None if default is None else _to_attr(tuple(default)))
-
-
-def int_(default: int | None = None) -> Any:
-    """An i64 integer attribute, optional with a default."""
-    return opt_attr_def(INT, None if default is None else _to_attr(default))
-
-
-def float_(default: float) -> Any:
-    """An f64 float attribute with a default."""
-    return opt_attr_def(FLOAT, _to_attr(float(default)))
-
-
-def bool_(default: bool) -> Any:
-    """A bool attribute (true/false) with a default."""
-    return opt_attr_def(BOOL, _to_attr(default))
-
-
-def str_(default: str | None = None) -> Any:
-    """A string attribute, optional with a default."""
-    return opt_attr_def(StringAttr, None if default is None else StringAttr(default))
-
-
 # Relay accepts an int for 2-D window attributes and 1/2/4-tuples for padding.
 _NORMALISE: dict[str, Callable[[Any], tuple[int, ...]]] = {
     "padding": pad4,
@@ -320,11 +229,11 @@ class NNOp(IRDLOperation):
                 except ShapeError as e:
                     raise ShapeError(f"{cls.name}: {e}") from None
             attr_def_ = op_def.attributes[key]
-            attr = _to_attr(value)
-            if isinstance(value, numbers.Integral) and not _fits(attr_def_.constr, attr):
-                attr = _to_attr(float(value))  # e.g. epsilon=1
-            if not _fits(attr_def_.constr, attr):
-                raise TypeError(f"{cls.name}: attribute '{key}' must be {_kind(attr_def_.constr)}, got {value!r}")
+            attr = to_attr(value)
+            if isinstance(value, numbers.Integral) and not fits(attr_def_.constr, attr):
+                attr = to_attr(float(value))  # e.g. epsilon=1
+            if not fits(attr_def_.constr, attr):
+                raise TypeError(f"{cls.name}: attribute '{key}' must be {kind(attr_def_.constr)}, got {value!r}")
             if attr != attr_def_.default_value:
                 attributes[key] = attr
         for key, attr_def_ in op_def.attributes.items():
@@ -340,7 +249,7 @@ class NNOp(IRDLOperation):
         result: dict[str, object] = {}
         for key, attr_def_ in op_def.attributes.items():
             attr = attributes.get(key, attr_def_.default_value)
-            value = None if attr is None else _to_python(attr)
+            value = None if attr is None else to_python(attr)
             if value is not None and key in cls.NORMALISE:
                 value = cls.NORMALISE[key](value)  # IR written by hand may hold Relay's short forms
             result[key] = value
@@ -411,9 +320,9 @@ class NNOp(IRDLOperation):
         attributes = parser.parse_optional_attr_dict()
         op_def = cls.get_irdl_definition()
         for key, attr in attributes.items():
-            if key in op_def.attributes and not _fits(op_def.attributes[key].constr, attr):
+            if key in op_def.attributes and not fits(op_def.attributes[key].constr, attr):
                 constr = op_def.attributes[key].constr
-                parser.raise_error(f"{cls.name}: attribute '{key}' must be {_kind(constr)}, got {attr}", attrs_pos)
+                parser.raise_error(f"{cls.name}: attribute '{key}' must be {kind(constr)}, got {attr}", attrs_pos)
         missing = [k for k, d in op_def.attributes.items() if not isinstance(d, OptAttributeDef) and k not in attributes]
         if missing:
             parser.raise_error(f"{cls.name}: required attribute '{missing[0]}' is missing", attrs_pos)

@@ -8,6 +8,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.ir import Attribute, Block, Region
 
+from xrelay.dialects import nn
+from xrelay.frontend import GraphBuilder
+
 
 def make_module(args: Mapping[str, Sequence[int]] | Sequence[Sequence[int] | Attribute], body: Callable) -> ModuleOp:
     """`@main` over f32 tensor arguments and `body(values, emit)`'s results.
@@ -31,3 +34,20 @@ def make_module(args: Mapping[str, Sequence[int]] | Sequence[Sequence[int] | Att
     block.add_ops([*ops, func.ReturnOp(*results)])
     main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
     return ModuleOp([main])
+
+
+class RandomGraph:
+    """A `frontend.GraphBuilder` (`b`) over a random input shape, with random constants drawn from
+    `rng` (numpy's Generator or RandomState): the base of the random-graph generators."""
+
+    def __init__(self, input_shape: tuple[int, ...], rng):
+        self.b = GraphBuilder(input_shape)
+        self.input_shape = input_shape
+        self.rng = rng
+
+    def const(self, shape, low=-1.0, high=1.0):
+        value = self.rng.uniform(low, high, size=shape).astype("float32")
+        return self.b.op(nn.ConstantOp, value).results[0]
+
+    def op(self, name, *operands, **attrs):
+        return self.b.op(nn.OPS[name], *operands, **attrs).results[0]

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import module_builder
+
 from xrelay.dialects import nn
-from xrelay.frontend import GraphBuilder
 from xrelay.frontend.builder import shape_of
 from xrelay.instrument import PassContext
 from xrelay.passes.convert_layout import ConvertLayout
@@ -23,22 +24,13 @@ from xrelay.runtime import run
 SEEDS = range(120)
 
 
-class RandomGraph:
+class RandomGraph(module_builder.RandomGraph):
     """Builds one random NCHW graph; `params` holds values for its non-data arguments."""
 
     def __init__(self, seed: int):
-        self.rng = np.random.RandomState(seed)
-        shape = (1, self.rng.randint(1, 5), self.rng.randint(2, 7), self.rng.randint(2, 7))
-        self.b = GraphBuilder(shape)
+        rng = np.random.RandomState(seed)
+        super().__init__((1, rng.randint(1, 5), rng.randint(2, 7), rng.randint(2, 7)), rng)
         self.params: dict[str, np.ndarray] = {}
-        self.input_shape = shape
-
-    def const(self, shape, low=-1.0, high=1.0):
-        value = self.rng.uniform(low, high, size=shape).astype("float32")
-        return self.b.op(nn.ConstantOp, value).results[0]
-
-    def op(self, name, *operands, **attrs):
-        return self.b.op(nn.OPS[name], *operands, **attrs).results[0]
 
     def conv(self, x):
         _, c, h, w = shape_of(x)

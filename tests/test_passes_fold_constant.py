@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
+from tool_passes import PassNames
+
 from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.frontend import bind_params_by_name, tiny
-from xrelay.instrument import PassInstrument
 from xrelay.runtime import run
 from module_builder import make_module
 
@@ -17,14 +18,6 @@ def op_names(mod):
     return [op.name for op in mod.walk() if op.name.startswith("nn.")]
 
 
-class Names(PassInstrument):
-    def __init__(self):
-        self.events = []
-
-    def run_before_pass(self, mod, info):
-        self.events.append(info.name)
-
-
 def test_chain_folds_and_dead_constants_go():
     def body(args, emit):
         c = emit(nn.ConstantOp(np.array([1.0, 4.0], np.float32)))
@@ -32,7 +25,7 @@ def test_chain_folds_and_dead_constants_go():
         return [emit(nn.AddOp(args[0], neg))]
 
     mod = make_module([(2,)], body)
-    names = Names()
+    names = PassNames()
     with transform.PassContext(instruments=[names]):
         out = passes.FoldConstant()(mod)
     assert names.events == ["FoldConstant", "InferType"]  # Relay's nested InferType

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
+from tool_passes import PassNames
+
 from xrelay import passes, transform
 from xrelay.dialects import nn
-from xrelay.instrument import PassInstrument
 from xrelay.runtime import run
 from module_builder import make_module
 
@@ -39,14 +40,6 @@ def random_conv(rng, data_layout, in_channels, groups):
         kernel_layout=kernel_layout,
     )
     return weight_shape, attrs, out_channels
-
-
-class Names(PassInstrument):
-    def __init__(self):
-        self.events = []
-
-    def run_before_pass(self, mod, info):
-        self.events.append(info.name)
 
 
 @pytest.mark.parametrize("seed", range(16))
@@ -176,12 +169,12 @@ def test_sequential_children_filtered_by_opt_level():
     sequential = passes.FoldScaleAxis()
     assert sequential.info == transform.PassInfo("FoldScaleAxis", 0, ())  # TVM's Sequential(passes, name)
     mod = forward_case(np.array([[[1.0]], [[2.0]]], np.float32), None)
-    names = Names()
+    names = PassNames()
     with transform.PassContext(instruments=[names]):  # default opt level 2
         out2 = passes.FoldScaleAxis()(mod)
     assert names.events == ["FoldScaleAxis", "FoldConstant", "InferType"]
     assert count(out2, "nn.multiply") == 1
-    names = Names()
+    names = PassNames()
     with transform.PassContext(opt_level=3, instruments=[names]):
         out3 = passes.FoldScaleAxis()(mod)
     assert names.events == [
@@ -192,7 +185,7 @@ def test_sequential_children_filtered_by_opt_level():
     ]  # fmt: skip
     assert count(out3, "nn.multiply") == 0
     # The pipeline form runs the same Sequential.
-    names = Names()
+    names = PassNames()
     with transform.PassContext(opt_level=3, instruments=[names]):
         transform.get_pass("fold-scale-axis")(mod)
     assert names.events[0] == "FoldScaleAxis" and len(names.events) == 9

@@ -5,10 +5,11 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FunctionType, TensorType, f32
 from xdsl.rewriter import Rewriter
 
+from tool_passes import PassNames
+
 from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.frontend import tiny
-from xrelay.instrument import PassInstrument
 from xrelay.passes.infer_type import TypeInferenceError, infer_types
 from module_builder import make_module
 
@@ -19,18 +20,10 @@ def t(*shape):
 
 
 
-class Names(PassInstrument):
-    def __init__(self):
-        self.events = []
-
-    def run_before_pass(self, mod, info):
-        self.events.append(info.name)
-
-
 def test_pass_info_and_unchanged_module():
     mod, _ = tiny.get_workload()
     assert passes.InferType().info == transform.PassInfo("InferType", 0, ())
-    names = Names()
+    names = PassNames()
     with transform.PassContext(instruments=[names]):
         out = passes.InferType()(mod)
     assert names.events == ["InferType"]

@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
+from tool_passes import PassNames
+
 from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.frontend import bind_params_by_name, resnet, tiny
-from xrelay.instrument import PassInstrument
 from xrelay.runtime import run
 
 RTOL = 1e-5
@@ -30,14 +31,6 @@ def nn_ops(mod):
 
 def count(mod, name):
     return sum(op.name == name for op in mod.walk())
-
-
-class Names(PassInstrument):
-    def __init__(self):
-        self.events = []
-
-    def run_before_pass(self, mod, info):
-        self.events.append(info.name)
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +103,7 @@ def test_resnet18_opt3_pipeline_folds_batch_norm_into_convs():
     bound = bind_params_by_name(mod, randomise_batch_norm_stats(params, rng))
     data = rng.randn(1, 3, 224, 224).astype(np.float32)
     expected = run(bound, {"data": data})
-    names = Names()
+    names = PassNames()
     with transform.PassContext(opt_level=3, instruments=[names]):
         out = passes.SimplifyInference()(bound)
         out = passes.FoldScaleAxis()(out)

@@ -17,6 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from module_builder import RandomGraph
+
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.frontend.builder import shape_of
@@ -44,23 +46,14 @@ PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 TO_LAYOUT = {"NCHW": (0, 1, 2, 3), "NHWC": (0, 2, 3, 1)}
 
 
-class Graph:
+class Graph(RandomGraph):
     """Draws one graph op by op; activations are 4-D in `layout` until a head flattens them."""
 
     def __init__(self, draw):
         self.draw = draw
         self.layout = "NCHW"
         shape = (1, draw(st.integers(1, 3)), draw(st.integers(2, 5)), draw(st.integers(2, 5)))
-        self.b = GraphBuilder(shape)
-        self.input_shape = shape
-        self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-
-    def const(self, shape, low=-1.0, high=1.0):
-        value = self.rng.uniform(low, high, size=shape).astype("float32")
-        return self.b.op(nn.ConstantOp, value).results[0]
-
-    def op(self, name, *operands, **attrs):
-        return self.b.op(nn.OPS[name], *operands, **attrs).results[0]
+        super().__init__(shape, np.random.default_rng(draw(st.integers(0, 2**32 - 1))))
 
     def channels(self, x):
         return shape_of(x)[self.layout.index("C")]

@@ -12,6 +12,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from xrelay import transform
+from xrelay.instrument import PassInstrument
 from xrelay.dialects import make_context, nn
 
 RELU_ADD = """\
@@ -113,3 +114,13 @@ def run_on_empty_module(pass_, *instruments, **context):
     """`pass_` on an empty module inside a `PassContext(**context)` with `instruments`; its result."""
     with transform.PassContext(instruments=list(instruments), **context):
         return pass_(ModuleOp([]))
+
+
+class PassNames(PassInstrument):
+    """Records the name of every pass that starts (`events`), nested ones included."""
+
+    def __init__(self):
+        self.events: list[str] = []
+
+    def run_before_pass(self, mod, info):
+        self.events.append(info.name)

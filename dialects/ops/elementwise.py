@@ -12,7 +12,8 @@ from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import attr_def, operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, fmt_shape, same
-from xrelay.dialects.op_base import DataOp, FLOAT, LayoutRule, NNOp, float_, int_, nn_op
+from xrelay.dialects.attributes import FLOAT, float_, int_
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
 
 __all__ = ["AbsOp", "AddOp", "ClipOp", "DivideOp", "ErfOp", "ExpOp", "LeakyReluOp", "LogOp", "MaximumOp",
            "MinimumOp", "MultiplyOp", "NegativeOp", "PowerOp", "PReluOp", "ReluOp", "SigmoidOp", "SqrtOp",

@@ -10,7 +10,8 @@ from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, check_rank, fmt_shape
-from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, bool_, int_, nn_op
+from xrelay.dialects.attributes import bool_, int_
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
 
 __all__ = ["BatchMatmulOp", "BiasAddOp", "DenseOp"]
 

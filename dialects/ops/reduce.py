@@ -9,7 +9,8 @@ from typing import ClassVar
 
 
 from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape
-from xrelay.dialects.op_base import DataOp, LayoutRule, bool_, ints, nn_op
+from xrelay.dialects.attributes import bool_, ints
+from xrelay.dialects.op_base import DataOp, LayoutRule, nn_op
 
 __all__ = ["MaxOp", "MeanOp", "SumOp"]
 

@@ -15,7 +15,8 @@ from xdsl.irdl import attr_def, operand_def, result_def, var_operand_def, var_re
 
 from xrelay.dialects.infer import MAX_RANK, Shape, ShapeError, check_axis, fmt_shape
 from xrelay.dialects.layout import check_layout
-from xrelay.dialects.op_base import DataOp, INT, INTS, LayoutRule, NNOp, float_, int_, ints, nn_op, str_
+from xrelay.dialects.attributes import INT, INTS, float_, int_, ints, str_
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
 
 __all__ = [
     "BatchFlattenOp", "BroadcastToOp", "ConcatenateOp", "ExpandDimsOp", "LayoutTransformOp", "PadOp", "ReshapeOp",

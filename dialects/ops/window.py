@@ -13,7 +13,8 @@ from xdsl.irdl import operand_def
 
 from xrelay.dialects.layout import check_layout, window_output_size
 from xrelay.dialects.infer import Shape, ShapeError, check_rank, fmt_shape
-from xrelay.dialects.op_base import DataOp, LayoutRule, bool_, int_, ints, nn_op, str_
+from xrelay.dialects.attributes import bool_, int_, ints, str_
+from xrelay.dialects.op_base import DataOp, LayoutRule, nn_op
 
 __all__ = ["AvgPool2DOp", "Conv2DOp", "GlobalAvgPool2DOp", "GlobalMaxPool2DOp", "MaxPool2DOp"]
 

@@ -177,14 +177,23 @@ def _window_reduce(e: Emitter, x: SSAValue, layout: str, kernel, strides, dilati
                      lambda b, args: b.binary(combine, args[0], args[2]))
 
 
-@lowers(nn.MaxPool2DOp)
-def lower_max_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
-    """nn.max_pool2d → -inf padding + a `max(x, acc)` window generic from a -inf init."""
+def _pool_operand(op: Operation, float_only: bool = False):
+    """(attrs, layout, data, result type, element type) of a pool op, its layout checked and, for the
+    average pools, its element type a float."""
     attrs = op.attrs()
-    layout = check_layout(attrs["layout"] or "NCHW", "NCHW", "nn.max_pool2d")
+    layout = check_layout(attrs["layout"] or "NCHW", "NCHW", op.name)
     (data,) = op.operands
     result_type = op.results[0].type
     element_type = result_type.get_element_type()
+    if float_only and not is_float(element_type):
+        raise NotImplementedError(f"{op.name}: only float element types lower to linalg, got {element_type}")
+    return attrs, layout, data, result_type, element_type
+
+
+@lowers(nn.MaxPool2DOp)
+def lower_max_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.max_pool2d → -inf padding + a `max(x, acc)` window generic from a -inf init."""
+    attrs, layout, data, result_type, element_type = _pool_operand(op)
     kernel, strides, dilation, _, padded, _ = _pool_geometry(attrs, _shape(data), layout, "nn.max_pool2d")
     x = pad_spatial(e, data, layout, padded, lowest(element_type))
     init = e.filled(lowest(element_type), result_type.get_shape(), element_type)
@@ -202,13 +211,7 @@ def lower_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
 
     The count follows TVM: taps inside the declared padding (count_include_pad) or inside the data.
     """
-    attrs = op.attrs()
-    layout = check_layout(attrs["layout"] or "NCHW", "NCHW", "nn.avg_pool2d")
-    (data,) = op.operands
-    result_type = op.results[0].type
-    element_type = result_type.get_element_type()
-    if not is_float(element_type):
-        raise NotImplementedError(f"nn.avg_pool2d: only float element types lower to linalg, got {element_type}")
+    attrs, layout, data, result_type, element_type = _pool_operand(op, float_only=True)
     in_shape = _shape(data)
     kernel, strides, dilation, pad, padded, out_hw = _pool_geometry(attrs, in_shape, layout, "nn.avg_pool2d")
     x = pad_spatial(e, data, layout, padded, 0)
@@ -245,13 +248,7 @@ def _reduce_hw(e: Emitter, data: SSAValue, layout: str, init: float, combine: st
 @lowers(nn.GlobalAvgPool2DOp)
 def lower_global_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.global_avg_pool2d → a sum over H and W into a zero init, then a multiply by 1 / (H * W)."""
-    attrs = op.attrs()
-    layout = check_layout(attrs["layout"] or "NCHW", "NCHW", "nn.global_avg_pool2d")
-    (data,) = op.operands
-    result_type = op.results[0].type
-    element_type = result_type.get_element_type()
-    if not is_float(element_type):
-        raise NotImplementedError(f"nn.global_avg_pool2d: only float element types lower to linalg, got {element_type}")
+    attrs, layout, data, result_type, element_type = _pool_operand(op, float_only=True)
     in_shape = _shape(data)
     out_shape = list(result_type.get_shape())
     summed = _reduce_hw(e, data, layout, 0, "add")

@@ -44,11 +44,19 @@ def check_rank(name: str, shape: Shape, rank: int) -> None:
         raise ShapeError(f"operand '{name}' must have rank {rank}, got shape {fmt_shape(shape)}")
 
 
-def check_axis(axis: int, rank: int, operand: str, shape: Shape) -> int:
-    """`axis` normalised into [0, rank); out of range names the operand and its shape."""
+def normalize_axis(axis: int, rank: int, what: str) -> int:
+    """`axis` in [0, rank) (negative counts from the end); ShapeError naming `what` when out of range."""
     if not -rank <= axis < rank:
-        raise ShapeError(f"axis {axis} out of range for operand '{operand}' {fmt_shape(shape)}")
+        raise ShapeError(f"{what}: axis {axis} out of range for rank {rank}")
     return axis % rank
+
+
+def check_axis(axis: int, rank: int, operand: str, shape: Shape) -> int:
+    """`normalize_axis` for a shape rule: out of range names the operand and its shape."""
+    try:
+        return normalize_axis(axis, rank, operand)
+    except ShapeError:
+        raise ShapeError(f"axis {axis} out of range for operand '{operand}' {fmt_shape(shape)}") from None
 
 
 def check_per_channel(data: Shape, axis: int, **vectors: Shape) -> int:

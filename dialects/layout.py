@@ -59,10 +59,3 @@ def window_output_size(size: int, pad_total: int, kernel: int, stride: int, dila
     """Relay's output extent of a strided, dilated window along one axis."""
     span = size + pad_total - dilation * (kernel - 1) - 1
     return (span + (stride - 1 if ceil else 0)) // stride + 1
-
-
-def normalize_axis(axis: int, rank: int, what: str) -> int:
-    """`axis` in [0, rank) (negative counts from the end); ShapeError naming `what` when out of range."""
-    if not -rank <= axis < rank:
-        raise ShapeError(f"{what}: axis {axis} out of range for rank {rank}")
-    return axis % rank

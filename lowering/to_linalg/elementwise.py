@@ -7,7 +7,7 @@ import math
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import normalize_axis
+from xrelay.dialects.infer import normalize_axis
 from xrelay.dialects.ops.elementwise import integer_clip_bounds
 from xrelay.lowering.builders import Emitter, is_float
 from xrelay.lowering.to_linalg.base import element_of, lowers, map_elementwise, shape_of

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import normalize_axis
+from xrelay.dialects.infer import normalize_axis
 from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims
 from xrelay.lowering.to_linalg.base import element_of, lowers, shape_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import normalize_axis
+from xrelay.dialects.infer import normalize_axis
 from xrelay.dialects.ops.norm import lrn_window
 from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims, is_float, lowest
 from xrelay.lowering.to_linalg.base import element_of, lowers, shape_of

@@ -16,7 +16,8 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import layout_permutation, normalize_axis
+from xrelay.dialects.infer import normalize_axis
+from xrelay.dialects.layout import layout_permutation
 from xrelay.dialects.ops.shape import pad_pairs, slice_ranges, split_bounds, squeeze_axes
 from xrelay.lowering.builders import PARALLEL, BodyBuilder, Emitter, affine_map, dims, reassociation
 from xrelay.lowering.to_linalg.base import broadcast_map, element_of, lowers, shape_of

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import normalize_axis
+from xrelay.dialects.infer import normalize_axis
 from xrelay.dialects.ops.elementwise import integer_clip_bounds
 from xrelay.runtime.kernels.base import Kernel, along_axis, kernel
 from xrelay.runtime.math_functions import erf as erf_function

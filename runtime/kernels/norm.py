@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import normalize_axis
+from xrelay.dialects.infer import normalize_axis
 from xrelay.dialects.ops.norm import lrn_window
 from xrelay.runtime.kernels.base import along_axis, kernel
 

@@ -6,7 +6,8 @@ import numpy as np
 
 from xrelay.dialects import nn
 from xrelay.dialects.infer import ShapeError
-from xrelay.dialects.layout import layout_permutation, normalize_axis
+from xrelay.dialects.infer import normalize_axis
+from xrelay.dialects.layout import layout_permutation
 from xrelay.dialects.ops.shape import pad_pairs, reshape_target, slice_ranges, split_bounds, squeeze_axes
 from xrelay.runtime.kernels.base import kernel
 

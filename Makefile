@@ -26,13 +26,15 @@ lint: setup
 pytest: setup
 	$(BIN)/python -m pytest
 
-# Whole networks through upstream tools: ResNet-18 from IREE's ONNX import run by xrelay (a minute).
+# Whole networks through upstream tools: ResNet-18 from IREE's ONNX import run by xrelay, and every
+# ResNet-50 variant compiled by IREE (minutes).
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
-# The ONNX light model zoo with random weights against ONNX Runtime, every model at every level (minutes).
+# The ONNX light model zoo with random weights against ONNX Runtime, every model at every level and
+# through IREE (minutes).
 test-zoo: setup
-	$(BIN)/python -m pytest -m zoo tests/test_frontend_onnx_zoo.py tests/test_frontend_onnx_backend.py
+	$(BIN)/python -m pytest -m zoo tests/test_frontend_onnx_zoo.py tests/test_frontend_onnx_zoo_iree.py tests/test_frontend_onnx_backend.py
 
 lit: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -v tests/filecheck

@@ -23,9 +23,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 INSTALL_HINT = "the IREE backend needs the optional 'iree' extra: pip install 'xrelay[iree]'"
 """The message for a missing IREE (the tools print it as their one-line error)."""
 
-TARGET_FLAGS = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-                "--iree-llvmcpu-target-cpu=host")
-"""iree-compile flags: the local CPU through LLVM, tuned for the features of the CPU compiling it."""
+TARGET_FLAGS = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu")
+"""iree-compile flags: the local CPU through LLVM (`--iree-llvmcpu-target-cpu` is added per compile)."""
 
 
 class IreeUnavailableError(ImportError):
@@ -72,16 +71,19 @@ def prepare(module: ModuleOp, channels_last: bool = True) -> ModuleOp:
 
 
 class CompiledModule:
-    """One IREE-compiled `@main`; call it with numpy arrays in argument order."""
+    """One IREE-compiled module; calling it runs `@main` (`call` runs any public function) on numpy
+    arrays in argument order."""
 
     def __init__(self, vmfb: bytes, n_results: int):
         _, runtime = _iree()
         self.bound = runtime.load_vm_flatbuffer(vmfb, driver="local-task")
-        self.function = self.bound.main
         self.n_results = n_results
 
     def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
-        outcome = self.function(*[np.ascontiguousarray(a) for a in args])
+        return self.call("main", *args)
+
+    def call(self, function: str, *args: np.ndarray) -> list[np.ndarray]:
+        outcome = self.bound[function](*[np.ascontiguousarray(a) for a in args])
         outputs = list(outcome) if isinstance(outcome, tuple | list) else [outcome]
         return [np.asarray(o.to_host() if hasattr(o, "to_host") else o) for o in outputs]
 
@@ -94,11 +96,13 @@ def _cache_dir() -> Path | None:
     return Path(path) if path else None
 
 
-def compile_text(text: str, n_results: int, flags: Sequence[str] = ()) -> CompiledModule:
-    """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` and `flags`, cached per
-    text and flags in memory and, when `$XRELAY_IREE_CACHE` is set, on disk."""
+def compile_text(text: str, n_results: int, flags: Sequence[str] = (), target_cpu: str = "host") -> CompiledModule:
+    """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` for `target_cpu` (LLVM's
+    name; "host" tunes for the features of the CPU compiling it, "generic" compiles several times
+    faster for NCHW convolutions) and `flags`, cached per text and flags in memory and, when
+    `$XRELAY_IREE_CACHE` is set, on disk."""
     compiler, _ = _iree()
-    all_flags = (*TARGET_FLAGS, *flags)
+    all_flags = (*TARGET_FLAGS, f"--iree-llvmcpu-target-cpu={target_cpu}", *flags)
     from iree.compiler.version import VERSION
 
     key = hashlib.sha256("\0".join((VERSION, *all_flags, text)).encode()).hexdigest()

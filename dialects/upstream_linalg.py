@@ -6,7 +6,8 @@ so the result is garbage); upstream's yields `max(out, in)`. `linalg.pooling_nch
 and `pooling_nhwc_sum` are missing from xDSL, and torch-mlir's ONNX path writes them for every
 average and global-average pool. Each op here has upstream's indexing maps and body
 (`O = combine(O, I)`), so the executors and `convert-linalg-to-loops` run it from them.
-`LINALG` replaces xDSL's dialect in `make_context`.
+`linalg.matmul` (with upstream's `indexing_maps`) and `linalg.batch_matmul` come from
+`upstream_contractions`. `LINALG` replaces xDSL's dialect in `make_context`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from xdsl.traits import HasParent
 from xdsl.utils.exceptions import VerifyException
 
 from xrelay.dialects.redefine import redefined
+
+from xrelay.dialects.upstream_contractions import BatchMatmulOp, MatmulOp
 
 _COMBINE = {("max", True): arith.MaximumfOp, ("max", False): arith.MaxSIOp,
             ("sum", True): arith.AddfOp, ("sum", False): arith.AddiOp}
@@ -277,7 +280,7 @@ IndexOp = redefined(linalg.IndexOp, """`linalg.index` inside any structured op's
 
 POOLING_OPS = (PoolingNchwMaxOp, PoolingNchwSumOp, PoolingNhwcMaxOp, PoolingNhwcSumOp)
 
-REPLACED_OPS = (*POOLING_OPS, GenericOp, MapOp, IndexOp)
+REPLACED_OPS = (*POOLING_OPS, GenericOp, MapOp, IndexOp, MatmulOp, BatchMatmulOp)
 
 LINALG = Dialect(
     "linalg",

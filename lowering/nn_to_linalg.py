@@ -1,7 +1,9 @@
 """`convert-nn-to-linalg`: every nn op becomes linalg on tensors (plus arith/math/tensor).
 
-Elementwise ops, broadcasts, bias_add, batch_norm, dense, softmax and the reductions are
-`linalg.generic`s (broadcast operands index size-1 axes with the constant 0); transpose and
+Elementwise ops, broadcasts, bias_add, batch_norm, softmax and the reductions are
+`linalg.generic`s (broadcast operands index size-1 axes with the constant 0); dense (2-D) and
+batch_matmul (equal batches) are upstream's `linalg.matmul` / `linalg.batch_matmul` with
+transposed operands in `indexing_maps` (`dialects/upstream_contractions.py`); transpose and
 layout_transform are `linalg.transpose`; reshapes are `tensor.collapse_shape` /
 `tensor.expand_shape`; constants are `arith.constant dense<...>`; windowed ops are in
 `to_linalg/window.py`. Every result keeps its type, so `func.func` signatures do not change.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
 from xrelay.dialects.infer import normalize_axis
+from xrelay.dialects.upstream_contractions import BatchMatmulOp, MatmulOp
 from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims
 from xrelay.lowering.to_linalg.base import element_of, lowers, shape_of
 
@@ -30,11 +32,24 @@ def lower_bias_add(op: Operation, e: Emitter) -> list[SSAValue]:
     return [along_axis(e, op, [op.operands[1]], axis, lambda b, args: b.binary("add", args[0], args[1]))]
 
 
+def contraction_maps(*operands: str) -> ArrayAttr[AffineMapAttr]:
+    """Upstream's `indexing_maps` of a contraction whose operands index its loops by letter (the
+    output's letters, then "k")."""
+    loops = operands[-1] + "k"
+    return ArrayAttr([AffineMapAttr(affine_map(len(loops), [dims(len(loops))[loops.index(c)] for c in letters]))
+                      for letters in operands])
+
+
 @lowers(nn.DenseOp)
 def lower_dense(op: Operation, e: Emitter) -> list[SSAValue]:
-    """nn.dense → contraction generic `acc + x[.., k] * w[n, k]` from a zero init."""
+    """nn.dense → `linalg.matmul` of x and w transposed (`indexing_maps`) for a 2-D x, else a
+    contraction generic `acc + x[.., k] * w[n, k]`; both from a zero init."""
     data, weight = op.operands
     out_shape = shape_of(op.results[0])
+    if len(out_shape) == 2:
+        init = e.filled(0, out_shape, element_of(op))
+        return [e.add(MatmulOp([data, weight], [init], [op.results[0].type],
+                               indexing_maps=contraction_maps("mk", "nk", "mn")))]
     batch = len(out_shape) - 1
     n = batch + 2  # loops: batch..., units, k
     loops = dims(n)
@@ -46,11 +61,16 @@ def lower_dense(op: Operation, e: Emitter) -> list[SSAValue]:
 
 @lowers(nn.BatchMatmulOp)
 def lower_batch_matmul(op: Operation, e: Emitter) -> list[SSAValue]:
-    """nn.batch_matmul → contraction generic over (b, m, n, k) from a zero init (xDSL 0.75 has no
-    `linalg.batch_matmul`); an operand with a batch of 1 is read at batch index 0."""
+    """nn.batch_matmul → `linalg.batch_matmul` (transposed operands through `indexing_maps`) from a
+    zero init; when an operand's batch of 1 broadcasts, a contraction generic over (b, m, n, k)
+    reading it at batch index 0."""
     x, y = op.operands
     attrs = op.attrs()
     out_shape = shape_of(op.results[0])
+    if shape_of(x)[0] == shape_of(y)[0] == out_shape[0]:
+        maps = contraction_maps("bkm" if attrs["transpose_a"] else "bmk", "bnk" if attrs["transpose_b"] else "bkn", "bmn")
+        init = e.filled(0, out_shape, element_of(op))
+        return [e.add(BatchMatmulOp([x, y], [init], [op.results[0].type], indexing_maps=maps))]
     b, m, n, k = dims(4)
     bx = 0 if shape_of(x)[0] != out_shape[0] else b
     by = 0 if shape_of(y)[0] != out_shape[0] else b

@@ -1,6 +1,7 @@
 // RUN: xrelay-opt %s -p convert-nn-to-linalg,linalg-bufferize,linalg-to-loops | filecheck %s
 
-// dense: the zero fill and the contraction become scf.for nests of loads, mulf/addf and stores.
+// dense: the zero fill and the contraction (linalg.matmul with w transposed by its indexing_maps)
+// become scf.for nests of loads, mulf/addf and stores.
 func.func @main(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>) -> tensor<2x3xf32> {
   %0 = nn.dense(%x, %w) : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
   func.return %0 : tensor<2x3xf32>
@@ -18,7 +19,7 @@ func.func @main(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:          %[[B:.*]] = memref.load %w[%[[N]], %[[K]]] : memref<3x4xf32>
 // CHECK-NEXT:          %[[ACC:.*]] = memref.load %[[OUT]][%[[M]], %[[N]]] : memref<2x3xf32>
 // CHECK-NEXT:          %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
-// CHECK-NEXT:          %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
+// CHECK-NEXT:          %[[S:.*]] = arith.addf %[[P]], %[[ACC]] : f32
 // CHECK-NEXT:          memref.store %[[S]], %[[OUT]][%[[M]], %[[N]]] : memref<2x3xf32>
 // CHECK-NOT:     linalg.
 // CHECK:         func.return %[[OUT]] : memref<2x3xf32>

@@ -27,6 +27,11 @@ func.func @broadcast_squeeze(%x: tensor<1x3x1xf32>) -> (tensor<2x3x4xf32>, tenso
   %s = nn.squeeze(%x) : (tensor<1x3x1xf32>) -> tensor<3xf32>
   func.return %b, %s : tensor<2x3x4xf32>, tensor<3xf32>
 }
+func.func @batch_matmul(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %t: tensor<2x4x3xf32>, %u: tensor<2x4x5xf32>) -> (tensor<2x3x5xf32>, tensor<2x3x5xf32>) {
+  %m = nn.batch_matmul(%x, %y) : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32>
+  %n = nn.batch_matmul(%t, %u) {transpose_a = true, transpose_b = false} : (tensor<2x4x3xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  func.return %m, %n : tensor<2x3x5xf32>, tensor<2x3x5xf32>
+}
 func.func @matmul_pool(%x: tensor<1x3x4xf32>, %y: tensor<2x5x4xf32>, %z: tensor<1x2x3x3xf32>) -> (tensor<2x3x5xf32>, tensor<1x2x1x1xf32>) {
   %m = nn.batch_matmul(%x, %y) : (tensor<1x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32>
   %g = nn.global_max_pool2d(%z) : (tensor<1x2x3x3xf32>) -> tensor<1x2x1x1xf32>
@@ -97,7 +102,15 @@ func.func @matmul_pool(%x: tensor<1x3x4xf32>, %y: tensor<2x5x4xf32>, %z: tensor<
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (0, d1, 0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x3x1xf32>)
 // CHECK:         tensor.collapse_shape %x {{\[\[}}0 : i64, 1 : i64, 2 : i64]] : tensor<1x3x1xf32> into tensor<3xf32>
 
-// batch_matmul: a contraction over (b, m, n, k) from zeros, x's batch of 1 read at 0, y as [B, N, K];
+// batch_matmul with equal batches: upstream's linalg.batch_matmul from zeros, a transposed operand
+// through its indexing_maps (y as [B, N, K] by default; x as [B, K, M] with transpose_a).
+// CHECK-LABEL: func.func @batch_matmul
+// CHECK:         linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>] ins(%x, %y : tensor<2x3x4xf32>, tensor<2x5x4xf32>) outs(%{{.*}} : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+// CHECK:         linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>] ins(%t, %u
+// CHECK-NOT:     linalg.generic
+
+// batch_matmul broadcasting a batch of 1 (upstream's batch_matmul cannot read index 0): a
+// contraction generic over (b, m, n, k) from zeros, x's batch of 1 read at 0, y as [B, N, K];
 // global_max_pool2d: a max over H and W from -inf.
 // CHECK-LABEL: func.func @matmul_pool
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %y : tensor<1x3x4xf32>, tensor<2x5x4xf32>)

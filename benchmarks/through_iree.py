@@ -1,17 +1,21 @@
 """IREE benchmark: ResNet-18/50 latency through IREE against xrelay's linalg executor and ONNX Runtime.
 
     .venv/bin/python benchmarks/through_iree.py [--models resnet18,resnet50] [--threads 2] [--rounds 6] [--block 3]
+        [--contenders opt3-nhwc,iree-nhwc,iree-img2col,ort]
 
 Models: batch 1, 3x224x224, weights bound as constants, after the opt-level-3 graph passes
 (SimplifyInference, FoldScaleAxis, FoldConstant). Contenders, each in a process of its own (a worker:
 this script with `--worker`), taking turns round after round (`workers.py`) as in `execution.py`
 (whose contenders and models this script reuses):
 - xrelay's linalg executor on the NHWC graph (execution.py's `opt3-nhwc`);
-- IREE (`runtime.iree_backend`, llvm-cpu for the host CPU) in three layouts, to pick the fastest:
-  `iree-nhwc` (xrelay's ConvertLayout to NHWC/HWIO + FoldConstant before lowering: what
-  `backend="iree"` does), `iree-flag` (the NCHW graph, IREE's own
-  `iree-preprocessing-convert-conv-to-channels-last` pass) and `iree-nchw` (the NCHW graph, IREE's
-  defaults); IREE's task executor gets `--threads` worker threads;
+- IREE (`runtime.iree_backend`, llvm-cpu for the host CPU), by default in two configurations of the
+  NHWC graph (xrelay's ConvertLayout to NHWC/HWIO + FoldConstant before lowering, the fastest layout
+  measured: what `backend="iree"` does): `iree-nhwc` (IREE's default flags) and `iree-img2col`
+  (`IMG2COL_FLAGS`: --iree-opt-level=O3 and IREE's conv-to-im2col+matmul preprocessing, 2-2.5x
+  faster on ResNet-50 in a loaded 1-thread comparison, not better on ResNet-18); with `--contenders`
+  also `iree-flag` (the NCHW graph, IREE's own `iree-preprocessing-convert-conv-to-channels-last`
+  pass) and `iree-nchw` (the NCHW graph, IREE's defaults); IREE's task executor gets `--threads`
+  worker threads; the flags of each IREE contender are printed;
 - ONNX Runtime (the `bench` extra), `--threads` intra-op threads: the reference for the ratios.
 Compile time (IREE) is printed once per contender; every output is checked against the nn level.
 The measured processes run without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE.
@@ -33,12 +37,18 @@ import execution  # the sibling benchmark (its contenders, models and ONNX graph
 CONTENDERS = {
     "opt3-nhwc": "xrelay linalg executor (NHWC)",
     "iree-nhwc": "IREE, xrelay's NHWC ConvertLayout",
+    "iree-img2col": "IREE, xrelay's NHWC, O3 + im2col",
     "iree-flag": "IREE, NCHW + IREE channels-last pass",
     "iree-nchw": "IREE, NCHW, IREE defaults",
     "ort": "onnxruntime",
 }
 CHANNELS_LAST_FLAG = ("--iree-preprocessing-pass-pipeline="
                       "builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))")
+IMG2COL_FLAGS = ("--iree-opt-level=O3", "--iree-preprocessing-pass-pipeline="
+                 "builtin.module(util.func(iree-global-opt-convert-conv2d-to-img2col))")
+"""Every convolution as im2col + matmul (IREE's data tiling, --iree-opt-data-tiling, would pack those
+matmuls, but IREE 3.13 then fails on ResNet-50: 'operations with large vector sizes (32768 bytes)')."""
+KIND_FLAGS = {"iree-flag": (CHANNELS_LAST_FLAG,), "iree-img2col": IMG2COL_FLAGS}
 
 
 class IreeContender(execution.Contender):
@@ -61,7 +71,7 @@ class IreeContender(execution.Contender):
                 bind_params_by_name(module, params))
         start = time.perf_counter()
         self.program = iree_backend.compile_module(
-            graph, channels_last=kind == "iree-nhwc", flags=[CHANNELS_LAST_FLAG] if kind == "iree-flag" else [])
+            graph, channels_last=kind in ("iree-nhwc", "iree-img2col"), flags=KIND_FLAGS.get(kind, ()))
         self.compile_s = time.perf_counter() - start
         self.fn = lambda threads: self.program(self.data)
         out = self.fn(threads)[0]
@@ -90,6 +100,12 @@ def bench_model(model: str, threads: int, rounds: int, block: int, kinds: list[s
         for kind, w in workers.items():
             compiled = f"; IREE compile {w.info['compile_s']:.1f} s" if w.info["compile_s"] is not None else ""
             print(f"  {CONTENDERS[kind]:<40} max relative error vs nn level: {w.info['error']:.2e}{compiled}")
+        if any(k.startswith("iree") for k in kinds):
+            from xrelay.runtime import iree_backend
+
+            print(f"  IREE flags (all): {' '.join((*iree_backend.TARGET_FLAGS, '--iree-llvmcpu-target-cpu=host'))}")
+            for kind in (k for k in kinds if k in KIND_FLAGS):
+                print(f"  IREE flags ({kind}): {' '.join(KIND_FLAGS[kind])}")
         results, loads = alternate(workers, rounds, threads=threads, block=block)
     finally:
         close_all(workers)
@@ -113,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--block", type=int, default=3, help="timed runs per turn (default 3)")
-    parser.add_argument("--contenders", default=",".join(CONTENDERS), help="comma-separated subset of: "
-                        + ", ".join(CONTENDERS))
+    default = "opt3-nhwc,iree-nhwc,iree-img2col,ort"
+    parser.add_argument("--contenders", default=default, help="comma-separated subset of: "
+                        + ", ".join(CONTENDERS) + f" (default: {default})")
     parser.add_argument("--worker", nargs=3, metavar=("CONTENDER", "MODEL", "THREADS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:

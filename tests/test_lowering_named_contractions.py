@@ -6,7 +6,7 @@ contraction path as the generic they replaced did."""
 from __future__ import annotations
 
 import numpy as np
-from test_lowering_ops import single_op_module
+from op_levels import single_op_module
 
 from xrelay.dialects import make_context
 from xrelay.lowering import lower

@@ -78,10 +78,9 @@ def _scale_weight(consumer: Operation, vector: np.ndarray, kernel_axis: int, rew
     rewriter.notify_op_modified(consumer)
 
 
-class FoldScaleIntoProducer(RewritePattern):
-    """`multiply(conv2d(x, w), s)` with s constant per output channel becomes
-    `conv2d(x, multiply(w, s'))`, s' laid along the kernel's O axis; likewise for `nn.dense`
-    with s along the last axis. Only when the conv/dense result has no other user."""
+class _FoldScaleMultiply(RewritePattern):
+    """The base of both folds: matches `multiply(value, constant scale)`; when `fold` has moved
+    the scale into weights (it returns True), the multiply goes and so does its constant once unused."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nn.MultiplyOp, rewriter: PatternRewriter) -> None:
@@ -89,9 +88,24 @@ class FoldScaleIntoProducer(RewritePattern):
         if found is None:
             return
         value, const, scale = found
+        if self.fold(op, value, scale, rewriter):
+            rewriter.replace_all_uses_with(op.results[0], value)
+            rewriter.erase(op)
+            erase_if_dead_constant(const, rewriter)
+
+    def fold(self, op: nn.MultiplyOp, value: SSAValue, scale: np.ndarray, rewriter: PatternRewriter) -> bool:
+        raise NotImplementedError
+
+
+class FoldScaleIntoProducer(_FoldScaleMultiply):
+    """`multiply(conv2d(x, w), s)` with s constant per output channel becomes
+    `conv2d(x, multiply(w, s'))`, s' laid along the kernel's O axis; likewise for `nn.dense`
+    with s along the last axis. Only when the conv/dense result has no other user."""
+
+    def fold(self, op: nn.MultiplyOp, value: SSAValue, scale: np.ndarray, rewriter: PatternRewriter) -> bool:
         producer = value.owner
         if not isinstance(producer, (nn.Conv2DOp, nn.DenseOp)) or _single_user(value) is not op:
-            return
+            return False
         shape = tuple(value.type.get_shape())
         if isinstance(producer, nn.Conv2DOp):
             attrs = producer.attrs()
@@ -101,29 +115,22 @@ class FoldScaleIntoProducer(RewritePattern):
             axis, kernel_axis = len(shape) - 1, 0
         vector = channel_vector(scale, shape, axis)
         if vector is None:
-            return
+            return False
         _scale_weight(producer, vector, kernel_axis, rewriter)
-        rewriter.replace_all_uses_with(op.results[0], value)
-        rewriter.erase(op)
-        erase_if_dead_constant(const, rewriter)
+        return True
 
 
-class FoldScaleIntoConsumers(RewritePattern):
+class FoldScaleIntoConsumers(_FoldScaleMultiply):
     """`x * s` feeding conv2d data inputs (optionally through `add(., b)` with b constant per
     channel, then `relu`) loses the multiply: b becomes b / s, each conv's weight becomes
     `multiply(w, s')` with s' laid along the kernel's I axis. Needs s constant per input
     channel, s > 0 when a relu is crossed, s != 0 when an add is, groups = 1, and every
     intermediate value used only by the next op of the chain (the last may feed several convs)."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nn.MultiplyOp, rewriter: PatternRewriter) -> None:
-        found = _constant_operand(op)
-        if found is None:
-            return
-        value, const, scale = found
+    def fold(self, op: nn.MultiplyOp, value: SSAValue, scale: np.ndarray, rewriter: PatternRewriter) -> bool:
         shape = tuple(value.type.get_shape())
         if tuple(op.results[0].type.get_shape()) != shape:
-            return
+            return False
         tip = op.results[0]
         add = _single_user(tip)
         bias = None
@@ -138,18 +145,18 @@ class FoldScaleIntoConsumers(RewritePattern):
             relu = None
         convs = [use.operation for use in tip.uses]
         if not convs or not all(_is_plain_conv_data_use(use.operation, use.index) for use in tip.uses):
-            return
+            return False
         layouts = {conv.attrs()["data_layout"].index("C") for conv in convs}
         if len(layouts) != 1:
-            return
+            return False
         (axis,) = layouts
         vector = channel_vector(scale, shape, axis)
         if vector is None or (relu is not None and not np.all(vector > 0)):
-            return
+            return False
         if add is not None:
             new_bias = self._divided_bias(bias[2], vector, shape, axis)
             if new_bias is None:
-                return
+                return False
             bias_op = nn.ConstantOp(new_bias)
             rewriter.insert(bias_op, InsertPoint.before(add))
             add.operands[list(add.operands).index(bias[1])] = bias_op.results[0]
@@ -157,9 +164,7 @@ class FoldScaleIntoConsumers(RewritePattern):
             erase_if_dead_constant(bias[1], rewriter)
         for conv in convs:
             _scale_weight(conv, vector, conv.attrs()["kernel_layout"].index("I"), rewriter)
-        rewriter.replace_all_uses_with(op.results[0], value)
-        rewriter.erase(op)
-        erase_if_dead_constant(const, rewriter)
+        return True
 
     @staticmethod
     def _divided_bias(bias: np.ndarray, vector: np.ndarray, shape: tuple[int, ...], axis: int) -> np.ndarray | None:

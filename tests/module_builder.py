@@ -38,10 +38,11 @@ def make_module(args: Mapping[str, Sequence[int]] | Sequence[Sequence[int] | Att
 
 class RandomGraph:
     """A `frontend.GraphBuilder` (`b`) over a random input shape, with random constants drawn from
-    `rng` (numpy's Generator or RandomState): the base of the random-graph generators."""
+    `rng` (numpy's Generator or RandomState): the base of the random-graph generators. `dtype`
+    is the input's element type."""
 
-    def __init__(self, input_shape: tuple[int, ...], rng):
-        self.b = GraphBuilder(input_shape)
+    def __init__(self, input_shape: tuple[int, ...], rng, dtype: str = "float32"):
+        self.b = GraphBuilder(input_shape, dtype=dtype)
         self.input_shape = input_shape
         self.rng = rng
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from xrelay import passes
 from xrelay.dialects import nn
@@ -43,6 +44,22 @@ def conv_then(op_name: str, extra: Sequence[np.ndarray], attrs: dict, rng: np.ra
     args = [b.param(f"a{i}", a.shape, a.dtype) for i, a in enumerate(arrays)]
     conv = b.op(nn.Conv2DOp, *args[:2], padding=(1, 1, 1, 1))
     return b.finish(b.op(nn.OPS[op_name], conv, *args[2:], **attrs)), inputs_of(arrays)
+
+
+def conv_then_converted_to_nhwc(op_name: str, extra: Sequence[np.ndarray], attrs: dict, rng: np.random.Generator,
+                                data_shape: Sequence[int]) -> Operation:
+    """`conv_then`'s module through ConvertLayout (conv2d to NHWC/HWIO), checked to give the NCHW
+    module's result and `op_name` to read the NHWC conv result directly (no transform back in between);
+    returns that `op_name` op of the converted module."""
+    module, inputs = conv_then(op_name, extra, attrs, rng, data_shape)
+    expected = run(module, inputs)
+    converted = passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module)
+    ops = [op for op in converted.walk() if op.name.startswith("nn.")]
+    conv = next(op for op in ops if op.name == "nn.conv2d")
+    follower = next(op for op in ops if op.name == op_name)
+    assert conv.results[0] in follower.operands
+    np.testing.assert_allclose(run(converted, inputs), expected, rtol=1e-5, atol=1e-5)
+    return follower
 
 
 def inputs_of(arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:

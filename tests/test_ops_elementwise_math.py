@@ -13,8 +13,6 @@ from xdsl.dialects.builtin import TensorType, f32
 from xdsl.utils.exceptions import VerifyException
 
 from xrelay.dialects import nn
-from xrelay.passes.convert_layout import ConvertLayout
-from xrelay.runtime import run
 
 import op_levels
 from op_levels import LEVELS, fold, run_lowered, run_nn
@@ -185,16 +183,9 @@ def test_verifier_messages_name_op_operand_and_shapes():
     ("nn.power", [np.array([2.0], np.float32)], {}, {}),
 ], ids=["tanh", "erf", "clip", "leaky_relu", "prelu", "maximum", "power"])
 def test_convert_layout_lets_them_follow_the_conv(op_name, extra, attrs, new_attrs):
-    module, inputs = op_levels.conv_then(op_name, extra, attrs, RNG, (1, 3, 5, 5))
-    expected = run(module, inputs)
-    converted = ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module)
-    ops = [op for op in converted.walk() if op.name.startswith("nn.")]
-    conv = next(op for op in ops if op.name == "nn.conv2d")
-    follower = next(op for op in ops if op.name == op_name)
     # The op reads the NHWC conv result directly (no transform back in between), with its
     # attributes renumbered for NHWC, and one transform back to NCHW follows it.
-    assert conv.results[0] in follower.operands
+    follower = op_levels.conv_then_converted_to_nhwc(op_name, extra, attrs, RNG, (1, 3, 5, 5))
     assert {k: follower.attrs()[k] for k in new_attrs} == new_attrs
     (user,) = [use.operation for use in follower.results[0].uses]
     assert user.name == "nn.layout_transform" and user.attrs()["dst_layout"] == "NCHW"
-    np.testing.assert_allclose(run(converted, inputs), expected, rtol=1e-5, atol=1e-5)

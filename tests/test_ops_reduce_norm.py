@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 
 from xrelay.dialects import nn
-from xrelay.passes.convert_layout import ConvertLayout
-from xrelay.runtime import run
 
 import op_levels
 from op_levels import LEVELS, fold, run_lowered, run_nn
@@ -192,14 +190,7 @@ LAYOUT_CASES = [
 
 @pytest.mark.parametrize(("op_name", "extra", "attrs", "new_attrs", "transform_back"), LAYOUT_CASES)
 def test_convert_layout_renumbers_axes(op_name, extra, attrs, new_attrs, transform_back):
-    module, inputs = op_levels.conv_then(op_name, extra, attrs, RNG, (1, 3, 5, 6))
-    expected = run(module, inputs)
-    converted = ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module)
-    ops = [op for op in converted.walk() if op.name.startswith("nn.")]
-    conv = next(op for op in ops if op.name == "nn.conv2d")
-    follower = next(op for op in ops if op.name == op_name)
-    assert conv.results[0] in follower.operands  # reads the NHWC result directly
+    follower = op_levels.conv_then_converted_to_nhwc(op_name, extra, attrs, RNG, (1, 3, 5, 6))
     assert {k: follower.attrs()[k] for k in new_attrs} == new_attrs
     users = [use.operation.name for use in follower.results[0].uses]
     assert users == (["nn.layout_transform"] if transform_back else ["func.return"])
-    np.testing.assert_allclose(run(converted, inputs), expected, rtol=1e-5, atol=1e-5)

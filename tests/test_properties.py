@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from module_builder import RandomGraph
 
 from xrelay.dialects import nn
-from xrelay.frontend import GraphBuilder
 from xrelay.frontend.builder import shape_of
 from xrelay.instrument import PassContext
 from xrelay.lowering import lower
@@ -158,14 +157,22 @@ class Graph(RandomGraph):
         return self.b.finish(x)
 
 
-@st.composite
-def graphs(draw):
-    graph = Graph(draw)
+    def input_data(self):
+        data = self.rng.uniform(-1, 1, self.input_shape).astype("float32")
+        data[self.rng.random(self.input_shape) < 0.2] = 0.0  # exact zeros: 0/0, log 0, sqrt -0
+        return data
+
+
+def built(graph) -> tuple:
+    """The drawn graph's verified module and a random input for it (drawn after the graph)."""
     module = graph.build()
     module.verify()
-    data = graph.rng.uniform(-1, 1, graph.input_shape).astype("float32")
-    data[graph.rng.random(graph.input_shape) < 0.2] = 0.0  # exact zeros: 0/0, log 0, sqrt -0
-    return module, {"data": data}
+    return module, {"data": graph.input_data()}
+
+
+@st.composite
+def graphs(draw):
+    return built(Graph(draw))
 
 
 def assert_close(actual, expected, what):
@@ -213,25 +220,20 @@ def test_levels_agree(graph):
         assert_close(run(lowered, inputs), expected, f"{level} level")
 
 
-class IntegerGraph:
+class IntegerGraph(RandomGraph):
     """A random int32 graph of the ops defined on integers (Relay's integer semantics: division
     truncates toward zero), so the levels must agree on exact values."""
 
     def __init__(self, draw):
         self.draw = draw
         shape = (1, draw(st.integers(1, 3)), draw(st.integers(2, 4)), draw(st.integers(2, 4)))
-        self.b = GraphBuilder(shape, dtype="int32")
-        self.input_shape = shape
-        self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        super().__init__(shape, np.random.default_rng(draw(st.integers(0, 2**32 - 1))), dtype="int32")
 
     def const(self, shape, nonzero=False):
         value = self.rng.integers(-4, 5, size=shape).astype("int32")
         if nonzero:
             value[value == 0] = 3
         return self.b.op(nn.ConstantOp, value).results[0]
-
-    def op(self, name, *operands, **attrs):
-        return self.b.op(nn.OPS[name], *operands, **attrs).results[0]
 
     def build(self):
         draw, x = self.draw, self.b.input
@@ -255,14 +257,13 @@ class IntegerGraph:
                 x = self.op("nn.reshape", self.op(kind, x, axis=draw(st.integers(0, 4))), newshape=shape)
         return self.b.finish(x)
 
+    def input_data(self):
+        return self.rng.integers(-9, 10, self.input_shape).astype("int32")
+
 
 @st.composite
 def integer_graphs(draw):
-    graph = IntegerGraph(draw)
-    module = graph.build()
-    module.verify()
-    data = graph.rng.integers(-9, 10, graph.input_shape).astype("int32")
-    return module, {"data": data}
+    return built(IntegerGraph(draw))
 
 
 @settings(settings.get_profile(PROFILE))

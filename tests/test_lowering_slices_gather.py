@@ -23,20 +23,33 @@ def run_all_levels(text: str, inputs: dict) -> list[list[np.ndarray]]:
     return [run_linalg(module, inputs), run_linalg(memref, inputs), run_loops(loops, inputs)]
 
 
-GATHER = """
-func.func @main(%data: tensor<4x5xf32>, %idx: tensor<3xi64>) -> tensor<3x5xf32> {
-  %e = tensor.empty() : tensor<3x5xf32>
-  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
-      iterator_types = ["parallel", "parallel"]} ins(%idx : tensor<3xi64>) outs(%e : tensor<3x5xf32>) {
-  ^bb0(%i: i64, %o: f32):
-    %j = linalg.index 1 : index
-    %ii = arith.index_cast %i : i64 to index
+def gather_rows(index_shape: tuple[int, ...], index_elem: str) -> str:
+    """`@main(%data: tensor<4x5xf32>, %idx)`: the rows of %data that %idx (of `index_shape`, any rank)
+    names, as a linalg.generic over %idx's dims and the row's column whose body reads the captured
+    %data with `tensor.extract`."""
+    rank = len(index_shape)
+    dims = ", ".join(f"d{i}" for i in range(rank + 1))
+    index_dims = ", ".join(f"d{i}" for i in range(rank))
+    index_type = f"tensor<{''.join(f'{n}x' for n in index_shape)}{index_elem}>"
+    out_type = f"tensor<{''.join(f'{n}x' for n in index_shape)}5xf32>"
+    parallel = ", ".join(['"parallel"'] * (rank + 1))
+    return f"""
+func.func @main(%data: tensor<4x5xf32>, %idx: {index_type}) -> {out_type} {{
+  %e = tensor.empty() : {out_type}
+  %g = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({index_dims})>, affine_map<({dims}) -> ({dims})>],
+      iterator_types = [{parallel}]}} ins(%idx : {index_type}) outs(%e : {out_type}) {{
+  ^bb0(%i: {index_elem}, %o: f32):
+    %j = linalg.index {rank} : index
+    %ii = arith.index_cast %i : {index_elem} to index
     %v = tensor.extract %data[%ii, %j] : tensor<4x5xf32>
     linalg.yield %v : f32
-  } -> tensor<3x5xf32>
-  func.return %g : tensor<3x5xf32>
-}
+  }} -> {out_type}
+  func.return %g : {out_type}
+}}
 """
+
+
+GATHER = gather_rows((3,), "i64")
 
 
 def test_gather_reads_a_captured_tensor_at_every_level():
@@ -78,20 +91,14 @@ def test_strided_extract_slice_and_insert_slice_chain():
 
 
 def test_rank0_index_argument_selects_one_row():
-    text = """
-    func.func @main(%data: tensor<4x5xf32>, %idx: tensor<i32>) -> tensor<5xf32> {
-      %e = tensor.empty() : tensor<5xf32>
-      %g = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>],
-          iterator_types = ["parallel"]} ins(%idx : tensor<i32>) outs(%e : tensor<5xf32>) {
-      ^bb0(%i: i32, %o: f32):
-        %j = linalg.index 0 : index
-        %ii = arith.index_cast %i : i32 to index
-        %v = tensor.extract %data[%ii, %j] : tensor<4x5xf32>
-        linalg.yield %v : f32
-      } -> tensor<5xf32>
-      func.return %g : tensor<5xf32>
-    }
-    """
+    text = gather_rows((), "i32")
     data = np.arange(20, dtype=np.float32).reshape(4, 5)
     for (out,) in run_all_levels(text, {"data": data, "idx": np.array(2, dtype=np.int32)}):
         np.testing.assert_array_equal(out, data[2])
+
+
+def test_rank2_index_argument_gathers_a_grid_of_rows():
+    data = np.arange(20, dtype=np.float32).reshape(4, 5)
+    idx = np.array([[3, 1], [0, 3]])
+    for (out,) in run_all_levels(gather_rows((2, 2), "i64"), {"data": data, "idx": idx}):
+        np.testing.assert_array_equal(out, data[[[3, 1], [0, 3]]])

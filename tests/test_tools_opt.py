@@ -14,20 +14,13 @@ from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from tool_passes import DENSE_MODEL
+
 from xrelay.instrument import PassInstrument
 from xrelay.passes import ALL_PASSES
 from xrelay.tools import xrelay_opt
 from xrelay.tools.diagnostics import run_tool
 from xrelay.tools.xrelay_opt import InstrumentFlag, main
-
-BIAS_MODEL = """\
-func.func @main(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
-  %0 = nn.dense(%x, %w) : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
-  %1 = nn.bias_add(%0, %b) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
-  %2 = nn.relu(%1) : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  func.return %2 : tensor<2x4xf32>
-}
-"""
 
 BIAS_ADD_LINE = (
     "%1 = nn.bias_add(%0, %b) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>"
@@ -44,7 +37,7 @@ def opt(capsys, *argv: str) -> tuple[int, str, str]:
 @pytest.fixture
 def model(tmp_path: Path) -> Path:
     path = tmp_path / "model.mlir"
-    path.write_text(BIAS_MODEL)
+    path.write_text(DENSE_MODEL)
     return path
 
 
@@ -145,7 +138,7 @@ def test_xdsl_flags_keep_working(capsys, model, tmp_path):
     assert re.search(r"^Pass InferType took [0-9.e-]+ seconds$", out, re.M)
     assert re.search(r"^Pass canonicalize took [0-9.e-]+ seconds$", out, re.M)
     split = tmp_path / "split.mlir"
-    split.write_text(BIAS_MODEL + "\n// -----\n" + BIAS_MODEL.replace("@main", "@second"))
+    split.write_text(DENSE_MODEL + "\n// -----\n" + DENSE_MODEL.replace("@main", "@second"))
     status, out, _ = opt(capsys, str(split), "--split-input-file")
     assert status == 0 and out.count("builtin.module") == 2 and "// -----" in out
 
@@ -216,12 +209,12 @@ func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
         (SYNTAX, [], "{path}:2:20: error: "),
         (BAD_SHAPE, [], "{path}:3:5: error: 'nn.max_pool2d' op result types (tensor<1x4x8x8xf32>) differ from the "
                         "inferred (tensor<1x4x4x4xf32>)"),
-        (BIAS_MODEL, ["-p", "fold-constnt"],
+        (DENSE_MODEL, ["-p", "fold-constnt"],
          "pass-pipeline:1:1: error: unknown pass 'fold-constnt' (did you mean 'fold-constant'?)"),
-        (BIAS_MODEL, ["-p", "infer-type,canonicalize{bogus=1}"],
+        (DENSE_MODEL, ["-p", "infer-type,canonicalize{bogus=1}"],
          "pass-pipeline:1:12: error: invalid options for pass 'canonicalize': "),
-        (BIAS_MODEL, ["-p", "infer-type{"], "pass-pipeline:1:12: error: invalid pass pipeline: "),
-        (BIAS_MODEL, ["-p", "infer-type", "--disabled-pass", "InferTyp"],
+        (DENSE_MODEL, ["-p", "infer-type{"], "pass-pipeline:1:12: error: invalid pass pipeline: "),
+        (DENSE_MODEL, ["-p", "infer-type", "--disabled-pass", "InferTyp"],
          "xrelay-opt: error: unknown pass 'InferTyp' in --disabled-pass (did you mean 'InferType'?)"),
     ],
     ids=["undefined-value", "syntax", "verifier", "unknown-pass", "bad-option", "pipeline-syntax", "unknown-name"],
@@ -259,9 +252,9 @@ def test_missing_files(capsys, tmp_path, model):
 
 def test_split_input_file_locations_count_from_the_top(capsys, tmp_path):
     path = tmp_path / "split.mlir"
-    path.write_text(BIAS_MODEL + "\n// -----\n" + BAD_SHAPE)
+    path.write_text(DENSE_MODEL + "\n// -----\n" + BAD_SHAPE)
     status, _, err = opt(capsys, str(path), "--split-input-file")
-    line = BIAS_MODEL.count("\n") + 2 + 3  # the blank line and the separator, then line 3 of BAD_SHAPE
+    line = DENSE_MODEL.count("\n") + 2 + 3  # the blank line and the separator, then line 3 of BAD_SHAPE
     assert status == 1
     assert assert_one_diagnostic(err).startswith(f"{path}:{line}:5: error: 'nn.max_pool2d' op")
 
@@ -358,7 +351,7 @@ def test_console_script(tmp_path, model):
 
 def test_file_extension_and_encoding(capsys, tmp_path):
     text_file = tmp_path / "model.txt"
-    text_file.write_text(BIAS_MODEL)
+    text_file.write_text(DENSE_MODEL)
     status, _, err = opt(capsys, str(text_file))
     assert status == 1
     assert assert_one_diagnostic(err) == (

@@ -14,19 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tool_passes import DENSE_MODEL
+
 from xrelay.dialects.levels import module_level
 from xrelay.tools import xrelay_run
 from xrelay.tools.progress import Progress
 from xrelay.tools.xrelay_run import main
-
-DENSE_MODEL = """\
-func.func @main(%data: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
-  %0 = nn.dense(%data, %w) : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
-  %1 = nn.bias_add(%0, %b) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
-  %2 = nn.relu(%1) : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  func.return %2 : tensor<2x4xf32>
-}
-"""
 
 TWO_RESULTS = """\
 func.func @main(%data: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {

@@ -1,5 +1,6 @@
-"""Small test passes and the module the instrument tests share: nn passes run on the nn modules the
-tool tests parse, and `op_adding_pass` for the infrastructure tests over empty xDSL modules."""
+"""Small test passes and the modules the tool tests share: nn passes run on the nn modules the
+tool tests parse (RELU_ADD; DENSE_MODEL for xrelay-opt and xrelay-run), and `op_adding_pass` for the
+infrastructure tests over empty xDSL modules."""
 
 from dataclasses import dataclass
 
@@ -14,6 +15,15 @@ from xdsl.rewriter import Rewriter
 from xrelay import transform
 from xrelay.instrument import PassInstrument
 from xrelay.dialects import make_context, nn
+
+DENSE_MODEL = """\
+func.func @main(%data: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  %0 = nn.dense(%data, %w) : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %1 = nn.bias_add(%0, %b) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %2 = nn.relu(%1) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %2 : tensor<2x4xf32>
+}
+"""
 
 RELU_ADD = """\
 builtin.module {

@@ -274,21 +274,30 @@ def _openblas_paths() -> list[str]:
     return candidates
 
 
-@functools.cache
-def _openblas():
-    """numpy's OpenBLAS as (get_num_threads, set_num_threads) ctypes functions, or None if not found."""
+def _openblas_functions(*names: str) -> list | None:
+    """numpy's OpenBLAS functions `names` (e.g. "get_num_threads") as ctypes functions, from the first
+    library that exports them all under one of OpenBLAS's spellings, or None if none does."""
     for path in _openblas_paths():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
         for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
-            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-            put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-            if get is not None and put is not None:
-                get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
-                return get, put
+            functions = [getattr(lib, f"{prefix}_{name}{suffix}", None) for name in names]
+            if None not in functions:
+                return functions
     return None
+
+
+@functools.cache
+def _openblas():
+    """numpy's OpenBLAS as (get_num_threads, set_num_threads) ctypes functions, or None if not found."""
+    functions = _openblas_functions("get_num_threads", "set_num_threads")
+    if functions is None:
+        return None
+    get, put = functions
+    get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
+    return get, put
 
 
 @functools.cache
@@ -296,18 +305,12 @@ def _openblas_info():
     """numpy's OpenBLAS's (get_config, get_corename) ctypes functions, or None if not found."""
     if _openblas() is None:
         return None
-    for path in _openblas_paths():
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
-            config = getattr(lib, f"{prefix}_get_config{suffix}", None)
-            core = getattr(lib, f"{prefix}_get_corename{suffix}", None)
-            if config is not None and core is not None:
-                config.restype = core.restype = ctypes.c_char_p
-                return config, core
-    return None
+    functions = _openblas_functions("get_config", "get_corename")
+    if functions is None:
+        return None
+    config, core = functions
+    config.restype = core.restype = ctypes.c_char_p
+    return config, core
 
 
 def blas_config() -> str:

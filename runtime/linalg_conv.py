@@ -8,7 +8,7 @@ or as im2col + GEMM split over worker threads by output rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +40,22 @@ class ConvGeometry:
     strides: tuple[int, int]
     dilation: tuple[int, int]
 
+    def float_runner(self, compute: Callable[..., bool]) -> Callable[[list, np.ndarray, bool], bool]:
+        """`run(ins, out, accumulate) -> bool`: False unless data, weight and out are arrays of one float
+        dtype, else `compute(weight, x, w, y, accumulate)` on views of them: x the data from its window
+        offset as N, C, H, W, w the weight as F, C, KH, KW, y the output as N, F, OH, OW (and `weight`
+        the weight array itself, which a cache keys on)."""
+
+        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
+            data, weight = ins[self.data], ins[self.weight]
+            if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
+                    and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
+                return False
+            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
+            return compute(weight, x, weight.transpose(self.weight_axes), out.transpose(self.out_axes), accumulate)
+
+        return run
+
     def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
         """`run(ins, out, accumulate) -> bool` computing this conv by Winograd, or returning False
         having done nothing (arrays not all of one float dtype, or `winograd_tile` picks no tile
@@ -51,25 +67,18 @@ class ConvGeometry:
             return None
         cache: list = [None, None]  # the weight array seen, its transform
 
-        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
-            data, weight = ins[self.data], ins[self.weight]
-            if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
-                    and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
-                return False
-            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
-            y = out.transpose(self.out_axes)
+        def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool) -> bool:
             n, f, oh, ow = y.shape
             m = winograd_tile(n, x.shape[1], f, oh, ow)
             if m is None:
                 return False
             if cache[0] is not weight or cache[1][0] != m:
                 cache[0] = weight
-                cache[1] = (m, winograd_weights(weight.transpose(self.weight_axes), m))
+                cache[1] = (m, winograd_weights(w, m))
             winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate)
             return True
 
-        return run
-
+        return self.float_runner(compute)
 
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
         """`run(ins, out, accumulate) -> bool`: Winograd where it applies and wins, else im2col + GEMM
@@ -105,14 +114,7 @@ class ConvGeometry:
                 return cache[1]
             return matrix
 
-        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
-            data, weight = ins[self.data], ins[self.weight]
-            if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
-                    and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
-                return False
-            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
-            w = weight.transpose(self.weight_axes)
-            y = out.transpose(self.out_axes)
+        def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool) -> bool:
             n, f, oh, ow = y.shape
             channels_last = y.transpose(0, 2, 3, 1).flags.c_contiguous
             if not channels_last and not (n == 1 and y.flags.c_contiguous):
@@ -163,7 +165,7 @@ class ConvGeometry:
             run_parts(rows_part, oh, split)
             return True
 
-        return run
+        return self.float_runner(compute)
 
 
 def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:

@@ -62,21 +62,29 @@ PLANNED_OP_KINDS = (
 any other op in a program turns memory planning off for it (see runtime/memory_plan.py)."""
 
 
+def entry_and_globals(module: ModuleOp, entry: str) -> tuple[func.FuncOp, dict[str, np.ndarray]]:
+    """The module's `func.func @entry` and the values of its `memref.global`s by name; an
+    ExecutionError when the function is missing or a global has no dense initial value."""
+    main = None
+    global_arrays = {}
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
+            main = op
+        elif isinstance(op, memref.GlobalOp):
+            if not isinstance(op.initial_value, DenseIntOrFPElementsAttr):
+                raise ExecutionError(f"memref.global @{op.sym_name.data} needs a dense initial value")
+            global_arrays[op.sym_name.data] = dense_to_numpy(op.initial_value)
+    if main is None:
+        raise ExecutionError(f"module has no func.func @{entry}")
+    return main, global_arrays
+
+
 class LinalgProgram:
     """`@main` of a linalg- or memref-level module compiled to numpy closures; call with arrays."""
 
     def __init__(self, module: ModuleOp, entry: str = "main", plan: bool = True):
-        self.globals: dict[str, np.ndarray] = {}
-        main = None
-        for op in module.ops:
-            if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
-                main = op
-            elif isinstance(op, memref.GlobalOp):
-                if not isinstance(op.initial_value, DenseIntOrFPElementsAttr):
-                    raise ExecutionError(f"memref.global @{op.sym_name.data} needs a dense initial value")
-                self.globals[op.sym_name.data] = aligned_constant(dense_to_numpy(op.initial_value))
-        if main is None:
-            raise ExecutionError(f"module has no func.func @{entry}")
+        main, global_arrays = entry_and_globals(module, entry)
+        self.globals: dict[str, np.ndarray] = {name: aligned_constant(a) for name, a in global_arrays.items()}
         self.func = main
         self.arg_names = argument_names(main)
         self.arg_types = [arg.type for arg in main.body.block.args]

@@ -24,7 +24,6 @@ import numpy as np
 from xdsl.dialects import affine, arith, bufferization, func, math, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
-    DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
     MemRefType,
@@ -36,7 +35,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, dense_to_numpy, numpy_dtype
+from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, entry_and_globals, numpy_dtype
 from xrelay.runtime.loop_nests import raise_nest
 from xrelay.runtime.static_layouts import static_layouts
 from xrelay.runtime.math_functions import c_pow
@@ -199,18 +198,7 @@ class LoopsCompiler:
         self.lists: dict[SSAValue, str] | None = None  # buffer -> its Python list, inside a scalar nest
         self.raised_nests = 0
         self.scalar_nests = 0
-        global_arrays = {}
-        main = None
-        for op in module.ops:
-            if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
-                main = op
-            elif isinstance(op, memref.GlobalOp):
-                if not isinstance(op.initial_value, DenseIntOrFPElementsAttr):
-                    raise ExecutionError(f"memref.global @{op.sym_name.data} needs a dense initial value")
-                global_arrays[op.sym_name.data] = dense_to_numpy(op.initial_value)
-        if main is None:
-            raise ExecutionError(f"module has no func.func @{entry}")
-        self.global_arrays = global_arrays
+        main, self.global_arrays = entry_and_globals(module, entry)
         self.func = main
         args = main.body.block.args
         params = [self.name(a) for a in args]

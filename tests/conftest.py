@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from xrelay.instrument import pass_context, timing
+from xrelay.runtime.conv import blas_threads, set_blas_threads
 
 
 @pytest.fixture
@@ -27,3 +28,19 @@ def clock(monkeypatch):
 
     monkeypatch.setattr(timing, "now_us", fake_now_us)
     return readings
+
+
+@pytest.fixture
+def blas_workers():
+    """`blas_workers(n)`: numpy's OpenBLAS (and so the executor's worker split) uses n threads for the
+    rest of the test, restored after it; the call skips the test where numpy's BLAS is not OpenBLAS."""
+    before = blas_threads()
+
+    def set_workers(count: int) -> None:
+        if before is None:
+            pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
+        set_blas_threads(count)
+
+    yield set_workers
+    if before is not None:
+        set_blas_threads(before)

@@ -286,22 +286,16 @@ def test_threaded_matmul_matches_numpy(shape):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
 
 
-def test_split_blas_threads_restores_the_blas_thread_count():
-    from xrelay.runtime.conv import blas_threads, set_blas_threads, split_blas_threads
+def test_split_blas_threads_restores_the_blas_thread_count(blas_workers):
+    from xrelay.runtime.conv import blas_threads, split_blas_threads
 
-    before = blas_threads()
-    if before is None:
-        pytest.skip("numpy's BLAS is not OpenBLAS")
-    set_blas_threads(2)
-    try:
-        with split_blas_threads() as threads:
-            assert threads == 2 and blas_threads() == 1
-            with split_blas_threads() as inner:  # nested: still splits over the outer count
-                assert inner == 2 and blas_threads() == 1
-            assert blas_threads() == 1
-        assert blas_threads() == 2
-    finally:
-        set_blas_threads(before)
+    blas_workers(2)
+    with split_blas_threads() as threads:
+        assert threads == 2 and blas_threads() == 1
+        with split_blas_threads() as inner:  # nested: still splits over the outer count
+            assert inner == 2 and blas_threads() == 1
+        assert blas_threads() == 1
+    assert blas_threads() == 2
 
 
 @pytest.mark.parametrize("dshape, o, m, split", [

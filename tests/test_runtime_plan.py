@@ -9,7 +9,6 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime.conv import blas_threads, set_blas_threads
 from xrelay.runtime.linalg_exec import LinalgProgram
 from xrelay.runtime.plan import FusedTail
 
@@ -56,7 +55,7 @@ func.func @main(%x: {T}, %bias: tensor<8xf32>) -> {P} {{
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_split_and_fused_elementwise_steps_match_numpy(threads):
+def test_split_and_fused_elementwise_steps_match_numpy(threads, blas_workers):
     rng = np.random.default_rng(0)
     x = rng.standard_normal(SHAPE).astype(np.float32)
     bias = rng.standard_normal(8).astype(np.float32)
@@ -67,69 +66,60 @@ def test_split_and_fused_elementwise_steps_match_numpy(threads):
     # x*2, +bias and ReLU write over one buffer: one tail of three; the fill and the padded copy
     # (whose loops differ from the fill's) are tails of one each.
     assert sorted(len(t.members) for t in tails) == [1, 1, 3]
-    before = blas_threads()
-    if before is None:
-        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
-    set_blas_threads(threads)
-    try:
-        for _ in range(2):
-            np.testing.assert_allclose(program(x, bias)[0], expected, rtol=1e-6)
-    finally:
-        set_blas_threads(before)
+    blas_workers(threads)
+    for _ in range(2):
+        np.testing.assert_allclose(program(x, bias)[0], expected, rtol=1e-6)
 
 
-CONV = """
-func.func @main(%x: tensor<2x64x64x3xf32>, %w: tensor<5x5x3x64xf32>) -> tensor<2x30x30x64xf32> {
-  %e = tensor.empty() : tensor<2x30x30x64xf32>
-  %one = arith.constant 1.0 : f32
-  %init = linalg.fill ins(%one : f32) outs(%e : tensor<2x30x30x64xf32>) -> tensor<2x30x30x64xf32>
-  %y = linalg.conv_2d_nhwc_hwcf {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
-      ins(%x, %w : tensor<2x64x64x3xf32>, tensor<5x5x3x64xf32>) outs(%init : tensor<2x30x30x64xf32>)
-      -> tensor<2x30x30x64xf32>
-  func.return %y : tensor<2x30x30x64xf32>
-}
+def conv_nhwc_hwcf(data_shape: tuple[int, ...], weight_shape: tuple[int, ...], stride: int, init: float) -> str:
+    """`@main(%x, %w)`: linalg.conv_2d_nhwc_hwcf (undilated, unpadded, at `stride`) accumulating into
+    an output filled with `init`."""
+    (n, h, w, _), (kh, kw, _, f) = data_shape, weight_shape
+    x = f"tensor<{'x'.join(map(str, data_shape))}xf32>"
+    k = f"tensor<{'x'.join(map(str, weight_shape))}xf32>"
+    y = f"tensor<{n}x{(h - kh) // stride + 1}x{(w - kw) // stride + 1}x{f}xf32>"
+    return f"""
+func.func @main(%x: {x}, %w: {k}) -> {y} {{
+  %e = tensor.empty() : {y}
+  %init_value = arith.constant {init!r} : f32
+  %init = linalg.fill ins(%init_value : f32) outs(%e : {y}) -> {y}
+  %y = linalg.conv_2d_nhwc_hwcf {{strides = dense<{stride}> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}}
+      ins(%x, %w : {x}, {k}) outs(%init : {y}) -> {y}
+  func.return %y : {y}
+}}
 """
 
 
+def conv_reference(x: np.ndarray, w: np.ndarray, stride: int, init: float) -> np.ndarray:
+    """`init` plus the conv, in float64: for each kernel tap, the strided data it meets times its (C, F) matrix."""
+    (n, h, wd, _), (kh_size, kw_size, _, f) = x.shape, w.shape
+    oh, ow = (h - kh_size) // stride + 1, (wd - kw_size) // stride + 1
+    expected = np.full((n, oh, ow, f), init, np.float64)
+    for kh in range(kh_size):
+        for kw in range(kw_size):
+            taps = x[:, kh:kh + (oh - 1) * stride + 1:stride, kw:kw + (ow - 1) * stride + 1:stride]
+            expected += np.einsum("nhwc,cf->nhwf", taps.astype(np.float64), w[kh, kw])
+    return expected
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-def test_im2col_conv_split_by_output_rows_accumulates_into_its_init(threads):
+def test_im2col_conv_split_by_output_rows_accumulates_into_its_init(threads, blas_workers):
     """Two images (a part's rows are not contiguous in the output), stride 2, a 3-channel input whose
     (kw, c) runs merge; the output starts at 1, so the product is added, not written. Big enough
     (2*30*30 rows x 75 x 64) for the GEMM to be split by output rows."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((2, 64, 64, 3)).astype(np.float32)
     w = rng.standard_normal((5, 5, 3, 64)).astype(np.float32)
-    expected = np.ones((2, 30, 30, 64), np.float64)
-    for kh in range(5):
-        for kw in range(5):
-            expected += np.einsum("nhwc,cf->nhwf", x[:, kh:kh + 59:2, kw:kw + 59:2].astype(np.float64), w[kh, kw])
-    program = LinalgProgram(Parser(make_context(), CONV).parse_module())
-    before = blas_threads()
-    if before is None:
-        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
-    set_blas_threads(threads)
-    try:
-        np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
-    finally:
-        set_blas_threads(before)
-
-
-FEW_PIXELS = """
-func.func @main(%x: tensor<1x6x7x256xf32>, %w: tensor<3x3x256x130xf32>) -> tensor<1x4x5x130xf32> {
-  %e = tensor.empty() : tensor<1x4x5x130xf32>
-  %init_value = arith.constant INIT : f32
-  %init = linalg.fill ins(%init_value : f32) outs(%e : tensor<1x4x5x130xf32>) -> tensor<1x4x5x130xf32>
-  %y = linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
-      ins(%x, %w : tensor<1x6x7x256xf32>, tensor<3x3x256x130xf32>) outs(%init : tensor<1x4x5x130xf32>)
-      -> tensor<1x4x5x130xf32>
-  func.return %y : tensor<1x4x5x130xf32>
-}
-"""
+    expected = conv_reference(x, w, 2, 1.0)
+    assert expected.shape == (2, 30, 30, 64)
+    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 1.0)).parse_module())
+    blas_workers(threads)
+    np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("init", [0.0, 1.5])
-def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, init, monkeypatch):
+def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, init, monkeypatch, blas_workers):
     """20 output pixels, 130 filters (an odd split): on 2 threads each worker multiplies the patch
     matrix by its share of the weight columns, written (zero init, fill dropped) or added (1.5)."""
     import xrelay.runtime.linalg_conv as linalg_conv
@@ -141,19 +131,11 @@ def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, 
     rng = np.random.default_rng(2)
     x = rng.standard_normal((1, 6, 7, 256)).astype(np.float32)
     w = rng.standard_normal((3, 3, 256, 130)).astype(np.float32)
-    expected = np.full((1, 4, 5, 130), init, np.float64)
-    for kh in range(3):
-        for kw in range(3):
-            expected += np.einsum("nhwc,cf->nhwf", x[:, kh:kh + 4, kw:kw + 5].astype(np.float64), w[kh, kw])
-    program = LinalgProgram(Parser(make_context(), FEW_PIXELS.replace("INIT", repr(init))).parse_module())
-    before = blas_threads()
-    if before is None:
-        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
-    set_blas_threads(threads)
-    try:
-        np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-3)
-    finally:
-        set_blas_threads(before)
+    expected = conv_reference(x, w, 1, init)
+    assert expected.shape == (1, 4, 5, 130)
+    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 1, init)).parse_module())
+    blas_workers(threads)
+    np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-3)
     assert splits == ([130] if threads == 2 else [4])
 
 
@@ -172,7 +154,7 @@ func.func @main(%x: tensor<1x65x67x16xf32>) -> tensor<1xOHxOWx16xf32> {
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("op", ["pooling_nhwc_max", "pooling_nhwc_sum"])
 @pytest.mark.parametrize("stride", [1, 2])
-def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride):
+def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride, blas_workers):
     """A 3x2 window (columns dilated by 2) at stride 1 or 2 over an odd-sized NHWC input: each worker
     reads the input rows its output rows' windows reach (past its share of rows), and the
     accumulator starts at 0.25."""
@@ -192,14 +174,8 @@ def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride):
                 expected[0, i, j] += window.sum(axis=(0, 1))
             else:
                 expected[0, i, j] = np.maximum(0.25, window.max(axis=(0, 1)))
-    before = blas_threads()
-    if before is None:
-        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
-    set_blas_threads(threads)
-    try:
-        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)
-    finally:
-        set_blas_threads(before)
+    blas_workers(threads)
+    np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)
 
 
 PAD = """
@@ -215,16 +191,10 @@ func.func @main(%x: tensor<1x70x80x8xf32>) -> tensor<1x73x81x8xf32> {
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_tensor_pad_copies_its_interior_rows_on_the_workers(threads):
+def test_tensor_pad_copies_its_interior_rows_on_the_workers(threads, blas_workers):
     program = LinalgProgram(Parser(make_context(), PAD).parse_module())
     x = np.random.default_rng(4).standard_normal((1, 70, 80, 8)).astype(np.float32)
     expected = np.pad(x, ((0, 0), (2, 1), (0, 1), (0, 0)), constant_values=0.5)
-    before = blas_threads()
-    if before is None:
-        pytest.skip("numpy's BLAS is not OpenBLAS: the worker count cannot be set")
-    set_blas_threads(threads)
-    try:
-        for _ in range(2):
-            np.testing.assert_array_equal(program(x)[0], expected)
-    finally:
-        set_blas_threads(before)
+    blas_workers(threads)
+    for _ in range(2):
+        np.testing.assert_array_equal(program(x)[0], expected)

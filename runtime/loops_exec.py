@@ -35,6 +35,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.dialects.arguments import argument_names
+from xrelay.runtime.affine_loops import scf_loops
 from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, entry_and_globals, numpy_dtype
 from xrelay.runtime.loop_nests import raise_nest
 from xrelay.runtime.static_layouts import static_layouts
@@ -431,7 +432,7 @@ class LoopsProgram:
     are checked against); `raised_nests` and `scalar_nests` count how the nests were translated."""
 
     def __init__(self, module: ModuleOp, entry: str = "main", vectorize: bool = True):
-        module = static_layouts(module, entry)  # memrefs index through their types' layouts
+        module = static_layouts(scf_loops(module), entry)  # affine loops as scf; memrefs index through layouts
         for op in module.walk():  # before any nest is translated (scalar or whole-array)
             if isinstance(op, memref.LoadOp | memref.StoreOp) and isinstance(op.memref.type, MemRefType):
                 _check_static_bounds(op.memref.type.get_shape(), op.indices)

@@ -24,6 +24,9 @@ BUFFERIZED = {
     # Upstream's deallocation pipeline, then linalg lowered to scf.for loops of memref.load/store.
     "loops": ["--one-shot-bufferize=bufferize-function-boundaries", *DEALLOCATE, "--convert-linalg-to-loops",
               "--canonicalize"],
+    # The same to affine.for loops of affine.load/store (canonicalized: index arithmetic folded into their maps).
+    "affine": ["--one-shot-bufferize=bufferize-function-boundaries", *DEALLOCATE, "--convert-linalg-to-affine-loops",
+               "--canonicalize"],
 }
 """Upstream `iree-opt` passes applied to `<model>.mlir` to make `<model>.<variant>.mlir`."""
 

@@ -481,9 +481,16 @@ def misplacement(text: str, error: str) -> str | None:
     if not 1 <= column <= len(lines[line - 1]) + 1:
         return f"column {column} outside line {line}: {message}"
     op = OP_MESSAGE.match(message)
-    if op and "pass '" not in message and op.group(1) not in lines[line - 1]:
+    if op and "pass '" not in message and not any(name in lines[line - 1] for name in spellings(op.group(1))):
         return f"'{op.group(1)}' is not on line {line}: {message}"
     return None
+
+
+def spellings(op_name: str) -> tuple[str, ...]:
+    """How an op's name can stand on its line: in full, or, for `func` ops, without the dialect
+    (`return`), since `func` is the default dialect inside a function body as upstream MLIR prints it."""
+    dialect, _, short = op_name.partition(".")
+    return (op_name, short) if dialect == "func" and short else (op_name,)
 
 
 def _signature(text: str) -> str:

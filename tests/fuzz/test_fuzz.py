@@ -72,6 +72,10 @@ def test_crash_is_classified_and_shrunk(monkeypatch):
         ("%0 = nn.relu(%x)\n%1 = nn.add(%0, %0)\n", "in.mlir:1:1: error: 'nn.add' op bad", "'nn.add' is not on line 1"),
         ("%0 = nn.relu(%x)\n", "in.mlir:1:1: error: 'nn.relu' op bad", None),
         ("x\n", "xrelay-run: error: no file", None),
+        # Upstream prints func.return as `return` (found by a 10-minute `make fuzz` on the upstream seeds).
+        ("  return %0 : f32\n", "in.mlir:1:3: error: 'func.return' op bad", None),
+        ("  %0 = arith.addf\n", "in.mlir:1:3: error: 'arith.constant' op bad", "'arith.constant' is not on line 1"),
+        ("  constant 1\n", "in.mlir:1:3: error: 'arith.constant' op bad", "'arith.constant' is not on line 1"),
     ],
 )
 def test_misplacement(text, error, problem):

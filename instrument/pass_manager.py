@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from xrelay.instrument.pass_context import InstrumentHooks, PassContext
+from xrelay.plugins import load_plugins
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -272,7 +272,6 @@ def _as_pass(obj: Any, where: str) -> Pass:
 
 # -- registry ------------------------------------------------------------------------------
 _REGISTRY: dict[str, Callable[[], Any]] = {}
-_builtin_passes_loaded = False
 
 
 def register_pass(name: str, factory: Callable[[], Any], *, override: bool = False) -> None:
@@ -302,15 +301,9 @@ def registered_passes() -> dict[str, Callable[[], Any]]:
 
 
 def _load_builtin_passes() -> None:
-    # xrelay's own passes register themselves when their modules are imported. The registry finds
-    # them as the stock xdsl-opt does, by loading the `xdsl.universe` entry points (pyproject.toml
-    # declares `xrelay.universe`, which imports xrelay.passes), so this layer names no module above
-    # it (docs/architecture.md §1).
-    global _builtin_passes_loaded
-    if not _builtin_passes_loaded:
-        _builtin_passes_loaded = True
-        for plugin in entry_points(group="xdsl.universe"):
-            plugin.load()
+    # xrelay's own passes register themselves when their modules are imported; `load_plugins`
+    # imports them without this layer naming a module above it (docs/architecture.md §1).
+    load_plugins()
 
 
 def get_pass(name: str) -> Pass:

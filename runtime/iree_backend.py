@@ -1,8 +1,8 @@
 """`backend="iree"`: run a module natively through IREE, upstream MLIR's compiler and runtime.
 
-An nn-level module is lowered to linalg on tensors (`xrelay.lowering`; with `channels_last`, its
-NCHW convolutions first go to NHWC/HWIO through xrelay's own ConvertLayout and FoldConstant, which
-IREE runs several times faster than NCHW), printed as MLIR text, compiled by IREE's compiler
+An nn-level module is lowered to linalg on tensors by the lowering `passes/iree_lowering.py` registers
+here (with `channels_last`, its NCHW convolutions first go to NHWC/HWIO through xrelay's own
+ConvertLayout and FoldConstant, which IREE runs several times faster than NCHW), printed as MLIR text, compiled by IREE's compiler
 Python API for this machine's CPU (the llvm-cpu backend with the host's features), and run by IREE's
 runtime on its local-task driver. A compiled module is cached per module text and flags: in memory
 for the process, and on disk in `$XRELAY_IREE_CACHE` when that names a directory.
@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
+
+from xrelay.plugins import load_plugins
+from xrelay.runtime.interpreter import execution_level, find_main
 
 INSTALL_HINT = "the IREE backend needs the optional 'iree' extra: pip install 'xrelay[iree]'"
 """The message for a missing IREE (the tools print it as their one-line error)."""
@@ -50,24 +53,30 @@ def available() -> bool:
     return True
 
 
+NnLowering = Callable[[ModuleOp, bool], ModuleOp]
+"""`(nn-level module, channels_last) -> linalg-on-tensors module`, the lowering IREE compiles."""
+
+_NN_LOWERING: list[NnLowering] = []
+
+
+def register_nn_lowering(lowering: NnLowering) -> NnLowering:
+    """Register how an nn-level module becomes the linalg IREE compiles (`passes/iree_lowering.py`
+    does it: it needs passes and lowering, two layers above this one, docs/architecture.md §1)."""
+    _NN_LOWERING[:] = [lowering]
+    return lowering
+
+
 def prepare(module: ModuleOp, channels_last: bool = True) -> ModuleOp:
     """The linalg-on-tensors module IREE compiles for `module` (nn or linalg level; left unchanged)."""
-    from xrelay.runtime.interpreter import execution_level, find_main
-
     main = find_main(module)
     if any(not isinstance(t, TensorType) for t in (*main.function_type.inputs, *main.function_type.outputs)):
         raise ValueError("backend 'iree' runs nn- or linalg-on-tensors modules; @main here takes or returns "
                          "memrefs (run it before linalg-bufferize)")
     if execution_level(main) != "nn":
         return module
-    from xrelay import passes, transform
-    from xrelay.lowering import lower
-
-    if channels_last and any(op.name == "nn.conv2d" for op in main.walk()):
-        with transform.PassContext(opt_level=3):  # ConvertLayout is an opt-level-3 pass
-            module = transform.Sequential(
-                [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(module)
-    return lower(module, to="linalg")
+    if not _NN_LOWERING:
+        load_plugins()
+    return _NN_LOWERING[0](module, channels_last)
 
 
 class CompiledModule:
@@ -130,8 +139,6 @@ def compile_text(text: str, n_results: int, flags: Sequence[str] = (), target_cp
 
 def compile_module(module: ModuleOp, channels_last: bool = True, flags: Sequence[str] = ()) -> CompiledModule:
     """`module` (nn or linalg on tensors) prepared (`prepare`) and compiled by IREE, cached per text."""
-    from xrelay.runtime.interpreter import find_main
-
     lowered = prepare(module, channels_last)
     return compile_text(str(lowered), len(find_main(lowered).function_type.outputs.data), flags)
 

@@ -142,3 +142,34 @@ def test_xrelay_run_backend_iree_matches_the_nn_level(tmp_path, capsys):
     np.testing.assert_allclose(np.load(out), expected, rtol=1e-5, atol=1e-6)
     assert xrelay_run.main([str(model), "--backend", "iree", "--level", "loops", "--input", str(tmp_path / "x.npy")]) == 1
     assert "--backend iree runs nn- or linalg-level modules" in capsys.readouterr().err
+
+
+def test_prepare_finds_the_registered_lowering_without_importing_passes_first():
+    # A fresh process that imports only the dialects and the backend: `prepare` must load the lowering
+    # that passes/iree_lowering.py registers (through the entry points), not fail or skip NHWC.
+    import subprocess
+    import sys
+
+    script = """
+import sys
+from xdsl.context import Context
+from xdsl.parser import Parser
+from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.func import Func
+from xrelay.dialects.nn import NN
+from xrelay.runtime import iree_backend
+text = '''func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %y = nn.conv2d(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  func.return %y : tensor<1x4x8x8xf32>
+}'''
+ctx = Context()
+for dialect in (Builtin, Func, NN):
+    ctx.load_dialect(dialect)
+module = Parser(ctx, text).parse_module()
+assert "xrelay.passes" not in sys.modules
+lowered = iree_backend.prepare(module, channels_last=True)
+print(sorted({op.name for op in lowered.walk() if op.name.startswith(("linalg.conv", "nn."))}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['linalg.conv_2d_nhwc_hwcf']"

@@ -1,0 +1,24 @@
+"""The linalg on tensors that `runtime.run(..., backend="iree")` compiles for an nn-level module.
+
+Registered with `runtime/iree_backend.py`, which cannot import passes or lowering (they are layers
+above it, docs/architecture.md §1).
+"""
+
+from xdsl.dialects.builtin import ModuleOp
+
+from xrelay import transform
+from xrelay.lowering import lower
+from xrelay.passes.convert_layout import ConvertLayout
+from xrelay.passes.fold_constant import FoldConstant
+from xrelay.runtime.iree_backend import register_nn_lowering
+
+
+@register_nn_lowering
+def lower_for_iree(module: ModuleOp, channels_last: bool = True) -> ModuleOp:
+    """`module` lowered to linalg on tensors; with `channels_last` its convolutions first go to
+    NHWC/HWIO (ConvertLayout, then FoldConstant folds the weight transposes), which IREE runs
+    several times faster than NCHW."""
+    if channels_last and any(op.name == "nn.conv2d" for op in module.walk()):
+        with transform.PassContext(opt_level=3):  # ConvertLayout is an opt-level-3 pass
+            module = transform.Sequential([ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), FoldConstant()])(module)
+    return lower(module, to="linalg")

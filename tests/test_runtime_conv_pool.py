@@ -322,3 +322,51 @@ def test_winograd_threaded_splits_rows_or_channels(dshape, o, m, split, monkeypa
         assert [p[1] for p in parts] == [o] * len(parts) and sum(p[2] for p in parts) == expected.shape[2]
     else:
         assert len(parts) == 2 and sum(p[1] for p in parts) == o
+
+
+@pytest.mark.parametrize("threads, rows", [(2, 9), (3, 10), (2, 3)])
+def test_run_parts_covers_every_row_once_on_distinct_threads(threads, rows):
+    import threading
+
+    from xrelay.runtime.conv import run_parts
+
+    seen = []
+    run_parts(lambda r0, r1: seen.append((r0, r1, threading.get_ident())), rows, True, threads=threads)
+    assert sorted(r for r0, r1, _ in seen for r in range(r0, r1)) == list(range(rows))
+    assert len(seen) == (threads if rows >= 2 * threads else 1)
+    assert len({ident for *_, ident in seen}) == len(seen)  # each part on a thread of its own
+    assert (0, -(-rows // threads) if len(seen) > 1 else rows, threading.get_ident()) in seen  # first part here
+
+
+def test_split_failure_on_a_worker_is_raised_here_and_the_workers_keep_serving():
+    from xrelay.runtime.conv import run_parts
+
+    def part(r0, r1):
+        if r0 > 0:
+            raise ValueError(f"part {r0}:{r1} failed")
+
+    with pytest.raises(ValueError, match="part 4:8 failed"):
+        run_parts(part, 8, True, threads=2)
+    done = []
+    run_parts(lambda r0, r1: done.append((r0, r1)), 8, True, threads=2)
+    assert sorted(done) == [(0, 4), (4, 8)]
+
+
+def test_split_inside_a_split_runs_on_the_calling_thread():
+    """A part that splits again (or a second thread splitting meanwhile) finds the workers busy and
+    runs its parts itself, instead of waiting for workers that wait for it."""
+    import threading
+
+    from xrelay.runtime.conv import run_parts
+
+    inner = []
+
+    def outer(r0, r1):
+        run_parts(lambda a, b: inner.append((r0, a, b, threading.get_ident())), 4, True, threads=2)
+
+    run_parts(outer, 4, True, threads=2)
+    assert sorted((r0, a, b) for r0, a, b, _ in inner) == [(0, 0, 2), (0, 2, 4), (2, 0, 2), (2, 2, 4)]
+    by_outer = {}
+    for r0, _, _, ident in inner:
+        by_outer.setdefault(r0, set()).add(ident)
+    assert all(len(idents) == 1 for idents in by_outer.values())  # the inner split did not leave its thread

@@ -59,3 +59,39 @@ def window_output_size(size: int, pad_total: int, kernel: int, stride: int, dila
     """Relay's output extent of a strided, dilated window along one axis."""
     span = size + pad_total - dilation * (kernel - 1) - 1
     return (span + (stride - 1 if ceil else 0)) // stride + 1
+
+
+def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]] | None:
+    """A reshape from shape `src` to `dst` as the smallest runs of consecutive axes with equal products,
+    in order: (src axes, dst axes) per run, e.g. (1, 8, 5) -> (1, 2, 4, 5) is ([0], [0]), ([1], [1, 2]),
+    ([2], [3]); a unit axis alone on one side is a run with nothing on the other. Each run is a
+    block of the row-major element order reshaped on its own. None for shapes with a zero-size axis
+    or different sizes."""
+    if 0 in src or 0 in dst:
+        return None
+    groups = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        if i < len(src) and (j == len(dst) or (src[i] == 1 and dst[j] != 1)):
+            groups.append(([i], []))  # a unit axis that vanishes
+            i += 1
+            continue
+        if i == len(src) or (dst[j] == 1 and src[i] != 1):
+            groups.append(([], [j]))  # a unit axis that appears
+            j += 1
+            continue
+        ins, outs, size_in, size_out = [i], [j], src[i], dst[j]
+        i, j = i + 1, j + 1
+        while size_in != size_out:
+            if (i if size_in < size_out else j) == len(src if size_in < size_out else dst):
+                return None  # the sizes do not match
+            if size_in < size_out:
+                ins.append(i)
+                size_in *= src[i]
+                i += 1
+            else:
+                outs.append(j)
+                size_out *= dst[j]
+                j += 1
+        groups.append((ins, outs))
+    return groups

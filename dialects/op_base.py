@@ -140,6 +140,12 @@ class LayoutRule(enum.Enum):
     """Follows the data operand, the (before, after) pairs of `pad_width` permuted with its axes."""
     STRIDED_SLICE = "strided_slice"
     """Follows the data operand, the sliced `axes` renumbered (Relay's StridedSliceInferCorrectLayout)."""
+    RESHAPE = "reshape"
+    """Follows a converted data operand when each run of axes it merges or splits is one block of the
+    operand's memory (a channel shuffle's split of C in NHWC), else layout-sensitive."""
+    TRANSPOSE = "transpose"
+    """Follows a converted data operand: the axes it moves are permuted where they sit in the
+    operand's current layout (no copy if they already sit in the new order)."""
     SENSITIVE = "sensitive"
     """Layout-sensitive: operands go back to their original layout (a layout_transform is inserted)."""
     NONE = "none"

@@ -16,8 +16,11 @@ the replacement is in). Layouts are strings of distinct upper-case letters namin
 - Data movement follows its input with its attributes renumbered: concatenate (operands brought
   into one layout) and split renumber `axis`, pad permutes its (before, after) pairs, strided_slice
   renumbers its sliced `axes`.
-- Every other op (batch_flatten, dense, reshape, transpose, softmax, expand_dims, func.return,
-  ops of other dialects) receives its operands back in their original layout.
+- Reshape and transpose follow a converted input when they can without a copy the original did
+  not make (a channel shuffle, reshape to (N, g, C/g, H, W), swap, reshape back, stays in NHWC as
+  (N, H, W, g, C/g) with the last two axes swapped); new axes get fresh letters.
+- Every other op (batch_flatten, dense, softmax, expand_dims, func.return, ops of other dialects)
+  receives its operands back in their original layout.
 
 Transforms are memoised per (value, src, dst) and a transform of a `layout_transform` result is
 composed with it, so running the pass twice adds nothing and converting back to NCHW removes
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from string import ascii_uppercase
 from typing import ClassVar, NamedTuple
 
 from xdsl.dialects import func
@@ -36,7 +40,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.irdl.operations import OptAttributeDef
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import DEFAULT_KERNEL_LAYOUT
+from xrelay.dialects.layout import DEFAULT_KERNEL_LAYOUT, reshape_groups
 from xrelay.dialects.op_base import LayoutRule
 from xrelay.dialects.ops.reduce import reduced_axes
 
@@ -373,6 +377,66 @@ class LayoutRewriter:
         new_axes = tuple(_axis_in(x, m.original, m.current) for x in axes)
         self.emit(op, [m.value], [(m.original, m.current)], **({"axes": new_axes} if new_axes != axes else {}))
 
+    def _converted(self, value: SSAValue) -> _Mapped | None:
+        """The mapping of `value` if this pass put it in another layout than the original, else None."""
+        m = self.lookup(value)
+        if m.current is None or m.current == m.original or len(m.current) != _rank(value):
+            return None
+        return m
+
+    def reshape(self, op: Operation) -> None:
+        """A reshape is a sequence of runs of axes, each merged or split on its own (`reshape_groups`).
+        On a converted operand it follows when every run has axes on both sides and is one block of
+        memory there: the run's non-unit axes sit side by side in the current layout, in their
+        original order. Then the runs are reshaped in the current layout's order; the output axes of a
+        run take its input axes' letters, then fresh ones (a split C of NHWC gives NHWCA). Otherwise
+        layout-sensitive."""
+        m = self._converted(op.operands[0])
+        src, dst = tuple(op.operands[0].type.get_shape()), tuple(op.results[0].type.get_shape())
+        groups = reshape_groups(src, dst) if m is not None else None
+        # Unit axes that vanish or appear on their own have no place to take: layout-sensitive.
+        if groups is None or not all(ins and outs for ins, outs in groups) or len(src) + len(dst) > len(ascii_uppercase):
+            return self.restore(op)
+        letters, size = m.original, dict(zip(m.original, src))
+        keyed = []
+        for index, (ins, _) in enumerate(groups):
+            block = [letters[a] for a in ins if src[a] != 1] or [letters[a] for a in ins]
+            keyed.append((m.current.index(block[0]), index))
+        order = [index for _, index in sorted(keyed)]
+        in_order = [letters[a] for index in order for a in groups[index][0] if src[a] != 1]
+        if in_order != [x for x in m.current if size[x] != 1]:
+            return self.restore(op)
+        fresh = iter(x for x in ascii_uppercase if x not in letters)
+        name = {}
+        for ins, outs in groups:
+            for k, axis in enumerate(outs):
+                name[axis] = letters[ins[k]] if k < len(ins) else next(fresh)
+        original = "".join(name[j] for j in range(len(dst)))
+        current = "".join(name[j] for index in order for j in groups[index][1])
+        self.emit(op, [m.value], [(original, current)], newshape=tuple(dst[original.index(x)] for x in current))
+
+    def transpose(self, op: Operation) -> None:
+        """On a converted operand: the result's axes are named after the operand's axes they come from,
+        and only the axes the transpose moves change places, where they sit in the current layout
+        (a channel shuffle's swap of C and its split in NHWC swaps the last two axes). A transpose
+        that moves nothing there is dropped. Otherwise layout-sensitive."""
+        m = self._converted(op.operands[0])
+        if m is None:
+            return self.restore(op)
+        rank = len(m.original)
+        axes = op.attrs()["axes"]
+        axes = [a % rank for a in axes] if axes is not None else list(reversed(range(rank)))
+        original = "".join(m.original[a] for a in axes)
+        moved = {m.original[a] for i, a in enumerate(axes) if a != i}
+        new_order = iter(x for x in original if x in moved)
+        current = "".join(next(new_order) if x in moved else x for x in m.current)
+        physical = tuple(m.current.index(x) for x in current)
+        if physical == tuple(range(rank)):
+            self.mapped[op.results[0]] = _Mapped(m.value, original, current)
+            self.replaced.append(op)
+            return
+        self.emit(op, [m.value], [(original, current)], axes=physical)
+
     def layout_transform(self, op: Operation) -> None:
         a = op.attrs()
         src, dst = a["src_layout"], a["dst_layout"]
@@ -409,6 +473,8 @@ LayoutRewriter.RULES.update({
     LayoutRule.SPLIT: LayoutRewriter.split,
     LayoutRule.PAD: LayoutRewriter.pad,
     LayoutRule.STRIDED_SLICE: LayoutRewriter.strided_slice,
+    LayoutRule.RESHAPE: LayoutRewriter.reshape,
+    LayoutRule.TRANSPOSE: LayoutRewriter.transpose,
     LayoutRule.SENSITIVE: LayoutRewriter.sensitive,
 })
 """The implementation of every layout rule an op can declare (the op-coverage test checks all are here)."""

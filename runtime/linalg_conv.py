@@ -248,6 +248,9 @@ def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
 
 MAX_TAP_PRODUCTS = 64
 """Contractions over at most this many reduction points may run tap by tap (`tap_contraction`)."""
+EINSUM_MIN_INNER = 16
+"""`tap_contraction` runs as one einsum when the output's innermost loop is at least this long and
+contiguous in every operand (measured on ShuffleNet's depthwise convs in NHWC)."""
 
 
 def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int):
@@ -279,12 +282,30 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
             index[position[d]] = slice(t, t + 1)
         taps.append(tuple(index))
 
+    # For einsum: each view without the loops its operand does not use, and their subscripts.
+    letters = "abcdefghijklmnopqrstuvwxyz"[:len(order)]
+    squeeze = [tuple(slice(None) if d in used else 0 for d in order) for used in (used_a, used_b, used_o)]
+    subscripts = ",".join("".join(x for x, d in zip(letters, order) if d in used) for used in (used_a, used_b))
+    subscripts += "->" + "".join(x for x, d in zip(letters, order) if d in used_o)
+    # The output's innermost loop of more than one point, in `order`.
+    inner = max((i for i, d in enumerate(order[:len(used_o)]) if ranges[d] > 1), default=0)
+
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[ia], ins[ib]
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
                 and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
             return False
         va, vb, vo = (v.transpose(order) for v in (views[0](a), views[1](b), views[2](target, writeable=True)))
+        if vo.shape[inner] >= EINSUM_MIN_INNER and all(v.strides[inner] == v.itemsize for v in (va, vb, vo)):
+            # Channels-last depthwise: einsum's one pass over the window view, its inner loop along
+            # the channels every operand has contiguous, is 2-3.5x faster than a pass per tap;
+            # channels-first, its inner loop would run over the window (3x slower than taps).
+            operands = (va[squeeze[0]], vb[squeeze[1]])
+            if accumulate:
+                vo[squeeze[2]] += np.einsum(subscripts, *operands)
+            else:
+                np.einsum(subscripts, *operands, out=vo[squeeze[2]])
+            return True
         scratch = np.empty(vo.shape, vo.dtype)
         for k, tap in enumerate(taps):
             if k == 0 and not accumulate:

@@ -321,6 +321,8 @@ def reference_depthwise(x: np.ndarray, w: np.ndarray, strides, pad) -> np.ndarra
     ((1, 5, 9, 7), (3, 3), (1, 1), (1, 1, 1, 1)),
     ((2, 3, 8, 11), (3, 2), (2, 1), (0, 1, 2, 0)),
     ((1, 6, 7, 7), (5, 5), (2, 2), (2, 2, 2, 2)),
+    ((1, 24, 6, 5), (3, 3), (1, 1), (1, 1, 1, 1)),  # channels-last with >= 16 channels: one einsum
+    ((2, 17, 7, 8), (3, 3), (2, 2), (1, 0, 1, 1)),
 ])
 def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, monkeypatch):
     import xrelay.runtime.linalg_structured as structured
@@ -361,6 +363,43 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
             (got,) = run_linalg(lower(bound, to=level), inputs)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert len(ran) == 4
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_tap_contraction_einsum_and_taps_agree_with_numpy(accumulate, channels_last, monkeypatch):
+    """A 3x3 depthwise contraction over loops (n, c, oh, ow, kh, kw): channels-last with 20 channels
+    runs as one einsum, channels-first tap by tap; both written into or added to the output."""
+    from xdsl.ir.affine import AffineMap
+
+    from xrelay.runtime import linalg_conv
+
+    einsums = []
+    real_einsum = np.einsum
+    monkeypatch.setattr(linalg_conv.np, "einsum", lambda *a, **k: einsums.append(1) or real_einsum(*a, **k))
+    n, c, oh, ow = 1, 20, 4, 5
+    if channels_last:
+        data_map = AffineMap.from_callable(lambda n, c, h, w, i, j: (n, h + i, w + j, c))
+        out_map = AffineMap.from_callable(lambda n, c, h, w, i, j: (n, h, w, c))
+        weight_map = AffineMap.from_callable(lambda n, c, h, w, i, j: (i, j, c))
+    else:
+        data_map = AffineMap.from_callable(lambda n, c, h, w, i, j: (n, c, h + i, w + j))
+        out_map = AffineMap.from_callable(lambda n, c, h, w, i, j: (n, c, h, w))
+        weight_map = AffineMap.from_callable(lambda n, c, h, w, i, j: (c, i, j))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((n, c, oh + 2, ow + 2)).astype(np.float32)
+    w = rng.standard_normal((c, 3, 3)).astype(np.float32)
+    start = rng.standard_normal((n, c, oh, ow)).astype(np.float32)
+    expected = sum(x[:, :, i:i + oh, j:j + ow] * w[None, :, i, j, None, None] for i in range(3) for j in range(3))
+    expected = expected + start if accumulate else expected
+    if channels_last:
+        x, w, start, expected = x.transpose(0, 2, 3, 1), w.transpose(1, 2, 0), start.transpose(0, 2, 3, 1), \
+            expected.transpose(0, 2, 3, 1)
+    run = linalg_conv.tap_contraction([data_map, weight_map, out_map], (n, c, oh, ow, 3, 3), 0, 1, 2)
+    out = np.ascontiguousarray(start)
+    assert run([np.ascontiguousarray(x), np.ascontiguousarray(w)], out, accumulate)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert len(einsums) == (1 if channels_last else 0)
 
 
 def reference_grouped(x: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:
@@ -413,3 +452,23 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     if data_layout == "NHWC":
         assert strided_outs == [True, True]
+
+
+@pytest.mark.parametrize("shape, axes", [
+    ((3, 5, 4, 28), (0, 1, 3, 2)),  # a channel shuffle's swap in NHWC: 4-long output rows, per index
+    ((2, 3, 40, 7), (0, 1, 3, 2)),
+    ((6, 20), (1, 0)),  # output rows of 6: per index
+    ((4, 3, 2), (2, 1, 0)),  # no long contiguous source axis: one copy
+    ((5, 1, 30), (0, 2, 1)),
+])
+def test_copy_into_a_short_innermost_axis_matches_numpy(shape, axes):
+    from xrelay.runtime.linalg_structured import copy_into
+
+    source = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    expected = np.ascontiguousarray(source.transpose(axes))
+    out = np.zeros_like(expected)
+    copy_into(out, source.transpose(axes))
+    np.testing.assert_array_equal(out, expected)
+    strided = np.zeros(expected.shape[:-1] + (expected.shape[-1] * 2,), np.float64)[..., ::2]  # casts, strided out
+    copy_into(strided, source.transpose(axes))
+    np.testing.assert_array_equal(strided, expected)

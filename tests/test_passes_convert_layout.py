@@ -254,3 +254,49 @@ def test_tiny_unbound_parameters_get_transforms_and_outputs_match():
     assert_close(run(converted, {"data": data}, params), expected)
     assert_close(run(back, {"data": data}, params), expected)
     assert op_counts(back)["nn.layout_transform"] == 0
+
+
+# --- ShuffleNet's channel shuffle stays in NHWC -----------------------------------------------
+
+
+def shuffle_module(groups: int, c: int, h: int, w: int):
+    """conv 1x1 -> channel shuffle (reshape (1, groups, c/groups, h, w), swap, reshape) -> conv 1x1."""
+    from module_builder import make_module
+
+    def body(args, emit):
+        first = emit(nn.make("nn.conv2d", [args["x"], args["w1"]]))
+        split = emit(nn.make("nn.reshape", [first], newshape=(1, groups, c // groups, h, w)))
+        swapped = emit(nn.make("nn.transpose", [split], axes=(0, 2, 1, 3, 4)))
+        merged = emit(nn.make("nn.reshape", [swapped], newshape=(1, c, h, w)))
+        return [emit(nn.make("nn.conv2d", [merged, args["w2"]]))]
+
+    return make_module({"x": (1, c, h, w), "w1": (c, c, 1, 1), "w2": (c, c, 1, 1)}, body)
+
+
+@pytest.mark.parametrize("groups, c, h, w", [(2, 6, 4, 5), (3, 6, 1, 3), (4, 8, 3, 3)])
+def test_channel_shuffle_stays_nhwc_and_matches_numpy(groups, c, h, w):
+    from xrelay.lowering import lower
+
+    rng = np.random.RandomState(groups)
+    x, w1, w2 = (rng.uniform(-1, 1, s).astype("float32") for s in ((1, c, h, w), (c, c, 1, 1), (c, c, 1, 1)))
+    # The reference, written out: 1x1 convs are channel matmuls; the shuffle interleaves the groups.
+    first = np.einsum("oc,nchw->nohw", w1[:, :, 0, 0], x)
+    shuffled = np.stack([first[:, g * (c // groups) + k] for k in range(c // groups) for g in range(groups)], axis=1)
+    expected = np.einsum("oc,nchw->nohw", w2[:, :, 0, 0], shuffled)
+    module = shuffle_module(groups, c, h, w)
+    with PassContext(opt_level=3):
+        converted = ConvertLayout(NHWC)(module)
+        back = ConvertLayout(NCHW)(converted)
+    # Transforms of the input, the two weights and the result only; the one transpose swaps the
+    # last two axes of the NHWC split (N, H, W, g, c/g).
+    transforms = ops_named(converted, "nn.layout_transform")
+    assert sorted(t.operands[0].name_hint or "" for t in transforms)[-3:] == ["w1", "w2", "x"]
+    assert len(transforms) == 4
+    (transpose,) = ops_named(converted, "nn.transpose")
+    assert tuple(transpose.attrs()["axes"]) == (0, 1, 2, 4, 3)
+    assert tuple(transpose.operands[0].type.get_shape()) == (1, h, w, groups, c // groups)
+    inputs = {"x": x, "w1": w1, "w2": w2}
+    for graph in (module, converted, back):
+        assert_close(run(graph, inputs), expected)
+    assert_close(run(lower(converted, to="linalg"), inputs), expected)
+    assert op_counts(back) == op_counts(module)

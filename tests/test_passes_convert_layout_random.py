@@ -5,7 +5,8 @@ an activation.
 The graphs mix convolutions (plain, strided, depthwise; constant or parameter weights) with the
 ops that follow a layout (relu, sqrt, negative, batch_norm, bias_add, pools, binary ops against
 activations, scalars and lower-rank constants such as (C,1,1), (H,W) and (W,)), the ops that need
-NCHW back (transpose, reshape, softmax over channels, batch_flatten, dense) and values used twice.
+NCHW back (softmax over channels, batch_flatten, dense) or follow it where they can (transpose,
+reshape, a channel shuffle of both) and values used twice.
 """
 
 from __future__ import annotations
@@ -93,8 +94,11 @@ class RandomGraph(module_builder.RandomGraph):
             return self.op("nn.bias_add", x, self.const((c,)))
         if kind == 8:
             return self.pool(x)
-        # Ops that want their input in the original layout.
-        boundary = self.rng.randint(3)
+        # Ops that want their input in the original layout, or follow it only in some cases.
+        boundary = self.rng.randint(4)
+        if boundary == 3 and c % 2 == 0:  # ShuffleNet's channel shuffle, 2 groups
+            split = self.op("nn.reshape", x, newshape=(1, 2, c // 2, h, w))
+            return self.op("nn.reshape", self.op("nn.transpose", split, axes=(0, 2, 1, 3, 4)), newshape=(1, c, h, w))
         if boundary == 0:
             return self.op("nn.transpose", x, axes=(0, 1, 3, 2))
         if boundary == 1:

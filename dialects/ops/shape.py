@@ -152,13 +152,13 @@ class ExpandDimsOp(DataOp):
     num_newaxis = int_(1)
 
 
-@nn_op(shape=reshape, layout=LayoutRule.SENSITIVE)
+@nn_op(shape=reshape, layout=LayoutRule.RESHAPE)
 class ReshapeOp(DataOp):
     name = "nn.reshape"
     newshape = attr_def(INTS)
 
 
-@nn_op(shape=transpose, layout=LayoutRule.SENSITIVE)
+@nn_op(shape=transpose, layout=LayoutRule.TRANSPOSE)
 class TransposeOp(DataOp):
     name = "nn.transpose"
     axes = ints()

@@ -7,7 +7,7 @@ Python values are plain numpy arrays. Every ``nn`` op is evaluated by its kernel
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -138,40 +138,29 @@ def check_no_recursion(module: ModuleOp) -> None:
             on_path.add(callee)
 
 
-def run(
-    module: ModuleOp,
-    inputs: Mapping[str, object],
-    params: Mapping[str, object] | None = None,
-    backend: str = "xrelay",
-) -> np.ndarray | list[np.ndarray]:
-    """Execute ``@main`` of a module on numpy arrays.
-
-    ``inputs`` and ``params`` map ``@main``'s argument names to arrays (together they must
-    cover every argument exactly once). Arrays of another dtype of the same kind (float64 for
-    an f32 argument, int32 for i64) are cast; anything else missing, extra, mis-shaped or of the
-    wrong kind is a ValueError naming the argument. Like TVM's executor, a single result comes
-    back as an array and several as a list of arrays.
-
-    An nn-level module runs on xDSL's ``Interpreter`` with :class:`NnFunctions` (a failing
-    kernel raises :class:`KernelError`); a lowered one (see ``xrelay.lowering``) goes to the
-    vectorised linalg/memref executor (``linalg_exec``) or the loops executor (``loops_exec``).
-    With ``backend="iree"`` an nn- or linalg-on-tensors module is compiled by IREE and run
-    natively (``iree_backend``; the optional ``iree`` extra).
-    """
-    if backend not in ("xrelay", "iree"):
-        raise ValueError(f"run: unknown backend {backend!r}; expected 'xrelay' or 'iree'")
-    main = find_main(module)
-    for what, arrays in (("inputs", inputs), ("params", params)):
-        if arrays is not None and not isinstance(arrays, Mapping):
-            raise TypeError(f"run: {what} must be a mapping of @main argument names to arrays, "
-                            f"got {type(arrays).__name__}")
+def checked_arguments(main: func.FuncOp, inputs: Mapping[str, object] | Sequence[object],
+                      params: Mapping[str, object] | None = None) -> tuple[Any, ...]:
+    """The arguments of `main`, in order, from `inputs` and `params` as `run` takes them, each
+    checked against its type (`run` says how; every problem is a ValueError or TypeError)."""
+    if isinstance(inputs, str | bytes | np.ndarray) or not isinstance(inputs, Mapping | Sequence):
+        raise TypeError(f"run: inputs must be a mapping of @main argument names to arrays, or a list of "
+                        f"arrays in argument order, got {type(inputs).__name__}")
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"run: params must be a mapping of @main argument names to arrays, "
+                        f"got {type(params).__name__}")
     params = dict(params or {})
+    args = main.body.block.args
+    names = argument_names(main)
+    if not isinstance(inputs, Mapping):
+        left = [n for n in names if n not in params]
+        if len(inputs) != len(left):
+            raise ValueError(f"run: {len(inputs)} positional input(s) for the {len(left)} argument(s) of @main "
+                             f"not in params: {left}")
+        inputs = dict(zip(left, inputs))
     both = sorted(set(inputs) & set(params))
     if both:
         raise ValueError(f"run: argument(s) {both} given in both inputs and params")
     given = {**params, **inputs}
-    args = main.body.block.args
-    names = argument_names(main)
     missing = [f"'{n}' ({a.type})" for n, a in zip(names, args) if n not in given]
     if missing:
         raise ValueError(f"run: missing argument(s) of @main: {', '.join(missing)}")
@@ -179,9 +168,40 @@ def run(
     if extra:
         raise ValueError(f"run: @main has no argument(s) {extra}; its arguments are {names}")
     try:
-        values = tuple(arguments.checked_argument(given[n], a.type, n) for n, a in zip(names, args))
+        return tuple(arguments.checked_argument(given[n], a.type, n) for n, a in zip(names, args))
     except ValueError as error:
         raise ValueError(f"run: {error}") from None
+
+
+def run(
+    module: ModuleOp,
+    inputs: Mapping[str, object] | Sequence[object],
+    params: Mapping[str, object] | None = None,
+    backend: str = "xrelay",
+) -> np.ndarray | list[np.ndarray]:
+    """Execute ``@main`` of a module on numpy arrays.
+
+    ``inputs`` maps ``@main``'s argument names to arrays, or is a sequence (list or tuple) of
+    arrays for the arguments in order (those ``params`` leaves, as ``xrelay-run``'s bare
+    ``--input`` files bind: for upstream modules, whose arguments are unnamed ``%arg0``, ...);
+    ``params`` maps names to arrays; together they must cover every argument exactly once.
+    Arrays of another dtype of the same kind (float64 for an f32 argument, int32 for i64) are
+    cast; anything else missing, extra, mis-shaped or of the wrong kind is a ValueError naming the
+    argument. Like TVM's executor, a single result comes back as an array and several as a list
+    of arrays.
+
+    An nn-level module runs on xDSL's ``Interpreter`` with :class:`NnFunctions` (a failing
+    kernel raises :class:`KernelError`); a lowered one (see ``xrelay.lowering``) goes to the
+    vectorised linalg/memref executor (``linalg_exec``) or the loops executor (``loops_exec``).
+    With ``backend="iree"`` an nn- or linalg-on-tensors module is compiled by IREE and run
+    natively (``iree_backend``; the optional ``iree`` extra). Each call lowers and prints the
+    module again to find its compiled form in the cache: for repeated runs compile it once with
+    ``iree_backend.compile_module`` and call the result.
+    """
+    if backend not in ("xrelay", "iree"):
+        raise ValueError(f"run: unknown backend {backend!r}; expected 'xrelay' or 'iree'")
+    main = find_main(module)
+    values = checked_arguments(main, inputs, params)
 
     check_no_recursion(module)
     level = execution_level(main)

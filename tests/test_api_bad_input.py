@@ -40,12 +40,16 @@ def test_pass_context_keeps_accepting_duck_typed_instruments():
 
 
 @pytest.mark.parametrize("inputs, params, words", [
-    ([np.zeros((1, 4), np.float32)], None, "run: inputs must be a mapping of @main argument names to arrays, got list"),
+    (np.zeros((1, 4), np.float32), None, "run: inputs must be a mapping of @main argument names to arrays, or a "
+                                         "list of arrays in argument order, got ndarray"),
+    ({1.0}, None, "run: inputs must be a mapping of @main argument names to arrays, or a list of arrays in argument "
+                  "order, got set"),
     ({"x": np.zeros((1, 4), np.float32)}, [1.0], "run: params must be a mapping of @main argument names to arrays, "
                                                  "got list"),
 ])
 def test_run_rejects_inputs_that_are_not_a_mapping(inputs, params, words):
-    # A list used to fail deep inside with "unhashable type: 'numpy.ndarray'".
+    # A bare array is not a list of arrays (it would bind its rows); a list used to fail deep inside
+    # with "unhashable type: 'numpy.ndarray'" and now binds by position (test_runtime_positional.py).
     from xdsl.parser import Parser
 
     from xrelay.dialects import make_context

@@ -89,6 +89,11 @@ def test_compiled_modules_are_cached_per_module_text(tmp_path, monkeypatch):
     other = iree_backend.compile_module(single_op_module("nn.negative", [(2, 3)], {}))
     assert other is not first and len(list(tmp_path.glob("*.vmfb"))) == 2
     np.testing.assert_array_equal(other(x)[0], -x)
+    # The flags are part of the key: the same text with IREE's own defaults is another module.
+    plain = iree_backend.compile_module(module, flags=())
+    assert plain is not first and len(list(tmp_path.glob("*.vmfb"))) == 3
+    assert iree_backend.compile_module(module, flags=iree_backend.DEFAULT_FLAGS) is first
+    np.testing.assert_array_equal(plain(x)[0], np.maximum(x, 0))
 
 
 def test_missing_iree_is_one_line_naming_the_extra(monkeypatch, tmp_path, capsys):
@@ -144,6 +149,30 @@ def test_xrelay_run_backend_iree_matches_the_nn_level(tmp_path, capsys):
     assert "--backend iree runs nn- or linalg-level modules" in capsys.readouterr().err
 
 
+@needs_iree
+def test_xrelay_run_iree_flags_replace_the_defaults(tmp_path, capsys):
+    from xrelay.tools import xrelay_run
+
+    model = tmp_path / "m.mlir"
+    model.write_text(str(single_op_module("nn.softmax", [(2, 5)], {})))
+    x = np.random.default_rng(2).standard_normal((2, 5)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    expected = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    for flags in ("--iree-flags=", "--iree-flags=--iree-opt-level=O3 --iree-llvmcpu-enable-ukernels=none"):
+        out = tmp_path / "out.npy"
+        assert xrelay_run.main([str(model), "--backend", "iree", flags, "--input", str(tmp_path / "x.npy"),
+                                "-o", str(out)]) == 0
+        np.testing.assert_allclose(np.load(out), expected, rtol=1e-5, atol=1e-6)
+    capsys.readouterr()
+    for args, words in ((["--backend", "iree", "--iree-flags=--no-such-flag"],
+                         "IREE could not compile the module: iree-compile: Unknown command line argument "
+                         "'--no-such-flag'."),
+                        (["--iree-flags=--iree-opt-level=O3"], "--iree-flags needs --backend iree")):
+        assert xrelay_run.main([str(model), *args, "--input", str(tmp_path / "x.npy")]) == 1
+        err = capsys.readouterr().err
+        assert err == f"xrelay-run: error: {words}\n"
+
+
 def test_prepare_finds_the_registered_lowering_without_importing_passes_first():
     # A fresh process that imports only the dialects and the backend: `prepare` must load the lowering
     # that passes/iree_lowering.py registers (through the entry points), not fail or skip NHWC.
@@ -158,8 +187,8 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xrelay.dialects.nn import NN
 from xrelay.runtime import iree_backend
-text = '''func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
-  %y = nn.conv2d(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+text = '''func.func @main(%x: tensor<1x8x8x8xf32>, %w: tensor<4x8x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %y = nn.conv2d(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x8xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x8x8xf32>
   func.return %y : tensor<1x4x8x8xf32>
 }'''
 ctx = Context()

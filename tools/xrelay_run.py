@@ -25,6 +25,7 @@ is written only after a successful run, never partially.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -134,6 +135,12 @@ def make_parser() -> argparse.ArgumentParser:
         "with IREE for this CPU and run it natively (needs pip install 'xrelay[iree]')",
     )
     parser.add_argument(
+        "--iree-flags", default=None, metavar="FLAGS",
+        help="with --backend iree: the iree-compile flags (one string, split as a shell would) in place of "
+        "xrelay's defaults (runtime/iree_backend.py DEFAULT_FLAGS: data tiling and microkernels); "
+        "--iree-flags= compiles with IREE's own defaults",
+    )
+    parser.add_argument(
         "--input", action="append", default=[], metavar="[NAME=|INDEX=|@]FILE.npy",
         help="bind an argument of @main to an array file (repeatable): NAME= by name (an ONNX name, or arg0, "
         "arg1, ... for upstream's unnamed %%arg0, %%arg1), INDEX= by 0-based position, and a bare FILE (or @FILE, "
@@ -188,6 +195,8 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
 
         current = module_level(module)
         level = args.level or current
+        if args.iree_flags is not None and args.backend != "iree":
+            raise ToolError("--iree-flags needs --backend iree")
         if args.backend == "iree":
             from xrelay.runtime.iree_backend import INSTALL_HINT, available
 
@@ -198,6 +207,10 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
         if level != current:
             progress.update(f"lowering to {level}")
             module = lower_to(module, current, level)
+        execute = functools.partial(_execute, module, inputs, parameters)
+        if args.backend == "iree":  # compiled once, not in each timed run
+            progress.update("compiling with IREE")
+            execute = _compiled_by_iree(module, inputs, parameters, args.iree_flags)
 
         repeat = args.repeat or 1
         warmup = args.warmup if args.repeat is not None else 0
@@ -209,7 +222,7 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
             where = f"{level} level" + (" through IREE" if args.backend == "iree" else "")
             progress.update(f"{what} at {where}" + (f" {i + 1}/{runs}" if runs > 1 else ""))
             start = time.perf_counter()
-            outcome = _execute(module, inputs, parameters, args.backend)
+            outcome = execute()
             if i >= warmup:
                 latencies.append(time.perf_counter() - start)
             if results is None:
@@ -266,12 +279,29 @@ def _full_context(ctx):
     return ctx
 
 
-def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, np.ndarray],
-             backend: str = "xrelay") -> list[np.ndarray]:
+def _compiled_by_iree(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, np.ndarray],
+                      flags: str | None):
+    """A function running `module`'s @main, compiled by IREE (with `flags`, one shell-quoted string,
+    or iree_backend.DEFAULT_FLAGS), on the bound arguments."""
+    import shlex
+
+    from xrelay.runtime import iree_backend
+    from xrelay.runtime.interpreter import checked_arguments
+
+    try:
+        compile_flags = iree_backend.DEFAULT_FLAGS if flags is None else tuple(shlex.split(flags))
+        values = checked_arguments(find_main(module), inputs, params)
+        compiled = iree_backend.compile_module(module, flags=compile_flags)
+    except ValueError as error:
+        raise ToolError(str(error).strip().split("\n")[0]) from error
+    return lambda: [np.asarray(output) for output in compiled(*values)]
+
+
+def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, np.ndarray]) -> list[np.ndarray]:
     from xrelay.runtime import run
 
     try:
-        outcome = run(module, inputs, params, backend=backend)
+        outcome = run(module, inputs, params)
     except (ValueError, DiagnosticException) as error:
         raise ToolError(str(error).strip().split("\n")[0]) from error
     except ArithmeticError as error:  # the inputs' values (an integer division by zero): not a bug

@@ -1,0 +1,92 @@
+"""`conv-to-matmul`: NHWC/HWCF convolutions on tensors that are matrix products written as `linalg.matmul`.
+
+Two kinds of `linalg.conv_2d_nhwc_hwcf` become a `linalg.matmul` between reshapes:
+- a 1x1 convolution: the input (strided first with `tensor.extract_slice` when the stride is not
+  1) collapsed to (N*OH*OW, C), times the weight collapsed to (C, F);
+- a convolution with fewer than `im2col_channels` input channels (an RGB stem): im2col, a
+  `linalg.generic` gathering every window into (N, OH, OW, KH, KW, C), collapsed to
+  (N*OH*OW, KH*KW*C), times the weight collapsed to (KH*KW*C, F).
+The product is expanded back to (N, OH, OW, F). This is the form IREE's data tiling packs well
+(`runtime/iree_backend.py` runs it before compiling): it leaves a strided 1x1 convolution as a
+generic it neither packs nor vectorizes, and pads a blocked convolution's input channels to 16.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from xrelay.dialects.upstream_contractions import MatmulOp
+from xrelay.lowering.builders import PARALLEL, Emitter, affine_map, dims, reassociation
+from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+
+
+def _collapse(e: Emitter, value: SSAValue, groups: Sequence[Sequence[int]]) -> SSAValue:
+    ttype = value.type
+    assert isinstance(ttype, TensorType)
+    shape = ttype.get_shape()
+    sizes = [1] * len(groups)
+    for i, group in enumerate(groups):
+        for axis in group:
+            sizes[i] *= shape[axis]
+    return e.add(tensor.CollapseShapeOp.build(
+        operands=[value], result_types=[TensorType(ttype.get_element_type(), sizes)],
+        properties={"reassociation": reassociation(groups)}))
+
+
+class ConvAsMatmul(RewritePattern):
+    """A 1x1 or few-input-channel `linalg.conv_2d_nhwc_hwcf` on tensors → reshapes around a `linalg.matmul`."""
+
+    def __init__(self, im2col_channels: int):
+        self.im2col_channels = im2col_channels
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter) -> None:
+        data, weight = op.inputs
+        (init,) = op.outputs
+        if not all(isinstance(v.type, TensorType) for v in (data, weight, init)):
+            return
+        kh, kw, channels, filters = weight.type.get_shape()
+        n, oh, ow, _ = init.type.get_shape()
+        strides = [int(v) for v in op.strides.get_values()]
+        dilations = [int(v) for v in op.dilations.get_values()]
+        e = Emitter()
+        element = init.type.get_element_type()
+        if (kh, kw) == (1, 1):
+            if strides != [1, 1]:
+                data = e.add(tensor.ExtractSliceOp.from_static_parameters(
+                    data, [0, 0, 0, 0], [n, oh, ow, channels], [1, *strides, 1]))
+            rows, depth = data, [3]
+        elif channels < self.im2col_channels:
+            b, y, x, i, j, c = dims(6)
+            window = affine_map(6, [b, y * strides[0] + i * dilations[0], x * strides[1] + j * dilations[1], c])
+            rows = e.generic([data], e.empty([n, oh, ow, kh, kw, channels], element),
+                             [window, affine_map(6, dims(6))], [PARALLEL] * 6, lambda body, args: args[0])
+            depth = [3, 4, 5]
+        else:
+            return
+        lhs = _collapse(e, rows, [[0, 1, 2], depth])
+        rhs = _collapse(e, weight, [[0, 1, 2], [3]])
+        acc = _collapse(e, init, [[0, 1, 2], [3]])
+        product = e.add(MatmulOp([lhs, rhs], [acc], [acc.type]))
+        e.add(tensor.ExpandShapeOp(product, [], reassociation([[0, 1, 2], [3]]), [n, oh, ow, filters], init.type))
+        rewriter.replace(op, e.ops, [e.ops[-1].results[0]])
+
+
+@register_xrelay_pass("conv-to-matmul")
+@dataclass(frozen=True)
+class ConvToMatmul(XRelayPass):
+    """Rewrite 1x1 NHWC convolutions, and those with fewer than `im2col_channels` input channels,
+    as a `linalg.matmul` between reshapes (linalg on tensors)."""
+
+    im2col_channels: int = 4
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_module(ConvAsMatmul(self.im2col_channels), op)

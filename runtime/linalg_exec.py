@@ -29,9 +29,10 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime.conv import blas_own_threads, run_parts, split_blas_threads
+from xrelay.runtime.conv import blas_own_threads, run_parts, split_blas_threads, split_threads
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime.plan import MIN_SPLIT_ELEMENTS, ChunkedOp, FusedTail
+from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
     Structured,
@@ -60,6 +61,31 @@ PLANNED_OP_KINDS = (
 )
 """Op kinds whose results' memory `_compile` tells the `StorageTracker` about (fresh or an alias);
 any other op in a program turns memory planning off for it (see runtime/memory_plan.py)."""
+
+
+VIEW_KINDS = (
+    tensor.CollapseShapeOp, tensor.ExpandShapeOp, memref.CollapseShapeOp, memref.ExpandShapeOp, tensor.ReshapeOp,
+    bufferization.ToTensorOp, bufferization.ToBufferOp, tensor.CastOp, memref.CastOp, tensor.ExtractSliceOp,
+    memref.SubviewOp,
+)
+"""Op kinds whose step binds a view of its operand: it writes no memory."""
+
+
+def step_cost_ns(op: Operation) -> float:
+    """A rough time of the step of `op` on one core, to balance the two lanes of a schedule: a
+    contraction at 40 GFLOP/s, other structured ops at 1 ns per loop point, copies at 0.5 ns per
+    element, plus a few microseconds of Python per step."""
+    if isinstance(op, Structured):
+        try:
+            points = float(np.prod(op.get_static_loop_ranges(), dtype=np.float64))
+        except NotImplementedError:
+            return 20_000.0
+        contraction = any(is_contraction_output(op, k) for k in range(len(op.outputs)))
+        return 3_000.0 + (points / 20 if contraction else points)
+    if isinstance(op, tensor.PadOp | tensor.InsertSliceOp | linalg.BroadcastOp | memref.CopyOp):
+        shaped = op.results[0].type if op.results else op.operands[-1].type
+        return 2_000.0 + 0.5 * float(np.prod(shaped.get_shape(), dtype=np.float64))
+    return 500.0
 
 
 def entry_and_globals(module: ModuleOp, entry: str) -> tuple[func.FuncOp, dict[str, np.ndarray]]:
@@ -97,6 +123,8 @@ class LinalgProgram:
         self.memory = StorageTracker()
         self._tail = None  # the fused elementwise tail the next op may join (see `_fuse`)
         self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
+        self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/schedule.py)
+        tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
         for op in main.body.block.ops:
             step = len(self.steps)
             self._compile(op)
@@ -106,15 +134,46 @@ class LinalgProgram:
             if isinstance(op, Structured):
                 values += captured_values(op)
             self.memory.touch(step, [self._slot(v) for v in values])
+            tensor_level = tensor_level and not any(isinstance(r.type, MemRefType) for r in op.results)
+            if len(self.steps) > step:
+                self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
         self.plan = plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None
         if self.plan is not None:
             self._planned[:] = self.plan.arrays
         self.peak_bytes = self.plan.peak_bytes if self.plan else None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
+        self.schedule = None
+        """Which steps may run at once on two threads (runtime/schedule.py); None unless the program
+        is at the tensor level (memref arguments may be written through views the plan cannot see)
+        and its memory is planned."""
+        if self.plan is not None and tensor_level:
+            accesses = [self.accesses.get(i) or StepAccess() for i in range(len(self.steps))]
+            self.schedule = build_schedule(accesses, self._block_of)
         self.threading = "split"
         """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had
         (measured faster, and robust when another process holds a core: benchmarks/execution.py
         --threading); "openblas": one BLAS call per op on OpenBLAS's own threads."""
+
+    def _block_of(self, slot: int) -> object:
+        """The planned block holding `slot`'s memory, or the slot itself when the plan does not own it."""
+        k = self.memory.storage.get(slot)
+        if k is None or self.plan.block_of[k] < 0:
+            return ("slot", slot) if k is None else ("buffer", k)
+        return self.plan.block_of[k]
+
+    def _access(self, op: Operation) -> StepAccess:
+        """What the step of `op` reads, binds and writes, and its estimated time (see `step_cost_ns`)."""
+        slot = self._slot
+        reads = [*op.operands]
+        for region in op.regions:  # values a body (linalg, tensor.pad) reads from outside it
+            for inner in region.walk():
+                reads += [v for v in inner.operands if v in self.slots and v.owner is not region.block
+                          and v.owner not in region.block.ops]
+        results = {slot(r) for r in op.results}
+        binding = isinstance(op, arith.ConstantOp | tensor.EmptyOp | memref.AllocOp | memref.AllocaOp
+                             | memref.GetGlobalOp) or isinstance(op, VIEW_KINDS)
+        writes = set() if binding else (results or {slot(v) for v in getattr(op, "outputs", ())})
+        return StepAccess({slot(v) for v in reads}, results, writes, step_cost_ns(op))
 
     def _slot(self, value: SSAValue) -> int:
         if value not in self.slots:
@@ -143,6 +202,9 @@ class LinalgProgram:
             return False
         index, alias = self.fill_steps.pop(fill)
         self.steps[index] = alias
+        if index in self.accesses:  # now a binding: it writes no memory and costs next to nothing
+            self.accesses[index].writes.clear()
+            self.accesses[index].cost_ns = 500.0
         return True
 
     def _fresh_single_use(self, value: SSAValue) -> bool:
@@ -177,6 +239,7 @@ class LinalgProgram:
             group, _, index, slots = tail
             group.add(chunked, prepare, finish)
             self.steps[index] = lambda env: None
+            self.accesses[len(self.steps)] = self.accesses.pop(index)  # the earlier members run here
             self.memory.touch(len(self.steps), slots)  # the earlier members now run here
         else:
             group, slots = FusedTail(chunked, prepare, finish), []
@@ -394,8 +457,11 @@ class LinalgProgram:
             env[i] = check_argument(array, arg_type, self.arg_names[i])
         # BLAS's own threads synchronise per call: split per op instead (see `threading`).
         with split_blas_threads() if self.threading == "split" else blas_own_threads():
-            for step in self.steps:
-                step(env)
+            if self.schedule is not None and self.threading == "split" and split_threads() > 1:
+                self.schedule.run(self.steps, env)
+            else:
+                for step in self.steps:
+                    step(env)
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 

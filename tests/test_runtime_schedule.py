@@ -1,0 +1,180 @@
+"""The linalg executor's schedule (runtime/schedule.py): dependencies over planned memory blocks,
+the cut into steps run alone and two-lane regions, and branchy programs run on 1 and 2 threads
+against numpy written here, including programs whose memory plan reuses a block across branches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from module_builder import make_module
+from xrelay.dialects import nn
+from xrelay.lowering import lower
+from xrelay.runtime import schedule as schedule_module
+from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.schedule import Lanes, StepAccess, build_schedule, dependencies
+
+
+def access(reads=(), binds=(), writes=(), cost=100_000.0) -> StepAccess:
+    return StepAccess(set(reads), set(binds), set(writes), cost)
+
+
+# --- dependencies --------------------------------------------------------------------------
+
+
+def test_dependencies_follow_bindings_and_planned_blocks():
+    # Slots 1 and 3 share block "A" (the plan reused it once slot 1's last reader, step 1, ran).
+    blocks = {1: "A", 3: "A", 2: "B", 4: "C"}
+    steps = [
+        access(reads=[0], binds=[1], writes=[1]),  # 0: writes A
+        access(reads=[1], binds=[2], writes=[2]),  # 1: reads A
+        access(reads=[0], binds=[3], writes=[3]),  # 2: writes A again: after 0 (WAW) and 1 (WAR)
+        access(reads=[2, 3], binds=[4], writes=[4]),  # 3: reads B (from 1) and A (from 2)
+        access(reads=[0], binds=[5], writes=[5]),  # 4: independent of all
+    ]
+    deps = dependencies(steps, lambda slot: blocks.get(slot, ("slot", slot)))
+    assert deps == [set(), {0}, {0, 1}, {1, 2}, set()]
+
+
+def test_dependencies_of_a_view_are_its_source_binding_only():
+    # A reshape binds a view of block A without writing it; readers of the view wait for the writer.
+    blocks = {1: "A", 2: "A"}
+    steps = [
+        access(reads=[0], binds=[1], writes=[1]),  # writes A
+        access(reads=[1], binds=[2]),  # a view: binds 2, writes nothing
+        access(reads=[0], binds=[3], writes=[3]),  # unrelated
+        access(reads=[2], binds=[4], writes=[4]),  # reads A through the view
+    ]
+    deps = dependencies(steps, lambda slot: blocks.get(slot, ("slot", slot)))
+    assert deps == [set(), {0}, set(), {0, 1}]
+
+
+def test_schedule_cuts_at_steps_everything_depends_on_and_splits_branches(monkeypatch):
+    monkeypatch.setattr(schedule_module, "MIN_REGION_SAVING_NS", 0)
+    steps = [
+        access(binds=[1]),  # 0: a binding (prologue)
+        access(reads=[0, 1], binds=[2], writes=[2]),  # 1: the fork: everything after depends on it
+        access(reads=[2], binds=[3], writes=[3]),  # 2: branch a
+        access(reads=[3], binds=[4], writes=[4]),  # 3: branch a
+        access(reads=[2], binds=[5], writes=[5]),  # 4: branch b
+        access(reads=[5], binds=[6], writes=[6]),  # 5: branch b
+        access(reads=[4, 6], binds=[7], writes=[7]),  # 6: the join
+    ]
+    plan = build_schedule(steps, lambda slot: ("slot", slot))
+    assert plan.prologue == [0]
+    first, lanes, last = plan.stages
+    assert (first, last) == (1, 6)
+    assert isinstance(lanes, Lanes)
+    assert sorted([index for index, _, _ in lane] for lane in lanes.lanes) == [[2, 3], [4, 5]]
+    assert all(not waits for lane in lanes.lanes for _, waits, _ in lane)  # the branches never wait
+
+
+def test_a_region_not_worth_two_lanes_runs_in_order():
+    steps = [access(reads=[0], binds=[1], writes=[1], cost=1000.0), access(reads=[0], binds=[2], writes=[2], cost=1000.0),
+             access(reads=[1, 2], binds=[3], writes=[3], cost=1000.0)]
+    assert build_schedule(steps, lambda slot: ("slot", slot)).stages == [0, 1, 2]
+
+
+# --- branchy programs on 1 and 2 threads -----------------------------------------------------
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+def conv1x1(x, w):
+    return np.einsum("nchw,oc->nohw", x, w[:, :, 0, 0])
+
+
+def inception_like(c: int, h: int):
+    """x -> four branches (1x1 conv + relu; 1x1 conv, relu, 3x3 max pool; exp of a scaled x; x + 1,
+    then times 2) -> concatenate along the channels."""
+
+    def body(a, emit):
+        x = a["x"]
+        b1 = emit(nn.make("nn.relu", [emit(nn.make("nn.conv2d", [x, a["w1"]]))]))
+        b2 = emit(nn.make("nn.relu", [emit(nn.make("nn.conv2d", [x, a["w2"]]))]))
+        b2 = emit(nn.make("nn.max_pool2d", [b2], pool_size=(3, 3), padding=(1, 1, 1, 1)))
+        b3 = emit(nn.make("nn.exp", [emit(nn.make("nn.multiply", [x, a["s"]]))]))
+        b4 = emit(nn.make("nn.multiply", [emit(nn.make("nn.add", [x, a["s"]])), a["s"]]))
+        return [emit(nn.make("nn.concatenate", [b1, b2, b3, b4], axis=1))]
+
+    shapes = {"x": (1, c, h, h), "w1": (c, c, 1, 1), "w2": (c, c, 1, 1), "s": (1, c, 1, 1)}
+    return make_module(shapes, body), shapes
+
+
+def inception_reference(x, w1, w2, s):
+    b1 = relu(conv1x1(x, w1))
+    b2 = relu(conv1x1(x, w2))
+    padded = np.pad(b2, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    h, w = b2.shape[2:]
+    b2 = np.max([padded[:, :, i:i + h, j:j + w] for i in range(3) for j in range(3)], axis=0)
+    return np.concatenate([b1, b2, np.exp(x * s), (x + s) * s], axis=1)
+
+
+def reuse_across_branches(c: int, h: int):
+    """Two branches from x: a = exp(max_pool(conv(x, w1))), b = relu(conv(x, w2)), then a + b. The
+    memory plan gives b's conv the block of a's conv result once a's pool has read it: on two lanes
+    b's conv must wait for a's pool (a write after a read of one block)."""
+
+    def body(a, emit):
+        x = a["x"]
+        a1 = emit(nn.make("nn.conv2d", [x, a["w1"]]))
+        a2 = emit(nn.make("nn.exp", [emit(nn.make("nn.max_pool2d", [a1], pool_size=(3, 3), padding=(1, 1, 1, 1)))]))
+        b = emit(nn.make("nn.relu", [emit(nn.make("nn.conv2d", [x, a["w2"]]))]))
+        return [emit(nn.make("nn.add", [a2, b])), emit(nn.make("nn.subtract", [a2, b]))]
+
+    return make_module({"x": (1, c, h, h), "w1": (c, c, 1, 1), "w2": (c, c, 1, 1)}, body), \
+        {"x": (1, c, h, h), "w1": (c, c, 1, 1), "w2": (c, c, 1, 1)}
+
+
+def reuse_reference(x, w1, w2):
+    a1 = conv1x1(x, w1)
+    padded = np.pad(a1, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    h, w = a1.shape[2:]
+    a2 = np.exp(np.max([padded[:, :, i:i + h, j:j + w] for i in range(3) for j in range(3)], axis=0))
+    b = relu(conv1x1(x, w2))
+    return [a2 + b, a2 - b]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", ["inception", "reuse"])
+def test_branchy_programs_match_numpy_on_one_and_two_threads(case, threads, blas_workers, monkeypatch):
+    monkeypatch.setattr(schedule_module, "MIN_REGION_SAVING_NS", 0)  # lanes even for a tiny graph,
+    monkeypatch.setattr(schedule_module, "WAIT_COST_NS", 0)  # with waits across them
+    rng = np.random.default_rng(7)
+    module, shapes = inception_like(6, 9) if case == "inception" else reuse_across_branches(5, 8)
+    inputs = {name: rng.uniform(-1, 1, shape).astype(np.float32) for name, shape in shapes.items()}
+    expected = inception_reference(**inputs) if case == "inception" else reuse_reference(**inputs)
+    expected = expected if isinstance(expected, list) else [expected]
+    program = LinalgProgram(lower(module, to="linalg"))
+    assert program.schedule is not None and program.schedule.concurrent_steps > 0
+    if case == "reuse":  # a block reused across the lanes: a wait across them
+        lanes = [s for s in program.schedule.stages if isinstance(s, Lanes)]
+        assert any(waits for stage in lanes for lane in stage.lanes for _, waits, _ in lane)
+    blas_workers(threads)
+    for _ in range(30):  # the lanes interleave differently from run to run
+        got = program(*(inputs[name] for name in shapes))
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_a_failing_step_in_a_lane_is_raised_and_the_other_lane_finishes(blas_workers, monkeypatch):
+    monkeypatch.setattr(schedule_module, "MIN_REGION_SAVING_NS", 0)
+    monkeypatch.setattr(schedule_module, "WAIT_COST_NS", 0)
+    module, shapes = reuse_across_branches(3, 4)
+    program = LinalgProgram(lower(module, to="linalg"))
+    lanes = next(s for s in program.schedule.stages if isinstance(s, Lanes))
+    failing = lanes.lanes[1][0][0]
+    original = program.steps[failing]
+
+    def fail(env):
+        raise RuntimeError("step failed")
+
+    program.steps[failing] = fail
+    blas_workers(2)
+    arrays = [np.zeros(shape, np.float32) for shape in shapes.values()]
+    with pytest.raises(RuntimeError, match="step failed"):
+        program(*arrays)
+    program.steps[failing] = original
+    np.testing.assert_allclose(program(*arrays)[0], np.ones(shapes["x"]))  # exp(0) + relu(0)

@@ -1,0 +1,171 @@
+"""Where a multi-threaded run of the linalg executor does not scale: per kind of step, and per split.
+
+    .venv/bin/python benchmarks/split_profile.py [--model resnet18] [--threads 2] [--rounds 20]
+
+Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
+bound) and runs it in this process, alternating 1 thread and `--threads` threads round after round
+(each round one run of each, untimed runs first), every step timed. Prints:
+
+- per kind of step (convolutions and matmuls, fused elementwise tails, pads, the rest): how many,
+  and the sum of their per-step medians on 1 thread and on N threads, with the speed-up;
+- per split op on N threads (`conv._Workers.run`, instrumented here): how long the calling thread's
+  part and the workers' parts took (wall and CPU time of the thread), how late the workers started
+  after the split began, how long the split waited after its last part ended, and the split's
+  wall time: the difference between the sum of split walls and the sum of the slowest parts is
+  what hand-offs and imbalance cost;
+- whole-run medians.
+
+A worker part whose CPU time is well above the calling thread's for the same work ran on a slower
+core (on a shared VM one core may run at 60-70% of the other's speed for minutes). The machine's
+1-minute load average is printed: on a loaded machine the N-thread figures are not meaningful.
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the measured process (the script re-executes
+itself without them), as in benchmarks/workers.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+
+import numpy as np
+from workers import UNSET_FOR_MEASUREMENT
+
+from execution import Contender
+
+
+def step_kinds(program) -> list[str]:
+    """A kind per step of `program`: contraction, elementwise tail, pad or other."""
+    from xrelay.runtime.plan import FusedTail
+
+    kinds = []
+    for step in program.steps:
+        run = (getattr(step, "__defaults__", None) or (None,))[0]
+        if isinstance(step, FusedTail):
+            kinds.append("elementwise tail (fused, in place)")
+        elif getattr(step, "__qualname__", "").endswith("_compile_pad.<locals>.step"):
+            kinds.append("pad")
+        elif callable(run) and "compile_structured" in getattr(run, "__qualname__", ""):
+            kinds.append("structured op (conv, matmul, ...)")
+        else:
+            kinds.append("other (binders, views, copies)")
+    return kinds
+
+
+class SplitRecorder:
+    """Times every split's parts by wrapping `conv._Workers.run` (the calling thread's part first)."""
+
+    def __init__(self):
+        from xrelay.runtime import conv
+
+        self.records: list[tuple] = []
+        self.original = conv._Workers.run
+        recorder = self
+
+        def run(workers, calls):
+            marks: list = [None] * len(calls)
+
+            def timed(i, call):
+                def part():
+                    wall, cpu = time.perf_counter(), time.thread_time()
+                    call()
+                    marks[i] = (wall, time.perf_counter(), time.thread_time() - cpu)
+                return part
+
+            start = time.perf_counter()
+            recorder.original(workers, [timed(i, call) for i, call in enumerate(calls)])
+            recorder.records.append((start, time.perf_counter(), marks))
+
+        conv._Workers.run = run
+
+    def close(self) -> None:
+        from xrelay.runtime import conv
+
+        conv._Workers.run = self.original
+
+    def summary(self) -> dict[str, float]:
+        """Sums over the recorded splits, in ms: split wall, calling thread's part (wall, CPU),
+        workers' parts (wall, CPU), worker start delay, wait after the last part, slowest part."""
+        totals = defaultdict(float)
+        for start, end, marks in self.records:
+            if any(m is None for m in marks):
+                continue
+            here, workers = marks[0], marks[1:]
+            totals["splits"] += 1
+            totals["split wall"] += (end - start) * 1e3
+            totals["calling thread's part, wall"] += (here[1] - here[0]) * 1e3
+            totals["calling thread's part, CPU"] += here[2] * 1e3
+            totals["workers' parts, wall"] += sum(m[1] - m[0] for m in workers) * 1e3
+            totals["workers' parts, CPU"] += sum(m[2] for m in workers) * 1e3
+            totals["worker start delay"] += sum(m[0] - start for m in workers) * 1e3
+            totals["wait after the last part"] += (end - max(m[1] for m in marks)) * 1e3
+            totals["slowest part (from the split's start)"] += (max(m[1] for m in marks) - start) * 1e3
+        return totals
+
+
+def timed_run(program, data, threads: int) -> list[float]:
+    """One run of `program` with `threads` threads, each step's wall time in seconds."""
+    from xrelay.runtime.conv import set_blas_threads, split_blas_threads
+
+    set_blas_threads(threads)
+    env: list = [None] * len(program.slots)
+    env[0] = data
+    times = []
+    with split_blas_threads():
+        for step in program.steps:
+            start = time.perf_counter()
+            step(env)
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="resnet18", help="resnet18, resnet50 or onnx:<light model>")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args(argv)
+    if any(var in os.environ for var in UNSET_FOR_MEASUREMENT):
+        env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
+        env["OPENBLAS_NUM_THREADS"] = str(args.threads)
+        os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
+
+    contender = Contender("opt3-nhwc", args.model)
+    program, data = contender.program, contender.data
+    kinds = step_kinds(program)
+    per_step: dict[int, list] = {1: [], args.threads: []}
+    for threads in per_step:  # untimed
+        timed_run(program, data, threads)
+    loads = [os.getloadavg()[0]]
+    recorder = SplitRecorder()  # only the N-thread runs split
+    try:
+        for _ in range(args.rounds):
+            for threads, runs in per_step.items():
+                runs.append(timed_run(program, data, threads))
+    finally:
+        recorder.close()
+    loads.append(os.getloadavg()[0])
+
+    print(f"{args.model}: {len(program.steps)} steps, {args.rounds} rounds alternating 1 and {args.threads} "
+          f"threads; 1-min load average {min(loads):.1f}-{max(loads):.1f}")
+    medians = {t: np.median(np.array(runs), axis=0) * 1e3 for t, runs in per_step.items()}
+    print(f"  {'kind of step':40s} {'steps':>5s} {'1 thread':>10s} {f'{args.threads} threads':>10s} {'speed-up':>9s}")
+    for kind in sorted(set(kinds), key=lambda k: -sum(m for m, s in zip(medians[1], kinds) if s == k)):
+        one, many = (sum(m for m, s in zip(medians[t], kinds) if s == kind) for t in per_step)
+        print(f"  {kind:40s} {kinds.count(kind):5d} {one:8.2f} ms {many:8.2f} ms {one / max(many, 1e-9):8.2f}x")
+    whole = {t: statistics.median(sum(run) for run in runs) * 1e3 for t, runs in per_step.items()}
+    print(f"  {'whole run (median)':40s} {'':5s} {whole[1]:8.2f} ms {whole[args.threads]:8.2f} ms "
+          f"{whole[1] / whole[args.threads]:8.2f}x")
+    totals = recorder.summary()
+    splits = max(totals.pop("splits", 0), 1)
+    print(f"  splits on {args.threads} threads: {splits / args.rounds:.0f} per run; per run, summed over them:")
+    for name, value in totals.items():
+        print(f"    {name:40s} {value / args.rounds:8.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -334,6 +334,10 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     n_operands = len(op.operands)
     single_assign = len(plans) == 1 and plans[0][0] == "assign"
     bare_out = [is_bare_permutation(m) for m in out_maps]
+    if single_assign and not reduction_axes:
+        one_ufunc = _one_ufunc_program(body, list(in_args), list(out_args), captured, views, n_in, n_operands)
+        if one_ufunc is not None:
+            return one_ufunc
 
     def run(arrays: list) -> None:
         ins, outs = arrays[:n_in], arrays[n_in:n_operands]
@@ -407,6 +411,50 @@ def copy_into(out: np.ndarray, value) -> None:
             np.copyto(out[..., j], value[..., j], casting="unsafe")
         return
     np.copyto(out, value, casting="unsafe")
+
+
+def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, captured: list, views: list,
+                       n_in: int, n_operands: int) -> Callable[[list], None] | None:
+    """For an elementwise op with one output whose body is one ufunc over block arguments, body
+    constants and captured values (a bias-add, a ReLU, a residual add): a function of the operand
+    arrays that makes their loop-space views and calls the ufunc into the output view, and nothing
+    else (no environment of SSA values: `compile_structured`'s general path costs 10-20 us more per
+    call, which the elementwise steps of a network, run per part on each worker thread, pay many
+    times per run). None for any other body."""
+    if not body.steps or not isinstance(body.steps[-1][1], np.ufunc) or not all(v.linear for v in views):
+        return None
+    constants = {}
+    for result, fn, _ in body.steps[:-1]:
+        if not isinstance(result.owner, arith.ConstantOp):
+            return None
+        constants[result] = fn()
+    _, ufunc, operands = body.steps[-1]
+    sources: list[tuple[str, int, object]] = []  # (kind, operand index, constant)
+    for value in operands:
+        if value in constants:
+            sources.append(("constant", -1, constants[value]))
+        elif value in in_args:
+            sources.append(("operand", in_args.index(value), None))
+        elif value in out_args:
+            sources.append(("operand", n_in + out_args.index(value), None))
+        elif value in captured:
+            sources.append(("captured", n_operands + captured.index(value), None))
+        else:
+            return None
+    out_view = views[n_in]
+
+    def run(arrays: list) -> None:
+        args = []
+        for kind, i, constant in sources:
+            if kind == "constant":
+                args.append(constant)
+            elif kind == "operand" and isinstance(arrays[i], np.ndarray):
+                args.append(views[i](arrays[i]))
+            else:
+                args.append(arrays[i])
+        ufunc(*args, out=out_view(arrays[n_in], writeable=True), casting="unsafe")
+
+    return run
 
 
 MAX_SEQUENTIAL_POINTS = 1 << 16

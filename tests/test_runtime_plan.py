@@ -198,3 +198,63 @@ def test_tensor_pad_copies_its_interior_rows_on_the_workers(threads, blas_worker
     blas_workers(threads)
     for _ in range(2):
         np.testing.assert_array_equal(program(x)[0], expected)
+
+
+ONE_UFUNC = """
+func.func @main(%x: tensor<4x6xf32>, %y: tensor<6x4xf32>, %s: f32) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>) {
+  %c = arith.constant 1.5 : f32
+  %e0 = tensor.empty() : tensor<4x6xf32>
+  %init = linalg.fill ins(%c : f32) outs(%e0 : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %plus_out = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%init : tensor<4x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.addf %v, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4x6xf32>
+  %e1 = tensor.empty() : tensor<4x6xf32>
+  %times_captured = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]} ins(%y : tensor<6x4xf32>) outs(%e1 : tensor<4x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %s, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x6xf32>
+  %e2 = tensor.empty() : tensor<4x6xf32>
+  %negated = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%e2 : tensor<4x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.negf %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x6xf32>
+  %e3 = tensor.empty() : tensor<4x6xf32>
+  %two_ops = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%e3 : tensor<4x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = arith.mulf %v, %v : f32
+    %r = arith.addf %t, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<4x6xf32>
+  func.return %plus_out, %times_captured, %negated, %two_ops : tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>
+}
+"""
+
+
+def test_one_ufunc_bodies_read_inputs_outputs_constants_and_captured_values(monkeypatch):
+    """Bodies that are one ufunc run without the general body evaluator (`_one_ufunc_program`):
+    over an input and the output's initial value, a captured scalar times a transposed input, a
+    unary op; a body of two ops takes the general path. All against numpy written here."""
+    import xrelay.runtime.linalg_structured as structured
+
+    made = []
+    original = structured._one_ufunc_program
+    monkeypatch.setattr(structured, "_one_ufunc_program", lambda *args: made.append(original(*args)) or made[-1])
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    y = rng.standard_normal((6, 4)).astype(np.float32)
+    program = LinalgProgram(Parser(make_context(), ONE_UFUNC).parse_module())
+    plus_out, times_captured, negated, two_ops = program(x, y, np.float32(-2.5))
+    np.testing.assert_allclose(plus_out, x + 1.5, rtol=1e-6)
+    np.testing.assert_allclose(times_captured, -2.5 * y.T, rtol=1e-6)
+    np.testing.assert_allclose(negated, -x, rtol=1e-6)
+    np.testing.assert_allclose(two_ops, x * x + 1.5, rtol=1e-6)
+    # The fill (yield of a captured value: no ufunc) and the two-op body are the general path's.
+    assert [fn is not None for fn in made] == [False, True, True, True, False]

@@ -13,7 +13,8 @@ bound) and runs it in this process, alternating 1 thread and `--threads` threads
   after the split began, how long the split waited after its last part ended, and the split's
   wall time: the difference between the sum of split walls and the sum of the slowest parts is
   what hand-offs and imbalance cost;
-- whole-run medians.
+- whole-run medians: the steps run in program order as above, and the program called as a user
+  calls it (which may run independent branches on two threads at once: runtime/schedule.py).
 
 A worker part whose CPU time is well above the calling thread's for the same work ran on a slower
 core (on a shared VM one core may run at 60-70% of the other's speed for minutes). The machine's
@@ -133,10 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         env["OPENBLAS_NUM_THREADS"] = str(args.threads)
         os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
 
+    from xrelay.runtime.conv import set_blas_threads
+
     contender = Contender("opt3-nhwc", args.model)
     program, data = contender.program, contender.data
     kinds = step_kinds(program)
     per_step: dict[int, list] = {1: [], args.threads: []}
+    calls: dict[int, list] = {1: [], args.threads: []}
     for threads in per_step:  # untimed
         timed_run(program, data, threads)
     loads = [os.getloadavg()[0]]
@@ -147,6 +151,12 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(timed_run(program, data, threads))
     finally:
         recorder.close()
+    for _ in range(args.rounds):
+        for threads, times in calls.items():
+            set_blas_threads(threads)
+            start = time.perf_counter()
+            program(data)
+            times.append(time.perf_counter() - start)
     loads.append(os.getloadavg()[0])
 
     print(f"{args.model}: {len(program.steps)} steps, {args.rounds} rounds alternating 1 and {args.threads} "
@@ -156,9 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     for kind in sorted(set(kinds), key=lambda k: -sum(m for m, s in zip(medians[1], kinds) if s == k)):
         one, many = (sum(m for m, s in zip(medians[t], kinds) if s == kind) for t in per_step)
         print(f"  {kind:40s} {kinds.count(kind):5d} {one:8.2f} ms {many:8.2f} ms {one / max(many, 1e-9):8.2f}x")
-    whole = {t: statistics.median(sum(run) for run in runs) * 1e3 for t, runs in per_step.items()}
-    print(f"  {'whole run (median)':40s} {'':5s} {whole[1]:8.2f} ms {whole[args.threads]:8.2f} ms "
-          f"{whole[1] / whole[args.threads]:8.2f}x")
+    for label, runs_by_threads in (("whole run, steps in order (median)", {t: [sum(run) for run in runs] for t, runs
+                                                                           in per_step.items()}),
+                                   ("program(data) (median)", calls)):
+        whole = {t: statistics.median(times) * 1e3 for t, times in runs_by_threads.items()}
+        print(f"  {label:40s} {'':5s} {whole[1]:8.2f} ms {whole[args.threads]:8.2f} ms "
+              f"{whole[1] / whole[args.threads]:8.2f}x")
     totals = recorder.summary()
     splits = max(totals.pop("splits", 0), 1)
     print(f"  splits on {args.threads} threads: {splits / args.rounds:.0f} per run; per run, summed over them:")

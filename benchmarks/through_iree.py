@@ -9,11 +9,12 @@ this script with `--worker`), taking turns round after round (`workers.py`) as i
 (whose contenders and models this script reuses):
 - `opt3-nhwc`: xrelay's linalg executor on the NHWC graph (execution.py's);
 - `iree`: what `backend="iree"` does by default: xrelay's ConvertLayout to NHWC/HWIO, lowering to
-  linalg, `conv-to-matmul` (1x1 and RGB-stem convolutions as `linalg.matmul`), compiled with
+  linalg, `conv-space-to-depth` (the stride-2 RGB stem as a stride-1 convolution over 12 channels),
+  `conv-to-matmul` (1x1 convolutions as `linalg.matmul`), compiled with
   `iree_backend.DEFAULT_FLAGS` (data tiling of matmuls and convolutions, IREE's microkernels);
-- `iree-nhwc`: the last release's default: NHWC linalg without `conv-to-matmul`, IREE's default flags;
-- with `--contenders` also: `iree-c2m` (NHWC + conv-to-matmul, IREE's default flags), `iree-tiling`
-  (NHWC without conv-to-matmul, DEFAULT_FLAGS), `iree-img2col` (NHWC, --iree-opt-level=O3 and IREE's
+- `iree-nhwc`: the last release's default: NHWC linalg without the two rewrites, IREE's default flags;
+- with `--contenders` also: `iree-c2m` (NHWC + both rewrites, IREE's default flags), `iree-tiling`
+  (NHWC without the rewrites, DEFAULT_FLAGS), `iree-img2col` (NHWC, --iree-opt-level=O3 and IREE's
   conv-to-im2col preprocessing), `iree-flag` (the NCHW graph, IREE's own
   `iree-preprocessing-convert-conv-to-channels-last` pass), `iree-nchw` (NCHW, IREE's defaults);
 - `ort`: ONNX Runtime (the `bench` extra), `--threads` intra-op threads: the reference for the ratios.
@@ -40,7 +41,7 @@ CONTENDERS = {
     "opt3-nhwc": "xrelay linalg executor (NHWC)",
     "iree": "IREE, backend=\"iree\" default",
     "iree-nhwc": "IREE, NHWC, IREE default flags",
-    "iree-c2m": "IREE, NHWC + conv-to-matmul, IREE flags",
+    "iree-c2m": "IREE, NHWC + rewrites, IREE flags",
     "iree-tiling": "IREE, NHWC, data tiling flags",
     "iree-img2col": "IREE, NHWC, O3 + im2col",
     "iree-flag": "IREE, NCHW + IREE channels-last pass",
@@ -54,7 +55,7 @@ IMG2COL_FLAGS = ("--iree-opt-level=O3", "--iree-preprocessing-pass-pipeline="
 
 
 def iree_configuration(kind: str) -> tuple[bool, bool, tuple[str, ...]]:
-    """(NHWC, conv-to-matmul, iree-compile flags) of an IREE contender."""
+    """(NHWC, conv-space-to-depth and conv-to-matmul, iree-compile flags) of an IREE contender."""
     from xrelay.runtime.iree_backend import DEFAULT_FLAGS
 
     return {"iree": (True, True, DEFAULT_FLAGS), "iree-nhwc": (True, False, ()), "iree-c2m": (True, True, ()),
@@ -73,13 +74,14 @@ class IreeContender(execution.Contender):
         from xrelay.frontend import bind_params_by_name
         from xrelay.lowering import lower
         from xrelay.lowering.conv_as_matmul import ConvToMatmul
+        from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
         from xrelay.runtime import iree_backend
         from xrelay.runtime.interpreter import run as run_nn
 
         iree.runtime.flags.parse_flags(f"--task_topology_group_count={threads}")  # before the device exists
         module, params, self.data, _, input_name = execution.load_model(model)
         reference = run_nn(module, {input_name: self.data}, params)
-        nhwc, conv_to_matmul, flags = iree_configuration(kind)
+        nhwc, rewrites, flags = iree_configuration(kind)
         with transform.PassContext(opt_level=3):
             graph = transform.Sequential([passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant()])(
                 bind_params_by_name(module, params))
@@ -88,8 +90,8 @@ class IreeContender(execution.Contender):
                     graph = transform.Sequential(
                         [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)
                 graph = lower(graph, to="linalg")
-                if conv_to_matmul:
-                    graph = ConvToMatmul()(graph)
+                if rewrites:
+                    graph = transform.Sequential([ConvSpaceToDepth(), ConvToMatmul()])(graph)
         start = time.perf_counter()
         # `iree` is backend="iree" itself: its own lowering (iree_backend.prepare) and default flags
         self.program = (iree_backend.compile_module(graph) if kind == "iree"
@@ -137,8 +139,8 @@ def bench_model(model: str, threads: int, rounds: int, block: int, kinds: list[s
 
             print(f"  IREE flags (all): {' '.join((*iree_backend.TARGET_FLAGS, '--iree-llvmcpu-target-cpu=host'))}")
             for kind in (k for k in kinds if k.startswith("iree")):
-                nhwc, conv_to_matmul, flags = iree_configuration(kind)
-                form = ("NHWC" if nhwc else "NCHW") + (" + conv-to-matmul" if conv_to_matmul else "")
+                nhwc, rewrites, flags = iree_configuration(kind)
+                form = ("NHWC" if nhwc else "NCHW") + (" + conv-space-to-depth, conv-to-matmul" if rewrites else "")
                 print(f"  {kind:<12} {form}; flags: {' '.join(flags) or '(none: IREE defaults)'}")
         results, loads = alternate(workers, rounds, threads=threads, block=block)
     finally:

@@ -3,12 +3,15 @@
 Two kinds of `linalg.conv_2d_nhwc_hwcf` become a `linalg.matmul` between reshapes:
 - a 1x1 convolution: the input (strided first with `tensor.extract_slice` when the stride is not
   1) collapsed to (N*OH*OW, C), times the weight collapsed to (C, F);
-- a convolution with fewer than `im2col_channels` input channels (an RGB stem): im2col, a
+- a convolution with fewer than `im2col_channels` input channels (an RGB stem of stride 1; a
+  strided one goes to `conv-space-to-depth` first, in `passes/iree_lowering.py`): im2col, a
   `linalg.generic` gathering every window into (N, OH, OW, KH, KW, C), collapsed to
   (N*OH*OW, KH*KW*C), times the weight collapsed to (KH*KW*C, F).
 The product is expanded back to (N, OH, OW, F). This is the form IREE's data tiling packs well
 (`runtime/iree_backend.py` runs it before compiling): it leaves a strided 1x1 convolution as a
-generic it neither packs nor vectorizes, and pads a blocked convolution's input channels to 16.
+generic it neither packs nor vectorizes, and pads a blocked convolution's input channels to 16
+(ResNet's stem over 3 channels: 10-14 ms packed as a convolution, 5 ms as im2col and matmul, 3.5 ms
+after space-to-depth; per-dispatch profile, 1 thread).
 """
 
 from __future__ import annotations

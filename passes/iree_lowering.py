@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xrelay import transform
 from xrelay.lowering import lower
 from xrelay.lowering.conv_as_matmul import ConvToMatmul
+from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
 from xrelay.passes.convert_layout import ConvertLayout
 from xrelay.passes.fold_constant import FoldConstant
 from xrelay.runtime.iree_backend import register_nn_lowering
@@ -18,10 +19,11 @@ from xrelay.runtime.iree_backend import register_nn_lowering
 def lower_for_iree(module: ModuleOp, channels_last: bool = True) -> ModuleOp:
     """`module` lowered to linalg on tensors; with `channels_last` its convolutions first go to
     NHWC/HWIO (ConvertLayout, then FoldConstant folds the weight transposes), which IREE runs
-    several times faster than NCHW, and its 1x1 and RGB-stem convolutions then become matrix
-    products (`conv-to-matmul`), which IREE's data tiling packs and runs faster."""
+    several times faster than NCHW; then a strided RGB stem becomes a stride-1 convolution over
+    12 channels (`conv-space-to-depth`) and 1x1 convolutions (and other few-channel ones) matrix
+    products (`conv-to-matmul`), forms IREE's data tiling packs and runs faster."""
     if not (channels_last and any(op.name == "nn.conv2d" for op in module.walk())):
         return lower(module, to="linalg")
     with transform.PassContext(opt_level=3):  # ConvertLayout is an opt-level-3 pass
         module = transform.Sequential([ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), FoldConstant()])(module)
-    return ConvToMatmul()(lower(module, to="linalg"))
+    return transform.Sequential([ConvSpaceToDepth(), ConvToMatmul()])(lower(module, to="linalg"))

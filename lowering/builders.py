@@ -109,6 +109,16 @@ class Emitter:
         body.add_ops([fill, tensor.YieldOp(fill.result)])
         return self.add(tensor.PadOp(value, [], [], Region(body), list(low), list(high), TensorType(element_type, shape)))
 
+    def collapse(self, value: SSAValue, groups: Sequence[Sequence[int]]) -> SSAValue:
+        """`tensor.collapse_shape` of `value` merging each group of its axes into one."""
+        ttype = value.type
+        assert isinstance(ttype, TensorType)
+        shape = ttype.get_shape()
+        sizes = [int(np.prod([shape[axis] for axis in group])) for group in groups]
+        return self.add(tensor.CollapseShapeOp.build(
+            operands=[value], result_types=[TensorType(ttype.get_element_type(), sizes)],
+            properties={"reassociation": reassociation(groups)}))
+
     def reshape(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
         """`value` viewed with a new static shape: collapse to 1-D, then expand (each step only if needed)."""
         ttype = value.type
@@ -244,3 +254,13 @@ class BodyBuilder:
     def exp(self, value: SSAValue) -> SSAValue:
         """`math.exp value`."""
         return self._add(math.ExpOp(value))
+
+
+def conv_on_tensors(op: linalg.Conv2DNhwc_HwcfOp) -> tuple[SSAValue, SSAValue, SSAValue, list[int], list[int]] | None:
+    """(input, weight, init, strides, dilations) of a named convolution on tensors; None on memrefs."""
+    data, weight = op.inputs
+    (init,) = op.outputs
+    if not all(isinstance(v.type, TensorType) for v in (data, weight, init)):
+        return None
+    return (data, weight, init, [int(v) for v in op.strides.get_values()],
+            [int(v) for v in op.dilations.get_values()])

@@ -16,32 +16,17 @@ after space-to-depth; per-dispatch profile, 1 thread).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import tensor
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from xrelay.dialects.upstream_contractions import MatmulOp
-from xrelay.lowering.builders import PARALLEL, Emitter, affine_map, dims, reassociation
+from xrelay.lowering.builders import PARALLEL, Emitter, affine_map, conv_on_tensors, dims, reassociation
 from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
-
-
-def _collapse(e: Emitter, value: SSAValue, groups: Sequence[Sequence[int]]) -> SSAValue:
-    ttype = value.type
-    assert isinstance(ttype, TensorType)
-    shape = ttype.get_shape()
-    sizes = [1] * len(groups)
-    for i, group in enumerate(groups):
-        for axis in group:
-            sizes[i] *= shape[axis]
-    return e.add(tensor.CollapseShapeOp.build(
-        operands=[value], result_types=[TensorType(ttype.get_element_type(), sizes)],
-        properties={"reassociation": reassociation(groups)}))
 
 
 class ConvAsMatmul(RewritePattern):
@@ -52,14 +37,12 @@ class ConvAsMatmul(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter) -> None:
-        data, weight = op.inputs
-        (init,) = op.outputs
-        if not all(isinstance(v.type, TensorType) for v in (data, weight, init)):
+        operands = conv_on_tensors(op)
+        if operands is None:
             return
+        data, weight, init, strides, dilations = operands
         kh, kw, channels, filters = weight.type.get_shape()
         n, oh, ow, _ = init.type.get_shape()
-        strides = [int(v) for v in op.strides.get_values()]
-        dilations = [int(v) for v in op.dilations.get_values()]
         e = Emitter()
         element = init.type.get_element_type()
         if (kh, kw) == (1, 1):
@@ -75,9 +58,9 @@ class ConvAsMatmul(RewritePattern):
             depth = [3, 4, 5]
         else:
             return
-        lhs = _collapse(e, rows, [[0, 1, 2], depth])
-        rhs = _collapse(e, weight, [[0, 1, 2], [3]])
-        acc = _collapse(e, init, [[0, 1, 2], [3]])
+        lhs = e.collapse(rows, [[0, 1, 2], depth])
+        rhs = e.collapse(weight, [[0, 1, 2], [3]])
+        acc = e.collapse(init, [[0, 1, 2], [3]])
         product = e.add(MatmulOp([lhs, rhs], [acc], [acc.type]))
         e.add(tensor.ExpandShapeOp(product, [], reassociation([[0, 1, 2], [3]]), [n, oh, ow, filters], init.type))
         rewriter.replace(op, e.ops, [e.ops[-1].results[0]])

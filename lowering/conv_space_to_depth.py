@@ -25,7 +25,7 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from xrelay.lowering.builders import Emitter, reassociation
+from xrelay.lowering.builders import Emitter, conv_on_tensors, reassociation
 from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
 
 
@@ -47,14 +47,6 @@ def _phases(e: Emitter, value: SSAValue, axes: tuple[int, int], steps: tuple[int
                                     TensorType(element, moved)))
 
 
-def _collapse(e: Emitter, value: SSAValue, groups: list[list[int]], shape: list[int]) -> SSAValue:
-    ttype = value.type
-    assert isinstance(ttype, TensorType)
-    return e.add(tensor.CollapseShapeOp.build(
-        operands=[value], result_types=[TensorType(ttype.get_element_type(), shape)],
-        properties={"reassociation": reassociation(groups)}))
-
-
 class StridedConvToSpaceToDepth(RewritePattern):
     """A strided, undilated, few-input-channel `linalg.conv_2d_nhwc_hwcf` on tensors → a stride-1
     convolution over the input's space-to-depth phases."""
@@ -64,15 +56,14 @@ class StridedConvToSpaceToDepth(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter) -> None:
-        data, weight = op.inputs
-        (init,) = op.outputs
-        if not all(isinstance(v.type, TensorType) for v in (data, weight, init)):
+        operands = conv_on_tensors(op)
+        if operands is None:
             return
-        sh, sw = (int(v) for v in op.strides.get_values())
-        if (sh, sw) == (1, 1) or any(int(v) != 1 for v in op.dilations.get_values()):
+        data, weight, init, (sh, sw), dilations = operands
+        if (sh, sw) == (1, 1) or dilations != [1, 1]:
             return
         n, height, width, channels = data.type.get_shape()
-        kh, kw, _, filters = weight.type.get_shape()
+        kh, kw, _, _ = weight.type.get_shape()
         _, oh, ow, _ = init.type.get_shape()
         if channels >= self.max_channels:
             return
@@ -84,12 +75,9 @@ class StridedConvToSpaceToDepth(RewritePattern):
                 data, [0, 0, 0, 0], [n, min(height, need_h), min(width, need_w), channels]))
         if need_h > height or need_w > width:
             data = e.pad(data, [0, 0, 0, 0], [0, max(0, need_h - height), max(0, need_w - width), 0], 0)
-        depth = sh * sw * channels
-        phases = _collapse(e, _phases(e, data, (1, 2), (sh, sw)), [[0], [1], [2], [3, 4, 5]],
-                           [n, need_h // sh, need_w // sw, depth])
+        phases = e.collapse(_phases(e, data, (1, 2), (sh, sw)), [[0], [1], [2], [3, 4, 5]])
         padded = e.pad(weight, [0, 0, 0, 0], [taps_h * sh - kh, taps_w * sw - kw, 0, 0], 0)
-        kernel = _collapse(e, _phases(e, padded, (0, 1), (sh, sw)), [[0], [1], [2, 3, 4], [5]],
-                           [taps_h, taps_w, depth, filters])
+        kernel = e.collapse(_phases(e, padded, (0, 1), (sh, sw)), [[0], [1], [2, 3, 4], [5]])
         ones = DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), [1, 1])
         e.add(linalg.Conv2DNhwc_HwcfOp([phases, kernel], [init], [init.type], strides=ones, dilations=ones))
         rewriter.replace(op, e.ops, [e.ops[-1].results[0]])

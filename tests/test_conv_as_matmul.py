@@ -66,12 +66,13 @@ def conv_module(n, h, w, c, f, k, stride, dilation, padding):
     return Parser(ctx, text).parse_module()
 
 
-def rewritten_case(case):
+def rewritten_case(case, rewrite=ConvToMatmul()):
+    """(the case's convolution lowered to linalg and rewritten by `rewrite`, input, weight, numpy's result)."""
     _, n, h, w, c, f, k, stride, dilation, padding, _ = case
     rng = np.random.default_rng(3)
     x = rng.standard_normal((n, h, w, c)).astype(np.float32)
     weight = rng.standard_normal((k, k, c, f)).astype(np.float32)
-    module = ConvToMatmul()(lower(conv_module(n, h, w, c, f, k, stride, dilation, padding), to="linalg"))
+    module = rewrite(lower(conv_module(n, h, w, c, f, k, stride, dilation, padding), to="linalg"))
     return module, x, weight, conv_nhwc(x, weight, stride, dilation, padding)
 
 

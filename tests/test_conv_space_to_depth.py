@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_conv_as_matmul import conv_module, conv_nhwc
+from test_conv_as_matmul import rewritten_case
 
-from xrelay.lowering import lower
 from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
 from xrelay.runtime import iree_backend
 from xrelay.runtime.interpreter import run
@@ -28,18 +27,9 @@ CASES = [
 ]
 
 
-def rewritten_case(case):
-    _, n, h, w, c, f, k, stride, dilation, padding, _ = case
-    rng = np.random.default_rng(11)
-    x = rng.standard_normal((n, h, w, c)).astype(np.float32)
-    weight = rng.standard_normal((k, k, c, f)).astype(np.float32)
-    module = ConvSpaceToDepth()(lower(conv_module(n, h, w, c, f, k, stride, dilation, padding), to="linalg"))
-    return module, x, weight, conv_nhwc(x, weight, stride, dilation, padding)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_space_to_depth_convolution_matches_numpy_in_the_linalg_executor(case):
-    module, x, weight, expected = rewritten_case(case)
+    module, x, weight, expected = rewritten_case(case, ConvSpaceToDepth())
     convs = [op for op in module.walk() if op.name == "linalg.conv_2d_nhwc_hwcf"]
     assert len(convs) == 1
     strides = [int(v) for v in convs[0].strides.get_values()]
@@ -56,6 +46,6 @@ def test_space_to_depth_convolution_matches_numpy_in_the_linalg_executor(case):
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 @pytest.mark.parametrize("case", CASES[:5:2], ids=[c[0] for c in CASES[:5:2]])
 def test_space_to_depth_convolution_matches_numpy_through_iree_with_data_tiling(case):
-    module, x, weight, expected = rewritten_case(case)
+    module, x, weight, expected = rewritten_case(case, ConvSpaceToDepth())
     got = iree_backend.compile_text(str(module), 1)(x, weight)[0]  # DEFAULT_FLAGS: data tiling
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4)

@@ -146,9 +146,14 @@ class LinalgProgram:
         """Which steps may run at once on two threads (runtime/schedule.py); None unless the program
         is at the tensor level (memref arguments may be written through views the plan cannot see)
         and its memory is planned."""
+        self._bound: list | None = None  # with a schedule: the environment after its prologue
         if self.plan is not None and tensor_level:
             accesses = [self.accesses.get(i) or StepAccess() for i in range(len(self.steps))]
             self.schedule = build_schedule(accesses, self._block_of)
+            # Constants, planned buffers and globals are the same arrays on every run: bound once
+            # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
+            self._bound = [None] * len(self.slots)
+            self.schedule.bind(self.steps, self._bound)
         self.threading = "split"
         """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had
         (measured faster, and robust when another process holds a core: benchmarks/execution.py
@@ -452,16 +457,20 @@ class LinalgProgram:
     def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
         if len(args) != len(self.arg_types):
             raise ExecutionError(f"@main takes {len(self.arg_types)} arguments, got {len(args)}")
-        env: list = [None] * len(self.slots)
+        env: list = [None] * len(self.slots) if self._bound is None else list(self._bound)
         for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
             env[i] = check_argument(array, arg_type, self.arg_names[i])
         # BLAS's own threads synchronise per call: split per op instead (see `threading`).
         with split_blas_threads() if self.threading == "split" else blas_own_threads():
-            if self.schedule is not None and self.threading == "split" and split_threads() > 1:
-                self.schedule.run(self.steps, env)
-            else:
+            if self.schedule is None:
                 for step in self.steps:
                     step(env)
+            elif self.threading == "split" and split_threads() > 1:
+                self.schedule.run(self.steps, env)
+            else:
+                steps = self.steps
+                for index in self.schedule.body:
+                    steps[index](env)
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 

@@ -124,19 +124,24 @@ class Lanes:
 
 
 class Schedule:
-    """The prologue of bindings, then stages: a step index (run alone) or `Lanes`."""
+    """The prologue of bindings, then stages: a step index (run alone) or `Lanes`; `body` is every
+    step not in the prologue, in program order."""
 
-    def __init__(self, prologue: list[int], stages: list[int | Lanes]):
-        self.prologue, self.stages = prologue, stages
+    def __init__(self, prologue: list[int], stages: list[int | Lanes], body: list[int]):
+        self.prologue, self.stages, self.body = prologue, stages, body
 
     @property
     def concurrent_steps(self) -> int:
         """How many steps run on lanes."""
         return sum(len(lane) for s in self.stages if isinstance(s, Lanes) for lane in s.lanes)
 
-    def run(self, steps: Sequence[Callable[[list], None]], env: list) -> None:
+    def bind(self, steps: Sequence[Callable[[list], None]], env: list) -> None:
+        """Run the prologue: the bindings of arrays fixed when the program was compiled."""
         for index in self.prologue:
             steps[index](env)
+
+    def run(self, steps: Sequence[Callable[[list], None]], env: list) -> None:
+        """Run the stages on an environment the prologue has bound."""
         for stage in self.stages:
             if isinstance(stage, Lanes):
                 stage.run(steps, env)
@@ -177,7 +182,7 @@ def build_schedule(accesses: Sequence[StepAccess], block_of: Callable[[int], obj
         else:
             region.append(step)
     stages.extend(_region(region, deps, accesses))
-    return Schedule(prologue, stages)
+    return Schedule(prologue, stages, body)
 
 
 def _region(steps: list[int], deps: list[set[int]], accesses: Sequence[StepAccess]) -> list[int | Lanes]:

@@ -31,7 +31,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.conv import blas_own_threads, run_parts, split_blas_threads, split_threads
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
-from xrelay.runtime.plan import MIN_SPLIT_ELEMENTS, ChunkedOp, FusedTail
+from xrelay.runtime import plan as split_plan
+from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
@@ -434,7 +435,7 @@ class LinalgProgram:
         source_shape = tuple(op.source.type.get_shape())
         axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
         rows = source_shape[axis] if source_shape else 1
-        split = int(np.prod(shape, dtype=np.int64)) >= MIN_SPLIT_ELEMENTS
+        split = int(np.prod(shape, dtype=np.int64)) >= split_plan.MIN_SPLIT_ELEMENTS
 
         def step(env, src=src, out=out, interior=interior, k=k, planned=self._planned):
             padded = planned[k]

@@ -23,8 +23,13 @@ from xrelay.runtime.affine_views import linear_form
 from xrelay.runtime.conv import run_parts
 from xrelay.runtime.linalg_structured import Structured, compile_structured, contraction_pair
 
-MIN_SPLIT_ELEMENTS = 1 << 15
-"""Below this many loop points a step runs whole on the calling thread (a split costs ~50 us)."""
+MIN_SPLIT_ELEMENTS = 1 << 18
+"""Below this many loop points a step runs whole on the calling thread. Measured by
+benchmarks/split_threshold.py (the CPU time a split adds against the work it halves, under load
+4.7-7.1): a fused bias-add + ReLU step split over 2 threads costs 60-360 us of extra CPU time (the
+parts' Python serialised by the GIL, the worker's wake-up), which pays only from 262144 points;
+at 1 << 15 (the earlier value) ShuffleNet, SqueezeNet and Inception v2 ran slower on 2 threads
+than on 1."""
 
 
 def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:

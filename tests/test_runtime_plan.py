@@ -12,7 +12,15 @@ from xrelay.dialects import make_context
 from xrelay.runtime.linalg_exec import LinalgProgram
 from xrelay.runtime.plan import FusedTail
 
-SHAPE = (1, 64, 66, 8)  # 33792 points: above MIN_SPLIT_ELEMENTS, so split
+SHAPE = (1, 64, 66, 8)  # 33792 points: above the MIN_SPLIT_ELEMENTS these tests set, so split
+
+
+@pytest.fixture(autouse=True)
+def split_small_steps(monkeypatch):
+    """Steps of 2^15 points and more split, so the split paths run on small, fast arrays."""
+    from xrelay.runtime import plan
+
+    monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 15)
 T = "tensor<1x64x66x8xf32>"
 P = "tensor<1x66x68x8xf32>"
 ID = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"

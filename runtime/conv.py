@@ -215,7 +215,7 @@ def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accu
     scattering tiles across channel planes. Output sizes that are not a multiple of m read a
     zero-extended copy of ``x``.
     """
-    bt, _, at = (np.array(t, dtype=x.dtype) for t in _WINOGRAD_POINTS[m])
+    bt, at = _winograd_transforms(m, x.dtype)
     a = m + 2
     n, c, h, w = x.shape
     _, f, oh, ow = out.shape
@@ -243,6 +243,14 @@ def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accu
         np.add(target, full, out=target, casting="unsafe")
     else:
         np.copyto(target, full, casting="unsafe")
+
+
+@functools.cache
+def _winograd_transforms(m: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """B^T and A^T of F(m x m, 3 x 3) in `dtype`, made once (read-only)."""
+    bt, _, at = (np.array(t, dtype=dtype) for t in _WINOGRAD_POINTS[m])
+    bt.flags.writeable = at.flags.writeable = False
+    return bt, at
 
 
 def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:

@@ -18,6 +18,14 @@ from xrelay.runtime.affine_views import LoopView, is_bare_permutation, linear_fo
 from xrelay.runtime.conv import run_parts, split_threads, winograd_conv3x3_threaded, winograd_tile, winograd_weights
 
 
+MIN_SPLIT_MACS = 1 << 23
+"""im2col convolutions of fewer multiply-adds run whole on the calling thread. Measured per
+convolution of ResNet-18 (one process alternating 1 and 2 threads, real-time priority, load 4):
+its 1x1 stride-2 convolutions of 6.4M multiply-adds (56x56x64 -> 28x28x128, 28x28x128 -> 14x14x256)
+took 0.35 and 0.26 ms on 2 threads against 0.28 and 0.24 ms on one; at 12.8M (56x56x64 -> 64),
+0.42 against 0.46 ms."""
+
+
 @dataclass(frozen=True)
 class ConvGeometry:
     """A contraction that is a 2-D convolution `out[n, f, oh, ow] += data[n, c, oh*s + kh*d + o, ...] *
@@ -146,7 +154,7 @@ class ConvGeometry:
                 else:
                     target[...] = result
 
-            split = n * oh * ow * kk * f >= 1 << 22 and (channels_last or n == 1)
+            split = n * oh * ow * kk * f >= MIN_SPLIT_MACS and (channels_last or n == 1)
             if channels_last and split and n * oh * ow < f and split_threads() > 1:
                 # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
                 # the bigger operand, so each thread takes a share of the filters and reads only

@@ -128,8 +128,9 @@ def test_im2col_conv_split_by_output_rows_accumulates_into_its_init(threads, bla
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("init", [0.0, 1.5])
 def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, init, monkeypatch, blas_workers):
-    """20 output pixels, 130 filters (an odd split): on 2 threads each worker multiplies the patch
-    matrix by its share of the weight columns, written (zero init, fill dropped) or added (1.5)."""
+    """20 output pixels, 261 filters (an odd split; 12M multiply-adds, enough to split): on 2 threads
+    each worker multiplies the patch matrix by its share of the weight columns, written (zero init,
+    fill dropped) or added (1.5)."""
     import xrelay.runtime.linalg_conv as linalg_conv
 
     splits = []
@@ -138,13 +139,13 @@ def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, 
                         lambda part, rows, split: splits.append(rows) or original(part, rows, split))
     rng = np.random.default_rng(2)
     x = rng.standard_normal((1, 6, 7, 256)).astype(np.float32)
-    w = rng.standard_normal((3, 3, 256, 130)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 256, 261)).astype(np.float32)
     expected = conv_reference(x, w, 1, init)
-    assert expected.shape == (1, 4, 5, 130)
+    assert expected.shape == (1, 4, 5, 261)
     program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 1, init)).parse_module())
     blas_workers(threads)
     np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-3)
-    assert splits == ([130] if threads == 2 else [4])
+    assert splits == ([261] if threads == 2 else [4])
 
 
 POOL = """
@@ -266,3 +267,25 @@ def test_one_ufunc_bodies_read_inputs_outputs_constants_and_captured_values(monk
     np.testing.assert_allclose(two_ops, x * x + 1.5, rtol=1e-6)
     # The fill (yield of a captured value: no ufunc) and the two-op body are the general path's.
     assert [fn is not None for fn in made] == [False, True, True, True, False]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_small_im2col_conv_runs_whole(threads, monkeypatch, blas_workers):
+    """A 1x1 stride-2 conv of 14x14 output pixels, 128 -> 256 channels (6.4M multiply-adds, below
+    MIN_SPLIT_MACS) runs as one part on the calling thread, also on 2 threads."""
+    import threading
+
+    import xrelay.runtime.linalg_conv as linalg_conv
+
+    parts = []
+    original = linalg_conv.run_parts
+    monkeypatch.setattr(linalg_conv, "run_parts", lambda part, rows, split: original(
+        lambda r0, r1: parts.append((r0, r1, threading.get_ident())) or part(r0, r1), rows, split))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 28, 28, 128)).astype(np.float32)
+    w = rng.standard_normal((1, 1, 128, 256)).astype(np.float32)
+    expected = conv_reference(x, w, 2, 0.0)
+    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 0.0)).parse_module())
+    blas_workers(threads)
+    np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
+    assert parts == [(0, 14, threading.get_ident())]

@@ -334,7 +334,7 @@ class Contender:
     def turn(self, threads: int, block: int) -> list[float]:
         """One untimed run and `block` timed ones (for `ort-inprocess`, each block after `block`
         runs of the numpy forward in this process, as the old in-process benchmark did)."""
-        from xrelay.runtime.conv import set_blas_threads
+        from xrelay.runtime.threads import set_blas_threads
 
         set_blas_threads(threads)
         if self.forward is not None:
@@ -348,7 +348,7 @@ class Contender:
 
 def worker(kind: str, model: str) -> None:
     """Serve one contender (`workers.serve`)."""
-    from xrelay.runtime.conv import blas_config, blas_threads
+    from xrelay.runtime.threads import blas_config, blas_threads
 
     contender = Contender(kind, model)
     info = {"error": contender.error, "blas": blas_config(), "blas_threads_max": blas_threads(),

@@ -72,7 +72,7 @@ class Contender:
 
 
 def worker(kind: str, name: str) -> None:
-    from xrelay.runtime.conv import set_blas_threads
+    from xrelay.runtime.threads import set_blas_threads
 
     set_blas_threads(1)
     contender = Contender(kind, name)

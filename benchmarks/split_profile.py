@@ -8,7 +8,7 @@ bound) and runs it in this process, alternating 1 thread and `--threads` threads
 
 - per kind of step (convolutions and matmuls, fused elementwise tails, pads, the rest): how many,
   and the sum of their per-step medians on 1 thread and on N threads, with the speed-up;
-- per split op on N threads (`conv._Workers.run`, instrumented here): how long the calling thread's
+- per split op on N threads (`threads._Workers.run`, instrumented here): how long the calling thread's
   part and the workers' parts took (wall and CPU time of the thread), how late the workers started
   after the split began, how long the split waited after its last part ended, and the split's
   wall time: the difference between the sum of split walls and the sum of the slowest parts is
@@ -57,13 +57,13 @@ def step_kinds(program) -> list[str]:
 
 
 class SplitRecorder:
-    """Times every split's parts by wrapping `conv._Workers.run` (the calling thread's part first)."""
+    """Times every split's parts by wrapping `threads._Workers.run` (the calling thread's part first)."""
 
     def __init__(self):
-        from xrelay.runtime import conv
+        from xrelay.runtime import threads as worker_threads
 
         self.records: list[tuple] = []
-        self.original = conv._Workers.run
+        self.original = worker_threads._Workers.run
         recorder = self
 
         def run(workers, calls):
@@ -80,12 +80,12 @@ class SplitRecorder:
             recorder.original(workers, [timed(i, call) for i, call in enumerate(calls)])
             recorder.records.append((start, time.perf_counter(), marks))
 
-        conv._Workers.run = run
+        worker_threads._Workers.run = run
 
     def close(self) -> None:
-        from xrelay.runtime import conv
+        from xrelay.runtime import threads as worker_threads
 
-        conv._Workers.run = self.original
+        worker_threads._Workers.run = self.original
 
     def summary(self) -> dict[str, float]:
         """Sums over the recorded splits, in ms: split wall, calling thread's part (wall, CPU),
@@ -109,7 +109,7 @@ class SplitRecorder:
 
 def timed_run(program, data, threads: int) -> list[float]:
     """One run of `program` with `threads` threads, each step's wall time in seconds."""
-    from xrelay.runtime.conv import set_blas_threads, split_blas_threads
+    from xrelay.runtime.threads import set_blas_threads, split_blas_threads
 
     set_blas_threads(threads)
     env: list = [None] * len(program.slots)
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         env["OPENBLAS_NUM_THREADS"] = str(args.threads)
         os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
 
-    from xrelay.runtime.conv import set_blas_threads
+    from xrelay.runtime.threads import set_blas_threads
 
     contender = Contender("opt3-nhwc", args.model)
     program, data = contender.program, contender.data

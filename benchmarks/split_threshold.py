@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/split_threshold.py [--rounds 60]
 
-The linalg executor splits a big step into one part per worker thread (`conv.run_parts`). On an
+The linalg executor splits a big step into one part per worker thread (`threads.run_parts`). On an
 idle 2-core machine a split of a step of W seconds of work takes about (W + O) / 2 + L: O the
 extra CPU time the split costs (the parts' Python, which the GIL serialises, slices, the
 worker's wake-up) and L the hand-off latency; it pays when W > O + 2L. Wall times of parallel code
@@ -45,7 +45,7 @@ def program(pixels: int, channels: int):
 
 
 def cpu_and_wall(fn, threads: int, rounds: int) -> tuple[list[float], list[float]]:
-    from xrelay.runtime.conv import set_blas_threads
+    from xrelay.runtime.threads import set_blas_threads
 
     set_blas_threads(threads)
     cpu, wall = [], []
@@ -71,7 +71,7 @@ def measure(fn, rounds: int) -> tuple[float, float]:
 
 
 def handoff_latency(rounds: int) -> float:
-    from xrelay.runtime.conv import run_parts, split_blas_threads
+    from xrelay.runtime.threads import run_parts, split_blas_threads
 
     times = []
     with split_blas_threads():
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=60)
     args = parser.parse_args(argv)
-    from xrelay.runtime.conv import blas_threads
+    from xrelay.runtime.threads import blas_threads
 
     if (blas_threads() or 1) < 2:
         raise SystemExit("run with OPENBLAS_NUM_THREADS=2 (the split uses as many workers as BLAS has threads)")

@@ -8,21 +8,17 @@ result need no layout copies in the common NCHW/OIHW and NHWC/HWIO pairs.
 
 Also the fast kernels of the linalg executor: Winograd F(m x m, 3 x 3) (`winograd_conv3x3`), and
 matmuls and Winograd convolutions split over worker threads running single-threaded BLAS
-(`threaded_matmul`, `winograd_conv3x3_threaded`, `split_blas_threads`).
+(`threaded_matmul`, `winograd_conv3x3_threaded`; the threads are `runtime/threads.py`'s).
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import functools
-import glob
-import os
-import threading
 
 import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
+from xrelay.runtime.threads import run_split, thread_count
 
 
 
@@ -268,197 +264,6 @@ def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
     return None
 
 
-# ---------------------------------------------------------------- BLAS threads
-
-
-def _openblas_paths() -> list[str]:
-    """Files that may be numpy's OpenBLAS: numpy's bundled libraries, then those mapped in this process."""
-    candidates = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
-    try:
-        with open("/proc/self/maps") as maps:
-            candidates += sorted({line.split()[-1] for line in maps if "openblas" in line and "/" in line})
-    except OSError:
-        pass
-    return candidates
-
-
-def _openblas_functions(*names: str) -> list | None:
-    """numpy's OpenBLAS functions `names` (e.g. "get_num_threads") as ctypes functions, from the first
-    library that exports them all under one of OpenBLAS's spellings, or None if none does."""
-    for path in _openblas_paths():
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
-            functions = [getattr(lib, f"{prefix}_{name}{suffix}", None) for name in names]
-            if None not in functions:
-                return functions
-    return None
-
-
-@functools.cache
-def _openblas():
-    """numpy's OpenBLAS as (get_num_threads, set_num_threads) ctypes functions, or None if not found."""
-    functions = _openblas_functions("get_num_threads", "set_num_threads")
-    if functions is None:
-        return None
-    get, put = functions
-    get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
-    return get, put
-
-
-@functools.cache
-def _openblas_info():
-    """numpy's OpenBLAS's (get_config, get_corename) ctypes functions, or None if not found."""
-    if _openblas() is None:
-        return None
-    functions = _openblas_functions("get_config", "get_corename")
-    if functions is None:
-        return None
-    config, core = functions
-    config.restype = core.restype = ctypes.c_char_p
-    return config, core
-
-
-def blas_config() -> str:
-    """numpy's OpenBLAS build and the kernel it picked for this CPU (e.g. "OpenBLAS 0.3.29 DYNAMIC_ARCH
-    ... core SkylakeX"), or a note that numpy's BLAS is not OpenBLAS."""
-    info = _openblas_info()
-    if info is None:
-        return "numpy's BLAS is not OpenBLAS (or not found)"
-    return f"{info[0]().decode().strip()}; kernel {info[1]().decode().strip()}"
-
-
-def blas_threads() -> int | None:
-    """The number of threads numpy's OpenBLAS uses (OPENBLAS_NUM_THREADS at startup), or None if unknown."""
-    lib = _openblas()
-    return int(lib[0]()) if lib else None
-
-
-def set_blas_threads(count: int) -> None:
-    """Make numpy's OpenBLAS use `count` threads from now on (process-wide); no-op without OpenBLAS."""
-    lib = _openblas()
-    if lib:
-        lib[1](int(count))
-
-
-_split_threads: list[int] = []  # innermost `split_blas_threads` count, while one is active
-
-
-@contextlib.contextmanager
-def split_blas_threads():
-    """Within: numpy's BLAS runs single-threaded, and the `threaded_*` helpers split their work over
-    as many worker threads as BLAS had (one synchronisation per call instead of one per BLAS call).
-
-    Process-wide while active, like `set_blas_threads`; nests."""
-    before = blas_threads() or 1
-    threads = _split_threads[-1] if _split_threads else before
-    _split_threads.append(threads)
-    if before != 1:
-        set_blas_threads(1)
-    try:
-        yield threads
-    finally:
-        _split_threads.pop()
-        if before != 1:
-            set_blas_threads(before)
-
-
-@contextlib.contextmanager
-def blas_own_threads():
-    """Within: the `threaded_*` helpers and `run_parts` do not split (one worker: the caller), and
-    numpy's BLAS keeps its own thread count: the alternative to `split_blas_threads`."""
-    _split_threads.append(1)
-    try:
-        yield
-    finally:
-        _split_threads.pop()
-
-
-def _threads(threads: int | None) -> int:
-    return threads or (_split_threads[-1] if _split_threads else None) or blas_threads() or 1
-
-
-def split_threads() -> int:
-    """How many worker threads `run_parts` and the `threaded_*` helpers split over here and now."""
-    return _threads(None)
-
-
-class _Workers:
-    """Persistent worker threads for `_run_split`, each woken by releasing a lock it waits on and
-    answering through another lock: two C-level lock operations per part, where a
-    ThreadPoolExecutor's future costs a Python Condition on each side (measured round trip of an
-    empty part: 12 us against 19 us). A split entered while another is running (from a worker, or
-    from a second calling thread) runs its parts on the calling thread instead of waiting."""
-
-    def __init__(self, count: int):
-        self.busy = threading.Lock()
-        self.jobs: list = [None] * count
-        self.errors: list = [None] * count
-        self.wake = [threading.Lock() for _ in range(count)]
-        self.done = [threading.Lock() for _ in range(count)]
-        for i in range(count):
-            self.wake[i].acquire()
-            self.done[i].acquire()
-            threading.Thread(target=self._serve, args=(i,), name=f"xrelay-split-{i}", daemon=True).start()
-
-    def _serve(self, i: int) -> None:
-        wake, done, jobs, errors = self.wake[i], self.done[i], self.jobs, self.errors
-        while True:
-            wake.acquire()
-            try:
-                jobs[i]()
-            except BaseException as error:  # noqa: BLE001 (re-raised on the calling thread)
-                errors[i] = error
-            jobs[i] = None
-            done.release()
-
-    def run(self, calls: list) -> None:
-        """Run `calls[0]` here and `calls[1:]` on the workers; return when all are done (re-raising
-        the first failure)."""
-        if len(calls) < 2 or not self.busy.acquire(blocking=False):
-            for call in calls:
-                call()
-            return
-        try:
-            started = 0
-            try:
-                for i, call in enumerate(calls[1:len(self.jobs) + 1]):
-                    self.jobs[i] = call
-                    self.wake[i].release()
-                    started += 1
-                calls[0]()
-                for call in calls[len(self.jobs) + 1:]:  # more parts than workers: the rest here
-                    call()
-            finally:
-                for i in range(started):
-                    self.done[i].acquire()
-            errors = [e for e in self.errors[:started] if e is not None]
-            self.errors[:started] = [None] * started
-            if errors:
-                raise errors[0]
-        finally:
-            self.busy.release()
-
-
-_workers: dict[int, _Workers] = {}
-_workers_starting = threading.Lock()
-
-
-def _worker_pool(workers: int) -> _Workers:
-    """The `_Workers` with `workers` threads, started on first use (and again in a forked child)."""
-    pool = _workers.get(workers)
-    if pool is None:
-        with _workers_starting:
-            pool = _workers.get(workers) or _workers.setdefault(workers, _Workers(workers))
-    return pool
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_workers.clear)  # a child process has none of its parent's threads
-
-
 def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
                               threads: int | None = None) -> None:
     """`winograd_conv3x3` split over `threads` worker threads (default: numpy's BLAS thread count),
@@ -472,7 +277,7 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     costs more than it saves, and many times over when another process holds a core. One split per
     convolution synchronises once. BLAS is set to one thread for the duration (process-wide).
     """
-    threads = _threads(threads)
+    threads = thread_count(threads)
     oh, f = out.shape[2], out.shape[1]
     tile_rows = -(-oh // m)
     if threads == 1 or (tile_rows < 2 and f < 2):
@@ -485,28 +290,7 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     else:
         step = -(-f // threads)
         calls = [(x, u[:, :, c:c + step], out[:, c:c + step]) for c in range(0, f, step)]
-    _run_split(threads, [functools.partial(winograd_conv3x3, xs, us, m, outs, accumulate) for xs, us, outs in calls])
-
-
-def _run_split(threads: int, calls: list) -> None:
-    """Run `calls` (functions of no arguments), the first on this thread and the others on worker
-    threads, all with single-threaded BLAS; return when all are done (re-raising a failure).
-
-    The calling thread takes a part itself rather than waiting idle: one hand-off less per split,
-    and the pool's wake-up latency (tens of microseconds) is paid by fewer parts."""
-    with split_blas_threads():
-        _worker_pool(threads - 1).run(calls)
-
-
-def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
-    """`part(r0, r1)` over `rows` split into one even range per worker thread (numpy's BLAS thread
-    count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here."""
-    threads = _threads(threads)
-    if threads == 1 or not split or rows < 2 * threads:
-        part(0, rows)
-        return
-    size = -(-rows // threads)
-    _run_split(threads, [functools.partial(part, r, min(r + size, rows)) for r in range(0, rows, size)])
+    run_split(threads, [functools.partial(winograd_conv3x3, xs, us, m, outs, accumulate) for xs, us, outs in calls])
 
 
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
@@ -515,7 +299,7 @@ def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = N
     (default: numpy's BLAS thread count) running single-threaded BLAS when the product is big
     enough to be worth one synchronisation (see `winograd_conv3x3_threaded`). The larger operand
     is the one split (M rows of lhs or N columns of rhs), so no thread reads all of it."""
-    threads = _threads(threads)
+    threads = thread_count(threads)
     b, m, k = lhs.shape
     n = rhs.shape[-1]
     if out is None:
@@ -529,5 +313,5 @@ def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = N
     else:
         calls = [functools.partial(np.matmul, lhs, rhs[..., c:c + size], out=out[..., c:c + size])
                  for c in range(0, n, size)]
-    _run_split(threads, calls)
+    run_split(threads, calls)
     return out

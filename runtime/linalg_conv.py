@@ -15,7 +15,8 @@ import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, linear_form, loop_order, used_loops
-from xrelay.runtime.conv import run_parts, split_threads, winograd_conv3x3_threaded, winograd_tile, winograd_weights
+from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
+from xrelay.runtime.threads import run_parts, split_threads
 
 
 MIN_SPLIT_MACS = 1 << 23

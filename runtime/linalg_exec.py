@@ -6,7 +6,7 @@ run through `linalg_structured.compile_structured` (whole-array numpy, BLAS for 
 Tensor-level ops produce fresh arrays (outs are copied unless they are a fresh, single-use
 buffer); memref-level ops write into their `outs` buffers in place; reshapes are views.
 While a program runs, numpy's BLAS is single-threaded and big matmuls and Winograd convolutions
-split over as many worker threads as BLAS had (`conv.split_blas_threads`).
+split over as many worker threads as BLAS had (`threads.split_blas_threads`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime.conv import blas_own_threads, run_parts, split_blas_threads, split_threads
+from xrelay.runtime.threads import blas_own_threads, run_parts, split_blas_threads, split_threads
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.plan import ChunkedOp, FusedTail

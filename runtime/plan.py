@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xrelay.runtime.affine_views import linear_form
-from xrelay.runtime.conv import run_parts
+from xrelay.runtime.threads import run_parts
 from xrelay.runtime.linalg_structured import Structured, compile_structured, contraction_pair
 
 MIN_SPLIT_ELEMENTS = 1 << 18

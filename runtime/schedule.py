@@ -14,12 +14,12 @@ Steps that read nothing (constants, planned allocations, globals: bindings of ar
 the program was compiled) run first, in order. The rest is cut at every step that is an ancestor
 or a descendant of every other step but cheap ones (views): nothing costly can run beside it, so
 it runs alone (the cheap steps around it keep their order) and may split
-itself over the worker threads (`conv.run_parts`). Between two such steps, a region of
+itself over the worker threads (`threads.run_parts`). Between two such steps, a region of
 independent branches (Inception's four, a fire module's two expands) whose estimated work is large
 enough is list-scheduled onto two lanes: each step in program order goes to the lane where the
 estimates say it finishes first. The calling thread runs one lane and a worker the other; a step
 first waits for the steps of the other lane it depends on (a lock each). Steps of a lane do not
-split (a split entered while the lanes run runs its parts on its own thread: `conv._Workers`).
+split (a split entered while the lanes run runs its parts on its own thread: `threads._Workers`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from xrelay.runtime.conv import _run_split
+from xrelay.runtime.threads import run_split
 
 MIN_REGION_SAVING_NS = 60_000
 """A region runs on two lanes only if the estimates say it saves at least this much (a lane
@@ -120,7 +120,7 @@ class Lanes:
                         lock.release()
                 raise
 
-        _run_split(2, [lambda: lane(self.lanes[0]), lambda: lane(self.lanes[1])])
+        run_split(2, [lambda: lane(self.lanes[0]), lambda: lane(self.lanes[1])])
 
 
 class Schedule:

@@ -287,7 +287,7 @@ def test_threaded_matmul_matches_numpy(shape):
 
 
 def test_split_blas_threads_restores_the_blas_thread_count(blas_workers):
-    from xrelay.runtime.conv import blas_threads, split_blas_threads
+    from xrelay.runtime.threads import blas_threads, split_blas_threads
 
     blas_workers(2)
     with split_blas_threads() as threads:
@@ -328,7 +328,7 @@ def test_winograd_threaded_splits_rows_or_channels(dshape, o, m, split, monkeypa
 def test_run_parts_covers_every_row_once_on_distinct_threads(threads, rows):
     import threading
 
-    from xrelay.runtime.conv import run_parts
+    from xrelay.runtime.threads import run_parts
 
     seen = []
     run_parts(lambda r0, r1: seen.append((r0, r1, threading.get_ident())), rows, True, threads=threads)
@@ -339,7 +339,7 @@ def test_run_parts_covers_every_row_once_on_distinct_threads(threads, rows):
 
 
 def test_split_failure_on_a_worker_is_raised_here_and_the_workers_keep_serving():
-    from xrelay.runtime.conv import run_parts
+    from xrelay.runtime.threads import run_parts
 
     def part(r0, r1):
         if r0 > 0:
@@ -357,7 +357,7 @@ def test_split_inside_a_split_runs_on_the_calling_thread():
     runs its parts itself, instead of waiting for workers that wait for it."""
     import threading
 
-    from xrelay.runtime.conv import run_parts
+    from xrelay.runtime.threads import run_parts
 
     inner = []
 

@@ -24,7 +24,7 @@ from xdsl.rewriter import InsertPoint
 
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
-from xrelay.passes.fold_constant import constant_value, erase_if_dead_constant
+from xrelay.passes.fold_constant import FoldConstantOp, constant_value, erase_if_dead_constant
 from xrelay.pass_base import PatternPass, XRelayPass, register_xrelay_pass
 
 
@@ -100,24 +100,126 @@ class _FoldScaleMultiply(RewritePattern):
 class FoldScaleIntoProducer(_FoldScaleMultiply):
     """`multiply(conv2d(x, w), s)` with s constant per output channel becomes
     `conv2d(x, multiply(w, s'))`, s' laid along the kernel's O axis; likewise for `nn.dense`
-    with s along the last axis. Only when the conv/dense result has no other user."""
+    with s along the last axis. Only when the conv/dense result has no other user.
+
+    As TVM's backward fold, the scale also crosses constant adds between producer and multiply
+    (a conv's bias, a batch norm's shift): `(conv(x, w) + b) * s` becomes `conv(x, w * s) + b * s`.
+    A per-channel constant multiply is a producer too, whose constant absorbs s: the scale/shift
+    pairs of two batch norms in a row (DenseNet's BN + Scale after each concat) become one
+    `x * (s1 * s2) + b1 * s2` (`MergeConstantAdds` then joins that add with the next)."""
 
     def fold(self, op: nn.MultiplyOp, value: SSAValue, scale: np.ndarray, rewriter: PatternRewriter) -> bool:
-        producer = value.owner
-        if not isinstance(producer, (nn.Conv2DOp, nn.DenseOp)) or _single_user(value) is not op:
-            return False
         shape = tuple(value.type.get_shape())
-        if isinstance(producer, nn.Conv2DOp):
-            attrs = producer.attrs()
-            out_layout = attrs["out_layout"] or attrs["data_layout"]
-            axis, kernel_axis = out_layout.index("C"), attrs["kernel_layout"].index("O")
-        else:
-            axis, kernel_axis = len(shape) - 1, 0
-        vector = channel_vector(scale, shape, axis)
-        if vector is None:
+        if tuple(op.results[0].type.get_shape()) != shape:
             return False
-        _scale_weight(producer, vector, kernel_axis, rewriter)
+        # The constant adds from the multiply back to the producer, each with its constant scaled.
+        replacements: list[tuple[Operation, SSAValue, np.ndarray]] = []
+        tip, user = value, op
+        while isinstance(tip.owner, nn.AddOp | nn.BiasAddOp) and _single_user(tip) is user:
+            add = tip.owner
+            if isinstance(add, nn.BiasAddOp):
+                bias = constant_value(add.bias)
+                vector = channel_vector(scale, shape, add.attrs()["axis"] % len(shape))
+                if bias is None or vector is None:
+                    return False
+                replacements.append((add, add.bias, _product(bias, vector)))
+                user, tip = add, add.operands[0]
+                continue
+            found = _constant_operand(add)
+            if found is None or not _keeps_shape(found[2], shape) or not _keeps_shape(found[2] * scale, shape):
+                return False
+            replacements.append((add, found[1], _product(found[2], scale)))
+            user, tip = add, found[0]
+        producer = tip.owner
+        if _single_user(tip) is not user or tuple(tip.type.get_shape()) != shape:
+            return False
+        if isinstance(producer, (nn.Conv2DOp, nn.DenseOp)):
+            if isinstance(producer, nn.Conv2DOp):
+                attrs = producer.attrs()
+                out_layout = attrs["out_layout"] or attrs["data_layout"]
+                axis, kernel_axis = out_layout.index("C"), attrs["kernel_layout"].index("O")
+            else:
+                axis, kernel_axis = len(shape) - 1, 0
+            vector = channel_vector(scale, shape, axis)
+            if vector is None:
+                return False
+            _scale_weight(producer, vector, kernel_axis, rewriter)
+        elif isinstance(producer, nn.MultiplyOp) and (inner := _constant_operand(producer)) is not None:
+            if tuple(inner[0].type.get_shape()) != shape or not _keeps_shape(inner[2] * scale, shape):
+                return False
+            _replace_constant(producer, inner[1], _product(inner[2], scale), rewriter)
+        else:
+            return False
+        for add, const, array in replacements:
+            _replace_constant(add, const, array, rewriter)
         return True
+
+
+def _keeps_shape(constant: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether `constant` broadcasts against a value of `shape` without changing its shape."""
+    try:
+        return np.broadcast_shapes(constant.shape, shape) == shape
+    except ValueError:
+        return False
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a * b (broadcast) computed in float64, in a's dtype."""
+    return (a.astype(np.float64) * b.astype(np.float64)).astype(a.dtype)
+
+
+def _replace_constant(op: Operation, const: SSAValue, array: np.ndarray, rewriter: PatternRewriter) -> None:
+    """Make `op` read a new `nn.constant` of `array` where it read `const`."""
+    new = nn.ConstantOp(array)
+    rewriter.insert(new, InsertPoint.before(op))
+    op.operands[list(op.operands).index(const)] = new.results[0]
+    rewriter.notify_op_modified(op)
+    erase_if_dead_constant(const, rewriter)
+
+
+class MergeConstantAdds(RewritePattern):
+    """`add(add(x, b1), b2)` with constants b1, b2 (the inner add used only here) becomes
+    `add(x, b1 + b2)`: what the backward fold leaves of a conv's bias followed by a batch norm's
+    shift, one pass over the activation instead of two."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.AddOp, rewriter: PatternRewriter) -> None:
+        outer = _constant_operand(op)
+        if outer is None or not isinstance(outer[0].owner, nn.AddOp) or _single_user(outer[0]) is not op:
+            return
+        inner = _constant_operand(outer[0].owner)
+        shape = tuple(op.results[0].type.get_shape())
+        if inner is None or tuple(inner[0].type.get_shape()) != shape:
+            return
+        total = (inner[2].astype(np.float64) + outer[2].astype(np.float64)).astype(inner[2].dtype)
+        if not _keeps_shape(total, shape):
+            return
+        _replace_constant(op, outer[1], total, rewriter)
+        inner_add = outer[0].owner
+        op.operands[list(op.operands).index(outer[0])] = inner[0]
+        rewriter.notify_op_modified(op)
+        rewriter.erase(inner_add)
+        erase_if_dead_constant(inner[1], rewriter)
+
+
+class BackwardFold(RewritePattern):
+    """`FoldScaleIntoProducer`, then `MergeConstantAdds` on ops it did not change. A reshape of a
+    constant (how an imported batch norm's per-channel vectors reach their multiply and add:
+    `expand_dims(vector)`) is folded to a constant first, as FoldConstant would, so the multiply
+    and add after it see a constant operand."""
+
+    def __init__(self):
+        self.parts = (FoldScaleIntoProducer(), MergeConstantAdds())
+        self.reshapes = FoldConstantOp()
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, nn.ExpandDimsOp | nn.ReshapeOp | nn.SqueezeOp):
+            self.reshapes.match_and_rewrite(op, rewriter)
+            return
+        for part in self.parts:
+            part.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
 
 
 class FoldScaleIntoConsumers(_FoldScaleMultiply):
@@ -186,9 +288,11 @@ def _is_plain_conv_data_use(op: Operation, index: int) -> bool:
 @register_xrelay_pass("backward-fold-scale-axis", opt_level=3, required=("InferType",), infer_type_after=True)
 @dataclass(frozen=True)
 class BackwardFoldScaleAxis(PatternPass):
-    """Folds per-output-channel constant multiplies into the preceding conv2d/dense weights."""
+    """Folds per-output-channel constant multiplies into the preceding conv2d/dense weights (across
+    constant adds, whose constants it scales) or into a preceding constant multiply, and merges
+    consecutive constant adds."""
 
-    pattern = FoldScaleIntoProducer
+    pattern = BackwardFold
 
 
 @register_xrelay_pass("forward-fold-scale-axis", opt_level=3, required=("InferType",), infer_type_after=True)

@@ -163,6 +163,95 @@ def test_dense_backward_matches_numpy():
     np.testing.assert_allclose(run(out, {"x": x}), (x @ w.T) * s, rtol=1e-5, atol=1e-6)
 
 
+def test_dense_through_bias_and_shift_matches_numpy():
+    """(x @ w.T + b0) * s + b1, then relu: the scale crosses the bias into the weight and the two
+    constant adds merge into one, leaving dense -> add -> relu."""
+    rng = np.random.RandomState(3)
+    x, w = rng.randn(3, 4).astype(np.float32), rng.randn(5, 4).astype(np.float32)
+    b0, s, b1 = (rng.randn(5).astype(np.float32) for _ in range(3))
+
+    def body(values, emit):
+        dense = emit(nn.DenseOp(values["x"], emit(nn.ConstantOp(w))))
+        biased = emit(nn.AddOp(emit(nn.ConstantOp(b0)), dense))  # the constant on either side
+        scaled = emit(nn.MultiplyOp(biased, emit(nn.ConstantOp(s))))
+        return [emit(nn.ReluOp(emit(nn.AddOp(scaled, emit(nn.ConstantOp(b1))))))]
+
+    with transform.PassContext(opt_level=3):
+        out = passes.FoldScaleAxis()(make_module({"x": (3, 4)}, body))
+    assert [op.name for op in out.walk() if op.name.startswith("nn.") and op.name != "nn.constant"] == [
+        "nn.dense", "nn.add", "nn.relu"]
+    np.testing.assert_allclose(run(out, {"x": x}), np.maximum((x @ w.T + b0) * s + b1, 0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_two_scale_shift_pairs_become_one(layout):
+    """DenseNet's BN + Scale after a concat: ((x * s1 + b1) * s2 + b2) is one multiply and one add."""
+    rng = np.random.RandomState(5)
+    shape = (1, 3, 4, 5) if layout == "NCHW" else (1, 4, 5, 3)
+    axis = layout.index("C")
+    s1, b1, s2, b2 = (per_channel(rng, 3, axis, 4, positive=False) for _ in range(4))
+    x, y = rng.randn(*shape).astype(np.float32), rng.randn(*shape).astype(np.float32)
+
+    def body(values, emit):
+        joined = emit(nn.AddOp(values["x"], values["y"]))  # no constant to fold into
+        chain = joined
+        for scale, shift in ((s1, b1), (s2, b2)):
+            chain = emit(nn.AddOp(emit(nn.MultiplyOp(chain, emit(nn.ConstantOp(scale)))), emit(nn.ConstantOp(shift))))
+        return [emit(nn.ReluOp(chain))]
+
+    with transform.PassContext(opt_level=3):
+        out = passes.FoldScaleAxis()(make_module({"x": shape, "y": shape}, body))
+    assert (count(out, "nn.multiply"), count(out, "nn.add")) == (1, 2)
+    expected = np.maximum(((x + y) * s1 + b1) * s2 + b2, 0)
+    np.testing.assert_allclose(run(out, {"x": x, "y": y}), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_scale_does_not_cross_an_add_with_another_user():
+    def body(values, emit):
+        conv = emit(nn.Conv2DOp(values["x"], emit(nn.ConstantOp(np.ones((2, 2, 1, 1), np.float32)))))
+        biased = emit(nn.AddOp(conv, emit(nn.ConstantOp(np.array([[[1.0]], [[2.0]]], np.float32)))))
+        scaled = emit(nn.MultiplyOp(biased, emit(nn.ConstantOp(np.array([[[2.0]], [[3.0]]], np.float32)))))
+        return [scaled, emit(nn.ReluOp(biased))]
+
+    mod = make_module({"x": (1, 2, 2, 2)}, body)
+    with transform.PassContext(opt_level=3):
+        assert str(passes.BackwardFoldScaleAxis()(mod)) == str(mod)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_backward_through_adds_random(seed):
+    """conv -> add(b0) -> multiply(s) -> add(b1) in either layout, grouped or not: the conv is
+    followed by one add, and the output is unchanged."""
+    rng = np.random.RandomState(100 + seed)
+    layout = ["NCHW", "NHWC"][seed % 2]
+    groups = [1, 2][rng.randint(2)]
+    in_channels = 2 * groups
+    shape = (1, in_channels, 5, 4) if layout == "NCHW" else (1, 5, 4, in_channels)
+    weight_shape, attrs, out_channels = random_conv(rng, layout, in_channels, groups)
+    weight = rng.randn(*weight_shape).astype(np.float32)
+    b0, s, b1 = (per_channel(rng, out_channels, layout.index("C"), 4, positive=False) for _ in range(3))
+    x = rng.randn(*shape).astype(np.float32)
+
+    bias_add = seed % 4 >= 2  # the conv's bias as nn.bias_add of a vector (as imported from ONNX)
+
+    def body(values, emit):
+        conv = emit(nn.Conv2DOp(values["x"], emit(nn.ConstantOp(weight)), **attrs))
+        if bias_add:
+            biased = emit(nn.BiasAddOp(conv, emit(nn.ConstantOp(b0.reshape(-1))), axis=layout.index("C")))
+        else:
+            biased = emit(nn.AddOp(conv, emit(nn.ConstantOp(b0))))
+        scaled = emit(nn.MultiplyOp(biased, emit(nn.ConstantOp(s))))
+        return [emit(nn.AddOp(scaled, emit(nn.ConstantOp(b1))))]
+
+    mod = make_module({"x": shape}, body)
+    expected = run(mod, {"x": x})
+    with transform.PassContext(opt_level=3):
+        out = passes.FoldScaleAxis()(mod)
+    assert [op.name for op in out.walk() if op.name in ("nn.conv2d", "nn.add", "nn.multiply", "nn.bias_add")] == (
+        ["nn.conv2d", "nn.bias_add", "nn.add"] if bias_add else ["nn.conv2d", "nn.add"])
+    np.testing.assert_allclose(run(out, {"x": x}), expected, rtol=1e-5, atol=1e-5)
+
+
 def test_sequential_children_filtered_by_opt_level():
     assert passes.BackwardFoldScaleAxis().info == transform.PassInfo("BackwardFoldScaleAxis", 3, ("InferType",))
     assert passes.ForwardFoldScaleAxis().info == transform.PassInfo("ForwardFoldScaleAxis", 3, ("InferType",))

@@ -79,3 +79,35 @@ func.func @blocked(%x: tensor<1x2x2x2xf32>, %w: tensor<2x2x1x1xf32>, %v: tensor<
 // CHECK-NEXT:    %[[V:.*]] = nn.multiply(%v, %[[S]]) : (tensor<3x2xf32>, tensor<3x1xf32>) -> tensor<3x2xf32>
 // CHECK-NEXT:    %d = nn.dense(%f, %[[V]])
 // CHECK-NEXT:    func.return %z, %u, %c, %d
+
+// -----
+
+// Backward across constant adds: (conv(x, w) + b0) * s + b1 = conv(x, w * s) + (b0 * s + b1), one
+// add after the conv (b0 * s + b1 = [1 * 2 + 0.5, 1 * 3 + 0.5]).
+func.func @backward_across_adds(%x: tensor<1x2x2x1xf32>) -> tensor<1x2x2x2xf32> {
+  %w = nn.constant dense<[[[[1.0, 2.0]]]]> : tensor<1x1x1x2xf32>
+  %b0 = nn.constant dense<1.0> : tensor<1x1x1x2xf32>
+  %s = nn.constant dense<[2.0, 3.0]> : tensor<2xf32>
+  %b1 = nn.constant dense<0.5> : tensor<2xf32>
+  %c = nn.conv2d(%x, %w) {data_layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x2x2x1xf32>, tensor<1x1x1x2xf32>) -> tensor<1x2x2x2xf32>
+  %a = nn.add(%c, %b0) : (tensor<1x2x2x2xf32>, tensor<1x1x1x2xf32>) -> tensor<1x2x2x2xf32>
+  %m = nn.multiply(%a, %s) : (tensor<1x2x2x2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %y = nn.add(%m, %b1) : (tensor<1x2x2x2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  func.return %y : tensor<1x2x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @backward_across_adds(
+// CHECK-NEXT:    %w = nn.constant dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00]]]]> : tensor<1x1x1x2xf32>
+// CHECK-NEXT:    %[[S:.*]] = nn.constant dense<{{\[\[\[\[}}2.000000e+00, 3.000000e+00]]]]> : tensor<1x1x1x2xf32>
+// CHECK-NEXT:    %[[W:.*]] = nn.multiply(%w, %[[S]])
+// CHECK-NEXT:    %c = nn.conv2d(%x, %[[W]])
+// CHECK-NEXT:    %[[B:.*]] = nn.constant dense<{{\[\[\[\[}}2.500000e+00, 3.500000e+00]]]]> : tensor<1x1x1x2xf32>
+// CHECK-NEXT:    %y = nn.add(%c, %[[B]])
+// CHECK-NEXT:    func.return %y
+
+// FOLD-LABEL: func.func @backward_across_adds(
+// FOLD-NEXT:    %[[W:.*]] = nn.constant dense<{{\[\[\[\[}}2.000000e+00, 6.000000e+00]]]]> : tensor<1x1x1x2xf32>
+// FOLD-NEXT:    %c = nn.conv2d(%x, %[[W]])
+// FOLD-NEXT:    %[[B:.*]] = nn.constant dense<{{\[\[\[\[}}2.500000e+00, 3.500000e+00]]]]> : tensor<1x1x1x2xf32>
+// FOLD-NEXT:    %y = nn.add(%c, %[[B]])
+// FOLD-NEXT:    func.return %y

@@ -34,7 +34,9 @@ from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.schedule import StepAccess, build_schedule
+from xrelay.runtime.window_reduce import starts_from_identity
 from xrelay.runtime.linalg_structured import (
+    REDUCERS,
     ExecutionError,
     Structured,
     aligned_constant,
@@ -188,7 +190,8 @@ class LinalgProgram:
 
     def _elide_zero_fill(self, op: Structured, k: int) -> bool:
         """Whether output k of `op` is a contraction output whose init is a zero `linalg.fill` used only
-        here; if so the fill's step is dropped (the contraction overwrites every element)."""
+        here, or a pooling's whose fill is its reduction's identity; if so the fill's step is dropped
+        (the contraction or the window reduction overwrites every element)."""
         init = op.outputs[k]
         if isinstance(init.owner, linalg.FillOp):  # tensor level: the fill's result feeds only this op
             fill = init.owner
@@ -201,10 +204,12 @@ class LinalgProgram:
         if fill not in self.fill_steps:
             return False
         value = fill.inputs[0].owner
-        if not (isinstance(value, arith.ConstantOp) and isinstance(value.value, FloatAttr | IntegerAttr)
-                and value.value.value.data == 0):
+        if not (isinstance(value, arith.ConstantOp) and isinstance(value.value, FloatAttr | IntegerAttr)):
             return False
-        if not (is_contraction_output(op, k) and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data)):
+        number = value.value.value.data
+        if not (number == 0 and is_contraction_output(op, k)
+                and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data)
+                or starts_from_identity(op, number, REDUCERS)):  # a pooling writes its output
             return False
         index, alias = self.fill_steps.pop(fill)
         self.steps[index] = alias

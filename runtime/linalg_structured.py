@@ -47,6 +47,7 @@ from xrelay.runtime.affine_views import (
     used_loops,
 )
 from xrelay.runtime.conv import threaded_matmul
+from xrelay.runtime.window_reduce import pooling_program
 from xrelay.runtime.linalg_conv import conv_geometry, tap_contraction
 from xrelay.runtime.math_functions import erf
 
@@ -111,7 +112,7 @@ _UNARY = {
     math.ErfOp: erf, math.AbsIOp: np.abs, math.FloorOp: np.floor,
 }
 # Combining ops of reductions: body `yield combine(x, acc)` folds with this ufunc.
-_REDUCERS = {
+REDUCERS = {
     arith.AddfOp: np.add, arith.AddiOp: np.add, arith.MulfOp: np.multiply, arith.MuliOp: np.multiply,
     arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum, arith.MaxnumfOp: np.fmax,
     arith.MinnumfOp: np.fmin, arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
@@ -284,6 +285,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     yielded = list(yields.operands)
     out_maps = maps[n_in:]
 
+    pooled = pooling_program(op, maps, ranges, reduction_axes, REDUCERS, zero_init)
     views = [LoopView(m, ranges) for m in maps]
     # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
     # ("contract", input a, input b).
@@ -303,13 +305,13 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             targets.append(value)
             continue
         owner = value.owner
-        if not (isinstance(owner, Operation) and type(owner) in _REDUCERS and out_args[out_index] in owner.operands):
+        if not (isinstance(owner, Operation) and type(owner) in REDUCERS and out_args[out_index] in owner.operands):
             return sequential_reduction(op, maps, ranges, reduction_axes)
         lhs, rhs = owner.operands
         x = rhs if lhs is out_args[out_index] else lhs
         if _depends_on(x, set(out_args)):
             return sequential_reduction(op, maps, ranges, reduction_axes)
-        ufunc = _REDUCERS[type(owner)]
+        ufunc = REDUCERS[type(owner)]
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
@@ -391,6 +393,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                 else:
                     np.add(out_view, product, out=out_view, casting="unsafe")
 
+    if pooled is not None:
+        return lambda arrays: pooled(arrays) or run(arrays)
     return run
 
 

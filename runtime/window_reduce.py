@@ -1,0 +1,169 @@
+"""Pooling windows reduced one window axis at a time (separably), whatever the layout.
+
+A structured op whose body folds one input into its output (`yield max(x, acc)`, `yield x + acc`)
+and whose input map reads windows `o * s + k * d + c` (pooling, in NCHW or NHWC) is reduced by
+`compile_structured` one tap at a time: a 3x3 max pool is nine passes over the output, each
+through a strided view of the data. Reduced along one window axis and then the other, it is
+K_h + K_w - 2 ufunc calls over arrays no larger than the data: `max_h(max_w(x))`. The outermost
+window axis (H in NHWC and NCHW) goes first: its taps are whole contiguous rows, and the next stage
+reads an array already `s` times shorter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+
+from xrelay.runtime.affine_views import is_bare_permutation, linear_form
+
+
+def window_axes(data_map: AffineMap, out_map: AffineMap, reduction: Sequence[int]):
+    """Per data axis, ("loop", loop) for a bare parallel loop of the output or ("window", output
+    loop, kernel loop, stride, dilation, offset); None unless every reduction loop is the kernel
+    loop of exactly one window and every output loop is read by exactly one data axis."""
+    out_loops = [e.position for e in out_map.results]
+    axes, kernels, outs = [], [], []
+    for expr in data_map.results:
+        if isinstance(expr, AffineDimExpr):
+            if expr.position not in out_loops:
+                return None
+            axes.append(("loop", expr.position))
+            outs.append(expr.position)
+            continue
+        form = linear_form(expr)
+        if form is None:
+            return None
+        coeffs, const = form
+        loops = [d for d, c in coeffs.items() if c]
+        outer = [d for d in loops if d in out_loops]
+        inner = [d for d in loops if d in reduction]
+        if len(loops) != 2 or len(outer) != 1 or len(inner) != 1 or const < 0 or min(coeffs[d] for d in loops) < 1:
+            return None
+        axes.append(("window", outer[0], inner[0], coeffs[outer[0]], coeffs[inner[0]], const))
+        kernels.append(inner[0])
+        outs.append(outer[0])
+    if sorted(kernels) != sorted(reduction) or sorted(outs) != sorted(out_loops):
+        return None
+    return axes
+
+
+def window_reduction(maps: Sequence[AffineMap], ranges: Sequence[int], reduction: Sequence[int], data: int,
+                     out: int, ufunc: np.ufunc) -> Callable[[list, np.ndarray, bool], bool] | None:
+    """`run(ins, target, accumulate) -> bool` computing `target (op)= reduce(ufunc) of the windows
+    of ins[data]` separably (see the module docstring); False when the operands are not numpy
+    arrays of one dtype. None unless `maps[data]`/`maps[out]` are a pooling's (see `window_axes`:
+    the output map a permutation of the parallel loops) and there is more than one tap."""
+    if not is_bare_permutation(maps[out]) or len(maps[out].results) != len(maps[data].results):
+        return None
+    axes = window_axes(maps[data], maps[out], reduction)
+    if axes is None or int(np.prod([ranges[d] for d in reduction], dtype=np.int64)) < 2:
+        return None
+    out_loops = [e.position for e in maps[out].results]
+    # The output's axes in the data's axis order: each data axis stands for one output loop.
+    data_loops = [a[1] for a in axes]
+    to_data_order = [out_loops.index(d) for d in data_loops]
+    stages = []  # (axis, [(start, stop, step)] per tap, output length), outermost window axis first
+    for axis, a in enumerate(axes):
+        if a[0] != "window":
+            continue
+        _, o_loop, k_loop, stride, dilation, offset = a
+        length, taps = ranges[o_loop], ranges[k_loop]
+        slices = [(offset + k * dilation, offset + k * dilation + (length - 1) * stride + 1, stride)
+                  for k in range(taps)]
+        stages.append((axis, slices, length))
+    stages = [s for s in stages if len(s[1]) > 1] + [s for s in stages if len(s[1]) == 1]
+    extents = [ranges[a[1]] for a in axes]  # the data extent each stage leaves behind
+
+    def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
+        x = ins[data]
+        if not (isinstance(x, np.ndarray) and isinstance(target, np.ndarray) and x.dtype == target.dtype):
+            return False
+        result = target.transpose(to_data_order)
+        # Loop axes the windows do not cover read only their first `extent` entries.
+        current = x[tuple(slice(0, extents[i]) if axes[i][0] == "loop" else slice(None) for i in range(len(axes)))]
+        for k, (axis, slices, _) in enumerate(stages):
+            before = (slice(None),) * axis
+            views = [current[before + (slice(*s),)] for s in slices]
+            last = k == len(stages) - 1
+            into = result if last and not accumulate else np.empty(views[0].shape, x.dtype)
+            if len(views) == 1:
+                np.copyto(into, views[0])
+            else:
+                ufunc(views[0], views[1], out=into)
+                for view in views[2:]:
+                    ufunc(into, view, out=into)
+            current = into
+        if accumulate:
+            ufunc(result, current, out=result)
+        return True
+
+    return run
+
+
+IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin: np.inf, np.add: 0.0}
+"""The value a reduction's output may start from without changing it (its fill can be dropped)."""
+
+
+def pooling_reducer(op, reducers: dict) -> tuple[int, np.ufunc] | None:
+    """(input index, ufunc) when `op` has one output and its body is only `yield combine(x, acc)`:
+    x that input's block argument, acc the output's, `combine` in `reducers`; else None."""
+    block = op.body.block
+    n_in = len(op.inputs)
+    ops = list(block.ops)
+    if len(op.outputs) != 1 or len(ops) != 2:
+        return None
+    combine, yielded = ops
+    if type(combine) not in reducers or list(yielded.operands) != [combine.results[0]]:
+        return None
+    acc = block.args[n_in]
+    operands = list(combine.operands)
+    if acc not in operands or len(operands) != 2:
+        return None
+    x = operands[1] if operands[0] is acc else operands[0]
+    if x not in block.args[:n_in]:
+        return None
+    return block.args.index(x), reducers[type(combine)]
+
+
+def starts_from_identity(op, value: float, reducers: dict) -> bool:
+    """Whether `op` is a pooling that `pooling_program` runs and `value` is its reduction's identity:
+    a fill of `value` before it may be dropped (the window reduction then writes its output)."""
+    found = pooling_reducer(op, reducers)
+    if found is None or IDENTITIES.get(found[1]) != value:
+        return False
+    maps = [m.data for m in op.get_indexing_maps()]
+    iterators = [str(it.data) for it in op.get_iterator_types()]
+    reduction = [i for i, it in enumerate(iterators) if it == "reduction"]
+    try:
+        ranges = op.get_static_loop_ranges()
+    except NotImplementedError:
+        return False
+    return window_reduction(maps, ranges, reduction, found[0], len(op.inputs), found[1]) is not None
+
+
+def pooling_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduction: Sequence[int],
+                    reducers: dict, zero_init: Sequence[bool]) -> Callable[[list], bool] | None:
+    """For a pooling (`pooling_reducer`, `window_reduction`): a function of the operand arrays
+    running `window_reduction` (True), or returning False when it cannot (the caller then runs the
+    general path, which accumulates: an output whose fill was dropped, `zero_init[0]`, is first
+    set to the identity). None for any other op."""
+    found = pooling_reducer(op, reducers)
+    if found is None or not reduction:
+        return None
+    data, ufunc = found
+    n_in = len(op.inputs)
+    reduce = window_reduction(maps, ranges, reduction, data, n_in, ufunc)
+    if reduce is None:
+        return None
+    accumulate = not (zero_init and zero_init[0])
+
+    def run(arrays: list) -> bool:
+        if reduce(arrays[:n_in], arrays[n_in], accumulate):
+            return True
+        if not accumulate:
+            arrays[n_in][...] = IDENTITIES[ufunc]
+        return False
+
+    return run

@@ -50,6 +50,22 @@ def linear_form(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
     return None
 
 
+def window_form(expr: AffineExpr, outer_loops, inner_loops) -> tuple[int, int, int, int, int] | None:
+    """(outer loop, inner loop, outer coefficient, inner coefficient, constant) when `expr` is a
+    window `o * s + k * d + c` (convolution, pooling) with o in `outer_loops`, k in `inner_loops`,
+    s, d >= 1 and c >= 0; else None."""
+    form = linear_form(expr)
+    if form is None:
+        return None
+    coeffs, const = form
+    loops = [d for d, k in coeffs.items() if k]
+    outer = [d for d in loops if d in outer_loops]
+    inner = [d for d in loops if d in inner_loops]
+    if len(loops) != 2 or len(outer) != 1 or len(inner) != 1 or const < 0 or min(coeffs[d] for d in loops) < 1:
+        return None
+    return outer[0], inner[0], coeffs[outer[0]], coeffs[inner[0]], const
+
+
 class LoopView:
     """Views of operands through one indexing map with one axis per loop: full range for loops the
     map uses, 1 otherwise (`linear` is False when some result is not linear in the loops: floordiv,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
-from xrelay.runtime.affine_views import LoopView, is_bare_permutation, linear_form, loop_order, used_loops
+from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
 from xrelay.runtime.threads import run_parts, split_threads
 
@@ -240,16 +240,10 @@ def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
             else:
                 return None
             continue
-        form = linear_form(expr)
-        if form is None:
+        window = window_form(expr, set(o_dims) - set(w_dims), set(w_dims) - set(o_dims))
+        if window is None:
             return None
-        coeffs, const = form
-        loops = [d for d, k in coeffs.items() if k]
-        outer = [d for d in loops if d in o_dims and d not in w_dims]
-        inner = [d for d in loops if d in w_dims and d not in o_dims]
-        if len(loops) != 2 or len(outer) != 1 or len(inner) != 1 or const < 0 or min(coeffs[d] for d in loops) < 1:
-            return None
-        windows.append((axis, outer[0], inner[0], coeffs[outer[0]], coeffs[inner[0]], const))
+        windows.append((axis, *window))
     if batch is None or channel is None or len(windows) != 2:
         return None
     return batch, channel, windows

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
-from xrelay.runtime.affine_views import is_bare_permutation, linear_form
+from xrelay.runtime.affine_views import is_bare_permutation, window_form
 
 
 def window_axes(data_map: AffineMap, out_map: AffineMap, reduction: Sequence[int]):
@@ -32,18 +32,12 @@ def window_axes(data_map: AffineMap, out_map: AffineMap, reduction: Sequence[int
             axes.append(("loop", expr.position))
             outs.append(expr.position)
             continue
-        form = linear_form(expr)
-        if form is None:
+        window = window_form(expr, out_loops, reduction)
+        if window is None:
             return None
-        coeffs, const = form
-        loops = [d for d, c in coeffs.items() if c]
-        outer = [d for d in loops if d in out_loops]
-        inner = [d for d in loops if d in reduction]
-        if len(loops) != 2 or len(outer) != 1 or len(inner) != 1 or const < 0 or min(coeffs[d] for d in loops) < 1:
-            return None
-        axes.append(("window", outer[0], inner[0], coeffs[outer[0]], coeffs[inner[0]], const))
-        kernels.append(inner[0])
-        outs.append(outer[0])
+        axes.append(("window", *window))
+        outs.append(window[0])
+        kernels.append(window[1])
     if sorted(kernels) != sorted(reduction) or sorted(outs) != sorted(out_loops):
         return None
     return axes

@@ -47,6 +47,7 @@ from xrelay.runtime.affine_views import (
     used_loops,
 )
 from xrelay.runtime.conv import threaded_matmul
+from xrelay.runtime.contraction_plan import planned_contraction
 from xrelay.runtime.window_reduce import pooling_program
 from xrelay.runtime.linalg_conv import conv_geometry, tap_contraction
 from xrelay.runtime.math_functions import erf
@@ -315,8 +316,9 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
-            fast = (conv and conv.runner(ranges, constant_inputs)) or tap_contraction(
-                maps, ranges, *contraction, n_in + out_index)
+            fast = ((conv and conv.runner(ranges, constant_inputs))
+                    or tap_contraction(maps, ranges, *contraction, n_in + out_index)
+                    or planned_contraction(maps, ranges, *contraction, n_in + out_index))
             plans.append(("contract", *contraction, fast))
         else:
             plans.append(("reduce", ufunc, len(targets)))

@@ -1,0 +1,62 @@
+"""Contractions run through their planned batched matmul (runtime/contraction_plan.py): grouped 1x1
+convolutions in both layouts and dense layers, against einsum references written here, without
+the general `contract` path."""
+
+import numpy as np
+import pytest
+from op_levels import single_op_module
+
+from xrelay.lowering import lower
+from xrelay.runtime import linalg_structured
+from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.threads import set_blas_threads
+
+RNG = np.random.default_rng(5)
+
+
+@pytest.fixture
+def no_general_path(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the general contract path ran")
+
+    monkeypatch.setattr(linalg_structured, "contract", refuse)
+
+
+def grouped_1x1_reference(x_nhwc, w_groups):
+    """x (N, H, W, G*C) and w (G, C, F): out (N, H, W, G*F), group g's filters reading its C channels."""
+    n, h, w, _ = x_nhwc.shape
+    g, c, f = w_groups.shape
+    out = np.einsum("nhwgc,gcf->nhwgf", x_nhwc.reshape(n, h, w, g, c).astype(np.float64), w_groups)
+    return out.reshape(n, h, w, g * f)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("groups, channels, filters, size", [(4, 6, 28, 9), (4, 34, 34, 28), (2, 3, 5, 1), (3, 8, 8, 65)])
+def test_grouped_1x1_conv(no_general_path, layout, groups, channels, filters, size, threads):
+    x = RNG.standard_normal((1, size, size, groups * channels)).astype(np.float32)
+    w_groups = RNG.standard_normal((groups, channels, filters)).astype(np.float32)
+    # OIHW weight: output channel g * F + f reads input channel c of group g.
+    weight = w_groups.transpose(0, 2, 1).reshape(groups * filters, channels, 1, 1)
+    if layout == "NHWC":
+        data, kernel, attrs = x, weight.transpose(2, 3, 1, 0), dict(data_layout="NHWC", kernel_layout="HWIO")
+    else:
+        data, kernel, attrs = x.transpose(0, 3, 1, 2), weight, {}
+    module = lower(single_op_module("nn.conv2d", [data, kernel], dict(groups=groups, **attrs), constants=True),
+                   to="linalg")
+    set_blas_threads(threads)
+    try:
+        (got,) = LinalgProgram(module)()
+    finally:
+        set_blas_threads(1)
+    expected = grouped_1x1_reference(x, w_groups)
+    if layout == "NCHW":
+        expected = expected.transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_dense(no_general_path):
+    x, w = RNG.standard_normal((3, 20)).astype(np.float32), RNG.standard_normal((7, 20)).astype(np.float32)
+    module = lower(single_op_module("nn.dense", [x, w], {}), to="linalg")
+    (got,) = LinalgProgram(module)(x, w)
+    np.testing.assert_allclose(got, x.astype(np.float64) @ w.T, rtol=1e-5, atol=1e-5)

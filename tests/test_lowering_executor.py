@@ -430,10 +430,13 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
     from xrelay.dialects import nn
     from xrelay.lowering import lower
 
+    import xrelay.runtime.contraction_plan as planned
+
     strided_outs = []
     original = structured.threaded_matmul
-    monkeypatch.setattr(structured, "threaded_matmul", lambda lhs, rhs, out=None: strided_outs.append(
-        out is not None and not out.flags.c_contiguous) or original(lhs, rhs, out=out))
+    for home in (structured, planned):  # the general path and the planned one (an overwritten output)
+        monkeypatch.setattr(home, "threaded_matmul", lambda lhs, rhs, out=None: strided_outs.append(
+            out is not None and not out.flags.c_contiguous) or original(lhs, rhs, out=out))
     data_layout, kernel_layout = layouts
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 12, 6, 7)).astype(np.float32)

@@ -272,6 +272,36 @@ def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("oh, ow, f, m, accumulate, calls", [
+    (13, 28, 6, 4, False, 4),  # 4 tile rows, the last one short: one block each
+    (13, 28, 6, 4, True, 4),  # added to what the output holds
+    (10, 9, 6, 2, False, 3),  # odd width: a zero-extended copy in every block (4, 4 and 2 rows)
+    (4, 4, 64, 2, False, 1),  # the transformed weight outweighs the activations: whole
+])
+def test_winograd_blocked_matches_naive(oh, ow, f, m, accumulate, calls, monkeypatch):
+    # One thread: blocks of whole tile rows, each written in place, every row once.
+    import xrelay.runtime.conv as conv
+
+    monkeypatch.setattr(conv, "WINOGRAD_BLOCK_BYTES", 20_000)
+    blocks = []
+    original = conv.winograd_conv3x3
+    monkeypatch.setattr(conv, "winograd_conv3x3",
+                        lambda x, u, m, out, accumulate: blocks.append(out.shape[2]) or original(x, u, m, out, accumulate))
+    x = RNG.standard_normal((2, 5, oh, ow)).astype(np.float32)
+    w = RNG.standard_normal((f, 5, 3, 3)).astype(np.float32)
+    expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    start = RNG.standard_normal(expected.shape).astype(np.float32)
+    out = start.copy() if accumulate else np.full(expected.shape, np.nan, np.float32)
+    padded = np.ascontiguousarray(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))).transpose(0, 2, 3, 1))
+    conv.winograd_conv3x3_threaded(padded.transpose(0, 3, 1, 2), conv.winograd_weights(w, m), m, out,
+                                   accumulate=accumulate, threads=1)
+    if accumulate:
+        expected = expected + start
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+    assert len(blocks) == calls and sum(blocks) == oh
+    assert all(rows % m == 0 for rows in blocks[:-1])
+
+
 @pytest.mark.parametrize("shape", [(1, 300, 200, 100), (2, 257, 130, 129), (1, 49, 700, 300), (1, 3, 4, 5)])
 def test_threaded_matmul_matches_numpy(shape):
     from xrelay.runtime.conv import threaded_matmul

@@ -126,6 +126,28 @@ def test_im2col_conv_split_by_output_rows_accumulates_into_its_init(threads, bla
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_im2col_conv_on_one_thread_runs_in_row_blocks(threads, monkeypatch, blas_workers):
+    """A patch matrix (2*30*30 x 75) much bigger than its weight matrix (75 x 64): on one thread, blocks
+    of output rows whose patch matrix is about IM2COL_BLOCK_BYTES (set to 2 rows' worth here), each
+    row once, added to the init; on 2 threads one part per thread, as before."""
+    import xrelay.runtime.linalg_conv as linalg_conv
+
+    monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 2 * 2 * 30 * 75 * 4)
+    copies = []
+    original = linalg_conv._strided_copy
+    monkeypatch.setattr(linalg_conv, "_strided_copy",
+                        lambda base, shape, strides: copies.append(shape[1]) or original(base, shape, strides))
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 64, 64, 3)).astype(np.float32)
+    w = rng.standard_normal((5, 5, 3, 64)).astype(np.float32)
+    expected = conv_reference(x, w, 2, 1.0)
+    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 1.0)).parse_module())
+    blas_workers(threads)
+    np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
+    assert copies == ([2] * 15 if threads == 1 else [15, 15])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("init", [0.0, 1.5])
 def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, init, monkeypatch, blas_workers):
     """20 output pixels, 261 filters (an odd split; 12M multiply-adds, enough to split): on 2 threads

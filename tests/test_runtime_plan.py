@@ -126,10 +126,10 @@ def test_im2col_conv_split_by_output_rows_accumulates_into_its_init(threads, bla
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_im2col_conv_on_one_thread_runs_in_row_blocks(threads, monkeypatch, blas_workers):
+def test_big_im2col_conv_runs_in_row_blocks(threads, monkeypatch, blas_workers):
     """A patch matrix (2*30*30 x 75) much bigger than its weight matrix (75 x 64): on one thread, blocks
     of output rows whose patch matrix is about IM2COL_BLOCK_BYTES (set to 2 rows' worth here), each
-    row once, added to the init; on 2 threads one part per thread, as before."""
+    row once, added to the init; on 2 threads, the same blocks within each thread's part."""
     import xrelay.runtime.linalg_conv as linalg_conv
 
     monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 2 * 2 * 30 * 75 * 4)
@@ -144,7 +144,7 @@ def test_im2col_conv_on_one_thread_runs_in_row_blocks(threads, monkeypatch, blas
     program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 1.0)).parse_module())
     blas_workers(threads)
     np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
-    assert copies == ([2] * 15 if threads == 1 else [15, 15])
+    assert sorted(copies) == ([2] * 15 if threads == 1 else [1, 1] + [2] * 14)  # 2 threads: parts of 15 rows
 
 
 @pytest.mark.parametrize("threads", [1, 2])

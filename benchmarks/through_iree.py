@@ -10,10 +10,11 @@ this script with `--worker`), taking turns round after round (`workers.py`) as i
 - `opt3-nhwc`: xrelay's linalg executor on the NHWC graph (execution.py's);
 - `iree`: what `backend="iree"` does by default: xrelay's ConvertLayout to NHWC/HWIO, lowering to
   linalg, `conv-space-to-depth` (the stride-2 RGB stem as a stride-1 convolution over 12 channels),
-  `conv-to-matmul` (1x1 convolutions as `linalg.matmul`), compiled with
+  `conv-to-matmul` (1x1 convolutions as `linalg.matmul`), `pool-as-window-slices` (pools as an
+  elementwise max of their strided window slices), compiled with
   `iree_backend.DEFAULT_FLAGS` (data tiling of matmuls and convolutions, IREE's microkernels);
-- `iree-nhwc`: the last release's default: NHWC linalg without the two rewrites, IREE's default flags;
-- with `--contenders` also: `iree-c2m` (NHWC + both rewrites, IREE's default flags), `iree-tiling`
+- `iree-nhwc`: the last release's default: NHWC linalg without the rewrites, IREE's default flags;
+- with `--contenders` also: `iree-c2m` (NHWC + the rewrites, IREE's default flags), `iree-tiling`
   (NHWC without the rewrites, DEFAULT_FLAGS), `iree-img2col` (NHWC, --iree-opt-level=O3 and IREE's
   conv-to-im2col preprocessing), `iree-flag` (the NCHW graph, IREE's own
   `iree-preprocessing-convert-conv-to-channels-last` pass), `iree-nchw` (NCHW, IREE's defaults);
@@ -50,12 +51,14 @@ CONTENDERS = {
 }
 CHANNELS_LAST_FLAG = ("--iree-preprocessing-pass-pipeline="
                       "builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))")
+REWRITES = "conv-space-to-depth, conv-to-matmul, pool-as-window-slices"
+"""The lowering passes `passes/iree_lowering.py` runs after lowering (the `iree` contender's, and `iree-c2m`'s)."""
 IMG2COL_FLAGS = ("--iree-opt-level=O3", "--iree-preprocessing-pass-pipeline="
                  "builtin.module(util.func(iree-global-opt-convert-conv2d-to-img2col))")
 
 
 def iree_configuration(kind: str) -> tuple[bool, bool, tuple[str, ...]]:
-    """(NHWC, conv-space-to-depth and conv-to-matmul, iree-compile flags) of an IREE contender."""
+    """(NHWC, the rewrites (REWRITES), iree-compile flags) of an IREE contender."""
     from xrelay.runtime.iree_backend import DEFAULT_FLAGS
 
     return {"iree": (True, True, DEFAULT_FLAGS), "iree-nhwc": (True, False, ()), "iree-c2m": (True, True, ()),
@@ -75,6 +78,7 @@ class IreeContender(execution.Contender):
         from xrelay.lowering import lower
         from xrelay.lowering.conv_as_matmul import ConvToMatmul
         from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
+        from xrelay.lowering.pool_as_window_slices import PoolAsWindowSlices
         from xrelay.runtime import iree_backend
         from xrelay.runtime.interpreter import run as run_nn
 
@@ -91,7 +95,7 @@ class IreeContender(execution.Contender):
                         [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)
                 graph = lower(graph, to="linalg")
                 if rewrites:
-                    graph = transform.Sequential([ConvSpaceToDepth(), ConvToMatmul()])(graph)
+                    graph = transform.Sequential([ConvSpaceToDepth(), ConvToMatmul(), PoolAsWindowSlices()])(graph)
         start = time.perf_counter()
         # `iree` is backend="iree" itself: its own lowering (iree_backend.prepare) and default flags
         self.program = (iree_backend.compile_module(graph) if kind == "iree"
@@ -140,7 +144,7 @@ def bench_model(model: str, threads: int, rounds: int, block: int, kinds: list[s
             print(f"  IREE flags (all): {' '.join((*iree_backend.TARGET_FLAGS, '--iree-llvmcpu-target-cpu=host'))}")
             for kind in (k for k in kinds if k.startswith("iree")):
                 nhwc, rewrites, flags = iree_configuration(kind)
-                form = ("NHWC" if nhwc else "NCHW") + (" + conv-space-to-depth, conv-to-matmul" if rewrites else "")
+                form = ("NHWC" if nhwc else "NCHW") + (f" + {REWRITES}" if rewrites else "")
                 print(f"  {kind:<12} {form}; flags: {' '.join(flags) or '(none: IREE defaults)'}")
         results, loads = alternate(workers, rounds, threads=threads, block=block)
     finally:

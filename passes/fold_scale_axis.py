@@ -202,14 +202,58 @@ class MergeConstantAdds(RewritePattern):
         erase_if_dead_constant(inner[1], rewriter)
 
 
+class FoldBiasThroughPointwiseConv(RewritePattern):
+    """`conv2d(add(x, b), w)` with b constant per input channel, w a constant 1x1 kernel, no padding
+    (any stride and groups), and the add used only here, becomes `add(conv2d(x, w), c)` with
+    c[o] = sum_i w[o, i] * b[i] over o's group: the bias a depthwise convolution's output gets
+    before ShuffleNet's grouped 1x1 convolution joins that convolution's own bias (which
+    `MergeConstantAdds` then merges with c), one pass over the activation fewer."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.Conv2DOp, rewriter: PatternRewriter) -> None:
+        add = op.operands[0].owner
+        if not isinstance(add, nn.AddOp) or _single_user(add.results[0]) is not op:
+            return
+        found = _constant_operand(add)
+        weight = constant_value(op.operands[1])
+        attrs = op.attrs()
+        if found is None or weight is None or any(attrs["padding"]) or tuple(attrs["kernel_size"] or (1, 1)) != (1, 1):
+            return
+        data_layout, kernel_layout = attrs["data_layout"], attrs["kernel_layout"]
+        shape = tuple(add.results[0].type.get_shape())
+        if tuple(found[0].type.get_shape()) != shape:
+            return
+        bias = channel_vector(found[2], shape, data_layout.index("C"))
+        oihw = weight.transpose([kernel_layout.index(c) for c in "OIHW"])
+        if bias is None or oihw.shape[2:] != (1, 1):
+            return
+        groups, out_channels, group_in = attrs["groups"], oihw.shape[0], oihw.shape[1]
+        per_group = bias.astype(np.float64).reshape(groups, group_in)
+        kernels = oihw[:, :, 0, 0].astype(np.float64).reshape(groups, out_channels // groups, group_in)
+        shift = np.einsum("goi,gi->go", kernels, per_group).reshape(out_channels)
+        out_shape = tuple(op.results[0].type.get_shape())
+        out_axis = (attrs["out_layout"] or data_layout).index("C")
+        c = nn.ConstantOp(along(shift.astype(weight.dtype), out_axis, len(out_shape)))
+        op.operands[0] = found[0]
+        rewriter.notify_op_modified(op)
+        shifted = nn.make("nn.add", [op.results[0], c.results[0]])
+        rewriter.insert([c, shifted], InsertPoint.after(op))
+        for use in list(op.results[0].uses):
+            if use.operation is not shifted:
+                use.operation.operands[use.index] = shifted.results[0]
+        rewriter.erase(add)
+        erase_if_dead_constant(found[1], rewriter)
+
+
 class BackwardFold(RewritePattern):
-    """`FoldScaleIntoProducer`, then `MergeConstantAdds` on ops it did not change. A reshape of a
+    """`FoldScaleIntoProducer`, then `MergeConstantAdds` and `FoldBiasThroughPointwiseConv` on ops
+    the earlier ones did not change. A reshape of a
     constant (how an imported batch norm's per-channel vectors reach their multiply and add:
     `expand_dims(vector)`) is folded to a constant first, as FoldConstant would, so the multiply
     and add after it see a constant operand."""
 
     def __init__(self):
-        self.parts = (FoldScaleIntoProducer(), MergeConstantAdds())
+        self.parts = (FoldScaleIntoProducer(), MergeConstantAdds(), FoldBiasThroughPointwiseConv())
         self.reshapes = FoldConstantOp()
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:

@@ -7,6 +7,7 @@ from tool_passes import PassNames
 
 from xrelay import passes, transform
 from xrelay.dialects import nn
+from xrelay.passes.fold_scale_axis import along
 from xrelay.runtime import run
 from module_builder import make_module
 
@@ -278,3 +279,39 @@ def test_sequential_children_filtered_by_opt_level():
     with transform.PassContext(opt_level=3, instruments=[names]):
         transform.get_pass("fold-scale-axis")(mod)
     assert names.events[0] == "FoldScaleAxis" and len(names.events) == 9
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("groups, padding", [(1, 0), (2, 0), (4, 0), (2, 1)])
+def test_bias_moves_through_pointwise_conv(layout, groups, padding):
+    """add(x, b) -> 1x1 conv (stride 2) -> add(b2): without padding b moves past the conv as
+    w . b per output channel and joins b2 (conv -> one add); with padding (a border of zeros, where
+    x + b would be b) nothing changes. Checked against numpy's einsum of the original graph."""
+    rng = np.random.RandomState(groups + 10 * padding)
+    channels, filters = 4, 8
+    shape = (1, channels, 5, 6) if layout == "NCHW" else (1, 5, 6, channels)
+    x = rng.randn(*shape).astype(np.float32)
+    b, b2 = rng.randn(channels).astype(np.float32), rng.randn(filters).astype(np.float32)
+    w = rng.randn(filters, channels // groups, 1, 1).astype(np.float32)  # OIHW
+    axis = layout.index("C")
+    attrs = dict(strides=(2, 2), padding=(padding,) * 4, groups=groups, data_layout=layout,
+                 kernel_layout="OIHW" if layout == "NCHW" else "HWIO")
+    kernel = w if layout == "NCHW" else w.transpose(2, 3, 1, 0)
+
+    def body(values, emit):
+        shifted = emit(nn.AddOp(values["x"], emit(nn.ConstantOp(along(b, axis, 4)))))
+        conv = emit(nn.Conv2DOp(shifted, emit(nn.ConstantOp(kernel)), **attrs))
+        return [emit(nn.AddOp(conv, emit(nn.ConstantOp(along(b2, axis, 4)))))]
+
+    with transform.PassContext(opt_level=3):
+        out = passes.FoldScaleAxis()(make_module({"x": shape}, body))
+    names = [op.name for op in out.walk() if op.name in ("nn.conv2d", "nn.add")]
+    assert names == (["nn.conv2d", "nn.add"] if padding == 0 else ["nn.add", "nn.conv2d", "nn.add"])
+    nhwc = (x if layout == "NHWC" else x.transpose(0, 2, 3, 1)).astype(np.float64) + b
+    nhwc = np.pad(nhwc, ((0, 0), (padding, padding), (padding, padding), (0, 0)))[:, ::2, ::2, :]
+    grouped = nhwc.reshape(*nhwc.shape[:3], groups, channels // groups)
+    expected = np.einsum("nhwgi,goi->nhwgo", grouped, w[:, :, 0, 0].reshape(groups, filters // groups, -1))
+    expected = expected.reshape(*nhwc.shape[:3], filters) + b2
+    if layout == "NCHW":
+        expected = expected.transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(run(out, {"x": x}), expected, rtol=1e-5, atol=1e-5)

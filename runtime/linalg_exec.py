@@ -35,18 +35,14 @@ from xrelay.runtime import plan as split_plan
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.window_reduce import starts_from_identity
+from xrelay.runtime.body_program import REDUCERS, aligned_constant, dense_to_numpy, numpy_dtype, scalar_constant
 from xrelay.runtime.linalg_structured import (
-    REDUCERS,
     ExecutionError,
     Structured,
-    aligned_constant,
     captured_values,
     compile_structured,
-    dense_to_numpy,
     is_bare_permutation,
     is_contraction_output,
-    numpy_dtype,
-    scalar_constant,
 )
 
 __all__ = [

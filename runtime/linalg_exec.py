@@ -11,7 +11,6 @@ split over as many worker threads as BLAS had (`threads.split_blas_threads`).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -23,10 +22,9 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     ShapedType,
-    TensorType,
 )
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.threads import blas_own_threads, run_parts, split_blas_threads, split_threads
@@ -35,6 +33,7 @@ from xrelay.runtime import plan as split_plan
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.window_reduce import starts_from_identity
+from xrelay.runtime.program_entry import bind_inputs, cached_program, check_argument, entry_and_globals
 from xrelay.runtime.body_program import REDUCERS, aligned_constant, dense_to_numpy, numpy_dtype, scalar_constant
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
@@ -85,23 +84,6 @@ def step_cost_ns(op: Operation) -> float:
         shaped = op.results[0].type if op.results else op.operands[-1].type
         return 2_000.0 + 0.5 * float(np.prod(shaped.get_shape(), dtype=np.float64))
     return 500.0
-
-
-def entry_and_globals(module: ModuleOp, entry: str) -> tuple[func.FuncOp, dict[str, np.ndarray]]:
-    """The module's `func.func @entry` and the values of its `memref.global`s by name; an
-    ExecutionError when the function is missing or a global has no dense initial value."""
-    main = None
-    global_arrays = {}
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
-            main = op
-        elif isinstance(op, memref.GlobalOp):
-            if not isinstance(op.initial_value, DenseIntOrFPElementsAttr):
-                raise ExecutionError(f"memref.global @{op.sym_name.data} needs a dense initial value")
-            global_arrays[op.sym_name.data] = dense_to_numpy(op.initial_value)
-    if main is None:
-        raise ExecutionError(f"module has no func.func @{entry}")
-    return main, global_arrays
 
 
 class LinalgProgram:
@@ -489,53 +471,9 @@ def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.Subv
     return tuple(index)
 
 
-def check_argument(array, arg_type: Attribute, name: str) -> np.ndarray:
-    """`array` as a contiguous numpy array of `arg_type`; a clear error if the shape differs."""
-    if isinstance(arg_type, TensorType | MemRefType):
-        expected = tuple(arg_type.get_shape())
-        array = np.asarray(array, dtype=numpy_dtype(arg_type.get_element_type()), order="C")  # keeps rank 0
-        if array.shape != expected:
-            raise ExecutionError(f"argument %{name}: expected shape {expected}, got {array.shape}")
-        if isinstance(arg_type, MemRefType):
-            array = array.copy()  # the callee may write its memref arguments
-        return array
-    return numpy_dtype(arg_type).type(array)
-
-
-def bind_inputs(arg_names: Sequence[str], inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list:
-    """Order `inputs` (a name -> array mapping, or a sequence in argument order) like `@main`'s arguments."""
-    if isinstance(inputs, Mapping):
-        missing = [n for n in arg_names if n not in inputs]
-        if missing:
-            raise ExecutionError(f"missing input(s) for @main: {', '.join('%' + m for m in missing)}")
-        extra = [n for n in inputs if n not in arg_names]
-        if extra:
-            raise ExecutionError(f"unknown input(s) for @main: {', '.join('%' + e for e in extra)}")
-        return [inputs[n] for n in arg_names]
-    return list(inputs)
-
-
 def compile_linalg(module: ModuleOp) -> LinalgProgram:
     """Compile `@main` of a linalg- or memref-level module once, for repeated runs."""
     return LinalgProgram(module)
-
-
-_PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def structure_key(module: ModuleOp) -> tuple:
-    """The identity of every op and operand: a compiled program is reused while this is unchanged."""
-    return tuple((id(op), tuple(id(v) for v in op.operands)) for op in module.walk())
-
-
-def cached_program(module: ModuleOp, build: Callable[[ModuleOp], object]):
-    """`build(module)`, reused across calls on the same, structurally unchanged module object."""
-    key = structure_key(module)
-    entry = _PROGRAMS.get(module)
-    if entry is None or entry[0] != key or entry[1] is not build:
-        entry = (key, build, build(module))
-        _PROGRAMS[module] = entry
-    return entry[2]
 
 
 def run_linalg(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:

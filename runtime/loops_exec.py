@@ -36,7 +36,9 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.affine_loops import scf_loops
-from xrelay.runtime.linalg_exec import ExecutionError, bind_inputs, cached_program, entry_and_globals, numpy_dtype
+from xrelay.runtime.affine_views import ExecutionError
+from xrelay.runtime.body_program import numpy_dtype
+from xrelay.runtime.program_entry import bind_inputs, cached_program, entry_and_globals
 from xrelay.runtime.loop_nests import raise_nest
 from xrelay.runtime.static_layouts import static_layouts
 from xrelay.runtime.math_functions import c_pow

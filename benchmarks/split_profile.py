@@ -126,9 +126,13 @@ def timed_run(program, data, threads: int) -> list[float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="resnet18", help="resnet18, resnet50 or onnx:<light model>")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="the thread count compared with 1 (at least 2)")
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args(argv)
+    if args.threads < 2:
+        print(f"split_profile.py: --threads {args.threads}: give the thread count to compare with 1 thread, at least 2",
+              file=sys.stderr)
+        return 1
     if any(var in os.environ for var in UNSET_FOR_MEASUREMENT):
         env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
         env["OPENBLAS_NUM_THREADS"] = str(args.threads)

@@ -273,9 +273,20 @@ class MapOp(LinalgStructuredOperation):
 MapOp.outputs = property(lambda self: SSAValues(self.operands[-1:]))  # one init, read as the list of outs
 
 
+def _index_within_loops(op: linalg.IndexOp) -> None:
+    """Upstream's check, which xDSL 0.75 lacks: the dimension names one of the enclosing op's loops."""
+    parent = op.parent_op()
+    if isinstance(parent, LinalgStructuredOperation):
+        loops = len(parent.get_iterator_types())
+        if op.dim.value.data >= loops:
+            raise VerifyException(f"expected dim ({op.dim.value.data}) to be lower than the number of loops "
+                                  f"({loops}) of the enclosing LinalgOp")
+
+
 IndexOp = redefined(linalg.IndexOp, """`linalg.index` inside any structured op's body (upstream: any LinalgOp;
-`linalg.map` bodies use it), where xDSL 0.75's requires a `linalg.generic` parent.""",
-                    traits=traits_def(HasParent(LinalgStructuredOperation)))
+`linalg.map` bodies use it), where xDSL 0.75's requires a `linalg.generic` parent; its dimension must name
+one of that op's loops, as upstream verifies.""",
+                    traits=traits_def(HasParent(LinalgStructuredOperation)), verify=_index_within_loops)
 
 
 POOLING_OPS = (PoolingNchwMaxOp, PoolingNchwSumOp, PoolingNhwcMaxOp, PoolingNhwcSumOp)

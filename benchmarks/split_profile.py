@@ -47,7 +47,7 @@ def step_kinds(program) -> list[str]:
         run = (getattr(step, "__defaults__", None) or (None,))[0]
         if isinstance(step, FusedTail):
             kinds.append("elementwise tail (fused, in place)")
-        elif getattr(step, "__qualname__", "").endswith("_compile_pad.<locals>.step"):
+        elif getattr(step, "__qualname__", "").endswith("compile_pad.<locals>.step"):
             kinds.append("pad")
         elif callable(run) and "compile_structured" in getattr(run, "__qualname__", ""):
             kinds.append("structured op (conv, matmul, ...)")

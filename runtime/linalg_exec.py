@@ -27,9 +27,9 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime.threads import blas_own_threads, run_parts, split_blas_threads, split_threads
+from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_threads
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
-from xrelay.runtime import plan as split_plan
+from xrelay.runtime.pad_step import compile_pad
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.window_reduce import starts_from_identity
@@ -305,7 +305,7 @@ class LinalgProgram:
             self.steps.append(insert)
             return
         if isinstance(op, tensor.PadOp):
-            self._compile_pad(op)
+            compile_pad(self, op)
             return
         if isinstance(op, linalg.BroadcastOp):  # the input's axes are the init's axes not in `dimensions`
             added = op.dimensions.get_values()
@@ -385,58 +385,6 @@ class LinalgProgram:
             self.steps.append(step)
             return
         raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")
-
-    def _compile_pad(self, op: tensor.PadOp) -> None:
-        """`tensor.pad` with static widths whose body yields one value for every position: the source
-        copied into the interior of a planned buffer whose border is filled."""
-        if op.low or op.high:
-            raise ExecutionError("tensor.pad with dynamic padding is not supported")
-        yielded = op.region.block.last_op.operands[0]
-        owner = yielded.owner
-        if isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr):
-            fill = lambda env, v=scalar_constant(owner.value, yielded.type): v  # noqa: E731
-        elif yielded in self.slots:  # a scalar computed before the pad
-            fill = lambda env, i=self.slots[yielded]: env[i]  # noqa: E731
-        else:
-            raise ExecutionError("tensor.pad: only a pad value that is the same at every position is supported")
-        shape = tuple(op.result.type.get_shape())
-        dtype = numpy_dtype(op.result.type.get_element_type())
-        interior = tuple(slice(lo, lo + n) for lo, n in zip(op.static_low.get_values(), op.source.type.get_shape()))
-        src, out = self._slot(op.source), self._slot(op.result)
-        # The result is a planned buffer: only its border is filled, the interior is the copy.
-        k = self.memory.fresh(out, len(self.steps), shape, dtype)
-        self._planned.append(None)
-        border = []
-        for axis, (lo, size, n) in enumerate(zip(op.static_low.get_values(), shape, op.source.type.get_shape())):
-            before = (slice(None),) * axis
-            if lo > 0:
-                border.append(before + (slice(0, lo),))
-            if lo + n < size:
-                border.append(before + (slice(lo + n, size),))
-
-        # The copy is split over the worker threads along the first axis of more than one row.
-        source_shape = tuple(op.source.type.get_shape())
-        axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
-        rows = source_shape[axis] if source_shape else 1
-        split = int(np.prod(shape, dtype=np.int64)) >= split_plan.MIN_SPLIT_ELEMENTS
-
-        def step(env, src=src, out=out, interior=interior, k=k, planned=self._planned):
-            padded = planned[k]
-            if padded is None:
-                padded = np.empty(shape, dtype)
-            value = fill(env)
-            for index in border:
-                padded[index] = value
-            inside, source = padded[interior], env[src]
-
-            def copy_rows(r0: int, r1: int) -> None:
-                index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
-                inside[index] = source[index]
-
-            run_parts(copy_rows, rows, split)
-            env[out] = padded
-
-        self.steps.append(step)
 
     def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
         if len(args) != len(self.arg_types):

@@ -1,0 +1,147 @@
+"""The linalg executor's step for `tensor.pad`: the source copied into the interior of a planned
+buffer whose border is filled.
+
+When the pad's source is a transpose that nothing else reads (through reshapes: ShuffleNet's channel
+shuffle, `(g, C/g) -> (C/g, g)`, right before each depthwise convolution's pad), the transpose is a
+copy and the pad is another: the pad copies from the transpose's input, through the permutation,
+straight into its interior, and the transpose's step only binds its (unwritten) result. One pass
+over the activation instead of two.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import SSAValue
+
+from xrelay.runtime import plan as split_plan
+from xrelay.runtime.body_program import numpy_dtype, scalar_constant
+from xrelay.runtime.linalg_structured import ExecutionError, copy_into
+from xrelay.runtime.plan import FusedTail
+from xrelay.runtime.schedule import StepAccess
+from xrelay.runtime.threads import run_parts
+
+if TYPE_CHECKING:
+    from xrelay.runtime.linalg_exec import LinalgProgram
+
+RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp)
+LOOKBACK_STEPS = 32
+"""How many steps back from the pad its source's transpose step is looked for."""
+
+
+def shuffled_source(program: LinalgProgram, source: SSAValue) -> tuple[linalg.TransposeOp, int] | None:
+    """(the transpose, its step index) when `source` is, through single-use reshapes, the single-use
+    result of a `linalg.transpose` compiled as a step of its own that only copies (a fused tail of
+    that one op, writing into a fresh buffer); else None."""
+    value = source
+    while isinstance(value.owner, RESHAPES) and value.has_one_use():
+        value = value.owner.operands[0]
+    transpose = value.owner
+    if not (isinstance(transpose, linalg.TransposeOp) and transpose.results and value.has_one_use()):
+        return None
+    for index in range(len(program.steps) - 1, max(-1, len(program.steps) - LOOKBACK_STEPS), -1):
+        step = program.steps[index]
+        if isinstance(step, FusedTail) and len(step.members) == 1 and step.members[0][0].op is transpose:
+            return transpose, index
+    return None
+
+
+def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
+    """Append the step of `op` (static widths, one pad value at every position) to `program`."""
+    if op.low or op.high:
+        raise ExecutionError("tensor.pad with dynamic padding is not supported")
+    yielded = op.region.block.last_op.operands[0]
+    owner = yielded.owner
+    if isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr):
+        fill = lambda env, v=scalar_constant(owner.value, yielded.type): v  # noqa: E731
+    elif yielded in program.slots:  # a scalar computed before the pad
+        fill = lambda env, i=program.slots[yielded]: env[i]  # noqa: E731
+    else:
+        raise ExecutionError("tensor.pad: only a pad value that is the same at every position is supported")
+    shape = tuple(op.result.type.get_shape())
+    dtype = numpy_dtype(op.result.type.get_element_type())
+    interior = tuple(slice(lo, lo + n) for lo, n in zip(op.static_low.get_values(), op.source.type.get_shape()))
+    src, out = program._slot(op.source), program._slot(op.result)
+    # The result is a planned buffer: only its border is filled, the interior is the copy.
+    k = program.memory.fresh(out, len(program.steps), shape, dtype)
+    program._planned.append(None)
+    border = []
+    for axis, (lo, size, n) in enumerate(zip(op.static_low.get_values(), shape, op.source.type.get_shape())):
+        before = (slice(None),) * axis
+        if lo > 0:
+            border.append(before + (slice(0, lo),))
+        if lo + n < size:
+            border.append(before + (slice(lo + n, size),))
+
+    source_shape = tuple(op.source.type.get_shape())
+    source_of = lambda env, inside: (inside, env[src])  # noqa: E731
+    shuffle = shuffled_source(program, op.source)
+    if shuffle is not None and _interior_splits_into(shape, dtype, interior, shuffle[0]):
+        source_of = _fold_transpose(program, *shuffle)
+        source_shape = tuple(shuffle[0].results[0].type.get_shape())
+
+    # The copy is split over the worker threads along the first axis of more than one row.
+    axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
+    rows = source_shape[axis] if source_shape else 1
+    split = int(np.prod(shape, dtype=np.int64)) >= split_plan.MIN_SPLIT_ELEMENTS
+
+    def step(env, interior=interior, k=k, planned=program._planned):
+        padded = planned[k]
+        if padded is None:
+            padded = np.empty(shape, dtype)
+        value = fill(env)
+        for index in border:
+            padded[index] = value
+        inside, source = source_of(env, padded[interior])
+
+        def copy_rows(r0: int, r1: int) -> None:
+            index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
+            copy_into(inside[index], source[index])
+
+        run_parts(copy_rows, rows, split)
+        env[out] = padded
+
+    program.steps.append(step)
+
+
+def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:
+    """Whether the interior of a C-contiguous `shape` buffer reshapes to the transpose's result shape
+    as a view (the reshapes between them only split the innermost axis, say)."""
+    try:
+        np.reshape(np.empty(shape, dtype)[interior], transpose.results[0].type.get_shape(), copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index: int):
+    """Make the transpose's step at `index` only bind its result, and return `source_of(env, inside)`
+    giving the pad's interior and its source as views of one shape: the interior reshaped to the
+    transpose's result shape, and the transpose's input through the permutation."""
+    (member,) = program.steps[index].members
+    _, prepare, finish = member
+
+    def bind_only(env) -> None:
+        finish(env, prepare(env))
+
+    program.steps[index] = bind_only
+    access = program.accesses.get(index)
+    if access is not None:  # now a binding: it writes no memory and costs next to nothing
+        access.writes.clear()
+        access.cost_ns = 500.0
+    source = program._slot(transpose.inputs[0])
+    step = len(program.steps)
+    program.memory.touch(step, [source])  # read by the pad's step now
+    program.accesses.setdefault(step, StepAccess()).reads.add(source)
+    result_shape = tuple(transpose.results[0].type.get_shape())
+    permutation = tuple(transpose.permutation.get_values())
+
+    def source_of(env, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # The interior of a contiguous buffer, split along the axes the reshapes split: a view.
+        return np.reshape(inside, result_shape, copy=False), env[source].transpose(permutation)
+
+    return source_of

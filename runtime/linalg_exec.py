@@ -105,6 +105,7 @@ class LinalgProgram:
         self._tail = None  # the fused elementwise tail the next op may join (see `_fuse`)
         self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
         self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/schedule.py)
+        self._views_cached = [True]  # whether steps keep the views they made (`bind_view`): planned programs
         tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
         for op in main.body.block.ops:
             step = len(self.steps)
@@ -122,6 +123,7 @@ class LinalgProgram:
         if self.plan is not None:
             self._planned[:] = self.plan.arrays
         self.peak_bytes = self.plan.peak_bytes if self.plan else None
+        self._views_cached[0] = self.plan is not None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
         self.schedule = None
         """Which steps may run at once on two threads (runtime/schedule.py); None unless the program
@@ -280,14 +282,14 @@ class LinalgProgram:
             shape = tuple(op.results[0].type.get_shape())
             src, out = slot(op.operands[0]), slot(op.results[0])
             self.memory.alias(out, src)
-            self.steps.append(lambda env, s=src, o=out, sh=shape: env.__setitem__(o, env[s].reshape(sh)))
+            self.steps.append(bind_view(src, out, lambda a, sh=shape: a.reshape(sh), self._views_cached))
             return
         if isinstance(op, tensor.ExtractSliceOp | memref.SubviewOp):
             index = static_slices(op)
             src, out = slot(op.source), slot(op.result)
             self.memory.alias(out, src)
             shape = tuple(op.result.type.get_shape())  # rank-reducing slices drop unit axes
-            self.steps.append(lambda env, s=src, o=out, i=index, sh=shape: env.__setitem__(o, env[s][i].reshape(sh)))
+            self.steps.append(bind_view(src, out, lambda a, i=index, sh=shape: a[i].reshape(sh), self._views_cached))
             return
         if isinstance(op, tensor.InsertSliceOp):
             index = static_slices(op)
@@ -330,7 +332,7 @@ class LinalgProgram:
             constant = [isinstance(v.owner, memref.GetGlobalOp) or (
                 isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, DenseIntOrFPElementsAttr))
                 for v in op.inputs]
-            run = compile_structured(op, zero_init, constant)
+            run = compile_structured(op, zero_init, constant, reuse_views=self._views_cached)
             chunked = ChunkedOp.of(op, zero_init, constant, run)
             if chunked is not None:  # elementwise: split over the worker threads
                 run = chunked.run
@@ -405,6 +407,27 @@ class LinalgProgram:
                     steps[index](env)
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
+
+
+def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray], cached: list[bool]):
+    """A step binding `make(env[src])`, a view of it, to slot `out`. While `cached[0]` (a planned
+    program, whose buffers are the same arrays on every run) the view is made once per source array
+    and bound again on later runs (several hundred view steps per run in ShuffleNet); a `make` that
+    had to copy is never reused."""
+    last: list = [None]
+
+    def step(env: list) -> None:
+        source = env[src]
+        entry = last[0]
+        if entry is not None and entry[0] is source:
+            env[out] = entry[1]
+            return
+        view = make(source)
+        env[out] = view
+        if cached[0] and isinstance(view, np.ndarray) and view.base is not None and np.may_share_memory(view, source):
+            last[0] = (source, view)
+
+    return step
 
 
 def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.SubviewOp) -> tuple[slice, ...]:

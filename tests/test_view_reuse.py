@@ -1,0 +1,74 @@
+"""A planned program reuses the views its steps made on the previous run (reshapes, slices, the
+operand views of one-ufunc elementwise ops), and never a reshape that had to copy; against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xrelay.runtime import affine_views
+from xrelay.runtime.linalg_exec import LinalgProgram
+
+from test_lowering_executor import parse
+
+SLICE_COLLAPSE_ADD = """
+func.func @main(%x: tensor<4x6xf32>, %b: tensor<3xf32>) -> (tensor<6xf32>, tensor<2x3xf32>) {
+  %e = tensor.empty() : tensor<2x3xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+      affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %b : tensor<2x3xf32>, tensor<3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %r = arith.addf %v, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  %c = tensor.collapse_shape %s [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  func.return %c, %y : tensor<6xf32>, tensor<2x3xf32>
+}
+"""
+
+
+def program_with_strided_slice() -> LinalgProgram:
+    # The slice takes rows 1 and 3, columns 0, 2, 4: collapsing it must copy.
+    text = SLICE_COLLAPSE_ADD.replace(
+        "  %e = tensor.empty()",
+        "  %s = tensor.extract_slice %x[1, 0] [2, 3] [2, 2] : tensor<4x6xf32> to tensor<2x3xf32>\n  %e = tensor.empty()")
+    return LinalgProgram(parse(text))
+
+
+def test_views_are_made_once_and_follow_the_arrays_contents(monkeypatch):
+    program = program_with_strided_slice()
+    assert program.plan is not None
+    made = []
+    original = affine_views.LoopView.__call__
+    monkeypatch.setattr(affine_views.LoopView, "__call__", lambda self, *a, **k: made.append(1) or original(self, *a, **k))
+    rng = np.random.default_rng(0)
+    x, b = rng.standard_normal((4, 6)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    for run in range(3):
+        collapsed, added = program(x, b)
+        np.testing.assert_array_equal(collapsed, x[1::2, 0::2].reshape(6))
+        np.testing.assert_array_equal(added, x[1::2, 0::2] + b)
+        if run == 0:
+            first = len(made)
+            assert first > 0
+        else:
+            assert len(made) == first  # the same arrays: no new views
+        x[...] = rng.standard_normal((4, 6))  # same array, new contents (the copying reshape must see them)
+        b[...] = rng.standard_normal(3)
+    x2 = rng.standard_normal((4, 6)).astype(np.float32)  # another array: new views
+    collapsed, added = program(x2, b)
+    np.testing.assert_array_equal(collapsed, x2[1::2, 0::2].reshape(6))
+    np.testing.assert_array_equal(added, x2[1::2, 0::2] + b)
+    assert len(made) > first
+
+
+def test_an_unplanned_program_keeps_no_views(monkeypatch):
+    program = program_with_strided_slice()
+    program._views_cached[0] = False  # as when the memory plan is refused
+    made = []
+    original = affine_views.LoopView.__call__
+    monkeypatch.setattr(affine_views.LoopView, "__call__", lambda self, *a, **k: made.append(1) or original(self, *a, **k))
+    x, b = np.arange(24, dtype=np.float32).reshape(4, 6), np.ones(3, np.float32)
+    program(x, b)
+    first = len(made)
+    _, added = program(x, b)
+    assert len(made) == 2 * first
+    np.testing.assert_array_equal(added, x[1::2, 0::2] + 1)

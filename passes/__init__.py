@@ -1,7 +1,7 @@
 """xrelay.passes: Relay's graph passes over the nn dialect, as xDSL ModulePasses.
 
 `InferType()`, `FoldConstant()`, `SimplifyInference()`, `BackwardFoldScaleAxis()`,
-`ForwardFoldScaleAxis()`, `CanonicalizeOps()`, `DeadCodeElimination()` and
+`ForwardFoldScaleAxis()`, `CanonicalizeOps()`, `DeadCodeElimination()`, `MaxPoolFirst()` and
 `ConvertLayout(desired_layouts)` build passes; `FoldScaleAxis()` runs as Relay's Sequential of
 the two FoldScaleAxis halves and FoldConstant. Each is a pass class, and a pass is callable,
 `pass_(mod) -> mod`, running under the current PassContext.
@@ -34,6 +34,7 @@ from xrelay.passes.fold_scale_axis import (
     ForwardFoldScaleAxis,
 )
 from xrelay.passes.infer_type import InferType
+from xrelay.passes.max_pool_first import MaxPoolFirst
 from xrelay.passes.simplify_inference import SimplifyInference
 
 
@@ -72,6 +73,7 @@ __all__ = [
     "FoldScaleAxis",
     "ForwardFoldScaleAxis",
     "InferType",
+    "MaxPoolFirst",
     "SimplifyInference",
 ]
 

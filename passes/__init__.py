@@ -1,7 +1,7 @@
 """xrelay.passes: Relay's graph passes over the nn dialect, as xDSL ModulePasses.
 
 `InferType()`, `FoldConstant()`, `SimplifyInference()`, `BackwardFoldScaleAxis()`,
-`ForwardFoldScaleAxis()`, `CanonicalizeOps()`, `DeadCodeElimination()`, `MaxPoolFirst()` and
+`ForwardFoldScaleAxis()`, `CanonicalizeOps()`, `DeadCodeElimination()`, `ConcatFirst()`, `MaxPoolFirst()` and
 `ConvertLayout(desired_layouts)` build passes; `FoldScaleAxis()` runs as Relay's Sequential of
 the two FoldScaleAxis halves and FoldConstant. Each is a pass class, and a pass is callable,
 `pass_(mod) -> mod`, running under the current PassContext.
@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass
 from xrelay.instrument.xdsl_pass import xdsl_context
 from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes.canonicalize_ops import CanonicalizeOps
+from xrelay.passes.concat_first import ConcatFirst
 from xrelay.passes.convert_layout import ConvertLayout
 from xrelay.passes.dead_code_elimination import DeadCodeElimination
 from xrelay.passes.fold_constant import FoldConstant
@@ -67,6 +68,7 @@ __all__ = [
     "ALL_PASSES",
     "BackwardFoldScaleAxis",
     "CanonicalizeOps",
+    "ConcatFirst",
     "ConvertLayout",
     "DeadCodeElimination",
     "FoldConstant",

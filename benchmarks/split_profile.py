@@ -40,14 +40,19 @@ from execution import Contender
 
 def step_kinds(program) -> list[str]:
     """A kind per step of `program`: contraction, elementwise tail, pad or other."""
+    from xrelay.runtime.conv_epilogue import ConvStep
+    from xrelay.runtime.pad_step import PadStep
     from xrelay.runtime.plan import FusedTail
 
     kinds = []
     for step in program.steps:
         run = (getattr(step, "__defaults__", None) or (None,))[0]
-        if isinstance(step, FusedTail):
+        if isinstance(step, ConvStep):
+            kinds.append("structured op (conv, matmul, ...)" if step.tail is None
+                         else "conv + its elementwise tail (fused)")
+        elif isinstance(step, FusedTail):
             kinds.append("elementwise tail (fused, in place)")
-        elif getattr(step, "__qualname__", "").endswith("compile_pad.<locals>.step"):
+        elif isinstance(step, PadStep):
             kinds.append("pad")
         elif callable(run) and "compile_structured" in getattr(run, "__qualname__", ""):
             kinds.append("structured op (conv, matmul, ...)")

@@ -14,6 +14,7 @@ matmuls and Winograd convolutions split over worker threads running single-threa
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -265,7 +266,7 @@ def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
 
 
 def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
-                              threads: int | None = None) -> None:
+                              threads: int | None = None, epilogue: Callable[[int, int], None] | None = None) -> None:
     """`winograd_conv3x3` split over `threads` worker threads (default: numpy's BLAS thread count),
     each running single-threaded BLAS: by rows of output tiles, unless there are fewer tile rows
     than threads or at least 4 filters per tile (then the transformed weight is the bigger operand),
@@ -276,52 +277,72 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     Winograd's matmuls are many small ones; OpenBLAS's own threads synchronise on each of them, which
     costs more than it saves, and many times over when another process holds a core. One split per
     convolution synchronises once. BLAS is set to one thread for the duration (process-wide).
+
+    `epilogue(r0, r1)`, if given, runs once per part of output rows [r0, r1) as soon as they are
+    final, on the thread that computed them (see `runtime/conv_epilogue.py`); after the whole
+    convolution when the parts are channel ranges.
     """
     threads = thread_count(threads)
     oh, f = out.shape[2], out.shape[1]
     tile_rows = -(-oh // m)
     if threads == 1 or (tile_rows < 2 and f < 2):
-        winograd_conv3x3_blocked(x, u, m, out, accumulate)
+        winograd_conv3x3_blocked(x, u, m, out, accumulate, epilogue)
         return
     tiles = out.shape[0] * tile_rows * -(-out.shape[3] // m)
     if f < 2 * threads or (tile_rows >= threads and f < 4 * tiles):
         rows = -(-tile_rows // threads) * m  # output rows per part: whole tiles
-        calls = [(x[:, :, r:min(r + rows, oh) + 2], u, out[:, :, r:r + rows]) for r in range(0, oh, rows)]
-    else:
-        step = -(-f // threads)
-        calls = [(x, u[:, :, c:c + step], out[:, c:c + step]) for c in range(0, f, step)]
+        run_split(threads, [functools.partial(_winograd_rows, x, u, m, out, accumulate, r, min(r + rows, oh), epilogue)
+                            for r in range(0, oh, rows)])
+        return
+    step = -(-f // threads)
+    calls = [(x, u[:, :, c:c + step], out[:, c:c + step]) for c in range(0, f, step)]
     run_split(threads, [functools.partial(winograd_conv3x3, xs, us, m, outs, accumulate) for xs, us, outs in calls])
+    if epilogue is not None:
+        epilogue(0, oh)
 
 
-WINOGRAD_BLOCK_BYTES = 1 << 20
-"""`winograd_conv3x3_blocked` cuts a convolution into blocks of tile rows whose transformed input,
-point-wise products and their transform take about this many bytes (half a core's 2 MiB L2)."""
+WINOGRAD_BLOCK_BYTES = 2 << 20
+"""`winograd_conv3x3_blocked` cuts a convolution (and `winograd_conv3x3_threaded` each thread's part
+of one) into blocks of tile rows whose transformed input, point-wise products and their transform
+take at most about this many bytes (a core's L2 cache is 2 MiB)."""
 
 
-def winograd_conv3x3_blocked(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False) -> None:
-    """`winograd_conv3x3` block by block of output tile rows, each block's intermediate arrays
-    about `WINOGRAD_BLOCK_BYTES`, when the whole convolution's are several times that and at least
-    four times the transformed weight (each block's matmuls read all of it again).
+def winograd_conv3x3_blocked(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
+                             epilogue: Callable[[int, int], None] | None = None) -> None:
+    """`winograd_conv3x3` block by block of output tile rows, each block's intermediate arrays at
+    most about `WINOGRAD_BLOCK_BYTES`, when the whole convolution's are more than that and at least
+    four times the transformed weight (each block's matmuls read all of it again); `epilogue(r0, r1)`
+    after each block.
 
-    Measured on one thread (ResNet's 56x56x64 -> 64, F(4x4, 3x3), alternating in one process): 4.0-5.3 ms
-    whole against 1.6-1.7 ms in 7 blocks, whose transforms run in L2 (a (6, N) @ ... transform matmul
-    costs 1.2 ns per column while its operands fit in L2, 4.4 ns from L3). At 28x28x128 and
-    14x14x256, whose weights are as big as their activations, blocks were no faster; on two
-    threads, the 56x56 conv's halves were faster whole (0.75 ms) than in blocks (0.9 ms), so
-    `winograd_conv3x3_threaded` blocks only on one thread."""
+    Measured on ResNet's 56x56x64 -> 64, F(4x4, 3x3) (one process alternating block sizes, load
+    1.4-1.9): on one thread 4.8-5.7 ms whole against 1.5-2.1 ms in blocks of 2, 3 or 4 tile rows
+    (1.0, 1.5, 2.1 MB of intermediates); on two threads, each thread's half of 7 tile rows 2.8-3.4 ms
+    whole, 1.5-1.8 ms in blocks of 2, 1.3-1.7 of 3, 1.2-1.5 of 4, and 1.9-2.4 ms of 5 (2.6 MB: out of
+    L2 again). At 28x28x128 and 14x14x256, whose weights are as big as their activations, blocks
+    were no faster."""
+    _winograd_rows(x, u, m, out, accumulate, 0, out.shape[2], epilogue)
+
+
+def _winograd_rows(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, r0: int, r1: int,
+                   epilogue: Callable[[int, int], None] | None) -> None:
+    """Output rows [r0, r1) of `winograd_conv3x3` (r0 a multiple of m) in blocks as
+    `winograd_conv3x3_blocked` says, each followed by `epilogue(first row, end row)`."""
     a = m + 2
     n, c = x.shape[:2]
     _, f, oh, ow = out.shape
-    tile_rows, tiles_per_row = -(-oh // m), n * -(-ow // m)
-    per_row = tiles_per_row * a * a * (2 * c + 2 * f) * x.itemsize
-    total = per_row * tile_rows
-    if total < 2 * WINOGRAD_BLOCK_BYTES or total < 4 * u.nbytes:
-        winograd_conv3x3(x, u, m, out, accumulate)
-        return
-    blocks = -(-total // WINOGRAD_BLOCK_BYTES)
-    rows = -(-tile_rows // blocks) * m  # output rows per block: whole tiles, blocks of even size
-    for r in range(0, oh, rows):
-        winograd_conv3x3(x[:, :, r:min(r + rows, oh) + 2], u, m, out[:, :, r:r + rows], accumulate)
+    tile_rows = -(-(r1 - r0) // m)
+    per_row = n * -(-ow // m) * a * a * (2 * c + 2 * f) * x.itemsize
+    blocks = -(-tile_rows // max(1, WINOGRAD_BLOCK_BYTES // per_row))
+    if blocks == 1 or per_row * tile_rows < 4 * u.nbytes:
+        rows = r1 - r0
+    else:
+        rows = -(-tile_rows // blocks) * m  # output rows per block: whole tiles, blocks of even size
+    for r in range(r0, r1, rows):
+        e = min(r + rows, r1)
+        whole = r == 0 and e == oh
+        winograd_conv3x3(x if whole else x[:, :, r:e + 2], u, m, out if whole else out[:, :, r:e], accumulate)
+        if epilogue is not None:
+            epilogue(r, e)
 
 
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,

@@ -55,19 +55,24 @@ class ConvGeometry:
     strides: tuple[int, int]
     dilation: tuple[int, int]
 
-    def float_runner(self, compute: Callable[..., bool]) -> Callable[[list, np.ndarray, bool], bool]:
-        """`run(ins, out, accumulate) -> bool`: False unless data, weight and out are arrays of one float
-        dtype, else `compute(weight, x, w, y, accumulate)` on views of them: x the data from its window
-        offset as N, C, H, W, w the weight as F, C, KH, KW, y the output as N, F, OH, OW (and `weight`
-        the weight array itself, which a cache keys on)."""
+    def float_runner(self, compute: Callable[..., bool]) -> Callable[..., bool]:
+        """`run(ins, out, accumulate, epilogue=None) -> bool`: False unless data, weight and out are
+        arrays of one float dtype, else `compute(weight, x, w, y, accumulate, epilogue)` on views of
+        them: x the data from its window offset as N, C, H, W, w the weight as F, C, KH, KW, y the
+        output as N, F, OH, OW (and `weight` the weight array itself, which a cache keys on).
 
-        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
+        `epilogue(r0, r1)`, if given, is called once for every output row (OH) range [r0, r1) the
+        kernel has finished, covering each row once, possibly on a worker thread (the rows of a
+        thread's part or of a cache block, while they are in cache: `runtime/conv_epilogue.py`)."""
+
+        def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
             data, weight = ins[self.data], ins[self.weight]
             if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
                     and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
                 return False
             x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
-            return compute(weight, x, weight.transpose(self.weight_axes), out.transpose(self.out_axes), accumulate)
+            return compute(weight, x, weight.transpose(self.weight_axes), out.transpose(self.out_axes), accumulate,
+                           epilogue)
 
         return run
 
@@ -82,7 +87,8 @@ class ConvGeometry:
             return None
         cache: list = [None, None]  # the weight array seen, its transform
 
-        def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool) -> bool:
+        def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool,
+                    epilogue=None) -> bool:
             n, f, oh, ow = y.shape
             m = winograd_tile(n, x.shape[1], f, oh, ow)
             if m is None:
@@ -90,7 +96,7 @@ class ConvGeometry:
             if cache[0] is not weight or cache[1][0] != m:
                 cache[0] = weight
                 cache[1] = (m, winograd_weights(w, m))
-            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate)
+            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate, epilogue=epilogue)
             return True
 
         return self.float_runner(compute)
@@ -101,8 +107,8 @@ class ConvGeometry:
         winograd = self.winograd_runner(ranges, constant_inputs)
         im2col = self.im2col_runner(constant_inputs)
 
-        def run(ins: list, out: np.ndarray, accumulate: bool) -> bool:
-            return bool(winograd and winograd(ins, out, accumulate)) or im2col(ins, out, accumulate)
+        def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
+            return bool(winograd and winograd(ins, out, accumulate, epilogue)) or im2col(ins, out, accumulate, epilogue)
 
         return run
 
@@ -129,7 +135,8 @@ class ConvGeometry:
                 return cache[1]
             return matrix
 
-        def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool) -> bool:
+        def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool,
+                    epilogue=None) -> bool:
             n, f, oh, ow = y.shape
             channels_last = y.transpose(0, 2, 3, 1).flags.c_contiguous
             if not channels_last and not (n == 1 and y.flags.c_contiguous):
@@ -154,12 +161,14 @@ class ConvGeometry:
                     product, target = (matrix, cols.reshape(kk, -1)), y[0, :, r0:r1]
                 if target.flags.c_contiguous and not accumulate:
                     np.matmul(*product, out=target.reshape(product[0].shape[0], product[1].shape[1]))
-                    return
-                result = np.matmul(*product).reshape(target.shape)
-                if accumulate:
-                    target += result
                 else:
-                    target[...] = result
+                    result = np.matmul(*product).reshape(target.shape)
+                    if accumulate:
+                        target += result
+                    else:
+                        target[...] = result
+                if epilogue is not None:
+                    epilogue(r0, r1)
 
             split = n * oh * ow * kk * f >= MIN_SPLIT_MACS and (channels_last or n == 1)
             if channels_last and split and n * oh * ow < f and split_threads() > 1:
@@ -176,6 +185,8 @@ class ConvGeometry:
                         np.matmul(cols, matrix[:, f0:f1], out=target[:, f0:f1])
 
                 run_parts(filters_part, f, True)
+                if epilogue is not None:
+                    epilogue(0, oh)
                 return True
             # A patch matrix much bigger than the weights is copied and multiplied in blocks of rows
             # of about IM2COL_BLOCK_BYTES, each while in cache (on one thread, and in each thread's part);

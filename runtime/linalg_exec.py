@@ -31,6 +31,7 @@ from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_t
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime.pad_step import compile_pad
 from xrelay.runtime.plan import ChunkedOp, FusedTail
+from xrelay.runtime.conv_epilogue import ConvStep, fuse_conv_epilogues
 from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.window_reduce import starts_from_identity
 from xrelay.runtime.program_entry import bind_inputs, cached_program, check_argument, entry_and_globals
@@ -119,6 +120,7 @@ class LinalgProgram:
             tensor_level = tensor_level and not any(isinstance(r.type, MemRefType) for r in op.results)
             if len(self.steps) > step:
                 self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
+        fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
         self.plan = plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None
         if self.plan is not None:
             self._planned[:] = self.plan.arrays
@@ -380,6 +382,8 @@ class LinalgProgram:
                     arrays = prepare(env)
                     run(arrays)
                     finish(env, arrays)
+
+                step = ConvStep.of(op, zero_init, constant, run, prepare, finish) or step
             else:
                 def step(env, run=run, operands=operands):
                     run([env[i] for i in operands])

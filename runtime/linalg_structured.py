@@ -284,11 +284,10 @@ def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, capture
 
     last: list = [None]  # (the arrays, the ufunc's arguments, its output view) of the last call
 
-    def run(arrays: list) -> None:
+    def call(arrays: list) -> tuple[np.ufunc, list, np.ndarray]:
         entry = last[0]
         if entry is not None and len(entry[0]) == len(arrays) and all(x is y for x, y in zip(entry[0], arrays)):
-            ufunc(*entry[1], out=entry[2], casting="unsafe")
-            return
+            return ufunc, entry[1], entry[2]
         args = []
         for kind, i, constant in sources:
             if kind == "constant":
@@ -298,10 +297,15 @@ def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, capture
             else:
                 args.append(arrays[i])
         out = out_view(arrays[n_in], writeable=True)
-        ufunc(*args, out=out, casting="unsafe")
         if reuse_views[0]:
             last[0] = (tuple(arrays), args, out)
+        return ufunc, args, out
 
+    def run(arrays: list) -> None:
+        fn, args, out = call(arrays)
+        fn(*args, out=out, casting="unsafe")
+
+    run.ufunc_call = call  # (ufunc, loop-space argument views, output view): conv_epilogue slices these
     return run
 
 

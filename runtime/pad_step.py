@@ -80,32 +80,55 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     source_shape = tuple(op.source.type.get_shape())
     source_of = lambda env, inside: (inside, env[src])  # noqa: E731
     shuffle = shuffled_source(program, op.source)
-    if shuffle is not None and _interior_splits_into(shape, dtype, interior, shuffle[0]):
+    folded = shuffle is not None and _interior_splits_into(shape, dtype, interior, shuffle[0])
+    if folded:
         source_of = _fold_transpose(program, *shuffle)
         source_shape = tuple(shuffle[0].results[0].type.get_shape())
 
-    # The copy is split over the worker threads along the first axis of more than one row.
-    axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
-    rows = source_shape[axis] if source_shape else 1
-    split = int(np.prod(shape, dtype=np.int64)) >= split_plan.MIN_SPLIT_ELEMENTS
+    step = PadStep(src, out, shape, dtype, interior, border, fill, source_of, source_shape, program._planned, k)
+    step.constant_fill = isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr)
+    step.folded_transpose = folded
+    program.steps.append(step)
 
-    def step(env, interior=interior, k=k, planned=program._planned):
-        padded = planned[k]
+
+class PadStep:
+    """The step of one `tensor.pad`: `buffer(env)` binds the padded buffer (planned, or fresh when the
+    program is not planned) with its border filled; calling the step also copies the source into the
+    interior. `runtime/conv_epilogue.py` calls `buffer` itself and fills the interior block by block."""
+
+    def __init__(self, source: int, out: int, shape, dtype, interior, border, fill, source_of, source_shape,
+                 planned: list, k: int):
+        self.source, self.out, self.shape, self.dtype = source, out, shape, dtype
+        self.interior, self.border, self.fill, self.source_of = interior, border, fill, source_of
+        self.source_shape, self.planned, self.k = source_shape, planned, k
+        self.constant_fill = False
+        """Whether the pad value is a constant (not a slot bound by an earlier step)."""
+        self.folded_transpose = False
+        """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
+        # The copy is split over the worker threads along the first axis of more than one row.
+        self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
+        self.rows = source_shape[self.axis] if source_shape else 1
+        self.split = int(np.prod(shape, dtype=np.int64)) >= split_plan.MIN_SPLIT_ELEMENTS
+
+    def buffer(self, env: list) -> np.ndarray:
+        padded = self.planned[self.k]
         if padded is None:
-            padded = np.empty(shape, dtype)
-        value = fill(env)
-        for index in border:
+            padded = np.empty(self.shape, self.dtype)
+        value = self.fill(env)
+        for index in self.border:
             padded[index] = value
-        inside, source = source_of(env, padded[interior])
+        env[self.out] = padded
+        return padded
+
+    def __call__(self, env: list) -> None:
+        inside, source = self.source_of(env, self.buffer(env)[self.interior])
+        axis, source_shape = self.axis, self.source_shape
 
         def copy_rows(r0: int, r1: int) -> None:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, rows, split)
-        env[out] = padded
-
-    program.steps.append(step)
+        run_parts(copy_rows, self.rows, self.split)
 
 
 def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:

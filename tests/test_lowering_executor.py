@@ -147,9 +147,9 @@ def winograd_calls(monkeypatch):
     calls = []
     original = linalg_conv.winograd_conv3x3_threaded
 
-    def counting(x, u, m, out, accumulate=False):
+    def counting(x, u, m, out, accumulate=False, **kwargs):
         calls.append(m)
-        return original(x, u, m, out, accumulate)
+        return original(x, u, m, out, accumulate, **kwargs)
 
     monkeypatch.setattr(linalg_conv, "winograd_conv3x3_threaded", counting)
     return calls

@@ -275,7 +275,8 @@ def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last)
 @pytest.mark.parametrize("oh, ow, f, m, accumulate, calls", [
     (13, 28, 6, 4, False, 4),  # 4 tile rows, the last one short: one block each
     (13, 28, 6, 4, True, 4),  # added to what the output holds
-    (10, 9, 6, 2, False, 3),  # odd width: a zero-extended copy in every block (4, 4 and 2 rows)
+    (10, 9, 6, 2, False, 5),  # odd width: a zero-extended copy in every block (a 2-row tile row each:
+    #                           two take 28 KB, over the 20 KB a block may take)
     (4, 4, 64, 2, False, 1),  # the transformed weight outweighs the activations: whole
 ])
 def test_winograd_blocked_matches_naive(oh, ow, f, m, accumulate, calls, monkeypatch):
@@ -400,3 +401,28 @@ def test_split_inside_a_split_runs_on_the_calling_thread():
     for r0, _, _, ident in inner:
         by_outer.setdefault(r0, set()).add(ident)
     assert all(len(idents) == 1 for idents in by_outer.values())  # the inner split did not leave its thread
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_winograd_blocks_inside_each_thread_part_and_runs_the_epilogue_once_per_row(threads, monkeypatch):
+    # 10 tile rows of 2: on 2 threads parts of 5, each in blocks of at most 2 tile rows (2 + 2 + 1);
+    # the epilogue sees each block's rows right after them, every row once.
+    import xrelay.runtime.conv as conv
+
+    monkeypatch.setattr(conv, "WINOGRAD_BLOCK_BYTES", 2 * 7 * 16 * 26 * 4)  # two tile rows' intermediates
+    x = RNG.standard_normal((1, 5, 20, 14)).astype(np.float32)
+    w = RNG.standard_normal((8, 5, 3, 3)).astype(np.float32)
+    expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    out = np.full(expected.shape, np.nan, np.float32)
+    padded = np.ascontiguousarray(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))).transpose(0, 2, 3, 1))
+    seen = []
+
+    def epilogue(r0, r1):  # each block's rows are final when it runs
+        np.testing.assert_allclose(out[:, :, r0:r1], expected[:, :, r0:r1], rtol=1e-4, atol=1e-4)
+        seen.append((r0, r1))
+
+    conv.winograd_conv3x3_threaded(padded.transpose(0, 3, 1, 2), conv.winograd_weights(w, 2), 2, out,
+                                   threads=threads, epilogue=epilogue)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+    assert sorted(seen) == [(0, 4), (4, 8), (8, 10), (10, 14), (14, 18), (18, 20)] if threads == 2 else \
+        sorted(seen) == [(0, 4), (4, 8), (8, 12), (12, 16), (16, 20)]

@@ -1,0 +1,221 @@
+"""Convolutions that run the elementwise tail after them on each block of output rows they finish.
+
+In ResNet-like networks a convolution step is followed by a fused elementwise tail (`plan.FusedTail`:
+residual add, bias-add, ReLU, each writing in place). Run as a step of its own, the tail passes
+over the whole activation again once the convolution is done, and below `plan.MIN_SPLIT_ELEMENTS`
+(every ResNet activation but the stem's) on one core while the other waits. `fuse_conv_epilogues`
+moves such a convolution to its tail's step and hands its kernel the tail as an epilogue
+(`linalg_conv.ConvGeometry.float_runner`): each thread's part of the output rows, and on one thread
+each cache block of them, goes through the tail right after it is computed, while it is in cache,
+on the thread that computed it.
+
+The tail's members must each be one ufunc over loop-space views (`linalg_structured._one_ufunc_program`:
+bias-add, ReLU, residual add), cut along the loop of the convolution's output rows with coefficient 1;
+a part then costs one ufunc call per member on row slices of views made once per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from xdsl.ir import SSAValue
+
+from xrelay.runtime.linalg_conv import ConvGeometry, conv_geometry
+from xrelay.runtime.linalg_structured import Structured, contraction_pair
+from xrelay.runtime.pad_step import PadStep
+from xrelay.runtime.plan import FusedTail
+
+
+class RowTail:
+    """A `FusedTail` run on ranges of one loop: `bind(env)` prepares every member for this run and
+    returns `rows(r0, r1)`, which applies the members in order to rows [r0, r1) of that loop."""
+
+    def __init__(self, members: list[tuple[Callable, Callable, Callable, int]], loop: int, result: SSAValue):
+        self.members, self.loop, self.result = members, loop, result
+
+    @staticmethod
+    def of(tail: FusedTail, out_axis: int) -> RowTail | None:
+        """The tail as a `RowTail` whose rows are axis `out_axis` of its outputs, or None when a member
+        is not one ufunc or reads or writes its operands other than row for row along that axis."""
+        members = []
+        for chunked, prepare, finish in tail.members:
+            call = getattr(chunked.whole, "ufunc_call", None)
+            if call is None:
+                return None
+            n_in = len(chunked.op.inputs)
+            for i, cut in enumerate(chunked.cuts):
+                if cut is None:
+                    continue
+                axis, coefficient, offset, alone = cut
+                if (coefficient, offset, alone) != (1, 0, True) or (i >= n_in and axis != out_axis):
+                    return None
+            members.append((call, prepare, finish, n_in))
+        return RowTail(members, tail.members[0][0].loop, tail.members[-1][0].op.results[0])
+
+    def bind(self, env: list, last_out: np.ndarray | None = None) -> Callable[[int, int], None]:
+        """`rows(r0, r1)` for this run; with `last_out`, the last member writes there (an array of
+        the result's shape) instead of in place, and the result's slot is bound to it."""
+        d = self.loop
+        calls = []
+        for index, (call, prepare, finish, n_in) in enumerate(self.members):
+            arrays = prepare(env)
+            if last_out is not None and index == len(self.members) - 1:
+                arrays[n_in] = last_out
+            finish(env, arrays)  # in place: the results are the out buffers
+            ufunc, args, out = call(arrays)
+            sliced = [isinstance(a, np.ndarray) and a.ndim == out.ndim and a.shape[d] > 1 for a in args]
+            calls.append((ufunc, list(zip(args, sliced)), out))
+        before = (slice(None),) * d
+
+        def rows(r0: int, r1: int) -> None:
+            index = before + (slice(r0, r1),)
+            for ufunc, args, out in calls:
+                ufunc(*[a[index] if s else a for a, s in args], out=out[index], casting="unsafe")
+
+        return rows
+
+
+class ConvStep:
+    """The step of a structured op that is a 2-D convolution (`linalg_conv.conv_geometry`) with one
+    output: `prepare(env)` gives its operand arrays, `run(arrays)` computes it as
+    `compile_structured` does, `finish(env, arrays)` binds its result. With a `tail` (set by
+    `fuse_conv_epilogues`) the step also runs that tail, row block by row block."""
+
+    def __init__(self, op: Structured, geometry: ConvGeometry, runner: Callable, run: Callable,
+                 prepare: Callable, finish: Callable, accumulate: bool):
+        self.op, self.geometry, self.runner = op, geometry, runner
+        self.run, self.prepare, self.finish, self.accumulate = run, prepare, finish, accumulate
+        self.n_in = len(op.inputs)
+        self.rows = op.results[0].type.get_shape()[geometry.out_axes[2]]
+        self.tail: RowTail | None = None
+        self.pad: PadStep | None = None
+        """With a tail, the pad of the tail's result that this step also does, row block by row block."""
+        self.pad_only_reader = False
+        """Whether the pad is the only reader of the tail's result: the tail's last member then writes
+        into the pad's interior, and the tail's result is that interior."""
+
+    @staticmethod
+    def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
+           prepare: Callable, finish: Callable) -> ConvStep | None:
+        if len(op.outputs) != 1 or len(op.results) != 1:
+            return None
+        pair = contraction_pair(op, 0)
+        if pair is None:
+            return None
+        try:
+            ranges = tuple(op.get_static_loop_ranges())
+        except NotImplementedError:
+            return None
+        maps = [m.data for m in op.get_indexing_maps()]
+        geometry = conv_geometry(maps, ranges, *pair, len(op.inputs))
+        if geometry is None:
+            return None
+        accumulate = not (zero_init and zero_init[0])
+        return ConvStep(op, geometry, geometry.runner(ranges, constant), run, prepare, finish, accumulate)
+
+    def __call__(self, env: list) -> None:
+        arrays = self.prepare(env)
+        if self.tail is None:
+            self.run(arrays)
+            self.finish(env, arrays)
+            return
+        self.finish(env, arrays)  # the tail reads the result's slot: the out buffer, written below
+        pad = self.pad
+        if pad is None:
+            epilogue = self.tail.bind(env)
+        else:
+            interior = pad.buffer(env)[pad.interior]
+            if self.pad_only_reader:
+                epilogue = self.tail.bind(env, interior)
+            else:
+                epilogue = self._copying(self.tail.bind(env), env[pad.source], interior)
+        if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
+            self.run(arrays)  # a kernel the runner does not take (not float, ...): whole, then the tail
+            epilogue(0, self.rows)
+
+    def _copying(self, rows: Callable[[int, int], None], result: np.ndarray, interior: np.ndarray):
+        before = (slice(None),) * self.geometry.out_axes[2]
+
+        def rows_and_copy(r0: int, r1: int) -> None:
+            rows(r0, r1)
+            index = before + (slice(r0, r1),)
+            interior[index] = result[index]
+
+        return rows_and_copy
+
+
+FUSE_TAILS = True
+"""Whether `fuse_conv_epilogues` fuses (off: every tail runs as a step of its own, for A/B runs)."""
+FUSE_PADS = True
+"""Whether a fused tail also takes the pad of its result (off: the pad runs as a step of its own)."""
+
+
+def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
+    """Give each fused tail that follows a `ConvStep` to it (see the module docstring); returns how many.
+
+    The convolution moves to the tail's step (its own becomes a no-op): the steps between must be
+    bindings that read and write nothing (constants, allocations, the tail's earlier members' empty
+    steps), so nothing sees the convolution's result or changes its inputs before it now runs; its
+    slots are touched at the tail's step, so the memory plan keeps its inputs alive until then. The
+    tail must read the convolution's result with the result's own indexing (row r of the tail is row
+    r of the convolution), and must not write a buffer the convolution reads."""
+    fused = 0
+    for t, step in enumerate(steps if FUSE_TAILS else ()):
+        if not isinstance(step, FusedTail):
+            continue
+        c = t - 1
+        while c >= 0 and _inert(accesses.get(c)):
+            c -= 1
+        conv = steps[c] if c >= 0 else None
+        if not isinstance(conv, ConvStep) or conv.tail is not None or c not in accesses or t not in accesses:
+            continue
+        if not _reads_result_row_for_row(step, conv):
+            continue
+        conv_access, tail_access = accesses[c], accesses[t]
+        buffer = lambda s: memory.storage.get(s, ("slot", s))  # noqa: E731
+        written = {buffer(s) for s in conv_access.writes | conv_access.binds}  # its out, which it also reads
+        read = {buffer(s) for s in conv_access.reads} - written
+        if any(buffer(s) in read for s in tail_access.writes):
+            continue
+        tail = RowTail.of(step, conv.geometry.out_axes[2])
+        if tail is None:
+            continue
+        conv.tail = tail
+        steps[t], steps[c] = conv, _no_op
+        tail_access.merge(accesses.pop(c))
+        memory.touch(t, sorted(conv_access.reads | conv_access.binds | conv_access.writes))
+        fused += 1
+        p = t + 1
+        while p < len(steps) and _inert(accesses.get(p)):
+            p += 1
+        pad = steps[p] if p < len(steps) else None
+        if (FUSE_PADS and isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses
+                and pad.source == slot(tail.result) and pad.source_shape == tuple(tail.result.type.get_shape())):
+            conv.pad, conv.pad_only_reader = pad, tail.result.has_one_use()
+            steps[p] = _no_op
+            tail_access.merge(accesses.pop(p))
+            memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
+            memory.touch(t, [pad.source, pad.out])
+    return fused
+
+
+def _no_op(env: list) -> None:
+    pass
+
+
+def _inert(access) -> bool:
+    """Whether a step with this access (None: an emptied step) reads and writes nothing."""
+    return access is None or (not access.reads and not access.writes)
+
+
+def _reads_result_row_for_row(tail: FusedTail, conv: ConvStep) -> bool:
+    """Whether the tail's first member reads the convolution's result through its own output's map,
+    as an operand of the output's type (so its loop rows are the convolution's output rows)."""
+    member = tail.members[0][0].op
+    result = conv.op.results[0]
+    maps = member.get_indexing_maps().data
+    out_map, out_type = maps[len(member.inputs)], member.outputs[0].type
+    return any(value is result and value.type == out_type and maps[i] == out_map
+               for i, value in enumerate(member.inputs))

@@ -148,7 +148,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
             fast = ((conv and conv.runner(ranges, constant_inputs))
                     or tap_contraction(maps, ranges, *contraction, n_in + out_index)
-                    or planned_contraction(maps, ranges, *contraction, n_in + out_index))
+                    or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False]))
             plans.append(("contract", *contraction, fast))
         else:
             plans.append(("reduce", ufunc, len(targets)))
@@ -174,8 +174,15 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         if one_ufunc is not None:
             return one_ufunc
 
+    # One contraction with a fast runner (a conv, a grouped 1x1 conv, a depthwise conv): tried first,
+    # before any view of the output is made for the general path.
+    fast_only = plans[0][3] if len(plans) == 1 and plans[0][0] == "contract" else None
+    fast_accumulate = not (zero_init and zero_init[0])
+
     def run(arrays: list) -> None:
         ins, outs = arrays[:n_in], arrays[n_in:n_operands]
+        if fast_only is not None and fast_only(ins, outs[0], fast_accumulate):
+            return
         env: dict[SSAValue, object] = dict(zip(captured, arrays[n_operands:]))
         out_views = [view(o, writeable=True) if view.linear else None for o, view in zip(outs, views[n_in:], strict=True)]
         if needs_inputs:

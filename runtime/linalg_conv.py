@@ -288,13 +288,15 @@ EINSUM_MIN_INNER = 16
 contiguous in every operand (measured on ShuffleNet's depthwise convs in NHWC)."""
 
 
-def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int):
+def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int,
+                    reuse_views: Sequence[bool] = (False,)):
     """`run(ins, out, accumulate) -> bool` computing the contraction `maps[out] += maps[ia] * maps[ib]`
     as one multiply-add over whole loop-space views per point of its reduction space, for the
     products a batched matmul runs badly: a side of each matrix product is one element (a
     depthwise convolution is, per channel, a window of the data times one weight) and the
     reduction space is small (the window). False when the arrays are not all of one float dtype;
-    None when the contraction is not of that kind."""
+    None when the contraction is not of that kind. While `reuse_views[0]` (a planned program) the
+    einsum form keeps the views made for the last call's arrays for the next call with the same arrays."""
     used_a, used_b, used_o = used_loops(maps[ia]), used_loops(maps[ib]), used_loops(maps[out])
     reduction = [d for d in range(len(ranges)) if d not in used_o]
     if not reduction or any(d not in used_a or d not in used_b for d in reduction):
@@ -325,8 +327,14 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
     # The output's innermost loop of more than one point, in `order`.
     inner = max((i for i, d in enumerate(order[:len(used_o)]) if ranges[d] > 1), default=0)
 
+    last: list = [None]  # (a, b, target, einsum operands, einsum output) of the last einsum call
+
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[ia], ins[ib]
+        entry = last[0]
+        if entry is not None and entry[0] is a and entry[1] is b and entry[2] is target and not accumulate:
+            np.einsum(subscripts, *entry[3], out=entry[4])
+            return True
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
                 and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
             return False
@@ -340,6 +348,8 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
                 vo[squeeze[2]] += np.einsum(subscripts, *operands)
             else:
                 np.einsum(subscripts, *operands, out=vo[squeeze[2]])
+                if reuse_views[0]:  # views only: the same arrays give the same views next run
+                    last[0] = (a, b, target, operands, vo[squeeze[2]])
             return True
         scratch = np.empty(vo.shape, vo.dtype)
         for k, tap in enumerate(taps):

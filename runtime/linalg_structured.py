@@ -147,7 +147,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         if contraction is not None:
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
             fast = ((conv and conv.runner(ranges, constant_inputs))
-                    or tap_contraction(maps, ranges, *contraction, n_in + out_index)
+                    or tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
                     or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False]))
             plans.append(("contract", *contraction, fast))
         else:

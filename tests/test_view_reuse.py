@@ -72,3 +72,40 @@ def test_an_unplanned_program_keeps_no_views(monkeypatch):
     _, added = program(x, b)
     assert len(made) == 2 * first
     np.testing.assert_array_equal(added, x[1::2, 0::2] + 1)
+
+
+def test_a_depthwise_conv_keeps_its_einsum_views_across_runs(monkeypatch):
+    """A channels-last 3x3 depthwise conv (its padded input a planned buffer): the second run with the
+    same arrays makes no new views and sees the input's new contents; another input array is fine."""
+    from op_levels import single_op_module
+
+    from xrelay.lowering import lower
+
+    rng = np.random.default_rng(3)
+    channels = 20
+    weight = rng.standard_normal((3, 3, 1, channels)).astype(np.float32)  # HWIO, one input channel per group
+    x = rng.standard_normal((1, 6, 5, channels)).astype(np.float32)
+    module = lower(single_op_module("nn.conv2d", [x, weight], dict(groups=channels, padding=(1, 1, 1, 1),
+                                                                     data_layout="NHWC", kernel_layout="HWIO")),
+                   to="linalg")
+    program = LinalgProgram(module)
+    made = []
+    original = affine_views.LoopView.__call__
+    monkeypatch.setattr(affine_views.LoopView, "__call__", lambda self, *a, **k: made.append(1) or original(self, *a, **k))
+
+    def expected(data):
+        padded = np.pad(data, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        return sum(padded[:, i:i + 6, j:j + 5, :] * weight[i, j, 0] for i in range(3) for j in range(3))
+
+    counts = []
+    for run in range(3):
+        if run == 2:
+            x = x * 3  # another array
+        elif run == 1:
+            x[...] = rng.standard_normal(x.shape)
+        before = len(made)
+        (got,) = program(x, weight)
+        counts.append(len(made) - before)
+        np.testing.assert_allclose(got, expected(x), rtol=1e-5, atol=1e-5)
+    # The pad copies the input into the same planned buffer: the conv's arrays never change.
+    assert counts[0] > 0 and counts[1] == counts[2] == 0

@@ -117,29 +117,30 @@ class ConvStep:
 
     def __call__(self, env: list) -> None:
         arrays = self.prepare(env)
-        if self.tail is None:
+        tail, pad = self.tail, self.pad
+        if tail is None and pad is None:
             self.run(arrays)
             self.finish(env, arrays)
             return
         self.finish(env, arrays)  # the tail reads the result's slot: the out buffer, written below
-        pad = self.pad
         if pad is None:
-            epilogue = self.tail.bind(env)
+            epilogue = tail.bind(env)
         else:
             interior = pad.buffer(env)[pad.interior]
-            if self.pad_only_reader:
-                epilogue = self.tail.bind(env, interior)
+            if tail is not None and self.pad_only_reader:
+                epilogue = tail.bind(env, interior)
             else:
-                epilogue = self._copying(self.tail.bind(env), env[pad.source], interior)
+                epilogue = self._copying(tail and tail.bind(env), env[pad.source], interior)
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             self.run(arrays)  # a kernel the runner does not take (not float, ...): whole, then the tail
             epilogue(0, self.rows)
 
-    def _copying(self, rows: Callable[[int, int], None], result: np.ndarray, interior: np.ndarray):
+    def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
         before = (slice(None),) * self.geometry.out_axes[2]
 
         def rows_and_copy(r0: int, r1: int) -> None:
-            rows(r0, r1)
+            if rows is not None:
+                rows(r0, r1)
             index = before + (slice(r0, r1),)
             interior[index] = result[index]
 
@@ -153,7 +154,9 @@ FUSE_PADS = True
 
 
 def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
-    """Give each fused tail that follows a `ConvStep` to it (see the module docstring); returns how many.
+    """Give each fused tail that follows a `ConvStep` to it (see the module docstring), and the pad
+    of the tail's result, or of the convolution's when it has no tail; returns how many tails and
+    pads it moved into convolutions.
 
     The convolution moves to the tail's step (its own becomes a no-op): the steps between must be
     bindings that read and write nothing (constants, allocations, the tail's earlier members' empty
@@ -198,6 +201,25 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
             tail_access.merge(accesses.pop(p))
             memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
             memory.touch(t, [pad.source, pad.out])
+            fused += 1
+    for p, pad in enumerate(steps if FUSE_PADS else ()):  # a pad of a convolution without a tail
+        if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
+            continue
+        c = p - 1
+        while c >= 0 and _inert(accesses.get(c)):
+            c -= 1
+        conv = steps[c] if c >= 0 else None
+        if not (isinstance(conv, ConvStep) and conv.tail is None and conv.pad is None and c in accesses):
+            continue
+        result = conv.op.results[0]
+        if pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape()):
+            continue
+        conv.pad = pad  # the convolution stays; the pad's copy moves into it
+        steps[p] = _no_op
+        accesses[c].merge(accesses.pop(p))
+        memory.buffers[pad.k].step = c
+        memory.touch(c, [pad.source, pad.out])
+        fused += 1
     return fused
 
 

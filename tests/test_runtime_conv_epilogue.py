@@ -23,9 +23,11 @@ def dense(array: np.ndarray) -> str:
     return f"dense<{np.array2string(array, separator=', ', threshold=1 << 20, floatmode='unique')}> : tensor<{shape}xf32>"
 
 
-def source(h: int, c: int, f: int, weight: np.ndarray | None, bias: np.ndarray, relu_also_returned: bool) -> str:
+def source(h: int, c: int, f: int, weight: np.ndarray | None, bias: np.ndarray, relu_also_returned: bool,
+           tail: bool = True) -> str:
     """pad(x) -> 3x3 conv (constant `weight`, else the argument %w) -> + %r -> + bias -> ReLU -> pad,
-    returning the padded result (and the ReLU's, which then has two readers)."""
+    returning the padded result (and the ReLU's, which then has two readers). Without `tail`, the
+    convolution's result is padded (and returned) in the ReLU's place, and %r is unused."""
     x, y, p = f"tensor<1x{h}x{h}x{c}xf32>", f"tensor<1x{h}x{h}x{f}xf32>", f"tensor<1x{h + 2}x{h + 2}x{f}xf32>"
     xp = f"tensor<1x{h + 2}x{h + 2}x{c}xf32>"
     k = f"tensor<3x3x{c}x{f}xf32>"
@@ -34,7 +36,7 @@ def source(h: int, c: int, f: int, weight: np.ndarray | None, bias: np.ndarray, 
     weight_def = f"%w = arith.constant {dense(weight)}" if weight is not None else ""
     results = f"{p}, {y}" if relu_also_returned else p
     returned = f"%p, %relu : {p}, {y}" if relu_also_returned else f"%p : {p}"
-    return f"""
+    text = f"""
 func.func @main(%x: {x}, %r: {y}{weight_arg}) -> ({results}) {{
   %zero = arith.constant 0.0 : f32
   %xp = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {{
@@ -75,6 +77,10 @@ func.func @main(%x: {x}, %r: {y}{weight_arg}) -> ({results}) {{
   func.return {returned}
 }}
 """
+    if not tail:
+        start, end = text.index("  %e1 = tensor.empty()"), text.index("  %minus = ")
+        text = (text[:start] + text[end:]).replace("tensor.pad %relu", "tensor.pad %conv").replace("%p, %relu", "%p, %conv")
+    return text
 
 
 def expected_outputs(x, r, w, bias):
@@ -183,3 +189,33 @@ func.func @main(%x: {xp}) -> {y} {{
     expected = sum(np.einsum("nhwc,cf->nhwf", xd[:, i:i + h, j:j + h], w1[i, j] - w2[i, j])
                    for i in range(3) for j in range(3))
     np.testing.assert_allclose(program(x)[0], expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("winograd", [True, False])
+def test_conv_without_a_tail_fills_the_pad_after_it_block_by_block(threads, winograd, blas_workers, monkeypatch):
+    from xrelay.runtime import conv as conv_kernels
+    from xrelay.runtime import linalg_conv
+
+    monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 40_000)
+    monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 8_000)
+    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
+    rng = np.random.default_rng(5)
+    h, c, f = 16, 8, 8
+    x = rng.standard_normal((1, h, h, c)).astype(np.float32)
+    r = rng.standard_normal((1, h, h, f)).astype(np.float32)
+    w = rng.standard_normal((3, 3, c, f)).astype(np.float32)
+    text = source(h, c, f, w if winograd else None, np.zeros((1, 1, 1, f), np.float32), True, tail=False)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert len(convs) == 1 and convs[0].tail is None and convs[0].pad is not None
+    assert sum(isinstance(step, PadStep) for step in program.steps) == 1  # the input's
+    blas_workers(threads)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    conv = sum(np.einsum("nhwc,cf->nhwf", xp[:, i:i + h, j:j + h], w[i, j]) for i in range(3) for j in range(3))
+    padded = np.full((1, h + 2, h + 2, f), -1.5)
+    padded[:, 1:-1, 1:-1] = conv
+    for _ in range(2):
+        got_padded, got_conv = program(*((x, r) if winograd else (x, r, w)))
+        np.testing.assert_allclose(got_padded, padded, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(got_conv, conv, rtol=1e-4, atol=1e-4)

@@ -131,36 +131,49 @@ def _diagnostic(report: str) -> str:
     return next((line for line in lines if "error:" in line), lines[0]).split("  Try:")[0]
 
 
+def _all_flags(flags: Sequence[str], target_cpu: str) -> tuple[str, ...]:
+    return (*TARGET_FLAGS, f"--iree-llvmcpu-target-cpu={target_cpu}", *flags)
+
+
+def _cache_key(text: str, all_flags: Sequence[str]) -> str:
+    from iree.compiler.version import VERSION
+
+    return hashlib.sha256("\0".join((VERSION, *all_flags, text)).encode()).hexdigest()
+
+
+def compile_vmfb(text: str, flags: Sequence[str] = DEFAULT_FLAGS, target_cpu: str = "host") -> bytes:
+    """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` for `target_cpu` and
+    `flags`: the VM flatbuffer IREE's tools load (`iree-benchmark-module --module=...`), read from
+    and written to `$XRELAY_IREE_CACHE` when that names a directory."""
+    compiler, _ = _iree()
+    all_flags = _all_flags(flags, target_cpu)
+    cache = _cache_dir()
+    cached = cache / f"{_cache_key(text, all_flags)}.vmfb" if cache else None
+    if cached is not None and cached.is_file():
+        return cached.read_bytes()
+    try:
+        vmfb = compiler.compile_str(text, extra_args=list(all_flags))
+    except compiler.CompilerToolError as error:
+        raise ValueError(f"IREE could not compile the module: {_diagnostic(str(error))}") from None
+    if cached is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(".partial")
+        partial.write_bytes(vmfb)
+        partial.replace(cached)  # never a half-written cache entry
+    return vmfb
+
+
 def compile_text(text: str, n_results: int, flags: Sequence[str] = DEFAULT_FLAGS,
                  target_cpu: str = "host") -> CompiledModule:
     """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` for `target_cpu` (LLVM's
     name; "host" tunes for the features of the CPU compiling it, "generic" compiles several times
     faster for NCHW convolutions) and `flags` (`DEFAULT_FLAGS` unless given), cached per text and
-    flags in memory and, when `$XRELAY_IREE_CACHE` is set, on disk."""
-    compiler, _ = _iree()
-    all_flags = (*TARGET_FLAGS, f"--iree-llvmcpu-target-cpu={target_cpu}", *flags)
-    from iree.compiler.version import VERSION
-
-    key = hashlib.sha256("\0".join((VERSION, *all_flags, text)).encode()).hexdigest()
-    if key in _COMPILED:
-        return _COMPILED[key]
-    cache = _cache_dir()
-    cached = cache / f"{key}.vmfb" if cache else None
-    if cached is not None and cached.is_file():
-        vmfb = cached.read_bytes()
-    else:
-        try:
-            vmfb = compiler.compile_str(text, extra_args=list(all_flags))
-        except compiler.CompilerToolError as error:
-            raise ValueError(f"IREE could not compile the module: {_diagnostic(str(error))}") from None
-        if cached is not None:
-            cache.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_suffix(".partial")
-            partial.write_bytes(vmfb)
-            partial.replace(cached)  # never a half-written cache entry
-    compiled = CompiledModule(vmfb, n_results)
-    _COMPILED[key] = compiled
-    return compiled
+    flags in memory and, when `$XRELAY_IREE_CACHE` is set, on disk (`compile_vmfb`)."""
+    _iree()  # the install hint, before the cache key needs IREE's version
+    key = _cache_key(text, _all_flags(flags, target_cpu))
+    if key not in _COMPILED:
+        _COMPILED[key] = CompiledModule(compile_vmfb(text, flags, target_cpu), n_results)
+    return _COMPILED[key]
 
 
 def compile_module(module: ModuleOp, channels_last: bool = True,

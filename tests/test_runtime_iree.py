@@ -96,6 +96,18 @@ def test_compiled_modules_are_cached_per_module_text(tmp_path, monkeypatch):
     np.testing.assert_array_equal(plain(x)[0], np.maximum(x, 0))
 
 
+def test_compile_vmfb_gives_the_cached_flatbuffer_iree_tools_load(tmp_path, monkeypatch):
+    monkeypatch.setenv("XRELAY_IREE_CACHE", str(tmp_path))
+    text = str(iree_backend.prepare(single_op_module("nn.relu", [(2, 3)], {})))
+    vmfb = iree_backend.compile_vmfb(text)
+    assert [path.read_bytes() for path in tmp_path.glob("*.vmfb")] == [vmfb]
+    assert iree_backend.compile_vmfb(text) == vmfb  # read back from the disk cache
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    np.testing.assert_array_equal(iree_backend.CompiledModule(vmfb, 1)(x)[0], np.maximum(x, 0))
+    with pytest.raises(ValueError, match="IREE could not compile the module: .*--no-such-flag"):
+        iree_backend.compile_vmfb(text, flags=("--no-such-flag",))
+
+
 def test_missing_iree_is_one_line_naming_the_extra(monkeypatch, tmp_path, capsys):
     import builtins
 

@@ -20,6 +20,15 @@ def test_seeded_slice_has_no_crash_hang_or_misplaced_diagnostic():
     assert report.counts["crash"] == report.counts["hang"] == report.counts["misplaced"] == 0, report.render()
 
 
+def test_pipelines_draw_from_every_registered_xrelay_pass():
+    # A pass registered later but missing from the fuzzer's list would never be fuzzed by name.
+    from xrelay.instrument.pass_manager import registered_passes
+
+    pipeline_names = {name for name, factory in registered_passes().items() if "-" in name and name.islower()}
+    fuzzed = {name.split("{")[0] for name in fuzzer.PASSES}
+    assert pipeline_names - {"nn-bufferize"} <= fuzzed, sorted(pipeline_names - fuzzed)
+
+
 def test_hang_is_detected_with_xdsl_own_string_pattern(monkeypatch):
     # xDSL 0.75's exponential pattern, put back for this test only (the forked worker inherits it).
     monkeypatch.setattr(MLIRLexer, "_unescaped_characters_regex",

@@ -488,10 +488,11 @@ def misplacement(text: str, error: str) -> str | None:
 
 
 def spellings(op_name: str) -> tuple[str, ...]:
-    """How an op's name can stand on its line: in full, or, for `func` ops, without the dialect
-    (`return`), since `func` is the default dialect inside a function body as upstream MLIR prints it."""
+    """How an op's name can stand on its line: in full, or, for `func` and `builtin` ops, without the
+    dialect (`return`, `module`), since upstream MLIR prints `func` ops that way inside a function
+    body and `builtin` ops that way everywhere."""
     dialect, _, short = op_name.partition(".")
-    return (op_name, short) if dialect == "func" and short else (op_name,)
+    return (op_name, short) if dialect in ("func", "builtin") and short else (op_name,)
 
 
 def _signature(text: str) -> str:

@@ -83,6 +83,8 @@ def test_crash_is_classified_and_shrunk(monkeypatch):
         ("x\n", "xrelay-run: error: no file", None),
         # Upstream prints func.return as `return` (found by a 10-minute `make fuzz` on the upstream seeds).
         ("  return %0 : f32\n", "in.mlir:1:3: error: 'func.return' op bad", None),
+        # ... and builtin.module as `module` (found by `make fuzz FUZZ_SECONDS=480 FUZZ_SEED=1202`).
+        ("module {\n", "in.mlir:1:1: error: 'builtin.module' op bad", None),
         ("  %0 = arith.addf\n", "in.mlir:1:3: error: 'arith.constant' op bad", "'arith.constant' is not on line 1"),
         ("  constant 1\n", "in.mlir:1:3: error: 'arith.constant' op bad", "'arith.constant' is not on line 1"),
     ],

@@ -148,6 +148,10 @@ def profile_model(model: str, threads: int, runs: int, top: int, with_ort: bool)
         rows.append((g["key"], kind_of(g["key"]), g["min_ns"] * calls / 1e6, g["total_ns"] / n_runs / 1e6, extra))
     print_rows(f"IREE (backend=\"iree\"): {len(groups)} dispatch kinds, "
                f"{sum(g['count'] for g in groups) // n_runs} dispatches per run", rows, top)
+    busy = sum(g["total_tile_duration_sum_ns"] for g in groups) / n_runs / 1e6
+    wall = sum(g["total_ns"] for g in groups) / n_runs / 1e6
+    print(f"    workgroups' summed time {busy:.3f} ms per run over {wall:.3f} ms of dispatch wall time: "
+          f"{busy / wall:.2f} of {threads} thread(s) busy inside dispatches on average")
     if ort_nodes is not None:
         ort_rows = []
         for name, (op, shape, micros) in ort_nodes.items():

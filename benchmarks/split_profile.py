@@ -1,6 +1,6 @@
 """Where a multi-threaded run of the linalg executor does not scale: per kind of step, and per split.
 
-    .venv/bin/python benchmarks/split_profile.py [--model resnet18] [--threads 2] [--rounds 20]
+    .venv/bin/python benchmarks/split_profile.py [--model resnet18] [--threads 2] [--rounds 20] [--steps 30]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
 bound) and runs it in this process, alternating 1 thread and `--threads` threads round after round
@@ -13,6 +13,8 @@ bound) and runs it in this process, alternating 1 thread and `--threads` threads
   after the split began, how long the split waited after its last part ended, and the split's
   wall time: the difference between the sum of split walls and the sum of the slowest parts is
   what hand-offs and imbalance cost;
+- with `--steps N`, the N slowest steps on 1 thread, each with its median on N threads (a
+  convolution named by its kernel, strides, channels and output size);
 - whole-run medians: the steps run in program order as above, and the program called as a user
   calls it (which may run independent branches on two threads at once: runtime/schedule.py).
 
@@ -112,6 +114,21 @@ class SplitRecorder:
         return totals
 
 
+def step_label(step) -> str:
+    """What a step computes, for the per-step listing: a convolution's kernel and weight shapes."""
+    from xrelay.runtime.conv_epilogue import ConvStep
+
+    if not isinstance(step, ConvStep):
+        return ""
+    g, op = step.geometry, step.op
+    weight = op.inputs[g.weight].type.get_shape()
+    out = op.results[0].type.get_shape()
+    f, c, kh, kw = (weight[a] for a in g.weight_axes)
+    n, _, oh, ow = (out[a] for a in g.out_axes)
+    label = f"conv {kh}x{kw}/{g.strides[0]} {c}->{f} out {oh}x{ow}"
+    return label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
+
+
 def timed_run(program, data, threads: int) -> list[float]:
     """One run of `program` with `threads` threads, each step's wall time in seconds."""
     from xrelay.runtime.threads import set_blas_threads, split_blas_threads
@@ -133,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="resnet18", help="resnet18, resnet50 or onnx:<light model>")
     parser.add_argument("--threads", type=int, default=2, help="the thread count compared with 1 (at least 2)")
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=0, help="also list the N slowest steps (per-step medians)")
     args = parser.parse_args(argv)
     if args.threads < 2:
         print(f"split_profile.py: --threads {args.threads}: give the thread count to compare with 1 thread, at least 2",
@@ -175,6 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     for kind in sorted(set(kinds), key=lambda k: -sum(m for m, s in zip(medians[1], kinds) if s == k)):
         one, many = (sum(m for m, s in zip(medians[t], kinds) if s == kind) for t in per_step)
         print(f"  {kind:40s} {kinds.count(kind):5d} {one:8.2f} ms {many:8.2f} ms {one / max(many, 1e-9):8.2f}x")
+    if args.steps:
+        labels = [step_label(step) or kind for step, kind in zip(program.steps, kinds)]
+        print(f"  the {args.steps} slowest steps on 1 thread (median ms: 1 thread, {args.threads} threads):")
+        for i in sorted(range(len(kinds)), key=lambda i: -medians[1][i])[:args.steps]:
+            print(f"    step {i:4d} {medians[1][i]:7.3f} {medians[args.threads][i]:7.3f}  {labels[i]}")
     for label, runs_by_threads in (("whole run, steps in order (median)", {t: [sum(run) for run in runs] for t, runs
                                                                            in per_step.items()}),
                                    ("program(data) (median)", calls)):

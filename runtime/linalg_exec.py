@@ -42,6 +42,7 @@ from xrelay.runtime.linalg_structured import (
     captured_values,
     compile_structured,
     is_bare_permutation,
+    is_constant,
     is_contraction_output,
 )
 
@@ -331,9 +332,7 @@ class LinalgProgram:
             return
         if isinstance(op, Structured):
             zero_init = [self._elide_zero_fill(op, k) for k in range(len(op.outputs))]
-            constant = [isinstance(v.owner, memref.GetGlobalOp) or (
-                isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, DenseIntOrFPElementsAttr))
-                for v in op.inputs]
+            constant = [is_constant(v) for v in op.inputs]
             run = compile_structured(op, zero_init, constant, reuse_views=self._views_cached)
             chunked = ChunkedOp.of(op, zero_init, constant, run)
             if chunked is not None:  # elementwise: split over the worker threads

@@ -24,7 +24,8 @@ import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref, tensor
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
@@ -43,6 +44,7 @@ from xrelay.runtime.affine_views import (
 )
 from xrelay.runtime.conv import threaded_matmul
 from xrelay.runtime.contraction_plan import planned_contraction
+from xrelay.runtime.depthwise import merged_depthwise
 from xrelay.runtime.window_reduce import pooling_program
 from xrelay.runtime.linalg_conv import conv_geometry, tap_contraction
 
@@ -84,6 +86,17 @@ def contraction_pair(op: Structured, k: int) -> tuple[int, int] | None:
 def is_contraction_output(op: Structured, k: int) -> bool:
     """Whether output k of `op` is computed as a BLAS contraction (see `contraction_pair`)."""
     return contraction_pair(op, k) is not None
+
+
+def is_constant(value: SSAValue) -> bool:
+    """Whether `value` is a dense constant or a global, or a reshape of one (a depthwise weight
+    expanded to the grouped form): the same unchanging array on every run."""
+    while isinstance(value.owner, tensor.ExpandShapeOp | tensor.CollapseShapeOp | memref.ExpandShapeOp
+                     | memref.CollapseShapeOp):
+        value = value.owner.operands[0]
+    owner = value.owner
+    return isinstance(owner, memref.GetGlobalOp) or (
+        isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr))
 
 
 def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
@@ -146,8 +159,11 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
+            taps = tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
             fast = ((conv and conv.runner(ranges, constant_inputs))
-                    or tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
+                    or (taps and merged_depthwise(maps, ranges, *contraction, n_in + out_index, constant_inputs,
+                                                  reuse_views or [False], taps))
+                    or taps
                     or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False]))
             plans.append(("contract", *contraction, fast))
         else:

@@ -1,0 +1,131 @@
+"""Depthwise convolutions with a constant weight run as one einsum over merged (w, c) rows
+(runtime/depthwise.py), against numpy references written here; the cases it does not take (strided,
+channels-first, a channel multiplier, channels it cannot merge) still run right by the other paths."""
+
+import numpy as np
+import pytest
+
+from xrelay.dialects import nn
+from xrelay.frontend import GraphBuilder
+from xrelay.lowering import lower
+from xrelay.runtime import depthwise, linalg_structured
+from xrelay.runtime.linalg_exec import LinalgProgram
+
+RNG = np.random.default_rng(12)
+
+
+def depthwise_module(x_shape, weight: np.ndarray, layout: str, **attrs):
+    """`@main(data)`: a grouped conv2d (one group per input channel) whose weight is an nn.constant."""
+    b = GraphBuilder(None)
+    data = b.param("data", x_shape)
+    kernel = b.op(nn.ConstantOp, weight)
+    if layout == "NHWC":
+        attrs.update(data_layout="NHWC", kernel_layout="HWIO")
+    channels = x_shape[3] if layout == "NHWC" else x_shape[1]
+    return lower(b.finish(b.op(nn.Conv2DOp, data, kernel, groups=channels, **attrs)), to="linalg")
+
+
+def reference_nhwc(x, w_hwcm, stride, padding, dilation):
+    """x (N, H, W, C), w (KH, KW, C, M): out[n, oh, ow, c * M + m] = sum x[n, oh*s + kh*d, ...] * w[kh, kw, c, m]."""
+    top, left, bottom, right = padding
+    padded = np.pad(x.astype(np.float64), ((0, 0), (top, bottom), (left, right), (0, 0)))
+    kh, kw, c, m = w_hwcm.shape
+    oh = (padded.shape[1] - dilation * (kh - 1) - 1) // stride + 1
+    ow = (padded.shape[2] - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((x.shape[0], oh, ow, c, m))
+    for i in range(kh):
+        for j in range(kw):
+            window = padded[:, i * dilation:i * dilation + stride * (oh - 1) + 1:stride,
+                            j * dilation:j * dilation + stride * (ow - 1) + 1:stride]
+            out += window[..., None] * w_hwcm[i, j]
+    return out.reshape(x.shape[0], oh, ow, c * m)
+
+
+@pytest.fixture
+def merged_calls(monkeypatch):
+    """Per depthwise runner made: [calls that merged, calls handed to the fallback]."""
+    made = []
+    original = depthwise.merged_depthwise
+
+    def spy(*args):
+        *rest, fallback = args
+        counts = [0, 0]
+
+        def counted_fallback(*call):
+            counts[1] += 1
+            return fallback(*call)
+
+        runner = original(*rest, counted_fallback)
+        if runner is None:
+            return None
+        made.append(counts)
+
+        def run(ins, target, accumulate):
+            before = counts[1]
+            done = runner(ins, target, accumulate)
+            counts[0] += counts[1] == before
+            return done
+
+        return run
+
+    monkeypatch.setattr(linalg_structured, "merged_depthwise", spy)
+    return made
+
+
+@pytest.mark.parametrize("size, channels, padding, dilation", [
+    ((6, 5), 20, (1, 1, 1, 1), 1),
+    ((28, 28), 136, (1, 1, 1, 1), 1),
+    ((7, 9), 3, (0, 2, 1, 0), 1),
+    ((9, 8), 16, (2, 2, 2, 2), 2),
+])
+def test_stride_1_nhwc_merges_rows(merged_calls, size, channels, padding, dilation):
+    weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)  # HWIO, one input channel per group
+    x_shape = (1, *size, channels)
+    program = LinalgProgram(depthwise_module(x_shape, weight, "NHWC", padding=padding, dilation=(dilation, dilation)))
+    for _ in range(3):  # planned buffers: later runs reuse the merged views, and see new contents
+        x = RNG.standard_normal(x_shape).astype(np.float32)
+        (got,) = program(x)
+        expected = reference_nhwc(x, weight.transpose(0, 1, 3, 2), 1, padding, dilation)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert [counts[0] for counts in merged_calls] == [3]
+
+
+@pytest.mark.parametrize("stride, multiplier", [(2, 1), (1, 2)])
+def test_strided_or_multiplied_depthwise_is_left_to_the_window_einsum(merged_calls, stride, multiplier):
+    channels = 12
+    weight = RNG.standard_normal((3, 3, 1, channels * multiplier)).astype(np.float32)
+    x = RNG.standard_normal((1, 11, 10, channels)).astype(np.float32)
+    program = LinalgProgram(depthwise_module(x.shape, weight, "NHWC", padding=(1, 1, 1, 1), strides=(stride, stride)))
+    (got,) = program(x)
+    # HWIO output channel c * M + m reads input channel c.
+    expected = reference_nhwc(x, weight.reshape(3, 3, channels, multiplier), stride, (1, 1, 1, 1), 1)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert merged_calls == []
+
+
+def test_channels_first_depthwise_is_left_alone(merged_calls):
+    channels = 8
+    weight = RNG.standard_normal((channels, 1, 3, 3)).astype(np.float32)  # OIHW
+    x = RNG.standard_normal((1, channels, 9, 7)).astype(np.float32)
+    (got,) = LinalgProgram(depthwise_module(x.shape, weight, "NCHW", padding=(1, 1, 1, 1)))(x)
+    expected = reference_nhwc(x.transpose(0, 2, 3, 1), weight.transpose(2, 3, 0, 1), 1, (1, 1, 1, 1), 1)
+    np.testing.assert_allclose(got, expected.transpose(0, 3, 1, 2), rtol=1e-5, atol=1e-5)
+    assert merged_calls == []
+
+
+def test_data_whose_rows_do_not_merge_goes_to_the_fallback(merged_calls):
+    """The structured op called directly with a channel slice of a wider array: (w, c) do not merge."""
+    channels = 10
+    weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
+    module = depthwise_module((1, 8, 8, channels), weight, "NHWC")  # no padding: the op reads the data
+    conv = next(op for op in module.walk() if isinstance(op, linalg_structured.Structured)
+                and len(op.get_static_loop_ranges()) == 8)
+    constant = [False, True]
+    run = linalg_structured.compile_structured(conv, [True], constant)
+    wide = RNG.standard_normal((1, 8, 8, 2 * channels)).astype(np.float32)
+    data = wide[..., :channels].reshape(1, 8, 8, channels, 1)
+    out = np.empty((1, 6, 6, channels, 1), np.float32)
+    run([data, weight.reshape(3, 3, 1, channels, 1), out])
+    expected = reference_nhwc(wide[..., :channels], weight.transpose(0, 1, 3, 2), 1, (0, 0, 0, 0), 1)
+    np.testing.assert_allclose(out.reshape(expected.shape), expected, rtol=1e-5, atol=1e-5)
+    assert merged_calls == [[0, 1]]

@@ -329,14 +329,27 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
     from xrelay.frontend import bind_params_by_name
     from xrelay.lowering import lower
 
-    ran = []
-    original = structured.tap_contraction
+    ran = []  # per run of the conv: "taps", or "merged" (runtime/depthwise.py, a bound weight)
+    original, original_merged = structured.tap_contraction, structured.merged_depthwise
 
     def counting(*args):
         run = original(*args)
-        return run and (lambda ins, out, accumulate: ran.append(1) or run(ins, out, accumulate))
+        return run and (lambda ins, out, accumulate: ran.append("taps") or run(ins, out, accumulate))
+
+    def counting_merged(*args):
+        run = original_merged(*args)
+
+        def counted(ins, out, accumulate):
+            before = len(ran)
+            done = run(ins, out, accumulate)
+            if len(ran) == before:  # it did not hand the arrays to its fallback (the taps)
+                ran.append("merged")
+            return done
+
+        return run and counted
 
     monkeypatch.setattr(structured, "tap_contraction", counting)
+    monkeypatch.setattr(structured, "merged_depthwise", counting_merged)
     data_layout, kernel_layout = layouts
     rng = np.random.default_rng(6)
     x = rng.standard_normal(shape).astype(np.float32)
@@ -362,7 +375,9 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
         for level in ("linalg", "memref"):
             (got,) = run_linalg(lower(bound, to=level), inputs)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    assert len(ran) == 4
+    # The bound weight of a channels-last conv moving by 1 along W merges (w, c) rows: both levels.
+    merges = data_layout == "NHWC" and strides[1] == 1
+    assert ran == ["taps", "taps"] + ["merged" if merges else "taps"] * 2
 
 
 @pytest.mark.parametrize("accumulate", [False, True])

@@ -9,7 +9,8 @@ Runtime and a plain numpy forward; and the loops-level executor.
    own (a worker: this script with `--worker`), set up once and then driven over a pipe:
    - xrelay at the linalg level, as built (batch_norm lowered as is), after the opt-level-3 graph
      passes (SimplifyInference, FoldScaleAxis, FoldConstant: BN folded into the convs; ConcatFirst,
-     MaxPoolFirst: biases and ReLUs moved behind concatenations and max pools), and after
+     MaxPoolFirst: biases and ReLUs moved behind concatenations and max pools; ShuffleIntoConv: a
+     channel shuffle after a grouped conv with few channels per group folded into a dense conv), and after
      those plus the tutorial's ConvertLayout to NHWC/HWIO and FoldConstant;
    - a plain numpy forward: the same graph evaluated op by op with xrelay's reference numpy kernels
      (`runtime.kernels.KERNELS`), no interpreter in between;
@@ -297,7 +298,8 @@ class Contender:
             if kind != "as-built":
                 with transform.PassContext(opt_level=3):
                     graph = transform.Sequential(
-                        [passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant(), passes.ConcatFirst(), passes.MaxPoolFirst()])(graph)
+                        [passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant(), passes.ConcatFirst(), passes.MaxPoolFirst(),
+                         passes.ShuffleIntoConv()])(graph)
                     if kind == "opt3-nhwc":  # the tutorial's pipeline: NHWC/HWIO convolutions
                         graph = transform.Sequential(
                             [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)

@@ -138,7 +138,9 @@ class ConvGeometry:
         def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool,
                     epilogue=None) -> bool:
             n, f, oh, ow = y.shape
-            channels_last = y.transpose(0, 2, 3, 1).flags.c_contiguous
+            # Channels-last: F contiguous, and each image's rows a matrix of pixels (a slice of a
+            # concatenation's channels, `memory_plan.place_in_slices`, has longer pixel strides).
+            channels_last = y.strides[1] == y.itemsize and _matrix_view(y[:1].transpose(0, 2, 3, 1), ow * oh, f) is not None
             if not channels_last and not (n == 1 and y.flags.c_contiguous):
                 return False
             k_axes = sorted((1, 2, 3), key=lambda a: -w.strides[a])  # the weight's memory order
@@ -159,8 +161,9 @@ class ConvGeometry:
                 else:
                     cols = _strided_copy(base, tuple(k_shape) + rows, tuple(k_strides) + rows_strides)
                     product, target = (matrix, cols.reshape(kk, -1)), y[0, :, r0:r1]
-                if target.flags.c_contiguous and not accumulate:
-                    np.matmul(*product, out=target.reshape(product[0].shape[0], product[1].shape[1]))
+                matrix_out = None if accumulate else _matrix_view(target, product[0].shape[0], product[1].shape[1])
+                if matrix_out is not None:
+                    np.matmul(*product, out=matrix_out)
                 else:
                     result = np.matmul(*product).reshape(target.shape)
                     if accumulate:
@@ -171,12 +174,12 @@ class ConvGeometry:
                     epilogue(r0, r1)
 
             split = n * oh * ow * kk * f >= MIN_SPLIT_MACS and (channels_last or n == 1)
-            if channels_last and split and n * oh * ow < f and split_threads() > 1:
+            target = _matrix_view(y.transpose(0, 2, 3, 1), n * oh * ow, f) if channels_last else None
+            if target is not None and split and n * oh * ow < f and split_threads() > 1:
                 # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
                 # the bigger operand, so each thread takes a share of the filters and reads only
                 # its share of the weights; the patch matrix is copied once.
                 cols = _strided_copy(x, (n, oh, ow, *k_shape), (sn, sh * s_oh, sw * s_ow, *k_strides)).reshape(-1, kk)
-                target = y.transpose(0, 2, 3, 1).reshape(-1, f)
 
                 def filters_part(f0: int, f1: int) -> None:
                     if accumulate:
@@ -207,6 +210,16 @@ class ConvGeometry:
             return True
 
         return self.float_runner(compute)
+
+
+def _matrix_view(array: np.ndarray, rows: int, columns: int) -> np.ndarray | None:
+    """`array` as a (rows, columns) view, or None when that needs a copy (numpy's reshape would copy)."""
+    view = array.view()
+    try:
+        view.shape = (rows, columns)
+    except AttributeError:
+        return None
+    return view
 
 
 def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:

@@ -28,7 +28,7 @@ from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_threads
-from xrelay.runtime.memory_plan import StorageTracker, plan_memory
+from xrelay.runtime.memory_plan import StorageTracker, is_same_view, plan_memory
 from xrelay.runtime.pad_step import compile_pad
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.conv_epilogue import ConvStep, fuse_conv_epilogues
@@ -284,7 +284,7 @@ class LinalgProgram:
                       | bufferization.ToBufferOp | tensor.CastOp | memref.CastOp):
             shape = tuple(op.results[0].type.get_shape())
             src, out = slot(op.operands[0]), slot(op.results[0])
-            self.memory.alias(out, src)
+            self.memory.alias(out, src, reshaped=True)
             self.steps.append(bind_view(src, out, lambda a, sh=shape: a.reshape(sh), self._views_cached))
             return
         if isinstance(op, tensor.ExtractSliceOp | memref.SubviewOp):
@@ -298,13 +298,16 @@ class LinalgProgram:
             index = static_slices(op)
             src, dst, out = slot(op.source), slot(op.dest), slot(op.result)
             copy = not self._fresh_single_use(op.dest)
+            view_shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(index, op.dest.type.get_shape()))
             if not copy:
                 self.memory.alias(out, dst)
-            view_shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(index, op.dest.type.get_shape()))
+                if view_shape == tuple(op.source.type.get_shape()):  # the plan may make the source this slice
+                    self.memory.place(src, dst, index, len(self.steps))
 
             def insert(env, s=src, d=dst, o=out, i=index, c=copy, vs=view_shape):
                 array = np.array(env[d]) if c else env[d]
-                array[i] = env[s].reshape(vs)
+                if not is_same_view(array[i], env[s]):  # else the source was computed in place
+                    array[i] = env[s].reshape(vs)
                 env[o] = array
 
             self.steps.append(insert)
@@ -360,7 +363,7 @@ class LinalgProgram:
                     operands[n_in] = operands[reuse]
                 for r, out_slot, c in zip(results, operands[n_in:n_operands], copy):
                     if not c:  # the result is the out buffer, updated in place
-                        self.memory.alias(r, out_slot)
+                        self.memory.alias(r, out_slot, written_at=len(self.steps))
 
                 def prepare(env, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy):
                     arrays = [env[i] for i in operands]

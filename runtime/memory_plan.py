@@ -13,6 +13,11 @@ a `StorageTracker` learns, for every slot a step defines, where its memory comes
 storage; the returned values live to the end) and hands the buffers, in step order, blocks of
 memory: a block whose buffer has had its last use is reused by the next allocation it fits
 (best fit, else a new block). The blocks are allocated once; a run allocates no activations.
+
+A `tensor.insert_slice` writing in place records a placement: `place_in_slices` may make the
+inserted buffer a view of its slice of the destination (DenseNet's growing concatenation, a fire
+module's two expands), so its producers write straight into the concatenation and the insert copies
+nothing; the two then share one block, alive from the first step of either to the last use of either.
 An op the tracker was not told about makes the program unplannable (`plan_memory` returns None):
 its results might share memory in ways the plan cannot see.
 """
@@ -23,6 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+
+PLACE_IN_SLICES = True
+"""Whether `plan_memory` places inserted buffers in their slice (off: every insert copies, for A/B runs)."""
 
 
 @dataclass
@@ -50,6 +59,13 @@ class StorageTracker:
     """Why planning is off (an op with unknown aliasing), or None."""
     unused: set[int] = field(default_factory=set)
     """Buffers no step reads or writes (an elementwise op wrote over its input instead)."""
+    reshaped: set[int] = field(default_factory=set)
+    """Buffers some slot reshapes (a reshape of a strided slice would copy: never placed in a slice)."""
+    overwrites: list[tuple[int, int]] = field(default_factory=list)
+    """(step, buffer) for every step writing all of a buffer in place (an op's result in its out)."""
+    placements: list[tuple[int, int, tuple[slice, ...], int]] = field(default_factory=list)
+    """(source buffer, destination buffer, slice, step) per `tensor.insert_slice` writing in place:
+    the source may live in that slice of the destination (see `plan_memory`)."""
 
     def fresh(self, slot: int, step: int, shape: Sequence[int], dtype: np.dtype) -> int:
         """`slot` is a new planned buffer allocated by `step`; returns its buffer index."""
@@ -57,10 +73,20 @@ class StorageTracker:
         self.storage[slot] = len(self.buffers) - 1
         return self.storage[slot]
 
-    def alias(self, slot: int, of: int) -> None:
-        """`slot` shares the memory of slot `of` (a view, or an op's result written into `of`)."""
+    def alias(self, slot: int, of: int, reshaped: bool = False, written_at: int | None = None) -> None:
+        """`slot` shares the memory of slot `of`: a view (`reshaped`: a reshape of it), or the result
+        an op (at step `written_at`) wrote over all of `of`."""
         if of in self.storage:
             self.storage[slot] = self.storage[of]
+            if reshaped:
+                self.reshaped.add(self.storage[of])
+            if written_at is not None:
+                self.overwrites.append((written_at, self.storage[of]))
+
+    def place(self, source: int, dest: int, index: tuple[slice, ...], step: int) -> None:
+        """`step` copies slot `source`, whole, into slice `index` of slot `dest`'s buffer."""
+        if source in self.storage and dest in self.storage:
+            self.placements.append((self.storage[source], self.storage[dest], index, step))
 
     def drop(self, slot: int) -> None:
         """The buffer of `slot` (an allocation) is never read or written: it gets no memory."""
@@ -89,7 +115,11 @@ class MemoryPlan:
 
 
 def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> MemoryPlan | None:
-    """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable)."""
+    """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable).
+
+    A buffer placed in a slice of another (`place_in_slices`) gets no block of its own: it is a view
+    of that slice, and its root (the buffer holding it, transitively) lives from the first step of
+    any of them to the last use of any of them."""
     if tracker.unplannable is not None:
         return None
     buffers = tracker.buffers
@@ -103,19 +133,27 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         k = tracker.storage.get(slot)
         if k is not None:
             last_use[k] = n_steps
+    parent = place_in_slices(tracker, last_use) if PLACE_IN_SLICES else {}
+    root = list(range(len(buffers)))
+    for k in range(len(buffers)):
+        while root[k] in parent:
+            root[k] = parent[root[k]][0]
+    start: dict[int, int] = {}
+    end: dict[int, int] = {}
+    for k, b in enumerate(buffers):
+        if k not in tracker.unused:
+            r = root[k]
+            start[r], end[r] = min(start.get(r, b.step), b.step), max(end.get(r, last_use[k]), last_use[k])
     block_sizes: list[int] = []
     free: list[int] = []  # blocks no live buffer uses
     block_of = [-1] * len(buffers)
     releases: dict[int, list[int]] = {}
-    for k, end in enumerate(last_use):
-        releases.setdefault(end, []).append(k)
     by_step: dict[int, list[int]] = {}
-    for k, b in enumerate(buffers):
-        by_step.setdefault(b.step, []).append(k)
+    for r in start:
+        releases.setdefault(end[r], []).append(r)
+        by_step.setdefault(start[r], []).append(r)
     for step in range(n_steps + 1):
         for k in by_step.get(step, ()):
-            if k in tracker.unused:
-                continue
             need = buffers[k].nbytes
             fits = [blk for blk in free if block_sizes[blk] >= need]
             if fits:
@@ -128,15 +166,78 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         # After the step: buffers whose last use it was give their block back (a buffer allocated
         # and last used by the same step is still held while that step runs, hence the order).
         for k in releases.get(step, ()):
-            if block_of[k] >= 0:
-                free.append(block_of[k])
+            free.append(block_of[k])
     blocks = [np.empty(max(size, 1), np.uint8) for size in block_sizes]
-    arrays = []
-    for k, b in enumerate(buffers):
-        if block_of[k] < 0:  # unused: a read-only placeholder of the right shape, no memory
-            arrays.append(np.broadcast_to(np.zeros((), b.dtype), b.shape))
-            continue
-        raw = blocks[block_of[k]][:b.nbytes]
-        arrays.append(raw.view(b.dtype).reshape(b.shape))
+    arrays: list[np.ndarray | None] = [None] * len(buffers)
+
+    def array(k: int) -> np.ndarray:
+        if arrays[k] is None:
+            b = buffers[k]
+            if k in tracker.unused:  # a read-only placeholder of the right shape, no memory
+                arrays[k] = np.broadcast_to(np.zeros((), b.dtype), b.shape)
+            elif k in parent:
+                arrays[k] = array(parent[k][0])[parent[k][1]]
+            else:
+                arrays[k] = blocks[block_of[k]][:b.nbytes].view(b.dtype).reshape(b.shape)
+        return arrays[k]
+
+    for k in range(len(buffers)):
+        array(k)
+        if k not in tracker.unused:
+            block_of[k] = block_of[root[k]]
     used = [b.nbytes for k, b in enumerate(buffers) if k not in tracker.unused]
     return MemoryPlan(arrays, block_of, sum(block_sizes), sum(used), last_use)
+
+
+def place_in_slices(tracker: StorageTracker, last_use: Sequence[int]) -> dict[int, tuple[int, tuple[slice, ...]]]:
+    """Per buffer computed straight into a slice of another, (that buffer, the slice): a concatenation
+    then copies nothing, each input writing its part of the result where it is computed.
+
+    A `tensor.insert_slice` (`tracker.placements`) of source buffer S into slice I of buffer D places S
+    there unless: S is placed already (a value in two concatenations: the first one gets it), or is
+    D or holds D; S is reshaped somewhere (a reshape of a strided view copies); S's shape or dtype is
+    not the slice's; another insert into D writes a slice overlapping I; or, while S or a buffer
+    placed in S is alive, a step writes all of D or of a buffer D is placed in (that would overwrite
+    S's values in the slice)."""
+    buffers, parent = tracker.buffers, {}
+    children: dict[int, list[int]] = {}
+    inserts: dict[int, list[tuple[int, tuple[slice, ...]]]] = {}
+    for _, dest, index, step in tracker.placements:
+        inserts.setdefault(dest, []).append((step, index))
+    for source, dest, index, step in tracker.placements:
+        chain = [dest]
+        while chain[-1] in parent:
+            chain.append(parent[chain[-1]][0])
+        shape, dest_shape = buffers[source].shape, buffers[dest].shape
+        if (source in parent or source in chain or source in tracker.reshaped or source in tracker.unused
+                or dest in tracker.unused or buffers[source].dtype != buffers[dest].dtype
+                or shape != tuple(len(range(*sl.indices(n))) for sl, n in zip(index, dest_shape))):
+            continue
+        if any(other != step and _overlap(index, slices, dest_shape) for other, slices in inserts[dest]):
+            continue
+        tree = [source]
+        for k in tree:
+            tree += children.get(k, [])
+        first, last = min(buffers[k].step for k in tree), max(last_use[k] for k in tree)
+        if any(first <= written <= last and k in chain for written, k in tracker.overwrites):
+            continue
+        parent[source] = (dest, index)
+        children.setdefault(dest, []).append(source)
+    return parent
+
+
+def _overlap(a: tuple[slice, ...], b: tuple[slice, ...], shape: tuple[int, ...]) -> bool:
+    """Whether slices `a` and `b` of an array of `shape` may share an element (each axis's range of
+    positions, ignoring steps, intersects)."""
+    for sa, sb, n in zip(a, b, shape, strict=True):
+        ra, rb = range(*sa.indices(n)), range(*sb.indices(n))
+        if not ra or not rb or max(min(ra), min(rb)) > min(max(ra), max(rb)):
+            return False
+    return True
+
+
+def is_same_view(a: np.ndarray, b: object) -> bool:
+    """Whether array `b` is the same memory as view `a`: same start, shape, strides and dtype (a placed
+    source: the insert has nothing to copy)."""
+    return (isinstance(b, np.ndarray) and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])

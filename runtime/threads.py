@@ -138,7 +138,13 @@ class _Workers:
     answering through another lock: two C-level lock operations per part, where a
     ThreadPoolExecutor's future costs a Python Condition on each side (measured round trip of an
     empty part: 12 us against 19 us). A split entered while another is running (from a worker, or
-    from a second calling thread) runs its parts on the calling thread instead of waiting."""
+    from a second calling thread) runs its parts on the calling thread instead of waiting.
+
+    On this VM a woken worker starts 50-70 us after the hand-off, plus about as long as the calling
+    thread's part runs Python before its first numpy call, since the worker then waits for the GIL
+    (benchmarks/handoff.py). Workers spinning between parts with the GIL released (libc spin locks
+    through ctypes) were tried: in ResNet-18's split profile the start delay stayed at 68 us per
+    split, because the worker still sleeps waiting for the GIL, and the run was 1.06x slower."""
 
     def __init__(self, count: int):
         self.busy = threading.Lock()

@@ -15,7 +15,7 @@ the medians (and 90th percentiles) of:
   thread's wake-up when the worker finishes last).
 
 If the start delay grows with the prelude, the worker waits for the GIL; what remains with the GIL
-released at once is the wake-up of a blocked thread (on a VM, of a halted vCPU). The process runs
+released at once is the wake-up of a blocked thread. The process runs
 with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, as the other benchmarks here.
 """
 

@@ -10,7 +10,9 @@ Runtime and a plain numpy forward; and the loops-level executor.
    - xrelay at the linalg level, as built (batch_norm lowered as is), after the opt-level-3 graph
      passes (SimplifyInference, FoldScaleAxis, FoldConstant: BN folded into the convs; ConcatFirst,
      MaxPoolFirst: biases and ReLUs moved behind concatenations and max pools; ShuffleIntoConv: a
-     channel shuffle after a grouped conv with few channels per group folded into a dense conv), and after
+     channel shuffle after a grouped conv with few channels per group folded into a dense conv;
+     PreActivationShift: a ReLU of a constant add before a 1x1 conv as a maximum, the add folded into
+     the conv's bias), and after
      those plus the tutorial's ConvertLayout to NHWC/HWIO and FoldConstant;
    - a plain numpy forward: the same graph evaluated op by op with xrelay's reference numpy kernels
      (`runtime.kernels.KERNELS`), no interpreter in between;
@@ -299,7 +301,7 @@ class Contender:
                 with transform.PassContext(opt_level=3):
                     graph = transform.Sequential(
                         [passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant(), passes.ConcatFirst(), passes.MaxPoolFirst(),
-                         passes.ShuffleIntoConv()])(graph)
+                         passes.ShuffleIntoConv(), passes.PreActivationShift()])(graph)
                     if kind == "opt3-nhwc":  # the tutorial's pipeline: NHWC/HWIO convolutions
                         graph = transform.Sequential(
                             [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)

@@ -12,9 +12,12 @@ this script with `--worker`), taking turns round after round (`workers.py`) as i
   linalg, `conv-space-to-depth` (the stride-2 RGB stem as a stride-1 convolution over 12 channels),
   `conv-to-matmul` (1x1 convolutions as `linalg.matmul`), `pool-as-window-slices` (pools as an
   elementwise max of their strided window slices), compiled with
-  `iree_backend.DEFAULT_FLAGS` (data tiling of matmuls and convolutions, IREE's microkernels);
+  `iree_backend.DEFAULT_FLAGS` (data tiling of matmuls and convolutions, IREE's microkernels), the
+  data-tiled convolutions of at most 7 output rows given workgroup tiles of whole rows;
 - `iree-nhwc`: the last release's default: NHWC linalg without the rewrites, IREE's default flags;
-- with `--contenders` also: `iree-c2m` (NHWC + the rewrites, IREE's default flags), `iree-tiling`
+- with `--contenders` also: `iree-rows-off` (`iree` with the workgroup tiles IREE configures for the
+  data-tiled convolutions, not the whole-row tiles of `runtime/iree_conv_tiles.py`),
+  `iree-c2m` (NHWC + the rewrites, IREE's default flags), `iree-tiling`
   (NHWC without the rewrites, DEFAULT_FLAGS), `iree-img2col` (NHWC, --iree-opt-level=O3 and IREE's
   conv-to-im2col preprocessing), `iree-flag` (the NCHW graph, IREE's own
   `iree-preprocessing-convert-conv-to-channels-last` pass), `iree-nchw` (NCHW, IREE's defaults);
@@ -41,6 +44,7 @@ import execution  # the sibling benchmark (its contenders, models and ONNX graph
 CONTENDERS = {
     "opt3-nhwc": "xrelay linalg executor (NHWC)",
     "iree": "IREE, backend=\"iree\" default",
+    "iree-rows-off": "IREE, default without whole-row tiles",
     "iree-nhwc": "IREE, NHWC, IREE default flags",
     "iree-c2m": "IREE, NHWC + rewrites, IREE flags",
     "iree-tiling": "IREE, NHWC, data tiling flags",
@@ -61,7 +65,7 @@ def iree_configuration(kind: str) -> tuple[bool, bool, tuple[str, ...]]:
     """(NHWC, the rewrites (REWRITES), iree-compile flags) of an IREE contender."""
     from xrelay.runtime.iree_backend import DEFAULT_FLAGS
 
-    return {"iree": (True, True, DEFAULT_FLAGS), "iree-nhwc": (True, False, ()), "iree-c2m": (True, True, ()),
+    return {"iree": (True, True, DEFAULT_FLAGS), "iree-rows-off": (True, True, DEFAULT_FLAGS), "iree-nhwc": (True, False, ()), "iree-c2m": (True, True, ()),
             "iree-tiling": (True, False, DEFAULT_FLAGS), "iree-img2col": (True, False, IMG2COL_FLAGS),
             "iree-flag": (False, False, CHANNELS_LAST_FLAG), "iree-nchw": (False, False, ())}[kind]
 
@@ -89,7 +93,7 @@ class IreeContender(execution.Contender):
         with transform.PassContext(opt_level=3):
             graph = transform.Sequential([passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant()])(
                 bind_params_by_name(module, params))
-            if kind != "iree":  # the others lowered here, as the configuration says
+            if kind not in ("iree", "iree-rows-off"):  # the others lowered here, as the configuration says
                 if nhwc:
                     graph = transform.Sequential(
                         [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)
@@ -98,8 +102,12 @@ class IreeContender(execution.Contender):
                     graph = transform.Sequential([ConvSpaceToDepth(), ConvToMatmul(), PoolAsWindowSlices()])(graph)
         start = time.perf_counter()
         # `iree` is backend="iree" itself: its own lowering (iree_backend.prepare) and default flags
-        self.program = (iree_backend.compile_module(graph) if kind == "iree"
-                        else iree_backend.compile_text(str(graph), 1, flags))
+        if kind == "iree":
+            self.program = iree_backend.compile_module(graph)
+        elif kind == "iree-rows-off":
+            self.program = iree_backend.compile_text(str(iree_backend.prepare(graph)), 1, whole_rows=False)
+        else:
+            self.program = iree_backend.compile_text(str(graph), 1, flags)
         self.compile_s = time.perf_counter() - start
         self.fn = lambda threads: self.program(self.data)
         out = self.fn(threads)[0]

@@ -4,7 +4,8 @@ An nn-level module is lowered to linalg on tensors by the lowering `passes/iree_
 here (with `channels_last`, its NCHW convolutions first go to NHWC/HWIO through xrelay's own
 ConvertLayout and FoldConstant, which IREE runs several times faster than NCHW), printed as MLIR text, compiled by IREE's compiler
 Python API for this machine's CPU (the llvm-cpu backend with the host's features), and run by IREE's
-runtime on its local-task driver. A compiled module is cached per module text and flags: in memory
+runtime on its local-task driver (data-tiled convolutions with few output rows get workgroup tiles of
+whole rows on the way: `runtime/iree_conv_tiles.py`). A compiled module is cached per module text and flags: in memory
 for the process, and on disk in `$XRELAY_IREE_CACHE` when that names a directory.
 
 IREE is the optional `iree` extra; it is imported here only, on first use.
@@ -21,6 +22,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from xrelay.plugins import load_plugins
+from xrelay.runtime.iree_conv_tiles import CONFIGURED_PHASE, MAX_ROWS, whole_row_convs
 from xrelay.runtime.interpreter import execution_level, find_main
 
 INSTALL_HINT = "the IREE backend needs the optional 'iree' extra: pip install 'xrelay[iree]'"
@@ -29,10 +31,13 @@ INSTALL_HINT = "the IREE backend needs the optional 'iree' extra: pip install 'x
 TARGET_FLAGS = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu")
 """iree-compile flags: the local CPU through LLVM (`--iree-llvmcpu-target-cpu` is added per compile)."""
 
+CONV_DATA_TILING = "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution"
+"""The iree-compile flag that data-tiles convolutions (packs their operands into 16-channel blocks)."""
+
 DEFAULT_FLAGS = (
     "--iree-dispatch-creation-data-tiling",
     "--iree-dispatch-creation-experimental-set-data-tiling-ops=matmul",
-    "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution",
+    CONV_DATA_TILING,
     "--iree-llvmcpu-enable-ukernels=all",
     "--iree-llvmcpu-stack-allocation-limit=65536",
 )
@@ -135,24 +140,39 @@ def _all_flags(flags: Sequence[str], target_cpu: str) -> tuple[str, ...]:
     return (*TARGET_FLAGS, f"--iree-llvmcpu-target-cpu={target_cpu}", *flags)
 
 
-def _cache_key(text: str, all_flags: Sequence[str]) -> str:
+def _cache_key(text: str, all_flags: Sequence[str], retile: bool = False) -> str:
     from iree.compiler.version import VERSION
 
-    return hashlib.sha256("\0".join((VERSION, *all_flags, text)).encode()).hexdigest()
+    retiled = (f"whole-row-convs<={MAX_ROWS}",) if retile else ()
+    return hashlib.sha256("\0".join((VERSION, *all_flags, *retiled, text)).encode()).hexdigest()
 
 
-def compile_vmfb(text: str, flags: Sequence[str] = DEFAULT_FLAGS, target_cpu: str = "host") -> bytes:
+def _compile(compiler, text: str, all_flags: Sequence[str], retile: bool) -> bytes:
+    """`text` compiled with `all_flags`; with `retile`, in two phases around `whole_row_convs`
+    (the workgroup tiles IREE picks re-read a 7x7 stage's weights for every output row)."""
+    if not retile:
+        return compiler.compile_str(text, extra_args=list(all_flags))
+    configured = compiler.compile_str(text, extra_args=[*all_flags, f"--compile-to={CONFIGURED_PHASE}"])
+    retiled, _ = whole_row_convs(configured.decode())
+    return compiler.compile_str(retiled, extra_args=[*all_flags, f"--compile-from={CONFIGURED_PHASE}"])
+
+
+def compile_vmfb(text: str, flags: Sequence[str] = DEFAULT_FLAGS, target_cpu: str = "host",
+                 whole_rows: bool = True) -> bytes:
     """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` for `target_cpu` and
     `flags`: the VM flatbuffer IREE's tools load (`iree-benchmark-module --module=...`), read from
-    and written to `$XRELAY_IREE_CACHE` when that names a directory."""
+    and written to `$XRELAY_IREE_CACHE` when that names a directory. With `whole_rows` and
+    convolution data tiling in `flags` (as in `DEFAULT_FLAGS`), convolutions with few output rows
+    get workgroup tiles of whole rows (`runtime/iree_conv_tiles.py`)."""
     compiler, _ = _iree()
     all_flags = _all_flags(flags, target_cpu)
+    retile = whole_rows and CONV_DATA_TILING in flags
     cache = _cache_dir()
-    cached = cache / f"{_cache_key(text, all_flags)}.vmfb" if cache else None
+    cached = cache / f"{_cache_key(text, all_flags, retile)}.vmfb" if cache else None
     if cached is not None and cached.is_file():
         return cached.read_bytes()
     try:
-        vmfb = compiler.compile_str(text, extra_args=list(all_flags))
+        vmfb = _compile(compiler, text, all_flags, retile)
     except compiler.CompilerToolError as error:
         raise ValueError(f"IREE could not compile the module: {_diagnostic(str(error))}") from None
     if cached is not None:
@@ -164,15 +184,16 @@ def compile_vmfb(text: str, flags: Sequence[str] = DEFAULT_FLAGS, target_cpu: st
 
 
 def compile_text(text: str, n_results: int, flags: Sequence[str] = DEFAULT_FLAGS,
-                 target_cpu: str = "host") -> CompiledModule:
+                 target_cpu: str = "host", whole_rows: bool = True) -> CompiledModule:
     """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` for `target_cpu` (LLVM's
     name; "host" tunes for the features of the CPU compiling it, "generic" compiles several times
     faster for NCHW convolutions) and `flags` (`DEFAULT_FLAGS` unless given), cached per text and
-    flags in memory and, when `$XRELAY_IREE_CACHE` is set, on disk (`compile_vmfb`)."""
+    flags in memory and, when `$XRELAY_IREE_CACHE` is set, on disk (`compile_vmfb`, which says
+    what `whole_rows` does)."""
     _iree()  # the install hint, before the cache key needs IREE's version
-    key = _cache_key(text, _all_flags(flags, target_cpu))
+    key = _cache_key(text, _all_flags(flags, target_cpu), whole_rows and CONV_DATA_TILING in flags)
     if key not in _COMPILED:
-        _COMPILED[key] = CompiledModule(compile_vmfb(text, flags, target_cpu), n_results)
+        _COMPILED[key] = CompiledModule(compile_vmfb(text, flags, target_cpu, whole_rows), n_results)
     return _COMPILED[key]
 
 

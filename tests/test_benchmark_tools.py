@@ -1,4 +1,5 @@
-"""Benchmarks that measure the executor itself: split_profile.py's per-step labels, handoff.py's timings."""
+"""Benchmarks that measure the executor itself: split_profile.py's per-step labels, handoff.py's timings,
+change_ab.py's arguments."""
 
 from __future__ import annotations
 
@@ -30,3 +31,18 @@ def test_handoff_benchmark_times_the_worker_start_and_the_wait_of_every_split():
         delays, waits = measure(prelude, splits=3, gap_us=0)
         assert len(delays) == len(waits) == 3
         assert all(d >= 0 for d in delays) and all(w >= 0 for w in waits)
+
+
+def test_change_ab_names_a_missing_change_flag_or_pass_in_one_line(capsys):
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from change_ab import main
+
+    for argv, message in (
+        (["--model", "onnx:squeezenet"], "give the change"),
+        (["--off", "xrelay.runtime.memory_plan.NO_SUCH_FLAG"], "--off xrelay.runtime.memory_plan.NO_SUCH_FLAG: no such"),
+        (["--off", "xrelay.no_such_module.FLAG"], "--off xrelay.no_such_module.FLAG: no such"),
+        (["--without-pass", "NoSuchPass"], "--without-pass NoSuchPass: no such pass"),
+    ):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("change_ab.py: ") and message in err and err.count("\n") == 1

@@ -1,0 +1,109 @@
+"""A change measured A/B: the model built without it and with it, run alternately in one process.
+
+    .venv/bin/python benchmarks/change_ab.py --model onnx:densenet121 [--threads 1,2] [--rounds 30]
+        [--off xrelay.runtime.memory_plan.PLACE_IN_SLICES ...] [--without-pass PreActivationShift ...]
+
+Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
+bound) twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False and
+every `--without-pass` graph pass (a class of `xrelay.passes`) doing nothing while it is built; and
+"with", as the code stands. Then, per thread count, it runs the two programs `--rounds` times in
+alternating order (each round one run of each, the order flipped every round, untimed runs first)
+and prints both medians and the median of the per-round ratios with/without, which the VM's speed
+changes over seconds move less than either median; and each program's error against the nn level
+and planned memory. Both programs share this process, so a flag read while running (not while
+building) must be set by hand. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the measured
+process (the script re-executes itself without them), as in benchmarks/split_profile.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import statistics
+import sys
+import time
+
+from workers import UNSET_FOR_MEASUREMENT
+
+from execution import Contender
+
+
+def build(model: str, off: list[str], without: list[str]):
+    """The model's contender built with the flags `off` False and the passes `without` skipped."""
+    from xrelay import passes
+
+    saved = []
+    for name in off:
+        module_name, _, attr = name.rpartition(".")
+        module = importlib.import_module(module_name)
+        saved.append((module, attr, getattr(module, attr)))
+        setattr(module, attr, False)
+    for name in without:
+        cls = getattr(passes, name)
+        saved.append((cls, "apply", cls.apply))
+        cls.apply = lambda self, ctx, op: None
+    try:
+        return Contender("opt3-nhwc", model)
+    finally:
+        for owner, attr, value in reversed(saved):
+            setattr(owner, attr, value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="onnx:densenet121", help="resnet18, resnet50 or onnx:<light model>")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--off", action="append", default=[], help="module.FLAG set to False without the change")
+    parser.add_argument("--without-pass", action="append", default=[], help="xrelay.passes class skipped without it")
+    args = parser.parse_args(argv)
+    if not args.off and not args.without_pass:
+        print("change_ab.py: give the change: --off module.FLAG and/or --without-pass PassName", file=sys.stderr)
+        return 1
+    from xrelay import passes
+
+    for name in args.off:
+        module_name, _, attr = name.rpartition(".")
+        try:
+            getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError, ValueError):
+            print(f"change_ab.py: --off {name}: no such module attribute", file=sys.stderr)
+            return 1
+    for name in args.without_pass:
+        if not isinstance(getattr(passes, name, None), type):
+            print(f"change_ab.py: --without-pass {name}: no such pass in xrelay.passes", file=sys.stderr)
+            return 1
+    if any(var in os.environ for var in UNSET_FOR_MEASUREMENT):
+        env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
+        env["OPENBLAS_NUM_THREADS"] = str(max(int(t) for t in args.threads.split(",")))
+        os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
+
+    from xrelay.runtime.threads import set_blas_threads
+
+    contenders = {"without": build(args.model, args.off, args.without_pass), "with": build(args.model, [], [])}
+    change = " ".join([*(f"--off {f}" for f in args.off), *(f"--without-pass {p}" for p in args.without_pass)])
+    print(f"{args.model}: the change is what `{change}` takes away")
+    for name, contender in contenders.items():
+        print(f"  {name:8s} max error vs nn level {contender.error:.2e}, planned {contender.program.peak_bytes / 2**20:.2f} MiB")
+    for threads in (int(t) for t in args.threads.split(",")):
+        set_blas_threads(threads)
+        times: dict[str, list[float]] = {name: [] for name in contenders}
+        loads = [os.getloadavg()[0]]
+        for name, contender in contenders.items():  # untimed
+            contender.fn(threads)
+        for r in range(args.rounds):
+            for name in (("without", "with") if r % 2 == 0 else ("with", "without")):
+                start = time.perf_counter()
+                contenders[name].fn(threads)
+                times[name].append(time.perf_counter() - start)
+        loads.append(os.getloadavg()[0])
+        ratio = statistics.median(b / a for a, b in zip(times["without"], times["with"]))
+        print(f"  {threads} thread(s), {args.rounds} rounds, 1-min load average {min(loads):.1f}-{max(loads):.1f}: "
+              f"without {statistics.median(times['without']) * 1e3:.2f} ms, with {statistics.median(times['with']) * 1e3:.2f} ms, "
+              f"median per-round ratio with/without {ratio:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,14 +1,15 @@
 """Benchmarks that measure the executor itself: split_profile.py's per-step labels, handoff.py's timings,
-change_ab.py's arguments."""
+change_ab.py's arguments, conv_pieces.py's pieces of a convolution step."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import numpy as np
 from xdsl.parser import Parser
 
-from tests.test_runtime_plan import conv_nhwc_hwcf
+from tests.test_runtime_plan import conv_nhwc_hwcf, conv_reference
 from xrelay.dialects import make_context
 from xrelay.runtime.linalg_exec import LinalgProgram
 
@@ -46,3 +47,26 @@ def test_change_ab_names_a_missing_change_flag_or_pass_in_one_line(capsys):
         assert main(argv) == 1
         err = capsys.readouterr().err
         assert err.startswith("change_ab.py: ") and message in err and err.count("\n") == 1
+
+
+def test_conv_pieces_gemm_of_the_copied_patches_is_the_convolution():
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from conv_pieces import patches_and_weights, time_pieces
+
+    from xrelay.runtime.conv_epilogue import ConvStep
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 17, 13, 3)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 3, 7)).astype(np.float32)
+    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 0.0)).parse_module())
+    env: list = [None] * len(program.slots)
+    env[0], env[1] = x, w
+    for step in program.steps:
+        step(env)
+    (conv,) = [step for step in program.steps if isinstance(step, ConvStep)]
+    view, matrix = patches_and_weights(conv, conv.prepare(env))
+    assert view.shape == (1, 7, 6, 5, 3, 3) and matrix.shape == (45, 7)
+    gemm = np.ascontiguousarray(view).reshape(-1, 45) @ matrix
+    np.testing.assert_allclose(gemm.reshape(1, 7, 6, 7), conv_reference(x, w, 2, 0.0), rtol=1e-4, atol=1e-4)
+    times = time_pieces(conv, env, rounds=2)
+    assert set(times) == {"step", "kernel alone", "patch copy", "GEMM (numpy)"} and min(times.values()) > 0

@@ -3,9 +3,13 @@ and the nn, linalg, memref and loops levels give the same answers.
 
 The graphs mix random ops (elementwise unary ops, broadcasting binary ops against constants of lower rank,
 convolutions in NCHW or NHWC with their kernel layouts, pools in either layout, batch_norm, bias_add,
-transpose, reshape, expand_dims, softmax, reductions, prelu, log_softmax, lrn, a dense head), random shapes and random constants. The
-reference is the nn-level run of the unchanged graph. `make test` runs the `ci` profile (derandomised,
-a few examples each); `HYPOTHESIS_PROFILE=long` runs many more.
+transpose, reshape, expand_dims, softmax, reductions, prelu, log_softmax, lrn, a dense head) and branching
+steps (Inception-style concatenations, DenseNet blocks, residual units, ShuffleNet's channel shuffle),
+random shapes and random constants. The reference is the nn-level run of the unchanged graph. Every graph
+pass of `xrelay.passes` is checked (a test fails when one is missing), and branching graphs also run as the
+benchmarks run them: opt level 3 + NHWC, compiled once into a memory-planned linalg program, run on
+several inputs. `make test` runs the `ci` profile (derandomised, a few examples each);
+`HYPOTHESIS_PROFILE=long` runs many more.
 """
 
 from __future__ import annotations
@@ -23,16 +27,24 @@ from xrelay.dialects import nn
 from xrelay.frontend.builder import shape_of
 from xrelay.instrument import PassContext
 from xrelay.lowering import lower
+from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes import (
+    BackwardFoldScaleAxis,
     CanonicalizeOps,
+    ConcatFirst,
     ConvertLayout,
     DeadCodeElimination,
     FoldConstant,
     FoldScaleAxis,
+    ForwardFoldScaleAxis,
     InferType,
+    MaxPoolFirst,
+    PreActivationShift,
+    ShuffleIntoConv,
     SimplifyInference,
 )
 from xrelay.runtime import run
+from xrelay.runtime.linalg_exec import compile_linalg
 
 # x/x at a zero input and softmax of inf are NaN on purpose: the levels must agree on them.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -61,7 +73,10 @@ class Graph(RandomGraph):
         draw = self.draw
         c = self.channels(x)
         kind = draw(st.sampled_from(["unary", "unary", "binary", "conv", "bn", "bias", "pool", "layout", "shape",
-                                     "softmax", "reduce", "channel"]))
+                                     "softmax", "reduce", "channel", "concat", "dense_block", "residual",
+                                     "shuffle"]))
+        if kind in ("concat", "dense_block", "residual", "shuffle"):
+            return getattr(self, kind)(x)
         if kind == "unary":
             name = draw(st.sampled_from(["nn.relu", "nn.negative", "nn.sigmoid", "nn.tanh", "nn.erf", "nn.abs",
                                          "nn.exp", "sqrt", "log", "leaky_relu", "clip"]))
@@ -142,6 +157,82 @@ class Graph(RandomGraph):
             return self.op("nn.reshape", squeezed, newshape=(n, a, b_, d))
         return self.op("nn.softmax", x, axis=self.layout.index("C"))
 
+    # Branching steps: the shapes of Inception, DenseNet, ResNet and ShuffleNet, which the opt-level-3
+    # passes rewrite and the executor's memory plan lays out (a concatenation's inputs in its slices).
+
+    def branch(self, x):
+        """A same-spatial-size feature of `x`: x itself, relu(x + b), a 1x1 or 3x3 conv, or a 3x3 max pool
+        (of x or of relu(x + b))."""
+        c, axis = self.channels(x), self.layout.index("C")
+        choice = self.draw(st.sampled_from(["same", "relu_shift", "conv1", "preact_conv1", "conv3", "max_pool",
+                                            "relu_shift_max_pool"]))
+        if choice == "same":
+            return x
+        if choice == "relu_shift_max_pool":
+            x, choice = self.op("nn.relu", self.op("nn.add", x, self.const(self._channel_shape(c)))), "max_pool"
+        if choice in ("relu_shift", "preact_conv1"):
+            x = self.op("nn.relu", self.op("nn.add", x, self.const(self._channel_shape(c))))
+            if choice == "relu_shift":
+                return x
+        if choice == "max_pool":
+            return self.op("nn.max_pool2d", x, pool_size=(3, 3), strides=(1, 1), padding=(1,) * 4, layout=self.layout)
+        k = 3 if choice == "conv3" else 1
+        out = self.draw(st.integers(1, 3))
+        kernel_layout = "OIHW" if self.layout == "NCHW" else "HWIO"
+        dims = {"O": out, "I": c, "H": k, "W": k}
+        weight = self.const(tuple(dims[d] for d in kernel_layout))
+        y = self.op("nn.conv2d", x, weight, padding=(k // 2,) * 4, channels=out, kernel_size=(k, k),
+                    data_layout=self.layout, kernel_layout=kernel_layout)
+        return self.op("nn.relu", self.op("nn.bias_add", y, self.const((out,)), axis=axis)) if self.draw(
+            st.booleans()) else y
+
+    def concat(self, x):
+        """Inception: 2-3 branches of `x` concatenated along the channels (a branch may repeat)."""
+        axis = self.layout.index("C")
+        branches = [self.branch(x) for _ in range(self.draw(st.integers(2, 3)))]
+        if self.draw(st.integers(0, 2)) == 0:  # SqueezeNet's fire module: every branch ends in bias + ReLU
+            branches = [self.op("nn.relu", self.op("nn.bias_add", b, self.const((self.channels(b),)), axis=axis))
+                        for b in branches]
+        if self.draw(st.integers(0, 3)) == 0:
+            branches.append(branches[0])  # one value twice in a concatenation
+        return self.op("nn.concatenate", *branches, axis=axis)
+
+    def dense_block(self, x):
+        """DenseNet: each layer's new feature concatenated to everything before it; the block's input
+        sometimes also read after the block."""
+        axis, first = self.layout.index("C"), x
+        for _ in range(self.draw(st.integers(1, 3))):
+            x = self.op("nn.concatenate", x, self.branch(x), axis=axis)
+        if self.draw(st.booleans()):
+            x = self.op("nn.concatenate", x, self.op("nn.relu", first), axis=axis)
+        return x
+
+    def residual(self, x):
+        """ResNet: x + f(x) with f keeping the shape, then a ReLU."""
+        c, axis = self.channels(x), self.layout.index("C")
+        kernel_layout = "OIHW" if self.layout == "NCHW" else "HWIO"
+        k = self.draw(st.sampled_from([1, 3]))
+        dims = {"O": c, "I": c, "H": k, "W": k}
+        y = self.op("nn.conv2d", x, self.const(tuple(dims[d] for d in kernel_layout)), padding=(k // 2,) * 4,
+                    channels=c, kernel_size=(k, k), data_layout=self.layout, kernel_layout=kernel_layout)
+        y = self.op("nn.relu", self.op("nn.bias_add", y, self.const((c,)), axis=axis))
+        return self.op("nn.relu", self.op("nn.add", x, y))
+
+    def shuffle(self, x):
+        """ShuffleNet (NCHW, as ONNX has it): a 2-group 1x1 conv, bias and ReLU, then a channel shuffle."""
+        if self.layout != "NCHW":
+            return x
+        n, c, h, w = shape_of(x)
+        if c % 2:
+            x = self.op("nn.concatenate", x, x, axis=1)
+            c *= 2
+        out = 2 * self.draw(st.integers(1, 2))
+        y = self.op("nn.conv2d", x, self.const((out, c // 2, 1, 1)), channels=out, kernel_size=(1, 1), groups=2)
+        y = self.op("nn.relu", self.op("nn.bias_add", y, self.const((out,)), axis=1))
+        y = self.op("nn.reshape", y, newshape=(n, 2, out // 2, h, w))
+        y = self.op("nn.transpose", y, axes=(0, 2, 1, 3, 4))
+        return self.op("nn.reshape", y, newshape=(n, out, h, w))
+
     def _channel_shape(self, c):
         return (c, 1, 1) if self.layout == "NCHW" else (c,)
 
@@ -187,6 +278,12 @@ PASSES = {
     "FoldScaleAxis": FoldScaleAxis,
     "CanonicalizeOps": CanonicalizeOps,
     "DeadCodeElimination": DeadCodeElimination,
+    "ForwardFoldScaleAxis": ForwardFoldScaleAxis,
+    "BackwardFoldScaleAxis": BackwardFoldScaleAxis,
+    "ConcatFirst": ConcatFirst,
+    "MaxPoolFirst": MaxPoolFirst,
+    "ShuffleIntoConv": ShuffleIntoConv,
+    "PreActivationShift": PreActivationShift,
     "ConvertLayout(NHWC)": lambda: ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}),
     "ConvertLayout(NCHW)": lambda: ConvertLayout({"nn.conv2d": ["NCHW", "OIHW"]}),
 }
@@ -202,11 +299,27 @@ def test_every_pass_preserves_outputs(graph):
             transformed = make()(module.clone())
             transformed.verify()
             assert_close(run(transformed, inputs), expected, name)
-        # And the tutorial's opt-level-3 pipeline as a whole.
-        optimised = module.clone()
-        for make in (SimplifyInference, FoldScaleAxis, FoldConstant, PASSES["ConvertLayout(NHWC)"], FoldConstant):
-            optimised = make()(optimised)
-        assert_close(run(optimised, inputs), expected, "opt-level-3 pipeline")
+        # And the opt-level-3 pipeline as a whole, as benchmarks/execution.py runs it.
+        assert_close(run(opt_level_3(module), inputs), expected, "opt-level-3 pipeline")
+
+
+OPT_LEVEL_3 = (SimplifyInference, FoldScaleAxis, FoldConstant, ConcatFirst, MaxPoolFirst, ShuffleIntoConv,
+               PreActivationShift, PASSES["ConvertLayout(NHWC)"], FoldConstant)
+
+
+def opt_level_3(module):
+    """`module` through benchmarks/execution.py's opt-level-3 + NHWC pipeline (run inside a PassContext)."""
+    optimised = module.clone()
+    for make in OPT_LEVEL_3:
+        optimised = make()(optimised)
+    return optimised
+
+
+def test_every_graph_pass_is_checked():
+    """A graph pass (registered by a module of xrelay.passes) missing from PASSES would go unchecked."""
+    checked = {make.__name__ for make in PASSES.values() if isinstance(make, type)} | {"ConvertLayout"}
+    graph_passes = {cls.__name__ for cls in XRELAY_PASSES.values() if cls.__module__.startswith("xrelay.passes.")}
+    assert graph_passes <= checked, f"add to PASSES: {sorted(graph_passes - checked)}"
 
 
 @settings(settings.get_profile(PROFILE))
@@ -277,3 +390,42 @@ def test_integer_graphs_exact_at_every_level_and_through_passes(graph):
             np.testing.assert_array_equal(run(PASSES[name]()(module.clone()), inputs), expected, err_msg=name)
     for level in ("linalg", "memref", "loops"):
         np.testing.assert_array_equal(run(lower(module.clone(), to=level), inputs), expected, err_msg=level)
+
+
+class BranchingGraph(Graph):
+    """A `Graph` whose first step is a concatenation, a DenseNet block, a residual unit or a channel shuffle."""
+
+    def build(self):
+        x = getattr(self, self.draw(st.sampled_from(["concat", "dense_block", "residual", "shuffle"])))(self.b.input)
+        for _ in range(self.draw(st.integers(0, 3))):
+            x = self.step(x)
+        return self.b.finish(x)
+
+
+@st.composite
+def branching_graphs(draw):
+    graph = BranchingGraph(draw)
+    module, inputs = built(graph)
+    return module, inputs, {"data": graph.input_data()}
+
+
+@settings(settings.get_profile(PROFILE))
+@given(branching_graphs())
+def test_branching_graphs_through_passes_and_planned_memory(graph):
+    """Through every graph pass, and as the benchmark runs them (opt level 3, NHWC, lowered to linalg and
+    compiled once into a memory-planned program run twice on different inputs: the second run must not
+    see anything the first left in the planned buffers or the views kept between runs)."""
+    module, inputs, second = graph
+    expected = run(module, inputs)
+    with PassContext(opt_level=3):
+        for name, make in PASSES.items():
+            transformed = make()(module.clone())
+            transformed.verify()
+            assert_close(run(transformed, inputs), expected, name)
+        optimised = opt_level_3(module)
+    for what, variant in (("as built", module), ("opt-level-3 + NHWC", optimised)):
+        program = compile_linalg(lower(variant.clone(), to="linalg"))
+        for data in (inputs, second, inputs):
+            reference = run(module, data)
+            reference = reference[0] if isinstance(reference, list) else reference
+            assert_close(program(data["data"])[0], reference, f"{what}, planned linalg program")

@@ -34,7 +34,9 @@ from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.conv_epilogue import ConvStep, fuse_conv_epilogues
 from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.window_reduce import starts_from_identity
-from xrelay.runtime.program_entry import bind_inputs, cached_program, check_argument, entry_and_globals
+from xrelay.runtime.program_entry import (
+    bind_inputs, cached_program, check_argument, check_no_use_after_dealloc, entry_and_globals,
+)
 from xrelay.runtime.body_program import REDUCERS, aligned_constant, dense_to_numpy, numpy_dtype, scalar_constant
 from xrelay.runtime.linalg_structured import (
     ExecutionError,
@@ -109,6 +111,7 @@ class LinalgProgram:
         self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/schedule.py)
         self._views_cached = [True]  # whether steps keep the views they made (`bind_view`): planned programs
         tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
+        check_no_use_after_dealloc(main.body.block)
         for op in main.body.block.ops:
             step = len(self.steps)
             self._compile(op)

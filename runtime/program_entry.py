@@ -8,11 +8,30 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp, TensorType
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation
 
 from xrelay.runtime.affine_views import ExecutionError
 from xrelay.runtime.body_program import dense_to_numpy, numpy_dtype
+
+
+def check_no_use_after_dealloc(block: Block) -> None:
+    """An ExecutionError naming the op (at file:line:col when parsed from a file) that reads or
+    deallocates again a memref after its `memref.dealloc` in `block`: undefined behaviour in MLIR,
+    which the executors would otherwise run on a dropped buffer."""
+    freed: dict = {}
+    for op in block.ops:
+        for value in op.operands:
+            if value in freed:
+                raise ExecutionError(f"{_located(op)}{op.name} uses a memref after its memref.dealloc "
+                                     f"({_located(freed[value]).rstrip(': ') or 'earlier'})")
+        if isinstance(op, memref.DeallocOp):
+            freed[op.memref] = op
+
+
+def _located(op: Operation) -> str:
+    loc = op.location
+    return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: " if isinstance(loc, FileLineColLoc) else ""
 
 
 def entry_and_globals(module: ModuleOp, entry: str) -> tuple[func.FuncOp, dict[str, np.ndarray]]:

@@ -263,6 +263,33 @@ func.func @main(%x: memref<2xf32>) -> memref<2xf32> {
                               "outside the memref's dimension of size 2")
 
 
+def test_memref_used_after_its_dealloc(tmp_path: Path, capsys):
+    """Found by `make fuzz FUZZ_SECONDS=900 FUZZ_SEED=1302` (a TypeError inside a kernel, reading the
+    dropped buffer): a read or a second dealloc after `memref.dealloc` is one located error, no output."""
+    np.save(tmp_path / "x.npy", np.array([1.0, -2.0], np.float32))
+    generic = ("linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], "
+               "iterator_types = [\"parallel\"]}} ins({0} : memref<2xf32>) outs({1} : memref<2xf32>) {{\n"
+               "  ^bb0(%a: f32, %b: f32):\n    linalg.yield %a : f32\n  }}")
+    for op, second_use in (("linalg.generic", "%r = memref.alloc() : memref<2xf32>\n  " + generic.format("%t", "%r")),
+                           ("memref.dealloc", "memref.dealloc %t : memref<2xf32>\n  %r = memref.alloc() : memref<2xf32>")):
+        model = write(tmp_path, f"""\
+func.func @main(%x: memref<2xf32>) -> memref<2xf32> {{
+  %t = memref.alloc() : memref<2xf32>
+  {generic.format("%x", "%t")}
+  memref.dealloc %t : memref<2xf32>
+  {second_use}
+  func.return %r : memref<2xf32>
+}}
+""")
+        out = tmp_path / "out.npy"
+        status, _, err = run_tool(capsys, [model, "--level", "memref", "--input", f"x={tmp_path / 'x.npy'}",
+                                           "-o", out])
+        assert status == 1 and not out.exists()
+        line = 9 if op == "linalg.generic" else 8
+        assert one_error(err) == (f"xrelay-run: error: execution failed: {model}:{line}:3: {op} uses a memref "
+                                  f"after its memref.dealloc ({model}:7:3)")
+
+
 @pytest.mark.parametrize("level", ["nn", "linalg", "loops"])
 def test_ieee_results_without_warnings(tmp_path: Path, capsys, level):
     # 0/0 = nan, 1/1 = 1 at every level (the loops level used Python's raising division), and a

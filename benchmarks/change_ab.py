@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/change_ab.py --model onnx:densenet121 [--threads 1,2] [--rounds 30]
         [--off xrelay.runtime.memory_plan.PLACE_IN_SLICES ...] [--without-pass PreActivationShift ...]
+        [--threading processes]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
 bound) twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False and
@@ -13,6 +14,9 @@ changes over seconds move less than either median; and each program's error agai
 and planned memory. Both programs share this process, so a flag read while running (not while
 building) must be set by hand. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the measured
 process (the script re-executes itself without them), as in benchmarks/split_profile.py.
+`--threading MODE`: the change is the executor's `threading` MODE ("with") against "split"
+("without"), the two programs built alike; for "processes" the second process blocks as soon as a
+run ends (`spmd.IDLE_SPIN_S = 0`), so that it does not spin while the other program runs.
 """
 
 from __future__ import annotations
@@ -57,9 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--off", action="append", default=[], help="module.FLAG set to False without the change")
     parser.add_argument("--without-pass", action="append", default=[], help="xrelay.passes class skipped without it")
+    parser.add_argument("--threading", choices=("openblas", "processes"),
+                        help="the executor's threading mode with the change (without: split)")
     args = parser.parse_args(argv)
-    if not args.off and not args.without_pass:
-        print("change_ab.py: give the change: --off module.FLAG and/or --without-pass PassName", file=sys.stderr)
+    if not args.off and not args.without_pass and not args.threading:
+        print("change_ab.py: give the change: --off module.FLAG, --without-pass PassName or --threading MODE",
+              file=sys.stderr)
         return 1
     from xrelay import passes
 
@@ -83,7 +90,15 @@ def main(argv: list[str] | None = None) -> int:
 
     contenders = {"without": build(args.model, args.off, args.without_pass), "with": build(args.model, [], [])}
     change = " ".join([*(f"--off {f}" for f in args.off), *(f"--without-pass {p}" for p in args.without_pass)])
-    print(f"{args.model}: the change is what `{change}` takes away")
+    if args.threading:
+        from xrelay.runtime import spmd
+
+        spmd.IDLE_SPIN_S = 0.0
+        contenders["with"].program.threading = args.threading
+        change = " and ".join(x for x in (change, f"threading {args.threading!r} instead of 'split'") if x)
+        print(f"{args.model}: the change is {change}")
+    else:
+        print(f"{args.model}: the change is what `{change}` takes away")
     for name, contender in contenders.items():
         print(f"  {name:8s} max error vs nn level {contender.error:.2e}, planned {contender.program.peak_bytes / 2**20:.2f} MiB")
     for threads in (int(t) for t in args.threads.split(",")):

@@ -2,8 +2,8 @@
 Runtime and a plain numpy forward; and the loops-level executor.
 
     .venv/bin/python benchmarks/execution.py [--models resnet18,resnet50] [--threads 1,2] [--rounds 8]
-        [--block 3] [--onnx-models squeezenet,resnet50,...] [--threading] [--skip-inprocess]
-        [--skip-loops] [--skip-stock]
+        [--block 3] [--onnx-models squeezenet,resnet50,...] [--threading] [--processes]
+        [--skip-inprocess] [--skip-loops] [--skip-stock]
 
 1. Models (batch 1, 3x224x224, weights bound as constants). Every contender runs in a process of its
    own (a worker: this script with `--worker`), set up once and then driven over a pipe:
@@ -34,7 +34,9 @@ Runtime and a plain numpy forward; and the loops-level executor.
    numpy forward (interleaved blocks, as this benchmark used to do), against its own process.
    `--onnx-models`: the same over ONNX light models (xrelay after opt-level-3 + NHWC, and ONNX
    Runtime on the ONNX model itself). `--threading`: the executor's BLAS threading (worker threads
-   over single-threaded BLAS, or OpenBLAS's own threads), as the machine is and with one core busy.
+   over single-threaded BLAS, OpenBLAS's own threads, or two processes: runtime/spmd.py), as the
+   machine is and with one core busy. `--processes`: the opt-level-3 + NHWC program also with
+   `threading = "processes"`, as a contender of its own.
 2. Loops level: a small conv → bias → relu → max-pool network lowered to scf loops, run by
    xrelay's loops executor (every nest scalar, and nests raised to whole-array numpy) and by xDSL's
    stock interpreter on the same IR; dynamic scalar ops per second (ops executed counted from the
@@ -58,6 +60,7 @@ CONTENDERS = {
     "as-built": "xrelay linalg, as built",
     "opt3": "xrelay linalg, opt-level-3 passes",
     "opt3-nhwc": "xrelay linalg, opt-level-3 + NHWC",
+    "opt3-nhwc-processes": "xrelay linalg, opt3 + NHWC, 2 processes",
     "numpy": "plain numpy forward",
     "ort": "onnxruntime",
 }
@@ -293,8 +296,9 @@ class Contender:
         bound = bind_params_by_name(module, params)
         self.kind, self.program, self.sessions = kind, None, {}
         threading = "split"
-        if kind.endswith("-openblas"):  # the same program, BLAS running its own threads
-            kind, threading = kind[: -len("-openblas")], "openblas"
+        for mode in ("openblas", "processes"):  # the same program, BLAS's own threads or two processes
+            if kind.endswith(f"-{mode}"):
+                kind, threading = kind[: -len(mode) - 1], mode
         if kind in ("as-built", "opt3", "opt3-nhwc"):
             graph = bound
             if kind != "as-built":
@@ -376,7 +380,8 @@ def start_workers(kinds, model: str, threads: int) -> dict[str, Worker]:
     return workers
 
 
-def bench_model(model: str, thread_counts: list[int], rounds: int, block: int, kinds=tuple(CONTENDERS)) -> None:
+def bench_model(model: str, thread_counts: list[int], rounds: int, block: int,
+                kinds=tuple(k for k in CONTENDERS if not k.endswith("-processes"))) -> None:
     workers = start_workers(list(kinds), model, max(thread_counts))
     try:
         print(f"\n{model}, batch 1, 3x224x224 (contenders in processes of their own, "
@@ -411,7 +416,9 @@ def bench_threading(model: str, threads: int, rounds: int, block: int) -> None:
     """The linalg executor's BLAS threading: `threads` worker threads splitting each big op over
     single-threaded BLAS ("split", the default) against one BLAS call per op on OpenBLAS's own
     `threads` threads ("openblas"); as the machine is, then with one core held by a spinning process."""
-    workers = start_workers(["opt3-nhwc", "opt3-nhwc-openblas"], model, threads)
+    modes = {"opt3-nhwc": "split over worker threads", "opt3-nhwc-openblas": "OpenBLAS's own threads",
+             "opt3-nhwc-processes": "two processes"}
+    workers = start_workers(list(modes), model, threads)
     try:
         for busy in (False, True):
             spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
@@ -421,12 +428,11 @@ def bench_threading(model: str, threads: int, rounds: int, block: int) -> None:
                 if spinner is not None:
                     spinner.kill()
                     spinner.wait()
-            split, own = (statistics.median(results[k][0]) * 1e3 for k in ("opt3-nhwc", "opt3-nhwc-openblas"))
-            split_best, own_best = (min(results[k][0]) * 1e3 for k in ("opt3-nhwc", "opt3-nhwc-openblas"))
+            figures = ", ".join(f"{label} {statistics.median(results[k][0]) * 1e3:.1f} ms (best "
+                                f"{min(results[k][0]) * 1e3:.1f})" for k, label in modes.items())
             print(f"\nBLAS threading, {model} opt-level-3 + NHWC, {threads} threads, "
                   f"{'one core held by a spinning process' if busy else 'no extra load'} "
-                  f"(load {min(loads):.1f}-{max(loads):.1f}): split over worker threads {split:.1f} ms "
-                  f"(best {split_best:.1f}), OpenBLAS's own threads {own:.1f} ms (best {own_best:.1f})")
+                  f"(load {min(loads):.1f}-{max(loads):.1f}): {figures}")
     finally:
         close_all(workers)
 
@@ -514,6 +520,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="ONNX light models (squeezenet,resnet50,...) to run after opt-level-3 + NHWC against ORT")
     parser.add_argument("--threading", action="store_true",
                         help="compare the executor's BLAS threading modes, idle and with one core busy")
+    parser.add_argument("--processes", action="store_true",
+                        help="also run the opt-level-3 + NHWC program with threading='processes'")
     parser.add_argument("--skip-loops", action="store_true")
     parser.add_argument("--skip-stock", action="store_true", help="skip xDSL's (slow) stock interpreter")
     parser.add_argument("--worker", nargs=2, metavar=("CONTENDER", "MODEL"), help=argparse.SUPPRESS)
@@ -523,10 +531,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     thread_counts = [int(t) for t in args.threads.split(",")]
     models = [m for m in args.models.split(",") if m]
+    extra = ("opt3-nhwc-processes",) if args.processes else ()
     for model in models:
-        bench_model(model, thread_counts, args.rounds, args.block)
+        bench_model(model, thread_counts, args.rounds, args.block,
+                    kinds=(*(k for k in CONTENDERS if not k.endswith("-processes")), *extra))
     for name in [m for m in args.onnx_models.split(",") if m]:
-        bench_model(f"onnx:{name}", thread_counts, args.rounds, args.block, kinds=("opt3-nhwc", "ort"))
+        bench_model(f"onnx:{name}", thread_counts, args.rounds, args.block, kinds=("opt3-nhwc", *extra, "ort"))
     if args.threading:
         bench_threading(models[0] if models else "resnet18", max(thread_counts), args.rounds, args.block)
     if not args.skip_inprocess and models:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
-from xrelay.runtime.threads import run_split, thread_count
+from xrelay.runtime.threads import run_alone, run_split, thread_count
 
 
 
@@ -286,7 +286,7 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     oh, f = out.shape[2], out.shape[1]
     tile_rows = -(-oh // m)
     if threads == 1 or (tile_rows < 2 and f < 2):
-        winograd_conv3x3_blocked(x, u, m, out, accumulate, epilogue)
+        run_alone(functools.partial(winograd_conv3x3_blocked, x, u, m, out, accumulate, epilogue))
         return
     tiles = out.shape[0] * tile_rows * -(-out.shape[3] // m)
     if f < 2 * threads or (tile_rows >= threads and f < 4 * tiles):
@@ -298,7 +298,7 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     calls = [(x, u[:, :, c:c + step], out[:, c:c + step]) for c in range(0, f, step)]
     run_split(threads, [functools.partial(winograd_conv3x3, xs, us, m, outs, accumulate) for xs, us, outs in calls])
     if epilogue is not None:
-        epilogue(0, oh)
+        run_alone(functools.partial(epilogue, 0, oh))
 
 
 WINOGRAD_BLOCK_BYTES = 2 << 20

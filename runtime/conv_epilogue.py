@@ -16,6 +16,7 @@ a part then costs one ufunc call per member on row slices of views made once per
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -26,6 +27,7 @@ from xrelay.runtime.linalg_conv import ConvGeometry, conv_geometry
 from xrelay.runtime.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.plan import FusedTail
+from xrelay.runtime.threads import run_alone
 
 
 class RowTail:
@@ -115,11 +117,16 @@ class ConvStep:
         accumulate = not (zero_init and zero_init[0])
         return ConvStep(op, geometry, geometry.runner(ranges, constant), run, prepare, finish, accumulate)
 
+    spmd = True
+    """Both processes of the two-process mode may run this step: it writes memory only within
+    `run_parts`/`run_split` parts and `run_alone` (runtime/spmd.py)."""
+
     def __call__(self, env: list) -> None:
         arrays = self.prepare(env)
         tail, pad = self.tail, self.pad
         if tail is None and pad is None:
-            self.run(arrays)
+            if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate):
+                run_alone(functools.partial(self.run, arrays))  # contracted generically
             self.finish(env, arrays)
             return
         self.finish(env, arrays)  # the tail reads the result's slot: the out buffer, written below
@@ -132,8 +139,8 @@ class ConvStep:
             else:
                 epilogue = self._copying(tail and tail.bind(env), env[pad.source], interior)
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
-            self.run(arrays)  # a kernel the runner does not take (not float, ...): whole, then the tail
-            epilogue(0, self.rows)
+            # A kernel the runner does not take (not float, ...): whole, then the tail.
+            run_alone(lambda: (self.run(arrays), epilogue(0, self.rows)))
 
     def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
         before = (slice(None),) * self.geometry.out_axes[2]

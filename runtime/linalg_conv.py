@@ -8,6 +8,7 @@ or as im2col + GEMM split over worker threads by output rows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
-from xrelay.runtime.threads import run_parts, split_threads
+from xrelay.runtime.threads import run_alone, run_parts, split_threads
 
 
 MIN_SPLIT_MACS = 1 << 23
@@ -178,10 +179,12 @@ class ConvGeometry:
             if target is not None and split and n * oh * ow < f and split_threads() > 1:
                 # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
                 # the bigger operand, so each thread takes a share of the filters and reads only
-                # its share of the weights; the patch matrix is copied once.
-                cols = _strided_copy(x, (n, oh, ow, *k_shape), (sn, sh * s_oh, sw * s_ow, *k_strides)).reshape(-1, kk)
+                # its share of the weights; each copies the (small) patch matrix itself, so that
+                # the step reads and writes activations only within its parts (runtime/spmd.py).
 
                 def filters_part(f0: int, f1: int) -> None:
+                    cols = _strided_copy(x, (n, oh, ow, *k_shape), (sn, sh * s_oh, sw * s_ow, *k_strides))
+                    cols = cols.reshape(-1, kk)
                     if accumulate:
                         target[:, f0:f1] += np.matmul(cols, matrix[:, f0:f1])
                     else:
@@ -189,7 +192,7 @@ class ConvGeometry:
 
                 run_parts(filters_part, f, True)
                 if epilogue is not None:
-                    epilogue(0, oh)
+                    run_alone(functools.partial(epilogue, 0, oh))
                 return True
             # A patch matrix much bigger than the weights is copied and multiplied in blocks of rows
             # of about IM2COL_BLOCK_BYTES, each while in cache (on one thread, and in each thread's part);

@@ -27,6 +27,7 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
+from xrelay.runtime import spmd
 from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_threads
 from xrelay.runtime.memory_plan import StorageTracker, is_same_view, plan_memory
 from xrelay.runtime.pad_step import compile_pad
@@ -146,7 +147,12 @@ class LinalgProgram:
         self.threading = "split"
         """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had
         (measured faster, and robust when another process holds a core: benchmarks/execution.py
-        --threading); "openblas": one BLAS call per op on OpenBLAS's own threads."""
+        --threading); "openblas": one BLAS call per op on OpenBLAS's own threads; "processes": on
+        2 or more BLAS threads, steps run in a forked second process as well (runtime/spmd.py)."""
+
+    def close(self) -> None:
+        """End the second process of the "processes" threading, if any (also when collected)."""
+        spmd.close(self)
 
     def _block_of(self, slot: int) -> object:
         """The planned block holding `slot`'s memory, or the slot itself when the plan does not own it."""
@@ -388,6 +394,8 @@ class LinalgProgram:
                     run(arrays)
                     finish(env, arrays)
 
+                step.spmd = chunked is not None  # writes only in ChunkedOp.run's parts (runtime/spmd.py)
+
                 step = ConvStep.of(op, zero_init, constant, run, prepare, finish) or step
             else:
                 def step(env, run=run, operands=operands):
@@ -403,12 +411,14 @@ class LinalgProgram:
         env: list = [None] * len(self.slots) if self._bound is None else list(self._bound)
         for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
             env[i] = check_argument(array, arg_type, self.arg_names[i])
+        if self.threading == "processes" and spmd.run(self, env):
+            return [np.array(env[s]) for s in self.result_slots]
         # BLAS's own threads synchronise per call: split per op instead (see `threading`).
-        with split_blas_threads() if self.threading == "split" else blas_own_threads():
+        with split_blas_threads() if self.threading != "openblas" else blas_own_threads():
             if self.schedule is None:
                 for step in self.steps:
                     step(env)
-            elif self.threading == "split" and split_threads() > 1:
+            elif self.threading != "openblas" and split_threads() > 1:
                 self.schedule.run(self.steps, env)
             else:
                 steps = self.steps

@@ -112,6 +112,32 @@ class MemoryPlan:
     unplanned_bytes: int
     """Bytes of all planned buffers that are used, had each its own allocation."""
     last_use: list[int]
+    block_sizes: list[int] = field(default_factory=list)
+    """Bytes of each block."""
+    buffers: list[PlannedBuffer] = field(default_factory=list)
+    unused: set[int] = field(default_factory=set)
+    """Buffers with no memory (read-only placeholders)."""
+    parent: dict[int, tuple[int, tuple[slice, ...]]] = field(default_factory=dict)
+    """Buffers placed in a slice of another (`place_in_slices`)."""
+
+    def place(self, blocks: Sequence[np.ndarray]) -> None:
+        """Make `arrays` views into `blocks` (uint8 arrays of `block_sizes` bytes or more, one per
+        block): `plan_memory` allocates them with numpy; runtime/spmd.py moves them into memory
+        shared with a forked process."""
+        arrays: list[np.ndarray | None] = [None] * len(self.buffers)
+
+        def array(k: int) -> np.ndarray:
+            if arrays[k] is None:
+                b = self.buffers[k]
+                if k in self.unused:  # a read-only placeholder of the right shape, no memory
+                    arrays[k] = np.broadcast_to(np.zeros((), b.dtype), b.shape)
+                elif k in self.parent:
+                    arrays[k] = array(self.parent[k][0])[self.parent[k][1]]
+                else:
+                    arrays[k] = blocks[self.block_of[k]][:b.nbytes].view(b.dtype).reshape(b.shape)
+            return arrays[k]
+
+        self.arrays = [array(k) for k in range(len(self.buffers))]
 
 
 def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> MemoryPlan | None:
@@ -167,26 +193,14 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         # and last used by the same step is still held while that step runs, hence the order).
         for k in releases.get(step, ()):
             free.append(block_of[k])
-    blocks = [np.empty(max(size, 1), np.uint8) for size in block_sizes]
-    arrays: list[np.ndarray | None] = [None] * len(buffers)
-
-    def array(k: int) -> np.ndarray:
-        if arrays[k] is None:
-            b = buffers[k]
-            if k in tracker.unused:  # a read-only placeholder of the right shape, no memory
-                arrays[k] = np.broadcast_to(np.zeros((), b.dtype), b.shape)
-            elif k in parent:
-                arrays[k] = array(parent[k][0])[parent[k][1]]
-            else:
-                arrays[k] = blocks[block_of[k]][:b.nbytes].view(b.dtype).reshape(b.shape)
-        return arrays[k]
-
     for k in range(len(buffers)):
-        array(k)
         if k not in tracker.unused:
             block_of[k] = block_of[root[k]]
     used = [b.nbytes for k, b in enumerate(buffers) if k not in tracker.unused]
-    return MemoryPlan(arrays, block_of, sum(block_sizes), sum(used), last_use)
+    plan = MemoryPlan([], block_of, sum(block_sizes), sum(used), last_use, block_sizes, list(buffers),
+                      set(tracker.unused), parent)
+    plan.place([np.empty(max(size, 1), np.uint8) for size in block_sizes])
+    return plan
 
 
 def place_in_slices(tracker: StorageTracker, last_use: Sequence[int]) -> dict[int, tuple[int, tuple[slice, ...]]]:

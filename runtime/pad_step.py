@@ -23,7 +23,7 @@ from xrelay.runtime.body_program import numpy_dtype, scalar_constant
 from xrelay.runtime.linalg_structured import ExecutionError, copy_into
 from xrelay.runtime.plan import FusedTail
 from xrelay.runtime.schedule import StepAccess
-from xrelay.runtime.threads import run_parts
+from xrelay.runtime.threads import run_alone, run_parts
 
 if TYPE_CHECKING:
     from xrelay.runtime.linalg_exec import LinalgProgram
@@ -110,15 +110,21 @@ class PadStep:
         self.rows = source_shape[self.axis] if source_shape else 1
         self.split = int(np.prod(shape, dtype=np.int64)) >= split_plan.MIN_SPLIT_ELEMENTS
 
+    spmd = True
+    """Both processes of the two-process mode may run this step (runtime/spmd.py): the border is
+    filled by `run_alone`, the interior copied in `run_parts` parts."""
+
     def buffer(self, env: list) -> np.ndarray:
         padded = self.planned[self.k]
         if padded is None:
             padded = np.empty(self.shape, self.dtype)
-        value = self.fill(env)
-        for index in self.border:
-            padded[index] = value
+        run_alone(lambda: self._fill_border(padded, self.fill(env)))
         env[self.out] = padded
         return padded
+
+    def _fill_border(self, padded: np.ndarray, value) -> None:
+        for index in self.border:
+            padded[index] = value
 
     def __call__(self, env: list) -> None:
         inside, source = self.source_of(env, self.buffer(env)[self.interior])

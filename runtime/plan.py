@@ -122,6 +122,9 @@ class FusedTail:
     (reading the slot the previous member's result will occupy, bound before anything runs, since
     every member writes in place) and `finish(env, arrays)` binds its results."""
 
+    spmd = True
+    """Both processes of the two-process mode may run this step: it writes only in its parts."""
+
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
         self.rows, self.split = first.rows, first.split

@@ -213,22 +213,51 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_workers.clear)  # a child process has none of its parent's threads
 
 
+class _Spmd(threading.local):
+    rank = None
+    """While a run of the two-process mode is on in this thread (runtime/spmd.py), this process's
+    `spmd.Rank`: then `run_split` in a step both processes run is a phase each runs its share of,
+    and `run_alone` runs on the first process only."""
+
+
+spmd = _Spmd()
+
+
 def run_split(threads: int, calls: list) -> None:
     """Run `calls` (functions of no arguments), the first on this thread and the others on worker
     threads, all with single-threaded BLAS; return when all are done (re-raising a failure).
 
     The calling thread takes a part itself rather than waiting idle: one hand-off less per split,
     and the pool's wake-up latency (tens of microseconds) is paid by fewer parts."""
+    rank = spmd.rank
+    if rank is not None:
+        rank.split(calls)
+        return
     with split_blas_threads():
         _worker_pool(threads - 1).run(calls)
 
 
+def run_alone(call) -> None:
+    """Run `call()` here: work of a step that is not split. In the two-process mode, a step both
+    processes run does such work (and any write outside its splits) on the first process only."""
+    rank = spmd.rank
+    if rank is None:
+        call()
+    else:
+        rank.alone(call)
+
+
 def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
     """`part(r0, r1)` over `rows` split into one even range per worker thread (numpy's BLAS thread
-    count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here."""
+    count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here
+    (`run_alone`)."""
     threads = thread_count(threads)
     if threads == 1 or not split or rows < 2 * threads:
-        part(0, rows)
+        rank = spmd.rank
+        if rank is None:
+            part(0, rows)
+        else:
+            rank.alone(functools.partial(part, 0, rows))
         return
     size = -(-rows // threads)
     run_split(threads, [functools.partial(part, r, min(r + size, rows)) for r in range(0, rows, size)])

@@ -17,7 +17,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
-from xrelay.runtime.threads import run_alone, run_parts, split_threads
+from xrelay.runtime.threads import run_alone, run_parts, split_threads, worth_splitting
 
 
 MIN_SPLIT_MACS = 1 << 23
@@ -174,7 +174,7 @@ class ConvGeometry:
                 if epilogue is not None:
                     epilogue(r0, r1)
 
-            split = n * oh * ow * kk * f >= MIN_SPLIT_MACS and (channels_last or n == 1)
+            split = worth_splitting(n * oh * ow * kk * f, MIN_SPLIT_MACS) and (channels_last or n == 1)
             target = _matrix_view(y.transpose(0, 2, 3, 1), n * oh * ow, f) if channels_last else None
             if target is not None and split and n * oh * ow < f and split_threads() > 1:
                 # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is

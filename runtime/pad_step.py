@@ -23,7 +23,7 @@ from xrelay.runtime.body_program import numpy_dtype, scalar_constant
 from xrelay.runtime.linalg_structured import ExecutionError, copy_into
 from xrelay.runtime.plan import FusedTail
 from xrelay.runtime.schedule import StepAccess
-from xrelay.runtime.threads import run_alone, run_parts
+from xrelay.runtime.threads import run_alone, run_parts, worth_splitting
 
 if TYPE_CHECKING:
     from xrelay.runtime.linalg_exec import LinalgProgram
@@ -108,7 +108,7 @@ class PadStep:
         # The copy is split over the worker threads along the first axis of more than one row.
         self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
         self.rows = source_shape[self.axis] if source_shape else 1
-        self.split = int(np.prod(shape, dtype=np.int64)) >= split_plan.MIN_SPLIT_ELEMENTS
+        self.points = int(np.prod(shape, dtype=np.int64))
 
     spmd = True
     """Both processes of the two-process mode may run this step (runtime/spmd.py): the border is
@@ -134,7 +134,7 @@ class PadStep:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, self.rows, self.split)
+        run_parts(copy_rows, self.rows, worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS))
 
 
 def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xrelay.runtime.affine_views import linear_form
-from xrelay.runtime.threads import run_parts
+from xrelay.runtime.threads import run_parts, worth_splitting
 from xrelay.runtime.linalg_structured import Structured, compile_structured, contraction_pair
 
 MIN_SPLIT_ELEMENTS = 1 << 18
@@ -77,7 +77,7 @@ class ChunkedOp:
         self.op, self.zero_init, self.constant = op, zero_init, constant
         self.ranges, self.loop, self.cuts = tuple(ranges), loop, cuts
         self.rows = ranges[loop]
-        self.split = int(np.prod(ranges, dtype=np.int64)) >= MIN_SPLIT_ELEMENTS
+        self.points = int(np.prod(ranges, dtype=np.int64))
         self.whole = whole
         self.programs: dict[int, Callable[[list], None]] = {self.rows: whole}
 
@@ -112,7 +112,8 @@ class ChunkedOp:
         program(parts)
 
     def run(self, arrays: list) -> None:
-        run_parts(lambda r0, r1: self.run_part(arrays, r0, r1), self.rows, self.split)
+        run_parts(lambda r0, r1: self.run_part(arrays, r0, r1), self.rows,
+                  worth_splitting(self.points, MIN_SPLIT_ELEMENTS))
 
 
 class FusedTail:
@@ -127,7 +128,7 @@ class FusedTail:
 
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
-        self.rows, self.split = first.rows, first.split
+        self.rows, self.points = first.rows, first.points
 
     def accepts(self, chunked: ChunkedOp) -> bool:
         last = self.members[-1][0]
@@ -147,4 +148,4 @@ class FusedTail:
             for chunked, arrays in prepared:
                 chunked.run_part(arrays, r0, r1)
 
-        run_parts(part, self.rows, self.split)
+        run_parts(part, self.rows, worth_splitting(self.points, MIN_SPLIT_ELEMENTS))

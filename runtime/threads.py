@@ -237,6 +237,14 @@ def run_split(threads: int, calls: list) -> None:
         _worker_pool(threads - 1).run(calls)
 
 
+def worth_splitting(work: int, threshold: int) -> bool:
+    """Whether a step's `work` (loop points, multiply-adds) is worth splitting, `threshold` being the
+    least that pays for a worker thread's hand-off; the two-process mode's barriers cost less, and
+    it scales every threshold (`spmd.Rank.threshold_scale`)."""
+    rank = spmd.rank
+    return work >= (threshold if rank is None else threshold * rank.threshold_scale)
+
+
 def run_alone(call) -> None:
     """Run `call()` here: work of a step that is not split. In the two-process mode, a step both
     processes run does such work (and any write outside its splits) on the first process only."""

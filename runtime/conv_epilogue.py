@@ -100,7 +100,7 @@ class ConvStep:
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
-           prepare: Callable, finish: Callable) -> ConvStep | None:
+           prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,)) -> ConvStep | None:
         if len(op.outputs) != 1 or len(op.results) != 1:
             return None
         pair = contraction_pair(op, 0)
@@ -115,7 +115,8 @@ class ConvStep:
         if geometry is None:
             return None
         accumulate = not (zero_init and zero_init[0])
-        return ConvStep(op, geometry, geometry.runner(ranges, constant), run, prepare, finish, accumulate)
+        runner = geometry.runner(ranges, constant, reuse_views)
+        return ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
 
     spmd = True
     """Both processes of the two-process mode may run this step: it writes memory only within

@@ -34,6 +34,12 @@ matrix is computed in blocks of output rows with a patch matrix about this big (
 too). Measured on ResNet's 7x7/2 stem (a 7.4 MB patch matrix): 5.7 -> 4.5 ms on one thread."""
 
 
+PREPARED_VIEWS = True
+"""Whether an im2col convolution built while this is True keeps the views it made for the last call's
+arrays for the next call with the same arrays (`ConvGeometry.im2col_runner`; off: made on every call,
+for A/B runs)."""
+
+
 @dataclass(frozen=True)
 class ConvGeometry:
     """A contraction that is a 2-D convolution `out[n, f, oh, ow] += data[n, c, oh*s + kh*d + o, ...] *
@@ -102,18 +108,18 @@ class ConvGeometry:
 
         return self.float_runner(compute)
 
-    def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
+    def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], reuse_views: Sequence[bool] = (False,)):
         """`run(ins, out, accumulate) -> bool`: Winograd where it applies and wins, else im2col + GEMM
         (`im2col_runner`); False when neither takes the arrays (the caller contracts generically)."""
         winograd = self.winograd_runner(ranges, constant_inputs)
-        im2col = self.im2col_runner(constant_inputs)
+        im2col = self.im2col_runner(constant_inputs, reuse_views)
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
             return bool(winograd and winograd(ins, out, accumulate, epilogue)) or im2col(ins, out, accumulate, epilogue)
 
         return run
 
-    def im2col_runner(self, constant_inputs: Sequence[bool]):
+    def im2col_runner(self, constant_inputs: Sequence[bool], reuse_views: Sequence[bool] = (False,)):
         """`run(ins, out, accumulate) -> bool` computing this conv as one GEMM per part of the output
         rows, each part's patch matrix (im2col) copied and multiplied by a worker thread.
 
@@ -122,8 +128,15 @@ class ConvGeometry:
         21 floats, not 3); a 1x1 stride-1 conv's patch matrix is the data itself (no copy). Works
         when the output is channels-last (GEMM (N*OH*OW, K) @ (K, F)) or a single NCHW image
         ((F, K) @ (K, OH*OW)); returns False otherwise. The weight matrix of a constant weight is
-        made once."""
+        made once.
+
+        While `reuse_views[0]` (a planned program: its buffers are the same arrays on every run), the
+        views a call makes (patch views and output matrices per part of the rows) are kept for the next
+        call with the same arrays, which then costs the copies, the GEMMs and little Python (a one-pixel
+        conv: 30 us a call with `PREPARED_VIEWS` off)."""
         cache: list = [None, None]
+        last: list = [None]  # (data, weight, out, accumulate, the prepared call) of the last call
+        keep_views = PREPARED_VIEWS  # read when the program is built (benchmarks/change_ab.py --off)
 
         def weight_matrix(weight: np.ndarray, w: np.ndarray, k_axes: list[int], f_first: bool) -> np.ndarray:
             if cache[0] is weight:
@@ -136,83 +149,117 @@ class ConvGeometry:
                 return cache[1]
             return matrix
 
-        def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool,
-                    epilogue=None) -> bool:
+        def prepare(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool):
+            """`call(epilogue)` computing the conv of these views, or None when it does not apply."""
             n, f, oh, ow = y.shape
             # Channels-last: F contiguous, and each image's rows a matrix of pixels (a slice of a
             # concatenation's channels, `memory_plan.place_in_slices`, has longer pixel strides).
             channels_last = y.strides[1] == y.itemsize and _matrix_view(y[:1].transpose(0, 2, 3, 1), ow * oh, f) is not None
             if not channels_last and not (n == 1 and y.flags.c_contiguous):
-                return False
+                return None
             k_axes = sorted((1, 2, 3), key=lambda a: -w.strides[a])  # the weight's memory order
-            matrix = weight_matrix(weight, w, k_axes, f_first=not channels_last)
             sn, sc, sh, sw = x.strides
             (s_oh, s_ow), (d_h, d_w) = self.strides, self.dilation
             k_view = {1: (w.shape[1], sc), 2: (w.shape[2], sh * d_h), 3: (w.shape[3], sw * d_w)}
             k_shape, k_strides = [k_view[a][0] for a in k_axes], [k_view[a][1] for a in k_axes]
             kk = int(np.prod(k_shape))
+            rows_strides = (sn, sh * s_oh, sw * s_ow)
+            parts: dict = {}  # (r0, r1) -> (patch view, patch matrix shape, output matrix or None, target)
 
-            def rows_part(r0: int, r1: int) -> None:
+            def part_views(r0: int, r1: int):
                 rows = (n, r1 - r0, ow)
-                rows_strides = (sn, sh * s_oh, sw * s_ow)
                 base = x[:, :, r0 * s_oh:]
                 if channels_last:
-                    cols = _strided_copy(base, rows + tuple(k_shape), rows_strides + tuple(k_strides))
-                    product, target = (cols.reshape(-1, kk), matrix), y.transpose(0, 2, 3, 1)[:, r0:r1]
+                    view = _merged_view(base, rows + tuple(k_shape), rows_strides + tuple(k_strides))
+                    shape, target = (n * (r1 - r0) * ow, kk), y.transpose(0, 2, 3, 1)[:, r0:r1]
+                    matrix_out = None if accumulate else _matrix_view(target, shape[0], f)
                 else:
-                    cols = _strided_copy(base, tuple(k_shape) + rows, tuple(k_strides) + rows_strides)
-                    product, target = (matrix, cols.reshape(kk, -1)), y[0, :, r0:r1]
-                matrix_out = None if accumulate else _matrix_view(target, product[0].shape[0], product[1].shape[1])
-                if matrix_out is not None:
-                    np.matmul(*product, out=matrix_out)
-                else:
-                    result = np.matmul(*product).reshape(target.shape)
-                    if accumulate:
-                        target += result
-                    else:
-                        target[...] = result
-                if epilogue is not None:
-                    epilogue(r0, r1)
+                    view = _merged_view(base, tuple(k_shape) + rows, tuple(k_strides) + rows_strides)
+                    shape, target = (kk, (r1 - r0) * ow), y[0, :, r0:r1]
+                    matrix_out = None if accumulate else _matrix_view(target, f, shape[1])
+                parts[r0, r1] = entry = (view, shape, matrix_out, target)
+                return entry
 
-            split = worth_splitting(n * oh * ow * kk * f, MIN_SPLIT_MACS) and (channels_last or n == 1)
-            target = _matrix_view(y.transpose(0, 2, 3, 1), n * oh * ow, f) if channels_last else None
-            if target is not None and split and n * oh * ow < f and split_threads() > 1:
-                # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
-                # the bigger operand, so each thread takes a share of the filters and reads only
-                # its share of the weights; each copies the (small) patch matrix itself, so that
-                # the step reads and writes activations only within its parts (runtime/spmd.py).
-
-                def filters_part(f0: int, f1: int) -> None:
-                    cols = _strided_copy(x, (n, oh, ow, *k_shape), (sn, sh * s_oh, sw * s_ow, *k_strides))
-                    cols = cols.reshape(-1, kk)
-                    if accumulate:
-                        target[:, f0:f1] += np.matmul(cols, matrix[:, f0:f1])
-                    else:
-                        np.matmul(cols, matrix[:, f0:f1], out=target[:, f0:f1])
-
-                run_parts(filters_part, f, True)
-                if epilogue is not None:
-                    run_alone(functools.partial(epilogue, 0, oh))
-                return True
+            copied = kk != w.shape[1] or self.strides != (1, 1)
+            macs = n * oh * ow * kk * f
+            by_filters = _matrix_view(y.transpose(0, 2, 3, 1), n * oh * ow, f) if channels_last else None
+            by_filters = by_filters if by_filters is not None and n * oh * ow < f else None
             # A patch matrix much bigger than the weights is copied and multiplied in blocks of rows
             # of about IM2COL_BLOCK_BYTES, each while in cache (on one thread, and in each thread's part);
             # a 1x1 stride-1 conv's is the data itself (no copy: in blocks, ResNet-50's 56x56x256 -> 64
             # measured 0.1 ms slower).
             row_bytes = n * ow * kk * x.itemsize
-            copied = kk != w.shape[1] or self.strides != (1, 1)
-            if copied and row_bytes * oh >= max(2 * IM2COL_BLOCK_BYTES, 4 * matrix.nbytes):
-                block = max(1, IM2COL_BLOCK_BYTES // row_bytes)
+            f_k = f * kk * x.itemsize  # the weight matrix's bytes
+            block = (max(1, IM2COL_BLOCK_BYTES // row_bytes)
+                     if copied and row_bytes * oh >= max(2 * IM2COL_BLOCK_BYTES, 4 * f_k) else None)
 
-                def blocks_part(r0: int, r1: int) -> None:
-                    for b in range(r0, r1, block):
-                        rows_part(b, min(b + block, r1))
+            def call(epilogue) -> None:
+                matrix = weight_matrix(weight, w, k_axes, f_first=not channels_last)
 
-                run_parts(blocks_part, oh, split)
-            else:
-                run_parts(rows_part, oh, split)
+                def rows_part(r0: int, r1: int) -> None:
+                    view, shape, matrix_out, target = parts.get((r0, r1)) or part_views(r0, r1)
+                    cols = np.ascontiguousarray(view).reshape(shape)
+                    product = (cols, matrix) if channels_last else (matrix, cols)
+                    if matrix_out is not None:
+                        np.matmul(*product, out=matrix_out)
+                    else:
+                        result = np.matmul(*product).reshape(target.shape)
+                        if accumulate:
+                            target += result
+                        else:
+                            target[...] = result
+                    if epilogue is not None:
+                        epilogue(r0, r1)
+
+                split = worth_splitting(macs, MIN_SPLIT_MACS) and (channels_last or n == 1)
+                if by_filters is not None and split and split_threads() > 1:
+                    # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
+                    # the bigger operand, so each thread takes a share of the filters and reads only
+                    # its share of the weights; each copies the (small) patch matrix itself, so that
+                    # the step reads and writes activations only within its parts (runtime/spmd.py).
+
+                    def filters_part(f0: int, f1: int) -> None:
+                        cols = _strided_copy(x, (n, oh, ow, *k_shape), (sn, *rows_strides[1:], *k_strides))
+                        cols = cols.reshape(-1, kk)
+                        if accumulate:
+                            by_filters[:, f0:f1] += np.matmul(cols, matrix[:, f0:f1])
+                        else:
+                            np.matmul(cols, matrix[:, f0:f1], out=by_filters[:, f0:f1])
+
+                    run_parts(filters_part, f, True)
+                    if epilogue is not None:
+                        run_alone(functools.partial(epilogue, 0, oh))
+                elif block is not None:
+                    def blocks_part(r0: int, r1: int) -> None:
+                        for b in range(r0, r1, block):
+                            rows_part(b, min(b + block, r1))
+
+                    run_parts(blocks_part, oh, split)
+                else:
+                    run_parts(rows_part, oh, split)
+
+            return call
+
+        def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
+            data, weight = ins[self.data], ins[self.weight]
+            entry = last[0]
+            if (entry is not None and entry[0] is data and entry[1] is weight and entry[2] is out
+                    and entry[3] == accumulate):
+                entry[4](epilogue)
+                return True
+            if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
+                    and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
+                return False
+            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
+            call = prepare(weight, x, weight.transpose(self.weight_axes), out.transpose(self.out_axes), accumulate)
+            if call is None:
+                return False
+            if keep_views and reuse_views[0]:  # views only: the same arrays give the same views next run
+                last[0] = (data, weight, out, accumulate, call)
+            call(epilogue)
             return True
 
-        return self.float_runner(compute)
+        return run
 
 
 def _matrix_view(array: np.ndarray, rows: int, columns: int) -> np.ndarray | None:
@@ -225,9 +272,9 @@ def _matrix_view(array: np.ndarray, rows: int, columns: int) -> np.ndarray | Non
     return view
 
 
-def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
-    """A contiguous copy of the view of `base`'s memory with this shape and these strides (no copy
-    when the view is contiguous already), adjacent axes merged first where memory allows."""
+def _merged_view(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """The read-only view of `base`'s memory with this shape and these strides, adjacent axes merged
+    where memory allows (numpy's copy then runs longer inner loops)."""
     merged_shape, merged_strides = [shape[0]], [strides[0]]
     for size, stride in zip(shape[1:], strides[1:]):
         if merged_strides[-1] == size * stride or merged_shape[-1] == 1:
@@ -236,8 +283,13 @@ def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, 
         else:
             merged_shape.append(size)
             merged_strides.append(stride)
-    view = np.lib.stride_tricks.as_strided(base, merged_shape, merged_strides, writeable=False)
-    return np.ascontiguousarray(view).reshape(shape)
+    return np.lib.stride_tricks.as_strided(base, merged_shape, merged_strides, writeable=False)
+
+
+def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """A contiguous copy of the view of `base`'s memory with this shape and these strides (no copy
+    when the view is contiguous already), adjacent axes merged first where memory allows."""
+    return np.ascontiguousarray(_merged_view(base, shape, strides)).reshape(shape)
 
 
 def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int) -> ConvGeometry | None:

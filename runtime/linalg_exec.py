@@ -396,7 +396,7 @@ class LinalgProgram:
 
                 step.spmd = chunked is not None  # writes only in ChunkedOp.run's parts (runtime/spmd.py)
 
-                step = ConvStep.of(op, zero_init, constant, run, prepare, finish) or step
+                step = ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached) or step
             else:
                 def step(env, run=run, operands=operands):
                     run([env[i] for i in operands])

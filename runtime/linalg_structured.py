@@ -160,7 +160,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         if contraction is not None:
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
             taps = tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
-            fast = ((conv and conv.runner(ranges, constant_inputs))
+            fast = ((conv and conv.runner(ranges, constant_inputs, reuse_views or [False]))
                     or (taps and merged_depthwise(maps, ranges, *contraction, n_in + out_index, constant_inputs,
                                                   reuse_views or [False], taps))
                     or taps

@@ -134,8 +134,8 @@ def test_big_im2col_conv_runs_in_row_blocks(threads, monkeypatch, blas_workers):
 
     monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 2 * 2 * 30 * 75 * 4)
     copies = []
-    original = linalg_conv._strided_copy
-    monkeypatch.setattr(linalg_conv, "_strided_copy",
+    original = linalg_conv._merged_view  # the patch view of a block, made on its first run
+    monkeypatch.setattr(linalg_conv, "_merged_view",
                         lambda base, shape, strides: copies.append(shape[1]) or original(base, shape, strides))
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 64, 64, 3)).astype(np.float32)
@@ -145,6 +145,41 @@ def test_big_im2col_conv_runs_in_row_blocks(threads, monkeypatch, blas_workers):
     blas_workers(threads)
     np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
     assert sorted(copies) == ([2] * 15 if threads == 1 else [1, 1] + [2] * 14)  # 2 threads: parts of 15 rows
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("init", [0.0, 1.5])
+def test_im2col_conv_keeps_its_views_while_given_the_same_arrays(threads, init, monkeypatch, blas_workers):
+    """A planned program's im2col conv makes its patch views on its first run and reuses them while it
+    is given the same arrays (data changed in place is read again), makes new ones for new arrays, and
+    an unplanned program's makes them on every run; every run matches numpy (written, or added to 1.5)."""
+    import xrelay.runtime.linalg_conv as linalg_conv
+
+    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)  # 2 threads: a part per thread
+    views = []
+    original = linalg_conv._merged_view
+    monkeypatch.setattr(linalg_conv, "_merged_view",
+                        lambda base, shape, strides: views.append(shape) or original(base, shape, strides))
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 9, 11, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 5, 7)).astype(np.float32)
+    text = conv_nhwc_hwcf(x.shape, w.shape, 2, init)
+    blas_workers(threads)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    np.testing.assert_allclose(program(x, w)[0], conv_reference(x, w, 2, init), rtol=1e-4, atol=1e-4)
+    made = len(views)
+    assert made == threads  # one patch view per part of the rows
+    x[...] = rng.standard_normal(x.shape)
+    w *= -2.0  # a weight that is an argument is read again on every run
+    np.testing.assert_allclose(program(x, w)[0], conv_reference(x, w, 2, init), rtol=1e-4, atol=1e-4)
+    assert len(views) == made
+    other = rng.standard_normal(x.shape).astype(np.float32)
+    np.testing.assert_allclose(program(other, w)[0], conv_reference(other, w, 2, init), rtol=1e-4, atol=1e-4)
+    assert len(views) == 2 * made
+    unplanned = LinalgProgram(Parser(make_context(), text).parse_module(), plan=False)
+    for _ in range(2):
+        np.testing.assert_allclose(unplanned(x, w)[0], conv_reference(x, w, 2, init), rtol=1e-4, atol=1e-4)
+    assert len(views) == 4 * made
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -126,7 +126,8 @@ def step_label(step) -> str:
     f, c, kh, kw = (weight[a] for a in g.weight_axes)
     n, _, oh, ow = (out[a] for a in g.out_axes)
     label = f"conv {kh}x{kw}/{g.strides[0]} {c}->{f} out {oh}x{ow}"
-    return label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
+    return (label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
+            + (" +pool" if step.pool is not None else ""))
 
 
 def timed_run(program, data, threads: int) -> list[float]:

@@ -23,11 +23,14 @@ import numpy as np
 
 from xdsl.ir import SSAValue
 
+from xrelay.runtime import plan as split_plan
 from xrelay.runtime.linalg_conv import ConvGeometry, conv_geometry
+from xrelay.runtime.body_program import REDUCERS
 from xrelay.runtime.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.plan import FusedTail
-from xrelay.runtime.threads import run_alone
+from xrelay.runtime.threads import run_alone, run_parts, split_threads, worth_splitting
+from xrelay.runtime.window_reduce import ClippedPooling, pooling_reducer
 
 
 class RowTail:
@@ -97,6 +100,9 @@ class ConvStep:
         self.pad_only_reader = False
         """Whether the pad is the only reader of the tail's result: the tail's last member then writes
         into the pad's interior, and the tail's result is that interior."""
+        self.pool: tuple[ClippedPooling, Callable, Callable, int] | None = None
+        """Without a tail or pad: the pooling of the pad of this step's result that this step computes
+        from the unpadded result (`fuse_conv_epilogues`), and the pooling's prepare, finish and input count."""
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
@@ -125,6 +131,9 @@ class ConvStep:
     def __call__(self, env: list) -> None:
         arrays = self.prepare(env)
         tail, pad = self.tail, self.pad
+        if self.pool is not None:
+            self._pooled(env, arrays)
+            return
         if tail is None and pad is None:
             if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate):
                 run_alone(functools.partial(self.run, arrays))  # contracted generically
@@ -143,6 +152,33 @@ class ConvStep:
             # A kernel the runner does not take (not float, ...): whole, then the tail.
             run_alone(lambda: (self.run(arrays), epilogue(0, self.rows)))
 
+    def _pooled(self, env: list, arrays: list) -> None:
+        """The convolution, then its pooling from the unpadded result: on one thread, the pooling's
+        rows whose windows a finished block of convolution rows completes, while they are in cache."""
+        pool, prepare, finish, n_in = self.pool
+        self.finish(env, arrays)
+        pooled = prepare(env)
+        finish(env, pooled)
+        result, target = arrays[self.n_in], pooled[n_in]
+        done = [0, 0]  # convolution rows done (from row 0 on), pooling rows done
+        epilogue = None
+        if split_threads() == 1:
+            def epilogue(r0: int, r1: int) -> None:
+                if r0 != done[0]:  # blocks out of order: pool after the convolution
+                    done[0] = -1
+                    return
+                done[0] = r1
+                end = pool.ready(r1)
+                pool.rows(result, target, done[1], end)
+                done[1] = max(done[1], end)
+
+        if not self.runner(arrays[:self.n_in], result, self.accumulate, epilogue):
+            run_alone(functools.partial(self.run, arrays))  # contracted generically
+        if done[1] < pool.rows_out:
+            start = done[1]
+            split = worth_splitting(int(np.prod(target.shape, dtype=np.int64)), split_plan.MIN_SPLIT_ELEMENTS)
+            run_parts(lambda o0, o1: pool.rows(result, target, start + o0, start + o1), pool.rows_out - start, split)
+
     def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
         before = (slice(None),) * self.geometry.out_axes[2]
 
@@ -159,6 +195,9 @@ FUSE_TAILS = True
 """Whether `fuse_conv_epilogues` fuses (off: every tail runs as a step of its own, for A/B runs)."""
 FUSE_PADS = True
 """Whether a fused tail also takes the pad of its result (off: the pad runs as a step of its own)."""
+FUSE_POOLS = True
+"""Whether a convolution without a tail computes the pooling of its padded result from the unpadded
+result (`ConvStep.pool`; off: the pad and the pooling run as they did, for A/B runs)."""
 
 
 def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
@@ -222,6 +261,9 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         result = conv.op.results[0]
         if pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape()):
             continue
+        if FUSE_POOLS and _fuse_pool(steps, accesses, memory, slot, c, p, pad):
+            fused += 2
+            continue
         conv.pad = pad  # the convolution stays; the pad's copy moves into it
         steps[p] = _no_op
         accesses[c].merge(accesses.pop(p))
@@ -229,6 +271,44 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         memory.touch(c, [pad.source, pad.out])
         fused += 1
     return fused
+
+
+def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], c: int, p: int,
+               pad: PadStep) -> bool:
+    """Make the convolution at `c` compute the pooling (a fused step of that one op, after bindings)
+    that is the only reader of the pad at `p` of its result, from the unpadded result
+    (`ClippedPooling`: the pad's value must be the pooling's identity, -inf for a max pool): the
+    pad's copy is never made. The convolution moves to the pooling's step, as to a tail's; the steps
+    between write nothing and read neither the result nor the pad (bindings, a dropped fill)."""
+    q = p + 1
+    unseen = {pad.source, pad.out}  # bindings between may read other slots (a dropped fill's), not these
+    while q < len(steps) and (accesses.get(q) is None or not (accesses[q].writes or accesses[q].reads & unseen)):
+        q += 1
+    step = steps[q] if q < len(steps) else None
+    if not (isinstance(step, FusedTail) and len(step.members) == 1 and q in accesses and c in accesses):
+        return False
+    chunked, prepare, finish = step.members[0]
+    op, conv = chunked.op, steps[c]
+    found = pooling_reducer(op, REDUCERS)
+    if found is None or not (chunked.zero_init and chunked.zero_init[0]):  # accumulating into a fill
+        return False
+    padded = op.inputs[found[0]]
+    if slot(padded) != pad.out or not padded.has_one_use():
+        return False
+    pool = ClippedPooling.of(op, REDUCERS, [index.start for index in pad.interior], pad.source_shape, pad.fill(None))
+    if pool is None or pool.row_axis != conv.geometry.out_axes[2]:
+        return False
+    conv_access, pool_access = accesses[c], accesses[q]
+    buffer = lambda s: memory.storage.get(s, ("slot", s))  # noqa: E731
+    written = {buffer(s) for s in conv_access.writes | conv_access.binds}
+    if any(buffer(s) in {buffer(r) for r in conv_access.reads} - written for s in pool_access.writes):
+        return False
+    conv.pool = (pool, prepare, finish, len(op.inputs))
+    steps[q], steps[c], steps[p] = conv, _no_op, _no_op
+    pool_access.merge(accesses.pop(c))
+    pool_access.merge(accesses.pop(p))
+    memory.touch(q, sorted(conv_access.reads | conv_access.binds | conv_access.writes))
+    return True
 
 
 def _no_op(env: list) -> None:

@@ -161,3 +161,105 @@ def pooling_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduct
         return False
 
     return run
+
+
+class ClippedPooling:
+    """A pooling (`pooling_reducer`, `window_axes`) whose data is a pad of `source` by `low` on each
+    data axis with the reduction's identity, computed from the unpadded source: each window tap
+    reduces only the output positions where it lands inside the source (a tap in the border adds
+    the identity, which changes nothing), so the padded copy is never made.
+
+    `rows(source, target, o0, o1)` writes output positions [o0, o1) along the outermost window axis
+    (`row_axis` of the data, `row_loop` of the loops); `ready(r)` is the end of the output rows
+    whose windows lie within the source's first `r` rows along that axis."""
+
+    def __init__(self, axes: list, ranges: Sequence[int], to_data_order: list[int], low: Sequence[int],
+                 source_shape: Sequence[int], ufunc: np.ufunc):
+        self.axes, self.to_data_order, self.ufunc = axes, to_data_order, ufunc
+        self.low, self.source_shape = tuple(low), tuple(source_shape)
+        windows = [axis for axis, a in enumerate(axes) if a[0] == "window"]
+        self.row_axis = windows[0]
+        self.row_loop = axes[self.row_axis][1]
+        self.rows_out = ranges[self.row_loop]
+        self.stages = []  # (axis, output length, [(tap, first source index)] per tap)
+        for axis in windows:
+            _, o_loop, k_loop, stride, dilation, offset = axes[axis]
+            start = [k * dilation + offset - self.low[axis] for k in range(ranges[k_loop])]
+            self.stages.append((axis, ranges[o_loop], stride, start))
+
+    @staticmethod
+    def of(op, reducers: dict, low: Sequence[int], source_shape: Sequence[int], fill: float) -> ClippedPooling | None:
+        """The pooling `op` over a pad of `source_shape` by `low` with `fill`, or None when `op` is not a
+        pooling `window_reduction` runs, `fill` is not its reduction's identity, its output does not
+        start from that identity (a fill kept before it: it accumulates), or the pad also widens an
+        axis the windows do not slide along."""
+        found = pooling_reducer(op, reducers)
+        if found is None or IDENTITIES.get(found[1]) != fill:
+            return None
+        data, ufunc = found
+        maps = [m.data for m in op.get_indexing_maps()]
+        out = len(op.inputs)
+        iterators = [str(it.data) for it in op.get_iterator_types()]
+        reduction = [i for i, it in enumerate(iterators) if it == "reduction"]
+        try:
+            ranges = op.get_static_loop_ranges()
+        except NotImplementedError:
+            return None
+        if window_reduction(maps, ranges, reduction, data, out, ufunc) is None:
+            return None
+        axes = window_axes(maps[data], maps[out], reduction)
+        if len(low) != len(axes) or len(source_shape) != len(axes):
+            return None
+        for axis, a in enumerate(axes):
+            if a[0] == "loop" and (low[axis] != 0 or source_shape[axis] != ranges[a[1]]):
+                return None
+        out_loops = [e.position for e in maps[out].results]
+        return ClippedPooling(axes, ranges, [out_loops.index(a[1]) for a in axes], low, source_shape, ufunc)
+
+    def ready(self, r: int) -> int:
+        """How many output rows have windows within source rows [0, r) (clipped to the source)."""
+        _, length, stride, start = self.stages[0]
+        last = max(start)
+        n = self.source_shape[self.row_axis]
+        if r >= n:
+            return length
+        # Output row o needs source rows up to o * stride + last.
+        return max(0, min(length, (r - 1 - last) // stride + 1))
+
+    def rows(self, source: np.ndarray, target: np.ndarray, o0: int, o1: int) -> None:
+        """Output rows [o0, o1) of `target` (the pooling's output) from `source`, one window axis at a
+        time as `window_reduction` does: the taps that land inside the source for every output position
+        first (two of them: one ufunc call), then each other tap on the positions where it lands inside."""
+        if o1 <= o0:
+            return
+        rows = (slice(None),) * self.row_axis + (slice(o0, o1),)
+        current = source
+        for k, (axis, length, stride, start) in enumerate(self.stages):
+            lo, hi = (o0, o1) if k == 0 else (0, length)
+            n = current.shape[axis]
+            before = (slice(None),) * axis
+            if k == len(self.stages) - 1:
+                into = target.transpose(self.to_data_order)[rows]
+            else:
+                shape = list(current.shape)
+                shape[axis] = hi - lo
+                into = np.empty(shape, current.dtype)
+            taps = []  # (covers every position, slice of into, view of current)
+            for first in start:
+                a, b = max(lo, -(first // stride)), min(hi, (n - 1 - first) // stride + 1)
+                if b > a:
+                    begin = a * stride + first
+                    view = current[before + (slice(begin, begin + (b - a - 1) * stride + 1, stride),)]
+                    taps.append(((a, b) == (lo, hi), into[before + (slice(a - lo, b - lo),)], view))
+            taps.sort(key=lambda t: not t[0])
+            if len(taps) >= 2 and taps[1][0]:
+                self.ufunc(taps[0][2], taps[1][2], out=into)
+                taps = taps[2:]
+            elif taps and taps[0][0]:
+                np.copyto(into, taps[0][2])
+                taps = taps[1:]
+            else:
+                into[...] = IDENTITIES[self.ufunc]
+            for _, part, view in taps:
+                self.ufunc(part, view, out=part)
+            current = into

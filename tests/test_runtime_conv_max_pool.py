@@ -1,0 +1,194 @@
+"""A convolution whose result is padded with -inf only for a max pool computes the pool from the
+unpadded result (runtime/conv_epilogue.py `_fuse_pool`, runtime/window_reduce.py `ClippedPooling`):
+on one thread row block by row block, as each block completes windows. Checked against numpy
+written here: both layouts, im2col and Winograd, strides, dilations, uneven pads, 1 and 2 threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from xrelay.dialects import make_context
+from xrelay.runtime.conv_epilogue import ConvStep
+from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.pad_step import PadStep
+from xrelay.runtime.plan import FusedTail
+from xrelay.runtime.window_reduce import ClippedPooling
+
+NEG_INF = "0xFF800000"
+
+
+def tensor(shape) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+
+
+def dense(array: np.ndarray) -> str:
+    text = np.array2string(array, separator=", ", threshold=1 << 20, floatmode="unique")
+    return f"dense<{text}> : {tensor(array.shape)}"
+
+
+def source(layout: str, x_shape, w_shape, conv_stride: int, low, high, pool: int, pool_stride: int, dilation: int,
+           fill: str, weight: np.ndarray | None, padded_returned: bool = False) -> tuple[str, tuple]:
+    """conv -> tensor.pad (by `low`/`high` on H and W, with `fill`) -> max pool; the pooled output
+    (and the padded tensor when `padded_returned`)."""
+    if layout == "nhwc":
+        n, h, w, _ = x_shape
+        kh, kw, _, f = w_shape
+    else:
+        n, _, h, w = x_shape
+        f, _, kh, kw = w_shape
+    oh, ow = (h - kh) // conv_stride + 1, (w - kw) // conv_stride + 1
+    ph, pw = oh + low[0] + high[0], ow + low[1] + high[1]
+    qh, qw = (ph - dilation * (pool - 1) - 1) // pool_stride + 1, (pw - dilation * (pool - 1) - 1) // pool_stride + 1
+    nhwc = layout == "nhwc"
+    y, p, q = ((n, oh, ow, f), (n, ph, pw, f), (n, qh, qw, f)) if nhwc else ((n, f, oh, ow), (n, f, ph, pw), (n, f, qh, qw))
+    pad_low = f"[0, {low[0]}, {low[1]}, 0]" if nhwc else f"[0, 0, {low[0]}, {low[1]}]"
+    pad_high = f"[0, {high[0]}, {high[1]}, 0]" if nhwc else f"[0, 0, {high[0]}, {high[1]}]"
+    conv = "conv_2d_nhwc_hwcf" if nhwc else "conv_2d_nchw_fchw"
+    weight_arg = "" if weight is not None else f", %w: {tensor(w_shape)}"
+    weight_def = f"%w = arith.constant {dense(weight)}" if weight is not None else ""
+    results = f"{tensor(q)}, {tensor(p)}" if padded_returned else tensor(q)
+    returned = f"%pool, %p : {results}" if padded_returned else f"%pool : {results}"
+    text = f"""
+func.func @main(%x: {tensor(x_shape)}{weight_arg}) -> ({results}) {{
+  %zero = arith.constant 0.0 : f32
+  %fill = arith.constant {fill} : f32
+  %ninf = arith.constant {NEG_INF} : f32
+  {weight_def}
+  %e0 = tensor.empty() : {tensor(y)}
+  %init = linalg.fill ins(%zero : f32) outs(%e0 : {tensor(y)}) -> {tensor(y)}
+  %conv = linalg.{conv} {{strides = dense<{conv_stride}> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}}
+      ins(%x, %w : {tensor(x_shape)}, {tensor(w_shape)}) outs(%init : {tensor(y)}) -> {tensor(y)}
+  %p = tensor.pad %conv low{pad_low} high{pad_high} {{
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %fill : f32
+  }} : {tensor(y)} to {tensor(p)}
+  %window = tensor.empty() : tensor<{pool}x{pool}xf32>
+  %e1 = tensor.empty() : {tensor(q)}
+  %init1 = linalg.fill ins(%ninf : f32) outs(%e1 : {tensor(q)}) -> {tensor(q)}
+  %pool = linalg.pooling_{layout}_max {{strides = dense<{pool_stride}> : tensor<2xi64>, dilations = dense<{dilation}> : tensor<2xi64>}}
+      ins(%p, %window : {tensor(p)}, tensor<{pool}x{pool}xf32>) outs(%init1 : {tensor(q)}) -> {tensor(q)}
+  func.return {returned}
+}}
+"""
+    return text, (oh, ow)
+
+
+def expected(layout: str, x, w, conv_stride, low, high, pool, pool_stride, dilation, fill):
+    """The padded conv result and its max pool, in float64 (NHWC/HWIO math; NCHW/OIHW transposed)."""
+    if layout == "nchw":
+        x, w = x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0)
+    (kh, kw, _, f), (n, h, wd, _) = w.shape, x.shape
+    oh, ow = (h - kh) // conv_stride + 1, (wd - kw) // conv_stride + 1
+    conv = sum(np.einsum("nhwc,cf->nhwf", x[:, i:i + (oh - 1) * conv_stride + 1:conv_stride,
+                                            j:j + (ow - 1) * conv_stride + 1:conv_stride].astype(np.float64), w[i, j])
+               for i in range(kh) for j in range(kw))
+    padded = np.pad(conv, ((0, 0), (low[0], high[0]), (low[1], high[1]), (0, 0)), constant_values=fill)
+    ph, pw = padded.shape[1:3]
+    qh, qw = (ph - dilation * (pool - 1) - 1) // pool_stride + 1, (pw - dilation * (pool - 1) - 1) // pool_stride + 1
+    pooled = np.full((n, qh, qw, f), -np.inf)
+    for i in range(pool):
+        for j in range(pool):
+            a, b = i * dilation, j * dilation
+            pooled = np.maximum(pooled, padded[:, a:a + (qh - 1) * pool_stride + 1:pool_stride,
+                                               b:b + (qw - 1) * pool_stride + 1:pool_stride])
+    if layout == "nchw":
+        return pooled.transpose(0, 3, 1, 2), padded.transpose(0, 3, 1, 2)
+    return pooled, padded
+
+
+CASES = [  # conv 3x3 stride, pad low, pad high, pool, pool stride, pool dilation
+    (2, (1, 1), (1, 1), 3, 2, 1),   # ResNet's stem and max pool
+    (1, (0, 1), (1, 0), 2, 1, 1),   # uneven pads
+    (1, (2, 1), (2, 2), 3, 1, 2),   # a dilated pool, wider pads
+    (1, (1, 1), (0, 0), 3, 3, 1),   # a pad on one side, windows not overlapping
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+@pytest.mark.parametrize("case", CASES)
+def test_conv_computes_the_max_pool_of_its_padded_result(threads, layout, case, blas_workers, monkeypatch):
+    from xrelay.runtime import linalg_conv
+
+    monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 4_000)  # several row blocks
+    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
+    conv_stride, low, high, pool, pool_stride, dilation = case
+    rng = np.random.default_rng(11)
+    c, f = 3, 5
+    x_shape = (1, 23, 19, c) if layout == "nhwc" else (1, c, 23, 19)
+    w_shape = (3, 3, c, f) if layout == "nhwc" else (f, c, 3, 3)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    text, _ = source(layout, x_shape, w_shape, conv_stride, low, high, pool, pool_stride, dilation, NEG_INF, None)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert len(convs) == 1 and convs[0].pool is not None and convs[0].pad is None
+    assert not any(isinstance(step, PadStep | FusedTail) for step in program.steps)  # the pad and the pool
+    blas_workers(threads)
+    want, _ = expected(layout, x, w, conv_stride, low, high, pool, pool_stride, dilation, -np.inf)
+    for _ in range(2):
+        np.testing.assert_allclose(program(x, w)[0], want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_winograd_conv_computes_the_max_pool_in_row_blocks(threads, blas_workers, monkeypatch):
+    """A constant-weight 3x3 conv (Winograd, in blocks of tile rows) followed by ResNet's pool."""
+    from xrelay.runtime import conv as conv_kernels
+
+    monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 20_000)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((1, 18, 18, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 8, 8)).astype(np.float32)
+    text, _ = source("nhwc", x.shape, w.shape, 1, (1, 1), (1, 1), 3, 2, 1, NEG_INF, w)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    assert sum(getattr(step, "pool", None) is not None for step in program.steps) == 1
+    blas_workers(threads)
+    want, _ = expected("nhwc", x, w, 1, (1, 1), (1, 1), 3, 2, 1, -np.inf)
+    for _ in range(2):
+        np.testing.assert_allclose(program(x)[0], want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("fill, padded_returned", [("0.0", False), (NEG_INF, True)])
+def test_pad_not_only_for_a_max_pool_is_made(fill, padded_returned):
+    """A pad of 0 (not the max's identity), or a padded tensor also returned, is padded as before."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((1, 12, 10, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    text, _ = source("nhwc", x.shape, w.shape, 1, (1, 1), (1, 1), 3, 2, 1, fill, None, padded_returned)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    assert not any(getattr(step, "pool", None) is not None for step in program.steps)
+    want = expected("nhwc", x, w, 1, (1, 1), (1, 1), 3, 2, 1, 0.0 if fill == "0.0" else -np.inf)
+    got = program(x, w)
+    for g, e in zip(got, want[:len(got)]):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("stride, dilation, low, high", [(2, 1, 1, 1), (1, 2, 2, 0), (3, 1, 0, 2), (1, 1, 0, 0)])
+def test_clipped_pooling_rows_as_source_rows_complete(stride, dilation, low, high):
+    """Row ranges `ready` gives as source rows complete (rows not yet complete hold +inf, which a max
+    would pick) add up to the whole pool, equal to numpy's over the padded source."""
+    rng = np.random.default_rng(14)
+    h, w, k = 13, 11, 3
+    x = rng.standard_normal((1, h, w, 4)).astype(np.float32)
+    padded = np.pad(x, ((0, 0), (low, high), (low, high), (0, 0)), constant_values=-np.inf)
+    qh = (h + low + high - dilation * (k - 1) - 1) // stride + 1
+    qw = (w + low + high - dilation * (k - 1) - 1) // stride + 1
+    want = np.full((1, qh, qw, 4), -np.inf, np.float32)
+    for i in range(k):
+        for j in range(k):
+            want = np.maximum(want, padded[:, i * dilation:i * dilation + (qh - 1) * stride + 1:stride,
+                                           j * dilation:j * dilation + (qw - 1) * stride + 1:stride])
+    axes = [("loop", 0), ("window", 1, 4, stride, dilation, 0), ("window", 2, 5, stride, dilation, 0), ("loop", 3)]
+    pool = ClippedPooling(axes, [1, qh, qw, 4, k, k], [0, 1, 2, 3], (0, low, low, 0), x.shape, np.maximum)
+    got = np.zeros_like(want)
+    done = 0
+    for r in range(1, h + 1):
+        partial = x.copy()
+        partial[:, r:] = np.inf
+        end = pool.ready(r)
+        pool.rows(partial, got, done, end)
+        done = max(done, end)
+    assert done == qh
+    np.testing.assert_array_equal(got, want)

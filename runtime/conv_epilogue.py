@@ -60,16 +60,25 @@ class RowTail:
         return RowTail(members, tail.members[0][0].loop, tail.members[-1][0].op.results[0])
 
     def bind(self, env: list, last_out: np.ndarray | None = None) -> Callable[[int, int], None]:
-        """`rows(r0, r1)` for this run; with `last_out`, the last member writes there (an array of
-        the result's shape) instead of in place, and the result's slot is bound to it."""
+        """`rows(r0, r1)` for this run; with `last_out`, the last member writes there instead of in
+        place: an array of the result's shape, and the result's slot is bound to it, or of that shape
+        with its last axis split in two (a channel shuffle's view of a pad: runtime/shuffle_tail.py),
+        the member's operands viewed with that axis split alike."""
         d = self.loop
         calls = []
         for index, (call, prepare, finish, n_in) in enumerate(self.members):
             arrays = prepare(env)
-            if last_out is not None and index == len(self.members) - 1:
+            last = last_out is not None and index == len(self.members) - 1
+            split = last and last_out.ndim > self.result.type.get_num_dims()
+            if last and not split:
                 arrays[n_in] = last_out
             finish(env, arrays)  # in place: the results are the out buffers
             ufunc, args, out = call(arrays)
+            if split:
+                halves = last_out.shape[out.ndim - 1:]
+                args = [a.reshape(a.shape[:-1] + (halves if a.shape[-1] > 1 else (1, 1)))
+                        if isinstance(a, np.ndarray) and a.ndim == out.ndim else a for a in args]
+                out = last_out
             sliced = [isinstance(a, np.ndarray) and a.ndim == out.ndim and a.shape[d] > 1 for a in args]
             calls.append((ufunc, list(zip(args, sliced)), out))
         before = (slice(None),) * d

@@ -33,6 +33,7 @@ from xrelay.runtime.memory_plan import StorageTracker, is_same_view, plan_memory
 from xrelay.runtime.pad_step import compile_pad
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.conv_epilogue import ConvStep, fuse_conv_epilogues
+from xrelay.runtime.shuffle_tail import fuse_shuffled_pads
 from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.window_reduce import starts_from_identity
 from xrelay.runtime.program_entry import (
@@ -126,6 +127,7 @@ class LinalgProgram:
             if len(self.steps) > step:
                 self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
         fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
+        fuse_shuffled_pads(self.steps, self.accesses, self.memory)
         self.plan = plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None
         if self.plan is not None:
             self._planned[:] = self.plan.arrays

@@ -88,6 +88,7 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     step = PadStep(src, out, shape, dtype, interior, border, fill, source_of, source_shape, program._planned, k)
     step.constant_fill = isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr)
     step.folded_transpose = folded
+    step.transpose = shuffle[0] if folded else None
     program.steps.append(step)
 
 
@@ -105,6 +106,8 @@ class PadStep:
         """Whether the pad value is a constant (not a slot bound by an earlier step)."""
         self.folded_transpose = False
         """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
+        self.transpose: linalg.TransposeOp | None = None
+        """With `folded_transpose`, that transpose (`shuffle_tail.fuse_shuffled_pads` reads it)."""
         # The copy is split over the worker threads along the first axis of more than one row.
         self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
         self.rows = source_shape[self.axis] if source_shape else 1

@@ -1,0 +1,84 @@
+"""A channel shuffle's pad written by the elementwise tail in front of it: one pass fewer per unit.
+
+A ShuffleNet unit starts with a grouped 1x1 convolution, its bias-add and ReLU (a `plan.FusedTail`
+writing in place), then the channel shuffle (reshape, transpose, reshape), which `pad_step` copies
+straight into the padded buffer of the depthwise convolution that follows. `fuse_shuffled_pads`
+gives that pad to the tail: the tail's last member (the ReLU) writes its result straight into the
+padded buffer's interior through the shuffle's permutation (a strided view of the interior with the
+result's channel axis split in two, `(G, C/G)` seen as `(C/G, G)` transposed), so the pad's copy of
+the whole activation and its step are gone. The ReLU's write becomes strided, as the copy's was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xrelay.runtime.conv_epilogue import RowTail
+from xrelay.runtime.pad_step import RESHAPES, PadStep
+from xrelay.runtime.plan import MIN_SPLIT_ELEMENTS, FusedTail
+from xrelay.runtime.threads import run_parts, worth_splitting
+
+FUSE_SHUFFLED_PADS = True
+"""Whether `fuse_shuffled_pads` fuses (off: the shuffle's pad copies in a step of its own, for A/B runs)."""
+
+
+class ShuffledTail:
+    """The step of an elementwise tail whose last member writes into a shuffle's pad (see the module
+    docstring): `tail`'s members run on ranges of its rows (output axis `tail.loop`), split over the
+    worker threads as the `FusedTail` was; the pad's border is filled first."""
+
+    def __init__(self, tail: RowTail, pad: PadStep, shuffled_shape: tuple[int, ...], inverse: tuple[int, ...],
+                 rows: int, points: int):
+        self.tail, self.pad, self.shuffled_shape, self.inverse = tail, pad, shuffled_shape, inverse
+        self.rows, self.points = rows, points
+
+    def __call__(self, env: list) -> None:
+        interior = self.pad.buffer(env)[self.pad.interior]
+        destination = np.reshape(interior, self.shuffled_shape, copy=False).transpose(self.inverse)
+        run_parts(self.tail.bind(env, destination), self.rows, worth_splitting(self.points, MIN_SPLIT_ELEMENTS))
+
+
+def fuse_shuffled_pads(steps: list, accesses: dict, memory) -> int:
+    """Give each pad that copies a channel shuffle (`PadStep.transpose`) to the fused tail computing the
+    shuffle's input (see the module docstring); returns how many it gave.
+
+    The tail's result must reach the transpose only through reshapes splitting its last (channel)
+    axis in two, every value on the way used once, so nothing else reads the result the last member
+    no longer writes; each member must be one ufunc read and written row for row along the first
+    axis of more than one point, which is not that last axis. The padded buffer is then allocated
+    and written at the tail's step."""
+    fused = 0
+    for p, pad in enumerate(steps if FUSE_SHUFFLED_PADS else ()):
+        if not (isinstance(pad, PadStep) and pad.transpose is not None and pad.constant_fill and p in accesses):
+            continue
+        transpose = pad.transpose
+        value = transpose.inputs[0]
+        while isinstance(value.owner, RESHAPES) and value.has_one_use():
+            value = value.owner.operands[0]
+        t = next((t for t in range(p - 1, -1, -1) if isinstance(steps[t], FusedTail)
+                  and steps[t].members[-1][0].op.results[0] is value), None)
+        if t is None or t not in accesses or not value.has_one_use():
+            continue
+        shape, split = tuple(value.type.get_shape()), tuple(transpose.inputs[0].type.get_shape())
+        axis = next((a for a, n in enumerate(shape) if n > 1), len(shape))
+        if axis >= len(shape) - 1 or split[:-2] != shape[:-1] or split[-2] * split[-1] != shape[-1]:
+            continue
+        tail = RowTail.of(steps[t], axis)
+        if tail is None or tail.loop != axis:
+            continue
+        inverse = tuple(int(i) for i in np.argsort(tuple(transpose.permutation.get_values())))
+        steps[t] = ShuffledTail(tail, pad, tuple(transpose.results[0].type.get_shape()), inverse, shape[axis],
+                                steps[t].points)
+        steps[p] = _no_op
+        pad_access = accesses.pop(p)
+        # Slots bound after the tail's step (the shuffle's views) are not read there.
+        pad_access.reads -= {s for j in range(t + 1, p) if j in accesses for s in accesses[j].binds}
+        accesses[t].merge(pad_access)
+        memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
+        memory.touch(t, [pad.out])
+        fused += 1
+    return fused
+
+
+def _no_op(env: list) -> None:
+    pass

@@ -28,6 +28,14 @@ took 0.35 and 0.26 ms on 2 threads against 0.28 and 0.24 ms on one; at 12.8M (56
 0.42 against 0.46 ms."""
 
 
+PROCESSES_MIN_SPLIT_MACS = 0
+"""`MIN_SPLIT_MACS` in the two-process mode (runtime/spmd.py), whose barriers cost microseconds:
+every convolution splits. Measured in one process alternating the thread mode and two-process
+programs with this at 1 << 23 and at 0 (benchmarks/change_ab.py's way, 20 rounds, load 1.6-2.0),
+ratios to the thread mode: ResNet-18 0.986 / 0.968, ShuffleNet 0.970 / 0.960, SqueezeNet 1.047 /
+1.004 (ResNet-18's 1x1 stride-2 convolutions then no longer run on one process while the other waits)."""
+
+
 IM2COL_BLOCK_BYTES = 1 << 20
 """An im2col convolution whose patch matrix is at least twice this big and four times its weight
 matrix is computed in blocks of output rows with a patch matrix about this big (each thread's part
@@ -211,7 +219,7 @@ class ConvGeometry:
                     if epilogue is not None:
                         epilogue(r0, r1)
 
-                split = worth_splitting(macs, MIN_SPLIT_MACS) and (channels_last or n == 1)
+                split = worth_splitting(macs, MIN_SPLIT_MACS, PROCESSES_MIN_SPLIT_MACS) and (channels_last or n == 1)
                 if by_filters is not None and split and split_threads() > 1:
                     # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
                     # the bigger operand, so each thread takes a share of the filters and reads only

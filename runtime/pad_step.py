@@ -137,7 +137,8 @@ class PadStep:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, self.rows, worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS))
+        run_parts(copy_rows, self.rows, worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS,
+                                                                split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
 
 
 def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:

@@ -32,6 +32,13 @@ at 1 << 15 (the earlier value) ShuffleNet, SqueezeNet and Inception v2 ran slowe
 than on 1."""
 
 
+PROCESSES_MIN_SPLIT_ELEMENTS = MIN_SPLIT_ELEMENTS
+"""`MIN_SPLIT_ELEMENTS` in the two-process mode (runtime/spmd.py). Lower values measured slower on
+ShuffleNet, whose many small elementwise steps then each meet at two barriers (one process
+alternating with the thread mode, 20 rounds, convolutions all split: 1 << 18 0.960, 1 << 16 1.039,
+1 << 14 1.141; ResNet-18 0.968 / 0.950 / 0.956, SqueezeNet 1.004 / 1.037 / 0.986)."""
+
+
 def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
     """(loop, per operand: (axis, coefficient, offset, whether alone) where the operand indexes that
     loop as `coefficient * d + offset` (alone) or with other loops added, or None when it does not
@@ -113,7 +120,7 @@ class ChunkedOp:
 
     def run(self, arrays: list) -> None:
         run_parts(lambda r0, r1: self.run_part(arrays, r0, r1), self.rows,
-                  worth_splitting(self.points, MIN_SPLIT_ELEMENTS))
+                  worth_splitting(self.points, MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS))
 
 
 class FusedTail:
@@ -148,4 +155,4 @@ class FusedTail:
             for chunked, arrays in prepared:
                 chunked.run_part(arrays, r0, r1)
 
-        run_parts(part, self.rows, worth_splitting(self.points, MIN_SPLIT_ELEMENTS))
+        run_parts(part, self.rows, worth_splitting(self.points, MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS))

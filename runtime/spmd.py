@@ -57,9 +57,6 @@ YIELD_S = 2e-3
 NAP_S = 50e-6
 IDLE_SPIN_S = 20e-3
 """Between runs rank 1 spins (and yields) this long before it blocks on the pipe."""
-THRESHOLD_SCALE = 1.0
-"""The split thresholds (`plan.MIN_SPLIT_ELEMENTS`, `linalg_conv.MIN_SPLIT_MACS`) are scaled by this
-in this mode (`threads.worth_splitting`), as they are when the second process forks."""
 CHECK_S = 1e-3
 """How often a long wait looks whether the other process is still there."""
 CHECK_BINDINGS = False
@@ -129,7 +126,6 @@ class Rank:
         self.group, self.ctl, self.rank, self.other = group, group.ctl, rank, 1 - rank
         self.run = self.seq = 0
         self.step, self.step_spmd, self.phase, self.in_phase = -1, False, 0, False
-        self.threshold_scale = group.threshold_scale  # read by `threads.worth_splitting`
 
     def split(self, calls: list) -> None:
         if self.in_phase or not self.step_spmd:  # nested in a part, or a step of rank 0's own
@@ -212,7 +208,6 @@ class TwoProcesses:
         self.woken = 0
         self.spmd_steps: list[int] = []
         self.expected: dict[int, tuple] = {}
-        self.threshold_scale = THRESHOLD_SCALE
         self.rank = Rank(self, 0)
         self._finalizer = None
 
@@ -362,7 +357,6 @@ class TwoProcesses:
     def _fork(self, env: list) -> None:
         read_end, write_end = os.pipe()
         parent = os.getpid()
-        self.threshold_scale = self.rank.threshold_scale = THRESHOLD_SCALE  # the same on both ranks
         ctl = self.ctl
         ctl[DONE] = ctl[ABORT] = self.runs  # rank 1 starts after the runs so far
         ctl[QUIT] = ctl[ASLEEP] = 0

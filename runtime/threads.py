@@ -237,12 +237,12 @@ def run_split(threads: int, calls: list) -> None:
         _worker_pool(threads - 1).run(calls)
 
 
-def worth_splitting(work: int, threshold: int) -> bool:
-    """Whether a step's `work` (loop points, multiply-adds) is worth splitting, `threshold` being the
-    least that pays for a worker thread's hand-off; the two-process mode's barriers cost less, and
-    it scales every threshold (`spmd.Rank.threshold_scale`)."""
-    rank = spmd.rank
-    return work >= (threshold if rank is None else threshold * rank.threshold_scale)
+def worth_splitting(work: int, threshold: int, processes_threshold: int) -> bool:
+    """Whether a step's `work` (loop points, multiply-adds) is worth splitting: at least `threshold`,
+    the least that pays for a worker thread's hand-off, or in the two-process mode, whose barriers
+    cost less, `processes_threshold` (both read on every run: change them before a program's first
+    call in that mode, or its two processes split differently and fail)."""
+    return work >= (threshold if spmd.rank is None else processes_threshold)
 
 
 def run_alone(call) -> None:

@@ -74,8 +74,10 @@ def test_resnet18_equals_nn_level_and_threads_over_calls(resnet18_nhwc):
 @pytest.fixture
 def split_everything(monkeypatch):
     """Every step that can split does, however small (programs compiled while this is on)."""
-    monkeypatch.setattr(split_plan, "MIN_SPLIT_ELEMENTS", 0)
-    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
+    for name in ("MIN_SPLIT_ELEMENTS", "PROCESSES_MIN_SPLIT_ELEMENTS"):
+        monkeypatch.setattr(split_plan, name, 0)
+    for name in ("MIN_SPLIT_MACS", "PROCESSES_MIN_SPLIT_MACS"):
+        monkeypatch.setattr(linalg_conv, name, 0)
 
 
 @settings(settings.get_profile(PROFILE), suppress_health_check=[HealthCheck.function_scoped_fixture])

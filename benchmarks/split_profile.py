@@ -1,6 +1,7 @@
 """Where a multi-threaded run of the linalg executor does not scale: per kind of step, and per split.
 
     .venv/bin/python benchmarks/split_profile.py [--model resnet18] [--threads 2] [--rounds 20] [--steps 30]
+        [--processes]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
 bound) and runs it in this process, alternating 1 thread and `--threads` threads round after round
@@ -16,7 +17,11 @@ bound) and runs it in this process, alternating 1 thread and `--threads` threads
 - with `--steps N`, the N slowest steps on 1 thread, each with its median on N threads (a
   convolution named by its kernel, strides, channels and output size);
 - whole-run medians: the steps run in program order as above, and the program called as a user
-  calls it (which may run independent branches on two threads at once: runtime/schedule.py).
+  calls it (which may run independent branches on two threads at once: runtime/schedule.py);
+- with `--processes`, the same program also with `threading = "processes"` (runtime/spmd.py),
+  called alternately with the thread mode: both medians, and per run how long each process waited
+  at the barriers (rank 1 waiting: rank 0 still busy with its own steps, Python or work it does
+  alone; rank 0 waiting: rank 1's part took longer) and the work rank 0 did alone.
 
 A worker part whose CPU time is well above the calling thread's for the same work ran on a slower
 core (on a shared VM one core may run at 60-70% of the other's speed for minutes). The machine's
@@ -152,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="the thread count compared with 1 (at least 2)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--steps", type=int, default=0, help="also list the N slowest steps (per-step medians)")
+    parser.add_argument("--processes", action="store_true", help="also profile threading='processes'")
     args = parser.parse_args(argv)
     if args.threads < 2:
         print(f"split_profile.py: --threads {args.threads}: give the thread count to compare with 1 thread, at least 2",
@@ -210,7 +216,38 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  splits on {args.threads} threads: {splits / args.rounds:.0f} per run; per run, summed over them:")
     for name, value in totals.items():
         print(f"    {name:40s} {value / args.rounds:8.2f} ms")
+    if args.processes:
+        profile_processes(Contender("opt3-nhwc-processes", args.model), program, data, args.threads, args.rounds)
     return 0
+
+
+def profile_processes(contender, program, data, threads: int, rounds: int) -> None:
+    """The thread mode against the two-process mode, alternating, and the barrier waits per run."""
+    from xrelay.runtime.threads import set_blas_threads
+
+    set_blas_threads(threads)
+    processes = contender.program
+    processes(data)
+    group = processes._processes
+    group.stats()
+    times: dict[str, list[float]] = {"threads": [], "processes": []}
+    loads = [os.getloadavg()[0]]
+    for r in range(rounds):
+        for name in (("threads", "processes") if r % 2 == 0 else ("processes", "threads")):
+            start = time.perf_counter()
+            (program if name == "threads" else processes)(data)
+            times[name].append(time.perf_counter() - start)
+    loads.append(os.getloadavg()[0])
+    stats = group.stats()
+    ratio = statistics.median(p / t for t, p in zip(times["threads"], times["processes"]))
+    print(f"  threading='processes' ({len(group.spmd_steps)} of {len(processes.schedule.body)} steps on both "
+          f"processes), {rounds} rounds alternating with the thread mode, load {min(loads):.1f}-{max(loads):.1f}: "
+          f"{statistics.median(times['threads']) * 1e3:.2f} ms against "
+          f"{statistics.median(times['processes']) * 1e3:.2f} ms (median per-round ratio {ratio:.3f}); per run:")
+    for rank in (0, 1):
+        print(f"    rank {rank} waited at barriers {stats[f'rank {rank} waited ns'] / rounds / 1e6:6.2f} ms "
+              f"({stats[f'rank {rank} waits'] / rounds:.0f} waits)")
+    print(f"    rank 0 alone on the steps both run {stats['rank 0 alone ns'] / rounds / 1e6:6.2f} ms")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ import os
 import platform
 import select
 import signal
+import threading
 import time
 import warnings
 import weakref
@@ -69,6 +70,10 @@ CONTROL_BYTES = 4096
 RUN, DONE, ABORT, ERROR_RUN, ERROR_STEP, ERROR_LEN, ASLEEP, QUIT = range(8)
 COUNT = (8, 16)
 TAG = (24, 32)
+WAITED, WAITS = (40, 48), (41, 49)
+"""Per rank, nanoseconds spent waiting at barriers and how many waits (`TwoProcesses.stats`)."""
+ALONE = 56
+"""Nanoseconds rank 0 spent on work of the steps both run that it does alone (`run_alone`)."""
 MESSAGE = 512
 """Byte offset of rank 1's error message."""
 
@@ -149,10 +154,12 @@ class Rank:
             call()
         elif self.rank == 0:
             self.in_phase = True  # splits within run here, whole
+            start = time.perf_counter_ns()
             try:
                 call()
             finally:
                 self.in_phase = False
+                self.ctl[ALONE] += time.perf_counter_ns() - start
 
     def barrier(self) -> None:
         ctl, me, other = self.ctl, self.rank, self.other
@@ -163,7 +170,10 @@ class Rank:
         ctl[TAG[me] + (self.seq & 1)] = tag
         ctl[COUNT[me]] = value  # after the data and the tag (x86-64 keeps stores in order)
         if ctl[COUNT[other]] < value:
+            start = time.perf_counter_ns()
             self.group.wait(self, COUNT[other], value)
+            ctl[WAITED[me]] += time.perf_counter_ns() - start
+            ctl[WAITS[me]] += 1
         theirs = ctl[TAG[other] + (self.seq & 1)]
         if theirs != tag:
             raise ExecutionError(f"two-process mode: rank {me} is at step {self.step} phase {self.phase} while "
@@ -209,6 +219,7 @@ class TwoProcesses:
         self.spmd_steps: list[int] = []
         self.expected: dict[int, tuple] = {}
         self.rank = Rank(self, 0)
+        self.lock = threading.Lock()
         self._finalizer = None
 
     @property
@@ -218,6 +229,10 @@ class TwoProcesses:
     # --- rank 0 ---------------------------------------------------------------------------------
 
     def run(self, env: list) -> None:
+        with self.lock:  # one run at a time (calls from several threads take turns)
+            self._run(env)
+
+    def _run(self, env: list) -> None:
         program = self.program
         n_args = len(program.arg_types)
         args = env[:n_args]
@@ -254,6 +269,17 @@ class TwoProcesses:
         if CHECK_BINDINGS:
             self._check_bindings(env)
 
+    def stats(self) -> dict[str, int]:
+        """Since the last call (or the fork): per rank, ns waited at barriers and how many waits;
+        ns rank 0 spent alone on the steps both run (`benchmarks/split_profile.py --processes`)."""
+        ctl = self.ctl
+        slots = {"rank 0 waited ns": WAITED[0], "rank 0 waits": WAITS[0], "rank 1 waited ns": WAITED[1],
+                 "rank 1 waits": WAITS[1], "rank 0 alone ns": ALONE}
+        values = {name: ctl[slot] for name, slot in slots.items()}
+        for slot in slots.values():
+            ctl[slot] = 0
+        return values
+
     def wait(self, rank: Rank, index: int, value: int) -> None:
         """Spin until control slot `index` reaches `value`: `SPIN_S`, then yielding, then naps;
         meanwhile rank 0 watches for rank 1's error or exit, rank 1 for an abort or a lost parent."""
@@ -285,8 +311,8 @@ class TwoProcesses:
             self._raise_rank1_error()
         self.wake()
         if self.pid is not None and os.waitpid(self.pid, os.WNOHANG)[0]:
-            pid, self.pid = self.pid, None
-            self._close_fd()
+            pid = self.pid
+            self._lost()
             raise ExecutionError(f"two-process mode: the second process (pid {pid}) exited during a run")
 
     def _raise_rank1_error(self):
@@ -311,8 +337,7 @@ class TwoProcesses:
         while self.pid is not None and self.ctl[DONE] < k:
             self.wake()
             if os.waitpid(self.pid, os.WNOHANG)[0]:
-                self.pid = None
-                self._close_fd()
+                self._lost()
                 break
             time.sleep(NAP_S)
 
@@ -370,7 +395,8 @@ class TwoProcesses:
                 for fd in _open_fds:
                     os.close(fd)
                 _open_fds.clear()
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle (the
+                # forking thread is the child's main thread)
                 self._serve(env, read_end, parent)
                 status = 0
             finally:
@@ -382,20 +408,18 @@ class TwoProcesses:
         _open_fds.add(write_end)
         self._finalizer = weakref.finalize(self.program, _stop, self.ctl, pid, write_end)
 
-    def _close_fd(self) -> None:
-        if self.fd is not None:
-            _open_fds.discard(self.fd)
-            try:
-                os.close(self.fd)
-            except OSError:
-                pass
-            self.fd = None
+    def _lost(self) -> None:
+        """Rank 1 exited by itself (and was reaped): the next call forks a new one."""
+        self._finalizer.detach()
+        _open_fds.discard(self.fd)
+        os.close(self.fd)
+        self.pid = self.fd = None
 
     def close(self) -> None:
         """Stop rank 1 (the next call forks a new one)."""
         if self._finalizer is not None:
             self._finalizer()
-        self.pid, self.fd = None, None
+        self.pid = self.fd = None
 
     # --- rank 1 ---------------------------------------------------------------------------------
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -24,7 +26,7 @@ from xrelay.instrument import PassContext
 from xrelay.lowering import lower
 from xrelay.runtime import linalg_conv, run, spmd
 from xrelay.runtime import plan as split_plan
-from xrelay.runtime.linalg_exec import ExecutionError, compile_linalg
+from xrelay.runtime.linalg_exec import ExecutionError, LinalgProgram, compile_linalg
 
 pytestmark = pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
 
@@ -198,3 +200,36 @@ def test_the_second_process_goes_with_its_parent(tmp_path):
                 break
             time.sleep(0.01)
         assert not alive(pid), how
+
+
+def test_a_killed_second_process_is_one_error_then_a_new_one_forks(small):
+    module, params, linalg = small
+    program = compile_linalg(linalg)
+    program.threading = "processes"
+    data = np.random.default_rng(6).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    expected = run(module, dict(params, data=data))
+    expected = expected[0] if isinstance(expected, list) else expected
+    program(data)
+    first = program._processes.pid
+    os.kill(first, signal.SIGKILL)
+    with pytest.raises(ExecutionError, match=rf"the second process \(pid {first}\) exited"):
+        program(data)
+    assert not os.path.exists(f"/proc/{first}")  # reaped
+    np.testing.assert_allclose(program(data)[0], expected, rtol=1e-4, atol=1e-6)  # rank 0 alone, then a fork
+    np.testing.assert_allclose(program(data)[0], expected, rtol=1e-4, atol=1e-6)
+    assert alive(program._processes.pid) and program._processes.pid != first
+    program.close()
+
+
+def test_an_unplanned_program_warns_once_and_runs_on_threads(small):
+    module, params, linalg = small
+    program = LinalgProgram(linalg, plan=False)
+    program.threading = "processes"
+    data = np.random.default_rng(7).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    expected = run(module, dict(params, data=data))
+    expected = expected[0] if isinstance(expected, list) else expected
+    with pytest.warns(RuntimeWarning, match="threading='processes' runs on threads instead: the program's memory is not planned"):
+        np.testing.assert_allclose(program(data)[0], expected, rtol=1e-4, atol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once
+        np.testing.assert_allclose(program(data)[0], expected, rtol=1e-4, atol=1e-6)

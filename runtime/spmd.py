@@ -101,15 +101,15 @@ def run(program, env: list) -> bool:
     """Run `program`'s steps in two processes on `env` (its arguments bound); False, having done
     nothing, when it cannot (warned once per program) or numpy's BLAS has one thread."""
     group = program.__dict__.get("_processes")
-    if group is None:
+    if group is False or threads.split_threads() < 2:
+        return False
+    if group is None:  # moves the planned memory: `group.run` binds `env` anew
         reason = why_not(program)
         if reason is not None:
             warnings.warn(f"threading='processes' runs on threads instead: {reason}", RuntimeWarning, stacklevel=3)
             program._processes = False
             return False
         group = program._processes = TwoProcesses(program)
-    if group is False or threads.split_threads() < 2:
-        return False
     group.run(env)
     return True
 
@@ -138,7 +138,8 @@ class Rank:
                 call()
             return
         if len(calls) < 2:
-            self.alone(calls[0])
+            for call in calls:
+                self.alone(call)
             return
         self.barrier()
         self.in_phase = True

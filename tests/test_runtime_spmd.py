@@ -233,3 +233,18 @@ def test_an_unplanned_program_warns_once_and_runs_on_threads(small):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # said once
         np.testing.assert_allclose(program(data)[0], expected, rtol=1e-4, atol=1e-6)
+
+
+def test_one_thread_runs_in_the_caller_before_and_after_the_fork(small, blas_workers):
+    module, params, linalg = small
+    program = compile_linalg(linalg)
+    program.threading = "processes"
+    data = np.random.default_rng(8).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    expected = run(module, dict(params, data=data))
+    expected = expected[0] if isinstance(expected, list) else expected
+    for k, threads in enumerate((1, 2, 2, 1, 2)):
+        blas_workers(threads)
+        np.testing.assert_allclose(program(data)[0], expected, rtol=1e-4, atol=1e-6)
+        group = program.__dict__.get("_processes")
+        assert group is None if k == 0 else alive(group.pid)  # forked on the first call on 2 threads
+    program.close()

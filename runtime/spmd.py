@@ -132,15 +132,19 @@ class Rank:
         self.run = self.seq = 0
         self.step, self.step_spmd, self.phase, self.in_phase = -1, False, 0, False
 
-    def split(self, calls: list) -> None:
-        if self.in_phase or not self.step_spmd:  # nested in a part, or a step of rank 0's own
+    def split(self, calls: list) -> bool:
+        """Run `calls` as a phase, or here when nested in a part; False for a step rank 0 runs on
+        its own, whose splits use worker threads as in the thread mode (a dense layer's matmul)."""
+        if self.in_phase:
             for call in calls:
                 call()
-            return
+            return True
+        if not self.step_spmd:
+            return False
         if len(calls) < 2:
             for call in calls:
                 self.alone(call)
-            return
+            return True
         self.barrier()
         self.in_phase = True
         try:
@@ -149,6 +153,7 @@ class Rank:
         finally:
             self.in_phase = False
         self.barrier()
+        return True
 
     def alone(self, call) -> None:
         if self.in_phase or not self.step_spmd:

@@ -230,8 +230,7 @@ def run_split(threads: int, calls: list) -> None:
     The calling thread takes a part itself rather than waiting idle: one hand-off less per split,
     and the pool's wake-up latency (tens of microseconds) is paid by fewer parts."""
     rank = spmd.rank
-    if rank is not None:
-        rank.split(calls)
+    if rank is not None and rank.split(calls):
         return
     with split_blas_threads():
         _worker_pool(threads - 1).run(calls)

@@ -185,7 +185,8 @@ class ConvStep:
             run_alone(functools.partial(self.run, arrays))  # contracted generically
         if done[1] < pool.rows_out:
             start = done[1]
-            split = worth_splitting(int(np.prod(target.shape, dtype=np.int64)), split_plan.MIN_SPLIT_ELEMENTS)
+            split = worth_splitting(int(np.prod(target.shape, dtype=np.int64)), split_plan.MIN_SPLIT_ELEMENTS,
+                                    split_plan.PROCESSES_MIN_SPLIT_ELEMENTS)
             run_parts(lambda o0, o1: pool.rows(result, target, start + o0, start + o1), pool.rows_out - start, split)
 
     def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):

@@ -15,6 +15,7 @@ import numpy as np
 
 from xrelay.runtime.conv_epilogue import RowTail
 from xrelay.runtime.pad_step import RESHAPES, PadStep
+from xrelay.runtime import plan as split_plan
 from xrelay.runtime.plan import MIN_SPLIT_ELEMENTS, FusedTail
 from xrelay.runtime.threads import run_parts, worth_splitting
 
@@ -27,6 +28,10 @@ class ShuffledTail:
     docstring): `tail`'s members run on ranges of its rows (output axis `tail.loop`), split over the
     worker threads as the `FusedTail` was; the pad's border is filled first."""
 
+    spmd = True
+    """Both processes of the two-process mode may run this step (runtime/spmd.py): it writes in its
+    parts and the pad's border by `run_alone`."""
+
     def __init__(self, tail: RowTail, pad: PadStep, shuffled_shape: tuple[int, ...], inverse: tuple[int, ...],
                  rows: int, points: int):
         self.tail, self.pad, self.shuffled_shape, self.inverse = tail, pad, shuffled_shape, inverse
@@ -35,7 +40,8 @@ class ShuffledTail:
     def __call__(self, env: list) -> None:
         interior = self.pad.buffer(env)[self.pad.interior]
         destination = np.reshape(interior, self.shuffled_shape, copy=False).transpose(self.inverse)
-        run_parts(self.tail.bind(env, destination), self.rows, worth_splitting(self.points, MIN_SPLIT_ELEMENTS))
+        run_parts(self.tail.bind(env, destination), self.rows,
+                  worth_splitting(self.points, MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
 
 
 def fuse_shuffled_pads(steps: list, accesses: dict, memory) -> int:

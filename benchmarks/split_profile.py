@@ -1,7 +1,7 @@
 """Where a multi-threaded run of the linalg executor does not scale: per kind of step, and per split.
 
     .venv/bin/python benchmarks/split_profile.py [--model resnet18] [--threads 2] [--rounds 20] [--steps 30]
-        [--processes]
+        [--processes] [--ort]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
 bound) and runs it in this process, alternating 1 thread and `--threads` threads round after round
@@ -15,7 +15,11 @@ bound) and runs it in this process, alternating 1 thread and `--threads` threads
   wall time: the difference between the sum of split walls and the sum of the slowest parts is
   what hand-offs and imbalance cost;
 - with `--steps N`, the N slowest steps on 1 thread, each with its median on N threads (a
-  convolution named by its kernel, strides, channels and output size);
+  convolution named by its kernel, strides, channels and output size, a fused elementwise tail by
+  its ops and shape, a pad by its shapes);
+- with `--ort`, ONNX Runtime's per-node profile of the same model on 1 and N threads (the ONNX model
+  benchmarks/execution.py gives ONNX Runtime, run in a process of its own): its N slowest nodes
+  (with `--steps N`, else 20) and its time per op type, to set each step beside ORT's node;
 - whole-run medians: the steps run in program order as above, and the program called as a user
   calls it (which may run independent branches on two threads at once: runtime/schedule.py);
 - with `--processes`, the same program also with `threading = "processes"` (runtime/spmd.py),
@@ -33,10 +37,14 @@ itself without them), as in benchmarks/workers.py.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from collections import defaultdict
 
 import numpy as np
@@ -120,9 +128,28 @@ class SplitRecorder:
 
 
 def step_label(step) -> str:
-    """What a step computes, for the per-step listing: a convolution's kernel and weight shapes."""
+    """What a step computes, for the per-step listing: a convolution's kernel and weight shapes, a
+    fused elementwise tail's ops and result shape, a pad's shapes; "" for other steps."""
     from xrelay.runtime.conv_epilogue import ConvStep
+    from xrelay.runtime.pad_step import PadStep
+    from xrelay.runtime.plan import FusedTail
+    from xrelay.runtime.shuffle_tail import ShuffledTail
 
+    def dims(shape) -> str:
+        return "x".join(str(n) for n in shape)
+
+    if isinstance(step, ShuffledTail):
+        return f"tail of {len(step.tail.members)} ops {dims(step.tail.result.type.get_shape())} +shuffled pad"
+    if isinstance(step, FusedTail):
+        names = []
+        for chunked, *_ in step.members:
+            op = chunked.op
+            body = [inner.name.split(".")[-1] for inner in op.body.block.ops
+                    if inner.name not in ("linalg.yield", "arith.constant")]
+            names.append(op.name.removeprefix("linalg.") + (f"({','.join(body)})" if op.name == "linalg.generic" else ""))
+        return f"tail {'+'.join(names)} {dims(step.members[-1][0].op.results[0].type.get_shape())}"
+    if isinstance(step, PadStep):
+        return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
     if not isinstance(step, ConvStep):
         return ""
     g, op = step.geometry, step.op
@@ -133,6 +160,61 @@ def step_label(step) -> str:
     label = f"conv {kh}x{kw}/{g.strides[0]} {c}->{f} out {oh}x{ow}"
     return (label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
             + (" +pool" if step.pool is not None else ""))
+
+
+def ort_node_profile(onnx_bytes: bytes, feeds: dict, threads: int, runs: int) -> list[tuple[str, str, str, float]]:
+    """ONNX Runtime's profile of a model: per node (name, op type, output shape, median µs of its kernel
+    over `runs` runs after 5 untimed ones), in the order ORT reports them."""
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as tmp:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads, options.log_severity_level = threads, 1, 3
+        options.enable_profiling, options.profile_file_prefix = True, str(Path(tmp) / "ort")
+        session = ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
+        for _ in range(runs + 5):
+            session.run(None, feeds)
+        events = json.loads(Path(session.end_profiling()).read_text())
+    nodes: dict[str, list] = {}
+    for event in events:
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            args = event["args"]
+            shape = args.get("output_type_shape") or [{}]
+            dims = "x".join(str(d) for d in next(iter(shape[0].values()), []))
+            nodes.setdefault(event["name"].removesuffix("_kernel_time"), [args.get("op_name", "?"), dims, []])[2].append(
+                event["dur"])
+    return [(name, op, dims, float(np.median(micros[5:] or micros))) for name, (op, dims, micros) in nodes.items()]
+
+
+def ort_worker(model: str, threads: int, runs: int) -> None:
+    """Print `ort_node_profile` of `model` (as benchmarks/execution.py gives it to ONNX Runtime) as JSON."""
+    from execution import load_model, onnx_model
+    from xrelay.frontend import bind_params_by_name
+
+    module, params, data, proto, input_name = load_model(model)
+    onnx_bytes = (proto if proto is not None else onnx_model(bind_params_by_name(module, params))).SerializeToString()
+    print(json.dumps(ort_node_profile(onnx_bytes, {input_name: data}, threads, runs)))
+
+
+def print_ort_profile(model: str, thread_counts: list[int], runs: int, top: int) -> None:
+    """ONNX Runtime's per-node profile of `model` per thread count, each in a process of its own."""
+    env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
+    for threads in thread_counts:
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--ort-worker", model, str(threads), str(runs)],
+                              capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            print(f"  ONNX Runtime, {threads} thread(s): failed: {done.stderr.strip().splitlines()[-1:]}")
+            continue
+        nodes = json.loads(done.stdout)
+        print(f"  ONNX Runtime, {threads} thread(s), {len(nodes)} nodes, median µs over {runs} runs: "
+              f"{sum(n[3] for n in nodes) / 1e3:.2f} ms in kernels; the {top} slowest nodes:")
+        for name, op, dims, micros in sorted(nodes, key=lambda n: -n[3])[:top]:
+            print(f"    {micros / 1e3:7.3f} ms  {op:20s} {dims:18s} {name[:40]}")
+        per_op: dict[str, list[float]] = defaultdict(list)
+        for _, op, _, micros in nodes:
+            per_op[op].append(micros)
+        print("    per op type: " + ", ".join(f"{op} {len(t)} x {sum(t) / 1e3:.2f} ms"
+                                              for op, t in sorted(per_op.items(), key=lambda kv: -sum(kv[1]))))
 
 
 def timed_run(program, data, threads: int) -> list[float]:
@@ -158,7 +240,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--steps", type=int, default=0, help="also list the N slowest steps (per-step medians)")
     parser.add_argument("--processes", action="store_true", help="also profile threading='processes'")
+    parser.add_argument("--ort", action="store_true", help="also print ONNX Runtime's per-node profile")
+    parser.add_argument("--ort-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.ort_worker:
+        model, threads, runs = args.ort_worker
+        ort_worker(model, int(threads), int(runs))
+        return 0
     if args.threads < 2:
         print(f"split_profile.py: --threads {args.threads}: give the thread count to compare with 1 thread, at least 2",
               file=sys.stderr)
@@ -218,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    {name:40s} {value / args.rounds:8.2f} ms")
     if args.processes:
         profile_processes(Contender("opt3-nhwc-processes", args.model), program, data, args.threads, args.rounds)
+    if args.ort:
+        print_ort_profile(args.model, [1, args.threads], max(args.rounds, 10), args.steps or 20)
     return 0
 
 

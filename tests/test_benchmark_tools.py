@@ -70,3 +70,35 @@ def test_conv_pieces_gemm_of_the_copied_patches_is_the_convolution():
     np.testing.assert_allclose(gemm.reshape(1, 7, 6, 7), conv_reference(x, w, 2, 0.0), rtol=1e-4, atol=1e-4)
     times = time_pieces(conv, env, rounds=2)
     assert set(times) == {"step", "kernel alone", "patch copy", "GEMM (numpy)"} and min(times.values()) > 0
+
+
+def test_step_label_names_fused_tails_pads_and_a_tail_writing_a_shuffled_pad(monkeypatch):
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from split_profile import step_label
+    from tests.test_runtime_shuffle_tail import case, unit_head
+
+    from xrelay.lowering import lower
+    from xrelay.runtime import shuffle_tail
+
+    x, _, hwio, bias, dw = case(2, 3, 5, 4)
+    module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 2, 1), to="linalg")
+    fused = [label for label in map(step_label, LinalgProgram(module).steps) if label]
+    assert "tail of 2 ops 1x5x4x6 +shuffled pad" in fused and not any(label.startswith("pad") for label in fused)
+    monkeypatch.setattr(shuffle_tail, "FUSE_SHUFFLED_PADS", False)
+    unfused = [label for label in map(step_label, LinalgProgram(module).steps) if label]
+    assert "tail generic(addf)+generic(maximumf) 1x5x4x6" in unfused
+    assert "pad 1x5x4x3x2 -> 1x7x6x6 (transposed)" in unfused
+
+
+def test_ort_node_profile_times_every_node_of_a_model():
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from onnx import helper
+    from split_profile import ort_node_profile
+    from tests.onnx_models import model
+
+    proto = model([helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), helper.make_node("Softmax", ["t"], ["y"])],
+                  {"x": [3, 5]}, ["y"])
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    nodes = ort_node_profile(proto.SerializeToString(), {"x": x}, threads=1, runs=3)
+    assert sorted((op, dims) for _, op, dims, _ in nodes) == [("Softmax", "5x3"), ("Transpose", "5x3")]
+    assert all(micros >= 0 for *_, micros in nodes)

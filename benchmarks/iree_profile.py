@@ -1,6 +1,6 @@
 """Where IREE spends a ResNet run: IREE's time per dispatch beside ONNX Runtime's time per node.
 
-    .venv/bin/python benchmarks/iree_profile.py [--models resnet18,resnet50] [--threads 1] [--runs 30] [--top 20]
+    .venv/bin/python benchmarks/iree_profile.py [--models resnet18,resnet50] [--threads 1[,2]] [--runs 30] [--top 20]
 
 Builds each model as benchmarks/through_iree.py's `iree` contender (the opt-level-3 graph, lowered and
 compiled exactly as `backend="iree"` does: `iree_backend.prepare`, `compile_vmfb` with DEFAULT_FLAGS),
@@ -8,13 +8,18 @@ then, each in a process of its own, one after the other:
 - IREE: `iree-benchmark-module` runs it `--runs` times on `--threads` task workers with host-execution
   profiling on, and `iree-profile dispatch` reads the bundle back. Per dispatch (IREE's name says what
   it computes: `conv_7x7x512x3x3x512`, `matmul_49x512x2048`, `_encoding_...` for packing a tensor into
-  the data-tiled layout, `slow_memcpy` for a pad's copy): its calls per run, wall time per run (the
-  minimum and the mean over runs), the workgroups' summed time per run (with 2 threads, wall below
-  half of it means the threads overlapped) and its workgroup count;
+  the data-tiled layout, `slow_memcpy` for a pad's copy), from every call's own event: its calls per
+  run, wall time per run (the minimum, median and 90th percentile over calls, times the calls per
+  run), how many task workers were inside it on average while it ran (`busy`: the workers' summed
+  time in it over its wall time; IREE 3.13 times each worker from its first claimed workgroup to its
+  last, so `busy` near the thread count means no worker waited for work, whatever each workgroup
+  took) and its workgroup count;
 - ONNX Runtime (the `bench` extra) with `--threads` intra-op threads and its per-node profiler, on the
   same graph exported to ONNX: per node, the minimum and mean over runs (the first 5 runs dropped).
-Both lists are sorted by mean time, followed by totals and times per kind of op. The minimum is the
-steadier figure on a shared VM (a vCPU's speed changes by 1.5x over seconds: compare minimums).
+Both lists are sorted by median (ORT: mean) time, followed by totals and times per kind of op. The
+minimum is the steadier figure on a shared VM (a vCPU's speed changes by 1.5x over seconds: compare
+minimums). With several thread counts (`--threads 1,2`) a last table puts each dispatch's minimum and
+median on every thread count side by side, with the speedup from the first to the last.
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the measured processes, as in workers.py.
 """
 
@@ -67,18 +72,35 @@ def kind_of(name: str) -> str:
     return "elementwise/other" if "elementwise" in name else name
 
 
-def profile_iree(vmfb: Path, data: Path, threads: int, runs: int, work: Path) -> tuple[list[dict], int]:
-    """(one record per dispatch, as `iree-profile dispatch --format=jsonl` gives it; runs profiled)."""
+def profile_iree(vmfb: Path, data: Path, threads: int, runs: int, work: Path) -> tuple[dict[str, list[dict]], int]:
+    """({dispatch: its calls' `iree-profile dispatch --dispatch_events` records}, runs profiled)."""
     bundle = work / "run.ireeprof"
     subprocess.run([iree_tool("iree-benchmark-module"), f"--module={vmfb}", "--device=local-task",
                     f"--task_topology_group_count={threads}", "--function=main", f"--input=@{data}",
                     "--benchmark_repetitions=1", f"--benchmark_min_time={runs}x",
                     "--device_profiling_mode=host-execution", f"--device_profiling_output={bundle}"],
                    check=True, capture_output=True, env=CLEAN_ENV)
-    out = subprocess.run([iree_tool("iree-profile"), "dispatch", "--format=jsonl", str(bundle)],
+    out = subprocess.run([iree_tool("iree-profile"), "dispatch", "--format=jsonl", "--dispatch_events", str(bundle)],
                          check=True, capture_output=True, text=True).stdout
-    groups = [json.loads(line) for line in out.splitlines() if '"host_dispatch_group"' in line]
-    return groups, min(g["count"] for g in groups)  # every dispatch runs at least once per run
+    calls: dict[str, list[dict]] = collections.defaultdict(list)
+    for line in out.splitlines():
+        if '"host_dispatch_event"' in line:
+            event = json.loads(line)
+            calls[event["key"]].append(event)
+    return calls, min(len(c) for c in calls.values())  # every dispatch runs at least once per run
+
+
+def dispatch_rows(calls: dict[str, list[dict]], n_runs: int) -> list[tuple[str, str, float, float, float, str]]:
+    """Per dispatch: (name, kind, min, median and 90th percentile ms per run, extra columns)."""
+    rows = []
+    for key, events in calls.items():
+        per_run = len(events) // n_runs
+        wall = np.array([e["duration_ns"] for e in events]) / 1e6 * per_run
+        busy = sum(e["tile_duration_sum_ns"] for e in events) / max(1, sum(e["duration_ns"] for e in events))
+        workgroups = "x".join(str(c) for c in events[-1]["workgroup_count"] if c > 1) or "1"
+        rows.append((key, kind_of(key), float(wall.min()), float(np.median(wall)), float(np.percentile(wall, 90)),
+                     f"x{per_run:<2d} busy {busy:4.2f} {workgroups:>6s} wg"))
+    return rows
 
 
 def ort_worker(model: str, threads: int, runs: int, output: str) -> None:
@@ -105,67 +127,88 @@ def ort_worker(model: str, threads: int, runs: int, output: str) -> None:
     Path(output).write_text(json.dumps(nodes))
 
 
-def print_rows(title: str, rows: list[tuple[str, str, float, float, str]], top: int) -> None:
-    """`rows`: (name, kind, min ms per run, mean ms per run, extra columns)."""
-    print(f"  {title}")
-    for name, _, low, mean, extra in sorted(rows, key=lambda r: -r[3])[:top]:
-        print(f"    {low:7.3f} {mean:7.3f}  {extra}  {name[:72]}")
+def print_rows(title: str, rows: list[tuple[str, str, float, float, float, str]], top: int, middle: str) -> None:
+    """`rows`: (name, kind, min, `middle` (median or mean) and 90th percentile ms per run, extra columns)."""
+    print(f"  {title}; ms per run: min {middle} p90")
+    for name, _, low, mid, high, extra in sorted(rows, key=lambda r: -r[3])[:top]:
+        print(f"    {low:7.3f} {mid:7.3f} {high:7.3f}  {extra}  {name[:72]}")
     if len(rows) > top:
         print(f"    ... {len(rows) - top} more")
-    kinds: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0])
-    for _, kind, low, mean, _ in rows:
-        kinds[kind][0] += low
-        kinds[kind][1] += mean
-        kinds[kind][2] += 1
-    for kind, (low, mean, n) in sorted(kinds.items(), key=lambda k: -k[1][1]):
-        print(f"    {low:7.3f} {mean:7.3f}  {n:3d} x {kind}")
-    print(f"    {sum(r[2] for r in rows):7.3f} {sum(r[3] for r in rows):7.3f}  total (min, mean ms per run)")
+    kinds: dict[str, np.ndarray] = collections.defaultdict(lambda: np.zeros(4))
+    for _, kind, low, mid, high, _ in rows:
+        kinds[kind] += (low, mid, high, 1)
+    for kind, (low, mid, high, n) in sorted(kinds.items(), key=lambda k: -k[1][1]):
+        print(f"    {low:7.3f} {mid:7.3f} {high:7.3f}  {n:3.0f} x {kind}")
+    print(f"    {sum(r[2] for r in rows):7.3f} {sum(r[3] for r in rows):7.3f} {sum(r[4] for r in rows):7.3f}  total")
 
 
-def profile_model(model: str, threads: int, runs: int, top: int, with_ort: bool) -> None:
+def profile_model(model: str, thread_counts: list[int], runs: int, top: int, with_ort: bool) -> None:
     from xrelay.runtime import iree_backend
 
     text, data = lowered_model(model)
+    by_threads = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "model.vmfb").write_bytes(iree_backend.compile_vmfb(text))
         np.save(work / "input.npy", data)
-        load = os.getloadavg()[0]
-        groups, n_runs = profile_iree(work / "model.vmfb", work / "input.npy", threads, runs, work)
-        ort_nodes = None
-        if with_ort:
-            subprocess.run([sys.executable, __file__, "--ort-worker", model, str(threads), str(runs),
-                            str(work / "ort.json")], check=True, env=CLEAN_ENV)
-            ort_nodes = json.loads((work / "ort.json").read_text())
-    print(f"\n{model}, {threads} thread(s), {n_runs} profiled runs, 1-min load average {load:.1f}-"
-          f"{os.getloadavg()[0]:.1f}; columns: min and mean ms per run")
+        for threads in thread_counts:
+            load = os.getloadavg()[0]
+            calls, n_runs = profile_iree(work / "model.vmfb", work / "input.npy", threads, runs, work)
+            ort_nodes = None
+            if with_ort:
+                subprocess.run([sys.executable, __file__, "--ort-worker", model, str(threads), str(runs),
+                                str(work / "ort.json")], check=True, env=CLEAN_ENV)
+                ort_nodes = json.loads((work / "ort.json").read_text())
+            print(f"\n{model}, {threads} thread(s), {n_runs} profiled runs, 1-min load average {load:.1f}-"
+                  f"{os.getloadavg()[0]:.1f}")
+            rows = dispatch_rows(calls, n_runs)
+            by_threads[threads] = rows
+            print_rows(f"IREE (backend=\"iree\"): {len(rows)} dispatch kinds, "
+                       f"{sum(len(c) for c in calls.values()) // n_runs} dispatches per run", rows, top, "median")
+            busy = sum(e["tile_duration_sum_ns"] for c in calls.values() for e in c)
+            wall = sum(e["duration_ns"] for c in calls.values() for e in c)
+            print(f"    {busy / wall:.2f} of {threads} worker(s) inside the dispatches on average while they ran")
+            if ort_nodes is not None:
+                print_rows(f"ONNX Runtime: {len(ort_nodes)} nodes", ort_rows(ort_nodes), top, "mean")
+    if len(by_threads) > 1:
+        print_speedups(model, by_threads, top)
+
+
+def ort_rows(ort_nodes: dict) -> list[tuple[str, str, float, float, float, str]]:
+    """ONNX Runtime's per-node profile (the first 5 runs dropped) as `print_rows` rows."""
     rows = []
-    for g in groups:
-        calls = g["count"] // n_runs
-        workgroups = "x".join(str(c) for c in g["last_workgroup_count"] if c > 1) or "1"
-        extra = (f"x{calls:<2d} wg time {g['total_tile_duration_sum_ns'] / n_runs / 1e6:7.3f}  "
-                 f"{workgroups:>6s} wg")
-        rows.append((g["key"], kind_of(g["key"]), g["min_ns"] * calls / 1e6, g["total_ns"] / n_runs / 1e6, extra))
-    print_rows(f"IREE (backend=\"iree\"): {len(groups)} dispatch kinds, "
-               f"{sum(g['count'] for g in groups) // n_runs} dispatches per run", rows, top)
-    busy = sum(g["total_tile_duration_sum_ns"] for g in groups) / n_runs / 1e6
-    wall = sum(g["total_ns"] for g in groups) / n_runs / 1e6
-    print(f"    workgroups' summed time {busy:.3f} ms per run over {wall:.3f} ms of dispatch wall time: "
-          f"{busy / wall:.2f} of {threads} thread(s) busy inside dispatches on average")
-    if ort_nodes is not None:
-        ort_rows = []
-        for name, (op, shape, micros) in ort_nodes.items():
-            kept = micros[5:] or micros
-            dims = "x".join(str(d) for d in next(iter(shape[0].values()))) if shape else "?"
-            ort_rows.append((f"{name} -> {dims}", kind_of(op), min(kept) / 1e3, float(np.mean(kept)) / 1e3,
-                             f"{op:<18s}"))
-        print_rows(f"ONNX Runtime: {len(ort_rows)} nodes", ort_rows, top)
+    for name, (op, shape, micros) in ort_nodes.items():
+        kept = np.array(micros[5:] or micros) / 1e3
+        dims = "x".join(str(d) for d in next(iter(shape[0].values()))) if shape else "?"
+        rows.append((f"{name} -> {dims}", kind_of(op), float(kept.min()), float(kept.mean()),
+                     float(np.percentile(kept, 90)), f"{op:<18s}"))
+    return rows
+
+
+def print_speedups(model: str, by_threads: dict[int, list], top: int) -> None:
+    """Each dispatch's minimum and median per run on every thread count, and first-to-last speedups."""
+    counts = list(by_threads)
+    first, last = counts[0], counts[-1]
+    tables = {t: {r[0]: r for r in rows} for t, rows in by_threads.items()}
+    print(f"\n{model}: IREE per dispatch, ms per run (min / median) on {', '.join(map(str, counts))} thread(s); "
+          f"speedup {first} -> {last} thread(s) of the minimum and of the median")
+    names = sorted(tables[first], key=lambda n: -tables[first][n][3])
+    for name in names[:top]:
+        cells = "  ".join(f"{tables[t][name][2]:6.3f} / {tables[t][name][3]:6.3f}" for t in counts if name in tables[t])
+        if name in tables[last]:
+            low = tables[first][name][2] / tables[last][name][2]
+            mid = tables[first][name][3] / tables[last][name][3]
+            print(f"    {cells}   x{low:4.2f} x{mid:4.2f}  {name[:60]}")
+    sums = {t: (sum(r[2] for r in rows), sum(r[3] for r in rows)) for t, rows in by_threads.items()}
+    cells = "  ".join(f"{low:6.3f} / {mid:6.3f}" for low, mid in sums.values())
+    print(f"    {cells}   x{sums[first][0] / sums[last][0]:4.2f} x{sums[first][1] / sums[last][1]:4.2f}  total")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet18,resnet50")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", default="1", help="task workers (and ORT threads); a list (1,2) "
+                        "profiles each and compares them")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--top", type=int, default=20, help="dispatches and nodes listed (default 20)")
     parser.add_argument("--ort-worker", nargs=4, help=argparse.SUPPRESS)
@@ -174,7 +217,11 @@ def main(argv: list[str] | None = None) -> int:
         model, threads, runs, output = args.ort_worker
         ort_worker(model, int(threads), int(runs), output)
         return 0
-    if args.threads < 1 or args.runs < 1:
+    try:
+        thread_counts = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        parser.error(f"--threads must be a comma-separated list of integers, not {args.threads!r}")
+    if min(thread_counts) < 1 or args.runs < 1:
         parser.error("--threads and --runs must be at least 1")
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if not re.fullmatch(r"resnet(18|50)", m)]
@@ -191,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         print("onnxruntime not installed (pip install -e '.[bench]'): ONNX Runtime skipped")
         with_ort = False
     for model in models:
-        profile_model(model, args.threads, args.runs, args.top, with_ort)
+        profile_model(model, thread_counts, args.runs, args.top, with_ort)
     return 0
 
 

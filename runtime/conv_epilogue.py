@@ -24,8 +24,8 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from xrelay.runtime import plan as split_plan
-from xrelay.runtime.linalg_conv import ConvGeometry, conv_geometry
 from xrelay.runtime.body_program import REDUCERS
+from xrelay.runtime.linalg_conv import ConvGeometry, conv_geometry
 from xrelay.runtime.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.plan import FusedTail
@@ -205,6 +205,9 @@ FUSE_TAILS = True
 """Whether `fuse_conv_epilogues` fuses (off: every tail runs as a step of its own, for A/B runs)."""
 FUSE_PADS = True
 """Whether a fused tail also takes the pad of its result (off: the pad runs as a step of its own)."""
+FUSE_TAIL_PADS = True
+"""Whether a fused tail run as a step of its own writes into the pad that alone reads its result
+(`TailIntoPad`; off: the pad copies the tail's result, for A/B runs)."""
 FUSE_POOLS = True
 """Whether a convolution without a tail computes the pooling of its padded result from the unpadded
 result (`ConvStep.pool`; off: the pad and the pooling run as they did, for A/B runs)."""
@@ -279,6 +282,57 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         accesses[c].merge(accesses.pop(p))
         memory.buffers[pad.k].step = c
         memory.touch(c, [pad.source, pad.out])
+        fused += 1
+    if FUSE_TAIL_PADS:
+        fused += _fuse_tail_pads(steps, accesses, memory, slot)
+    return fused
+
+
+class TailIntoPad:
+    """A fused elementwise tail (not after a convolution) whose result only the pad after it reads,
+    with that pad: the tail's last member writes into the pad's interior, which is then its result,
+    so the pad copies nothing (one pass over the activation less)."""
+
+    spmd = True
+    """Both processes of the two-process mode may run this step: the pad's border is filled by
+    `run_alone`, the tail's rows written in `run_parts` parts."""
+
+    def __init__(self, tail: FusedTail, rows: RowTail, pad: PadStep):
+        self.tail, self.row_tail, self.pad = tail, rows, pad
+        self.members = tail.members  # benchmarks/split_profile.py and the like read a tail's members
+
+    def __call__(self, env: list) -> None:
+        rows = self.row_tail.bind(env, self.pad.buffer(env)[self.pad.interior])
+        run_parts(rows, self.tail.rows, worth_splitting(self.tail.points, split_plan.MIN_SPLIT_ELEMENTS,
+                                                        split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
+
+
+def _fuse_tail_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
+    """Make each fused tail step followed (after bindings) by a pad of its result that nothing else
+    reads a `TailIntoPad`; how many."""
+    fused = 0
+    for p, pad in enumerate(steps):
+        if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
+            continue
+        t = p - 1
+        while t >= 0 and _inert(accesses.get(t)):
+            t -= 1
+        tail = steps[t] if t >= 0 else None
+        if not (isinstance(tail, FusedTail) and t in accesses):
+            continue
+        result = tail.members[-1][0].op.results[0]
+        if (pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape())
+                or not result.has_one_use()):
+            continue
+        first = tail.members[0][0]
+        cut = first.cuts[len(first.op.inputs)]  # the output axis the tail's loop runs along
+        rows = RowTail.of(tail, cut[0]) if cut is not None else None
+        if rows is None:
+            continue
+        steps[t], steps[p] = TailIntoPad(tail, rows, pad), _no_op
+        accesses[t].merge(accesses.pop(p))
+        memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
+        memory.touch(t, [pad.source, pad.out])
         fused += 1
     return fused
 

@@ -55,7 +55,7 @@ from execution import Contender
 
 def step_kinds(program) -> list[str]:
     """A kind per step of `program`: contraction, elementwise tail, pad or other."""
-    from xrelay.runtime.conv_epilogue import ConvStep
+    from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
     from xrelay.runtime.pad_step import PadStep
     from xrelay.runtime.plan import FusedTail
 
@@ -65,7 +65,7 @@ def step_kinds(program) -> list[str]:
         if isinstance(step, ConvStep):
             kinds.append("structured op (conv, matmul, ...)" if step.tail is None
                          else "conv + its elementwise tail (fused)")
-        elif isinstance(step, FusedTail):
+        elif isinstance(step, FusedTail | TailIntoPad):
             kinds.append("elementwise tail (fused, in place)")
         elif isinstance(step, PadStep):
             kinds.append("pad")
@@ -130,7 +130,7 @@ class SplitRecorder:
 def step_label(step) -> str:
     """What a step computes, for the per-step listing: a convolution's kernel and weight shapes, a
     fused elementwise tail's ops and result shape, a pad's shapes; "" for other steps."""
-    from xrelay.runtime.conv_epilogue import ConvStep
+    from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
     from xrelay.runtime.pad_step import PadStep
     from xrelay.runtime.plan import FusedTail
     from xrelay.runtime.shuffle_tail import ShuffledTail
@@ -140,6 +140,8 @@ def step_label(step) -> str:
 
     if isinstance(step, ShuffledTail):
         return f"tail of {len(step.tail.members)} ops {dims(step.tail.result.type.get_shape())} +shuffled pad"
+    if isinstance(step, TailIntoPad):
+        return f"{step_label(step.tail)} +pad"
     if isinstance(step, FusedTail):
         names = []
         for chunked, *_ in step.members:

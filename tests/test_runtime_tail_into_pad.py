@@ -86,3 +86,17 @@ def test_tail_writes_into_the_pad_that_alone_reads_it(threads, shape, channel_ax
         x = rng.standard_normal(shape).astype(np.float32)
         relu = np.maximum(x.astype(np.float64) + b, 0)
         padded = np.pad(relu, list(zip(low, high)), constant_values=0.5)
+
+
+def test_split_profile_counts_a_tail_into_pad_as_a_tail():
+    """benchmarks/split_profile.py lists the fused step as an elementwise tail with its pad."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from split_profile import step_kinds, step_label
+
+    program = LinalgProgram(Parser(make_context(), source((1, 6, 5, 4), 3, (0, 1, 1, 0), (0, 1, 1, 0), False)).parse_module())
+    (index,) = [i for i, step in enumerate(program.steps) if isinstance(step, TailIntoPad)]
+    assert step_kinds(program)[index] == "elementwise tail (fused, in place)"
+    assert step_label(program.steps[index]) == "tail generic(addf)+generic(maximumf) 1x6x5x4 +pad"

@@ -9,7 +9,8 @@ Runtime and a plain numpy forward; and the loops-level executor.
    own (a worker: this script with `--worker`), set up once and then driven over a pipe:
    - xrelay at the linalg level, as built (batch_norm lowered as is), after the opt-level-3 graph
      passes (SimplifyInference, FoldScaleAxis, FoldConstant: BN folded into the convs; ConcatFirst,
-     MaxPoolFirst: biases and ReLUs moved behind concatenations and max pools; ShuffleIntoConv: a
+     MaxPoolFirst: biases and ReLUs moved behind concatenations and max pools; PoolAfterPointwiseConv:
+     an average pool moved behind the 1x1 conv that projects it to fewer channels; ShuffleIntoConv: a
      channel shuffle after a grouped conv with few channels per group folded into a dense conv;
      PreActivationShift: a ReLU of a constant add before a 1x1 conv as a maximum, the add folded into
      the conv's bias), and after
@@ -305,7 +306,7 @@ class Contender:
                 with transform.PassContext(opt_level=3):
                     graph = transform.Sequential(
                         [passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant(), passes.ConcatFirst(), passes.MaxPoolFirst(),
-                         passes.ShuffleIntoConv(), passes.PreActivationShift()])(graph)
+                         passes.PoolAfterPointwiseConv(), passes.ShuffleIntoConv(), passes.PreActivationShift()])(graph)
                     if kind == "opt3-nhwc":  # the tutorial's pipeline: NHWC/HWIO convolutions
                         graph = transform.Sequential(
                             [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)

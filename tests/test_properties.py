@@ -39,6 +39,7 @@ from xrelay.passes import (
     ForwardFoldScaleAxis,
     InferType,
     MaxPoolFirst,
+    PoolAfterPointwiseConv,
     PreActivationShift,
     ShuffleIntoConv,
     SimplifyInference,
@@ -282,6 +283,7 @@ PASSES = {
     "BackwardFoldScaleAxis": BackwardFoldScaleAxis,
     "ConcatFirst": ConcatFirst,
     "MaxPoolFirst": MaxPoolFirst,
+    "PoolAfterPointwiseConv": PoolAfterPointwiseConv,
     "ShuffleIntoConv": ShuffleIntoConv,
     "PreActivationShift": PreActivationShift,
     "ConvertLayout(NHWC)": lambda: ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}),
@@ -303,7 +305,7 @@ def test_every_pass_preserves_outputs(graph):
         assert_close(run(opt_level_3(module), inputs), expected, "opt-level-3 pipeline")
 
 
-OPT_LEVEL_3 = (SimplifyInference, FoldScaleAxis, FoldConstant, ConcatFirst, MaxPoolFirst, ShuffleIntoConv,
+OPT_LEVEL_3 = (SimplifyInference, FoldScaleAxis, FoldConstant, ConcatFirst, MaxPoolFirst, PoolAfterPointwiseConv, ShuffleIntoConv,
                PreActivationShift, PASSES["ConvertLayout(NHWC)"], FoldConstant)
 
 

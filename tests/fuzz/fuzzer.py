@@ -61,7 +61,7 @@ INTERESTING_TOKENS = [
 PASSES = [
     "infer-type", "fold-constant", "simplify-inference", "backward-fold-scale-axis", "forward-fold-scale-axis",
     "fold-scale-axis", "canonicalize-ops", "dead-code-elimination", 'convert-layout{desired-layouts="nn.conv2d=NHWC,HWIO"}',
-    "max-pool-first", "concat-first", "shuffle-into-conv", "preactivation-shift", "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
+    "max-pool-first", "pool-after-pointwise-conv", "concat-first", "shuffle-into-conv", "preactivation-shift", "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
     "conv-to-matmul", "conv-space-to-depth", "pool-as-window-slices", "canonicalize", "cse", "dce",
 ]
 LEVELS = ("nn", "linalg", "memref", "loops")

@@ -1,0 +1,124 @@
+"""PoolAfterPointwiseConv: an average pool in front of a 1x1 convolution moves behind it; outputs
+against numpy written here."""
+
+import numpy as np
+import pytest
+
+from xrelay import passes, transform
+from xrelay.dialects import nn
+from xrelay.runtime import run
+from module_builder import make_module
+
+
+def avg_pool_nchw(x, size, strides, padding, count_include_pad, ceil_mode=False):
+    """An average pool over NCHW `x` written here, position by position: zero padding (top, left,
+    bottom, right); each window divided by its taps inside the padding (`count_include_pad`) or
+    inside the data. ceil_mode's extra windows run past the padding; their taps there count for
+    neither."""
+    top, left, bottom, right = padding
+    h, w = x.shape[2:]
+    outs = []
+    for extent, k, s in ((h + top + bottom, size[0], strides[0]), (w + left + right, size[1], strides[1])):
+        span = extent - k
+        outs.append((-(-span // s) if ceil_mode else span // s) + 1)
+    out = np.zeros(x.shape[:2] + tuple(outs), np.float64)
+    for i in range(outs[0]):
+        for j in range(outs[1]):
+            total, count = 0.0, 0
+            for a in range(size[0]):
+                for b in range(size[1]):
+                    ph, pw = i * strides[0] + a, j * strides[1] + b  # in padded coordinates
+                    inside_data = top <= ph < top + h and left <= pw < left + w
+                    inside_pad = ph < h + top + bottom and pw < w + left + right
+                    if inside_data:
+                        total = total + x[:, :, ph - top, pw - left].astype(np.float64)
+                    count += inside_pad if count_include_pad else inside_data
+            out[:, :, i, j] = total / max(count, 1)
+    return out
+
+
+def names(mod):
+    return [op.name for op in mod.body.block.first_op.body.block.ops if op.name != "nn.constant"]
+
+
+CASES = [  # layout, pool attributes
+    ("NCHW", dict(pool_size=(3, 3), strides=(1, 1), padding=(1, 1, 1, 1))),
+    ("NHWC", dict(pool_size=(3, 3), strides=(1, 1), padding=(1, 1, 1, 1), count_include_pad=True)),
+    ("NCHW", dict(pool_size=(2, 3), strides=(2, 1), padding=(0, 1, 1, 0), ceil_mode=True)),
+    ("NHWC", dict(pool_size=(3, 2), strides=(2, 2), padding=(1, 0, 2, 1), count_include_pad=True, ceil_mode=True)),
+]
+
+
+def pooled_then_projected(layout, pool, x_nchw, weight_oihw, kernel_layout="OIHW"):
+    order = ["NCHW".index(c) for c in layout]
+    kernel_order = ["OIHW".index(c) for c in kernel_layout]
+
+    def body(values, emit):
+        pooled = emit(nn.make("nn.avg_pool2d", [values["x"]], layout=layout, **pool))
+        weight = emit(nn.ConstantOp(weight_oihw.transpose(kernel_order).copy()))
+        return [emit(nn.make("nn.conv2d", [pooled, weight], channels=weight_oihw.shape[0], kernel_size=(1, 1),
+                             data_layout=layout, kernel_layout=kernel_layout))]
+
+    return make_module({"x": x_nchw.transpose(order).shape}, body), order
+
+
+@pytest.mark.parametrize("layout, pool", CASES)
+def test_the_pool_moves_behind_the_projection(layout, pool):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 6, 7, 8)).astype(np.float32)
+    weight = rng.standard_normal((4, 6, 1, 1)).astype(np.float32)
+    mod, order = pooled_then_projected(layout, pool, x, weight, "HWIO" if layout == "NHWC" else "OIHW")
+    with transform.PassContext(opt_level=3):
+        moved = passes.PoolAfterPointwiseConv()(mod)
+    moved.verify()
+    assert names(moved) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
+    pooled = avg_pool_nchw(x, pool["pool_size"], pool["strides"], pool["padding"],
+                           pool.get("count_include_pad", False), pool.get("ceil_mode", False))
+    expected = np.einsum("fc,nchw->nfhw", weight[:, :, 0, 0].astype(np.float64), pooled)
+    to_nchw = [layout.index(c) for c in "NCHW"]
+    got = run(moved, {"x": x.transpose(order)})
+    assert got.shape == expected.transpose(order).shape
+    np.testing.assert_allclose(got.transpose(to_nchw), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_more_output_channels_than_input_keeps_the_order():
+    """Pooling after a widening projection would pool more channels: nothing moves."""
+    x = np.ones((1, 2, 5, 5), np.float32)
+    mod, _ = pooled_then_projected("NCHW", dict(pool_size=(3, 3), padding=(1, 1, 1, 1)), x, np.ones((3, 2, 1, 1), np.float32))
+    with transform.PassContext(opt_level=3):
+        assert names(passes.PoolAfterPointwiseConv()(mod)) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
+
+
+@pytest.mark.parametrize("conv", [
+    dict(kernel_size=(3, 3), padding=(1, 1, 1, 1)),  # not a 1x1 conv: its windows mix positions
+    dict(kernel_size=(1, 1), strides=(2, 2)),  # strided: it reads every other pooled position
+    dict(kernel_size=(1, 1), padding=(1, 1, 1, 1)),  # padded: its zero border is not a pooled border
+    dict(kernel_size=(1, 1), groups=2),
+])
+def test_other_convolutions_keep_the_order(conv):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    kh, kw = conv["kernel_size"]
+    weight = rng.standard_normal((2, 4 // conv.get("groups", 1), kh, kw)).astype(np.float32)
+
+    def body(values, emit):
+        pooled = emit(nn.make("nn.avg_pool2d", [values["x"]], pool_size=(3, 3), padding=(1, 1, 1, 1)))
+        return [emit(nn.make("nn.conv2d", [pooled, emit(nn.ConstantOp(weight))], channels=2, **conv))]
+
+    mod = make_module({"x": x.shape}, body)
+    with transform.PassContext(opt_level=3):
+        moved = passes.PoolAfterPointwiseConv()(mod)
+    assert names(moved) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
+
+
+def test_a_pool_read_elsewhere_stays():
+    weight = np.ones((2, 4, 1, 1), np.float32)
+
+    def body(values, emit):
+        pooled = emit(nn.make("nn.avg_pool2d", [values["x"]], pool_size=(3, 3), padding=(1, 1, 1, 1)))
+        return [emit(nn.make("nn.conv2d", [pooled, emit(nn.ConstantOp(weight))], channels=2, kernel_size=(1, 1))),
+                pooled]
+
+    mod = make_module({"x": (1, 4, 6, 6)}, body)
+    with transform.PassContext(opt_level=3):
+        assert names(passes.PoolAfterPointwiseConv()(mod)) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]

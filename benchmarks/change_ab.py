@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/change_ab.py --model onnx:densenet121 [--threads 1,2] [--rounds 30]
         [--off xrelay.runtime.memory_plan.PLACE_IN_SLICES ...] [--without-pass PreActivationShift ...]
-        [--threading processes]
+        [--threading processes [--both]]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
 bound) twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False and
@@ -16,7 +16,9 @@ building) must be set by hand. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset 
 process (the script re-executes itself without them), as in benchmarks/split_profile.py.
 `--threading MODE`: the change is the executor's `threading` MODE ("with") against "split"
 ("without"), the two programs built alike; for "processes" the second process blocks as soon as a
-run ends (`spmd.IDLE_SPIN_S = 0`), so that it does not spin while the other program runs.
+run ends (`spmd.IDLE_SPIN_S = 0`), so that it does not spin while the other program runs. With
+`--both`, "without" runs in that mode too: the change is only the `--off` flags and passes, measured
+in that mode (each program has its own second process, forked while it is built, flags as built).
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from workers import UNSET_FOR_MEASUREMENT
 from execution import Contender
 
 
-def build(model: str, off: list[str], without: list[str]):
-    """The model's contender built with the flags `off` False and the passes `without` skipped."""
+def build(model: str, off: list[str], without: list[str], threading: str | None = None):
+    """The model's contender built with the flags `off` False and the passes `without` skipped (and
+    first run, in `threading` mode if given, before they are restored)."""
     from xrelay import passes
 
     saved = []
@@ -48,7 +51,7 @@ def build(model: str, off: list[str], without: list[str]):
         saved.append((cls, "apply", cls.apply))
         cls.apply = lambda self, ctx, op: None
     try:
-        return Contender("opt3-nhwc", model)
+        return Contender("opt3-nhwc" + (f"-{threading}" if threading else ""), model)
     finally:
         for owner, attr, value in reversed(saved):
             setattr(owner, attr, value)
@@ -63,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--without-pass", action="append", default=[], help="xrelay.passes class skipped without it")
     parser.add_argument("--threading", choices=("openblas", "processes"),
                         help="the executor's threading mode with the change (without: split)")
+    parser.add_argument("--both", action="store_true", help="without the change also in --threading's mode")
     args = parser.parse_args(argv)
+    if args.both and not (args.threading and (args.off or args.without_pass)):
+        print("change_ab.py: --both needs --threading MODE and a change (--off or --without-pass)", file=sys.stderr)
+        return 1
     if not args.off and not args.without_pass and not args.threading:
         print("change_ab.py: give the change: --off module.FLAG, --without-pass PassName or --threading MODE",
               file=sys.stderr)
@@ -88,12 +95,17 @@ def main(argv: list[str] | None = None) -> int:
 
     from xrelay.runtime.threads import set_blas_threads
 
-    contenders = {"without": build(args.model, args.off, args.without_pass), "with": build(args.model, [], [])}
-    change = " ".join([*(f"--off {f}" for f in args.off), *(f"--without-pass {p}" for p in args.without_pass)])
-    if args.threading:
+    if args.threading == "processes":
         from xrelay.runtime import spmd
 
         spmd.IDLE_SPIN_S = 0.0
+    both = args.threading if args.both else None
+    contenders = {"without": build(args.model, args.off, args.without_pass, both),
+                  "with": build(args.model, [], [], both)}
+    change = " ".join([*(f"--off {f}" for f in args.off), *(f"--without-pass {p}" for p in args.without_pass)])
+    if both:
+        print(f"{args.model}: the change is what `{change}` takes away, both in threading {both!r}")
+    elif args.threading:
         contenders["with"].program.threading = args.threading
         change = " and ".join(x for x in (change, f"threading {args.threading!r} instead of 'split'") if x)
         print(f"{args.model}: the change is {change}")

@@ -13,17 +13,20 @@ views, reshapes them and runs one `threaded_matmul` into the output.
 from __future__ import annotations
 
 import math
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops
+from xrelay.runtime import conv as conv_kernels
 from xrelay.runtime.conv import threaded_matmul
+from xrelay.runtime.threads import run_alone, run_parts, worth_splitting
 
 
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
-                        out: int, reuse_views: Sequence[bool] = (False,)) -> Callable[[list, np.ndarray, bool], bool] | None:
+                        out: int, reuse_views: Sequence[bool] = (False,)) -> PlannedContraction | None:
     """`run(ins, target, accumulate) -> bool` computing `maps[out] = sum maps[ia] * maps[ib]` as one
     batched matmul written into `target`; False (the caller runs the general path) when asked to
     accumulate or when the arrays do not allow the direct write. None when the maps are not of the
@@ -54,40 +57,157 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
         labels = batch + free_a + free_b
     rank = len(ranges)
     matrices = []  # per side of the product: (operand, transposition of its loop-space view, shape)
-    for operand, rows, cols in sides:
+    free_loops = []  # per side: (axis of its first free loop in that transposition, the free loops' ranges)
+    for side, (operand, rows, cols) in enumerate(sides):
         order = batch + rows + cols
         matrices.append((operand, order + [d for d in range(rank) if d not in order],
                          (size(batch), size(rows), size(cols))))
+        free = rows if side == 0 else cols
+        free_loops.append((len(batch) + (0 if side == 0 else len(rows)), [ranges[d] for d in free]))
     shape = (size(batch), matrices[0][2][1], matrices[1][2][2])
     significant = lambda loops: [d for d in loops if ranges[d] != 1]  # noqa: E731
     in_place = significant(labels) == significant(out_order)
     to_labels = [out_order.index(d) for d in labels]
-    operands = (ia, ib)
+    return PlannedContraction(views, matrices, free_loops, shape, in_place, to_labels, (ia, ib), reuse_views)
 
-    last: list = [None]  # (a, b, target, lhs, rhs, product) of the last call
 
-    def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
-        a, b = ins[ia], ins[ib]
-        entry = last[0]
-        if entry is not None and entry[0] is a and entry[1] is b and entry[2] is target and not accumulate:
-            threaded_matmul(entry[3], entry[4], out=entry[5])
+SPLIT_COPIES = True
+"""Whether an operand whose matrix is a copy (an im2col of a grouped convolution) is copied part by
+part, each part's rows (or columns) then multiplied on the thread (or process) that copied them,
+instead of whole on the calling thread before the split (off: for A/B runs)."""
+
+
+class PlannedContraction:
+    """`planned_contraction`'s runner: `self(ins, target, accumulate) -> bool` (see there)."""
+
+    def __init__(self, views, matrices, free_loops, shape, in_place, to_labels, operands, reuse_views):
+        self.views, self.matrices, self.free_loops, self.shape = views, matrices, free_loops, shape
+        self.in_place, self.to_labels, self.operands, self.reuse_views = in_place, to_labels, operands, reuse_views
+        self.last: tuple | None = None
+        """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""
+
+    def kept(self, ins: list, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(lhs, rhs, product) of the last call when `ins` and `target` are its arrays, else None."""
+        entry = self.last
+        if entry is not None and entry[0] is ins[self.operands[0]] and entry[1] is ins[self.operands[1]] \
+                and entry[2] is target:
+            return entry[3:]
+        return None
+
+    def __call__(self, ins: list, target: np.ndarray, accumulate: bool) -> bool:
+        kept = None if accumulate else self.kept(ins, target)
+        if kept is not None:
+            threaded_matmul(*kept[:2], out=kept[2])
             return True
-        if accumulate or not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-                              and isinstance(target, np.ndarray) and target.flags.c_contiguous
-                              and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
+        bound = None if accumulate else self.bind(ins, target)
+        if bound is None:
             return False
-        if in_place:
-            product = target.reshape(shape)
-        else:
-            try:  # the output's axes in another order (groups between pixels and filters)
-                product = np.reshape(target.transpose(to_labels), shape, copy=False)
-            except ValueError:
-                return False
-        lhs, rhs = (views[k](ins[operands[k]]).transpose(order).reshape(matrix_shape)
-                    for k, order, matrix_shape in matrices)
-        threaded_matmul(lhs, rhs, out=product)
-        if reuse_views[0] and np.may_share_memory(lhs, a) and np.may_share_memory(rhs, b):
-            last[0] = (a, b, target, lhs, rhs, product)
+        bound[0]()
         return True
 
-    return run
+    def bind(self, ins: list, target: np.ndarray) -> tuple[Callable[[], None], bool] | None:
+        """(compute, parted) computing the product of these arrays into `target`, and whether
+        `compute` reads and writes memory only within `threads.run_parts`/`run_split` parts and
+        `run_alone` (it copies a matrix part by part, or copies none); None when the arrays do not
+        allow the direct write. Making it reads no data (views only)."""
+        a, b = (ins[k] for k in self.operands)
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
+                and target.flags.c_contiguous and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
+            return None
+        if self.in_place:
+            product = target.reshape(self.shape)
+        else:
+            try:  # the output's axes in another order (groups between pixels and filters)
+                product = np.reshape(target.transpose(self.to_labels), self.shape, copy=False)
+            except ValueError:
+                return None
+        loops = [self.views[k](ins[self.operands[k]]).transpose(order) for k, order, _ in self.matrices]
+        matrices = []
+        for loop_view, (_, _, matrix_shape) in zip(loops, self.matrices, strict=True):
+            try:
+                matrices.append(np.reshape(loop_view, matrix_shape, copy=False))
+            except ValueError:  # a copy (an im2col)
+                matrices.append(None)
+        lhs, rhs = matrices
+        if lhs is not None and rhs is not None:
+            if self.reuse_views[0]:
+                self.last = (a, b, target, lhs, rhs, product)
+            return functools.partial(threaded_matmul, lhs, rhs, out=product), True
+        if not SPLIT_COPIES or (lhs is None and rhs is None):
+            lhs, rhs = (m if m is not None else v.reshape(shape)
+                        for m, v, (_, _, shape) in zip(matrices, loops, self.matrices, strict=True))
+            return functools.partial(threaded_matmul, lhs, rhs, out=product), False
+        side = 0 if lhs is None else 1
+        return functools.partial(self._copy_in_parts, side, loops[side], matrices[1 - side], product), True
+
+    def _copy_in_parts(self, side: int, loop_view: np.ndarray, other: np.ndarray, product: np.ndarray) -> None:
+        """The product whose side `side` (0: lhs, 1: rhs) is a copy of `loop_view`, cut along that
+        side's outermost free loop of more than one point: each part copies its rows (columns) of
+        that matrix and multiplies them into its rows (columns) of `product`."""
+        axis, free = self.free_loops[side]
+        while len(free) > 1 and free[0] == 1:
+            axis, free = axis + 1, free[1:]
+        if not free:  # a matrix-vector product: one part
+            axis, free = loop_view.ndim, [1]
+            loop_view = loop_view[..., None]
+        inner = math.prod(free[1:])
+        batch, rows, cols = (self.matrices[side][2][0], -1, self.matrices[side][2][2]) if side == 0 \
+            else (self.matrices[side][2][0], self.matrices[side][2][1], -1)
+        before = (slice(None),) * axis
+
+        def part(r0: int, r1: int) -> None:
+            copy = loop_view[before + (slice(r0, r1),)].reshape(batch, rows, cols)
+            if side == 0:  # (one thread: this is one thread's share)
+                threaded_matmul(copy, other, out=product[:, r0 * inner:r1 * inner], threads=1)
+            else:
+                threaded_matmul(other, copy, out=product[..., r0 * inner:r1 * inner], threads=1)
+
+        b, m, n = product.shape
+        macs = b * m * n * self.matrices[0][2][2]
+        run_parts(part, free[0], worth_splitting(macs, conv_kernels.MIN_SPLIT_MATMUL_MACS,
+                                                 conv_kernels.PROCESSES_MIN_SPLIT_MATMUL_MACS))
+
+
+CONTRACTION_STEPS = True
+"""Whether a planned contraction's op gets a `ContractionStep` (off: the generic step, which the
+two-process mode runs on its first process only; for A/B runs)."""
+
+
+class ContractionStep:
+    """The step of a structured op whose one output is a planned contraction (the fast path
+    `compile_structured` took for it is a `PlannedContraction`: a dense layer, a grouped 1x1
+    convolution) and whose output's zero fill was dropped. `prepare(env)` gives its operand arrays,
+    `run(arrays)` computes it as `compile_structured` does, `finish(env, arrays)` binds its result."""
+
+    spmd = True
+    """Both processes of the two-process mode may run this step (runtime/spmd.py): with the matrices
+    of the last call kept (a planned program from its first run on) its one write is
+    `threaded_matmul`'s, in `run_split` parts or `run_alone`; else the whole op runs by `run_alone`
+    (both processes keep the same matrices, so both take the same branch)."""
+
+    def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int):
+        self.planned, self.run, self.prepare, self.finish, self.n_in = planned, run, prepare, finish, n_in
+
+    @staticmethod
+    def of(run: Callable, prepare: Callable, finish: Callable, n_in: int,
+           zero_init: Sequence[bool]) -> ContractionStep | None:
+        planned = getattr(run, "fast_only", None)
+        if not (CONTRACTION_STEPS and isinstance(planned, PlannedContraction) and zero_init and zero_init[0]):
+            return None
+        return ContractionStep(planned, run, prepare, finish, n_in)
+
+    def __call__(self, env: list) -> None:
+        arrays = self.prepare(env)
+        ins, target = arrays[:self.n_in], arrays[self.n_in]
+        kept = self.planned.kept(ins, target)
+        if kept is not None:
+            threaded_matmul(kept[0], kept[1], out=kept[2])
+        else:
+            bound = self.planned.bind(ins, target)
+            if bound is None:
+                run_alone(functools.partial(self.run, arrays))
+            elif bound[1]:
+                bound[0]()
+            else:
+                run_alone(bound[0])
+        self.finish(env, arrays)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
-from xrelay.runtime.threads import run_alone, run_split, thread_count
+from xrelay.runtime.threads import run_alone, run_split, thread_count, worth_splitting
 
 
 
@@ -345,6 +345,12 @@ def _winograd_rows(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumu
             epilogue(r, e)
 
 
+MIN_SPLIT_MATMUL_MACS = 1 << 22
+"""`threaded_matmul` splits a product of at least this many multiply-adds over the worker threads."""
+PROCESSES_MIN_SPLIT_MATMUL_MACS = 1 << 18
+"""`MIN_SPLIT_MATMUL_MACS` in the two-process mode (runtime/spmd.py)."""
+
+
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
                     threads: int | None = None) -> np.ndarray:
     """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads
@@ -357,8 +363,10 @@ def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = N
     if out is None:
         out = np.empty((b, m, n), np.result_type(lhs, rhs))
     by_rows = m * k >= k * n
-    if threads == 1 or (m if by_rows else n) < 2 * threads or b * m * n * k < 1 << 22:
-        return np.matmul(lhs, rhs, out=out)
+    if (threads == 1 or (m if by_rows else n) < 2 * threads
+            or not worth_splitting(b * m * n * k, MIN_SPLIT_MATMUL_MACS, PROCESSES_MIN_SPLIT_MATMUL_MACS)):
+        run_alone(functools.partial(np.matmul, lhs, rhs, out=out))
+        return out
     size = -(-(m if by_rows else n) // threads)
     if by_rows:
         calls = [functools.partial(np.matmul, lhs[:, r:r + size], rhs, out=out[:, r:r + size]) for r in range(0, m, size)]

@@ -249,6 +249,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                 else:
                     np.add(out_view, product, out=out_view, casting="unsafe")
 
+    run.fast_only = fast_only  # runtime/contraction_plan.ContractionStep looks for a planned contraction
     if pooled is not None:
         return lambda arrays: pooled(arrays) or run(arrays)
     return run

@@ -9,13 +9,15 @@ shared memory instead of waking each other.
   across `fork`), with a buffer per argument and a small control area: both processes see the same
   activations at the same addresses. Rank 0 (the caller) copies the inputs in at each call and the
   results out after the run; constants are the fork's copy-on-write pages.
-- **Which step runs where** (decided after the first run, whose bindings the fork inherits): a step
-  runs on both ranks when its kind says it writes memory only within `threads.run_parts`/`run_split`
-  parts and `run_alone` (an `spmd` attribute: `plan.ChunkedOp` steps, `plan.FusedTail`,
-  `conv_epilogue.ConvStep`, `pad_step.PadStep`) and every slot it reads, binds or writes was bound,
-  in that first run, to shared memory or to a constant: a planned buffer, a view of one, an
-  argument's buffer. A planned program binds the same arrays on every run, so rank 1 keeps the first
-  run's bindings and runs nothing but these steps; every other step runs on rank 0 only, unsplit.
+- **Which step runs where** (decided after the first run, whose bindings the fork inherits:
+  runtime/spmd_steps.py): a step runs on both ranks when its kind says it writes memory only within
+  `threads.run_parts`/`run_split` parts and `run_alone` (an `spmd` attribute: `plan.ChunkedOp`
+  steps, `plan.FusedTail`, `conv_epilogue.ConvStep`, `pad_step.PadStep`,
+  `contraction_plan.ContractionStep`, ...) and every slot it reads, binds or writes was bound, in
+  that first run, to memory both processes share or hold alike: a planned buffer, a view of one, an
+  argument's buffer, a constant or a view of one. A planned program binds the same arrays on every
+  run, so rank 1 keeps the first run's bindings and runs nothing but these steps; every other step
+  runs on rank 0 only, unsplit.
 - **Phases.** In a step both ranks run, each `run_split` is a phase: both arrive (so rank 1 reads
   nothing rank 0's own steps are still writing), each runs its share of the parts (round robin),
   both leave. Work that is not split (`run_alone`) runs on rank 0 only, so rank 1 reads and writes
@@ -50,6 +52,7 @@ from xdsl.dialects.builtin import ShapedType
 from xrelay.runtime import threads
 from xrelay.runtime.body_program import numpy_dtype
 from xrelay.runtime.linalg_structured import ExecutionError
+from xrelay.runtime.spmd_steps import spmd_steps
 
 SPIN_S = 50e-6
 """A barrier spins this long before it starts yielding the core (`os.sched_yield`)."""
@@ -353,30 +356,15 @@ class TwoProcesses:
         program = self.program
         with threads.split_blas_threads():
             program.schedule.run(program.steps, env)
-        lo, hi = self.bounds
-        bound = program._bound
-
-        def shared(slot: int) -> bool:
-            value = env[slot]
-            if bound[slot] is not None and value is bound[slot]:
-                return True  # a constant, a global, a planned buffer: bound before every run
-            if not isinstance(value, np.ndarray):
-                return False
-            first, end = np.lib.array_utils.byte_bounds(value)
-            return lo <= first and end <= hi
-
+        self.spmd_steps = spmd_steps(program, env, self.bounds)
         self.spmd_flags = [False] * len(program.steps)
-        self.spmd_steps = []
-        for index in program.schedule.body:
-            access = program.accesses.get(index)
-            if (access is not None and getattr(program.steps[index], "spmd", False)
-                    and all(shared(s) for s in access.reads | access.binds | access.writes)):
-                self.spmd_flags[index] = True
-                self.spmd_steps.append(index)
-                for s in access.reads | access.binds | access.writes:
-                    value = env[s]
-                    if isinstance(value, np.ndarray):
-                        self.expected[s] = (value.__array_interface__["data"][0], value.shape, value.strides)
+        for index in self.spmd_steps:
+            self.spmd_flags[index] = True
+            access = program.accesses[index]
+            for s in access.reads | access.binds | access.writes:
+                value = env[s]
+                if isinstance(value, np.ndarray):
+                    self.expected[s] = (value.__array_interface__["data"][0], value.shape, value.strides)
         self._fork(env)
 
     def _check_bindings(self, env: list) -> None:

@@ -450,8 +450,8 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
     strided_outs = []
     original = structured.threaded_matmul
     for home in (structured, planned):  # the general path and the planned one (an overwritten output)
-        monkeypatch.setattr(home, "threaded_matmul", lambda lhs, rhs, out=None: strided_outs.append(
-            out is not None and not out.flags.c_contiguous) or original(lhs, rhs, out=out))
+        monkeypatch.setattr(home, "threaded_matmul", lambda lhs, rhs, out=None, threads=None: strided_outs.append(
+            out is not None and not out.flags.c_contiguous) or original(lhs, rhs, out=out, threads=threads))
     data_layout, kernel_layout = layouts
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 12, 6, 7)).astype(np.float32)

@@ -62,11 +62,12 @@ def test_dense(no_general_path):
     np.testing.assert_allclose(got, x.astype(np.float64) @ w.T, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-def test_planned_program_reuses_matrices_only_when_they_view_the_arrays(no_general_path, layout, monkeypatch):
+@pytest.mark.parametrize("layout, stride", [("NCHW", 1), ("NHWC", 1), ("NCHW", 2)])
+def test_planned_program_reuses_matrices_only_when_they_view_the_arrays(no_general_path, layout, stride, monkeypatch):
     """Run after run with the same input array (its contents changed in between) and then another
-    array: NHWC's matrices are views of the data, kept from run to run; NCHW's data matrix is a copy
-    (groups of channels to rows of pixels), made again on every run."""
+    array: unstrided, both layouts' matrices are views of the arrays (NCHW: per group, the weight's
+    rows times the data's channels by pixels), kept from run to run; with stride 2 the NCHW data
+    matrix is a copy (the strided pixels merged), made again on every run."""
     from xrelay.runtime import affine_views
 
     groups, channels, filters, size = 2, 3, 4, 5
@@ -76,8 +77,8 @@ def test_planned_program_reuses_matrices_only_when_they_view_the_arrays(no_gener
     to_layout = (0, 1, 2, 3) if layout == "NHWC" else (0, 3, 1, 2)
     attrs = dict(data_layout="NHWC", kernel_layout="HWIO") if layout == "NHWC" else {}
     kernel = np.ascontiguousarray(weight.transpose(2, 3, 1, 0) if layout == "NHWC" else weight)
-    module = lower(single_op_module("nn.conv2d", [x.transpose(to_layout), kernel], dict(groups=groups, **attrs),
-                                    constants=False), to="linalg")
+    module = lower(single_op_module("nn.conv2d", [x.transpose(to_layout), kernel],
+                                    dict(groups=groups, strides=(stride, stride), **attrs), constants=False), to="linalg")
     program = LinalgProgram(module)
     made = []
     original = affine_views.LoopView.__call__
@@ -87,15 +88,15 @@ def test_planned_program_reuses_matrices_only_when_they_view_the_arrays(no_gener
     for source in (x, RNG.standard_normal(x.shape).astype(np.float32), None):
         if source is None:  # another array object
             data = np.ascontiguousarray(x.transpose(to_layout)) * 2
-            expected = grouped_1x1_reference(x * 2, w_groups)
+            source = x * 2
         else:
             data[...] = source.transpose(to_layout)
-            expected = grouped_1x1_reference(source, w_groups)
+        expected = grouped_1x1_reference(source[:, ::stride, ::stride], w_groups)
         before = len(made)
         (got,) = program(data, kernel)
         counts.append(len(made) - before)
         np.testing.assert_allclose(got, expected.transpose(to_layout), rtol=1e-4, atol=1e-4)
-    if layout == "NHWC":
+    if stride == 1:
         assert counts[1] == 0 and counts[2] > 0  # kept for the same arrays, made for a new one
     else:
         assert counts[1] == counts[0] > 0

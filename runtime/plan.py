@@ -10,17 +10,20 @@ slice of each operand. The body must not read `linalg.index`; each part length g
 `FusedTail` is a chain of such ops each writing over the previous one's result (what follows a
 convolution: bias-add, then ReLU, then the residual add): it runs as one step, each worker taking
 its part of the rows through the whole chain while they are in cache, instead of one full pass over
-the activation per op.
+the activation per op. A tail that runs whole (too small to split) and whose members are each one
+ufunc keeps, in a planned program, the ufunc calls it made while its arrays stay the same
+(`BIND_ONCE`): a run then makes no views and looks nothing up for it.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from xrelay.runtime.affine_views import linear_form
-from xrelay.runtime.threads import run_parts, worth_splitting
+from xrelay.runtime.threads import run_alone, run_parts, worth_splitting
 from xrelay.runtime.linalg_structured import Structured, compile_structured, contraction_pair
 
 MIN_SPLIT_ELEMENTS = 1 << 18
@@ -123,6 +126,16 @@ class ChunkedOp:
                   worth_splitting(self.points, MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS))
 
 
+BIND_ONCE = True
+"""Whether a `FusedTail` run whole keeps its members' ufunc calls while their arrays stay the same
+(read when the tail is made; off: for A/B runs)."""
+
+
+def _call_all(calls: list) -> None:
+    for ufunc, args, out in calls:
+        ufunc(*args, out=out, casting="unsafe")
+
+
 class FusedTail:
     """Chained in-place elementwise ops run as one step, part by part (see the module docstring).
 
@@ -136,6 +149,10 @@ class FusedTail:
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
         self.rows, self.points = first.rows, first.points
+        self.bind_once = BIND_ONCE
+        self.kept: tuple[list, Callable[[], None]] | None = None
+        """(each member's operand arrays, a call of all members' ufuncs over them) of the last run
+        that ran whole, while `bind_once` and every member is one ufunc call."""
 
     def accepts(self, chunked: ChunkedOp) -> bool:
         last = self.members[-1][0]
@@ -146,13 +163,37 @@ class FusedTail:
 
     def __call__(self, env: list) -> None:
         prepared = []
+        kept = self.kept
+        same = kept is not None
         for chunked, prepare, finish in self.members:
             arrays = prepare(env)
             finish(env, arrays)  # in place: the results are the out buffers, bound before running
+            if same:
+                before = kept[0][len(prepared)]
+                same = len(arrays) == len(before) and all(a is b for a, b in zip(arrays, before))
             prepared.append((chunked, arrays))
+        split = worth_splitting(self.points, MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS)
+        if same and not split:
+            run_alone(kept[1])
+            return
 
         def part(r0: int, r1: int) -> None:
             for chunked, arrays in prepared:
                 chunked.run_part(arrays, r0, r1)
 
-        run_parts(part, self.rows, worth_splitting(self.points, MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS))
+        run_parts(part, self.rows, split)
+        if self.bind_once and not split:
+            self._keep(prepared)
+
+    def _keep(self, prepared: list) -> None:
+        """Keep this run's ufunc calls, if every member is one ufunc whose call keeps its views for the
+        same arrays (a planned program's: the same call twice gives the same arguments); else stop
+        trying."""
+        made = []
+        for chunked, arrays in prepared:
+            call = getattr(chunked.whole, "ufunc_call", None)
+            made.append(None if call is None else call(arrays))
+            if call is None or call(arrays)[1] is not made[-1][1]:
+                self.bind_once = False
+                return
+        self.kept = ([arrays for _, arrays in prepared], functools.partial(_call_all, made))

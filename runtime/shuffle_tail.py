@@ -21,6 +21,9 @@ from xrelay.runtime.threads import run_parts, worth_splitting
 
 FUSE_SHUFFLED_PADS = True
 """Whether `fuse_shuffled_pads` fuses (off: the shuffle's pad copies in a step of its own, for A/B runs)."""
+BIND_ONCE = True
+"""Whether a `ShuffledTail` keeps the calls it bound while its arrays stay the same (read when the
+step is made; off: bound again on every run, for A/B runs)."""
 
 
 class ShuffledTail:
@@ -36,12 +39,35 @@ class ShuffledTail:
                  rows: int, points: int):
         self.tail, self.pad, self.shuffled_shape, self.inverse = tail, pad, shuffled_shape, inverse
         self.rows, self.points = rows, points
+        self.bind_once = BIND_ONCE
+        self.kept: tuple | None = None
+        """(padded buffer, each member's operand arrays, `rows` bound for them) of the last run, kept
+        while `bind_once` and the padded buffer is a planned one."""
 
     def __call__(self, env: list) -> None:
-        interior = self.pad.buffer(env)[self.pad.interior]
-        destination = np.reshape(interior, self.shuffled_shape, copy=False).transpose(self.inverse)
-        run_parts(self.tail.bind(env, destination), self.rows,
+        padded = self.pad.buffer(env)
+        rows = self._kept_rows(env, padded)
+        if rows is None:
+            destination = np.reshape(padded[self.pad.interior], self.shuffled_shape, copy=False).transpose(self.inverse)
+            rows = self.tail.bind(env, destination)
+            if self.bind_once and padded is self.pad.planned[self.pad.k]:
+                # bind() has bound every member's results: their operands read as on the next run
+                self.kept = (padded, [prepare(env) for _, prepare, _, _ in self.tail.members], rows)
+        run_parts(rows, self.rows,
                   worth_splitting(self.points, MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
+
+    def _kept_rows(self, env: list, padded: np.ndarray):
+        """The kept `rows` when this run's arrays are the kept ones (the members' results bound as
+        `RowTail.bind` binds them), else None."""
+        kept = self.kept
+        if kept is None or kept[0] is not padded:
+            return None
+        for (_, prepare, finish, _), before in zip(self.tail.members, kept[1]):
+            arrays = prepare(env)  # a member reads the slot the one before it has just bound
+            if len(arrays) != len(before) or any(a is not b for a, b in zip(arrays, before)):
+                return None
+            finish(env, arrays)
+        return kept[2]
 
 
 def fuse_shuffled_pads(steps: list, accesses: dict, memory) -> int:

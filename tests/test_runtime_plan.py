@@ -346,3 +346,46 @@ def test_small_im2col_conv_runs_whole(threads, monkeypatch, blas_workers):
     blas_workers(threads)
     np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
     assert parts == [(0, 14, threading.get_ident())]
+
+
+@pytest.mark.parametrize("planned", [True, False])
+def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(planned, monkeypatch):
+    """A tail too small to split keeps its members' calls (plan.BIND_ONCE) in a planned program: runs
+    with new arrays bind again, runs with the same arrays (changed in place) read them as they are."""
+    from xrelay.runtime import plan
+
+    monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 30)  # every tail runs whole
+    program = LinalgProgram(Parser(make_context(), SOURCE).parse_module(), plan=planned)
+    (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(SHAPE).astype(np.float32)
+    bias = rng.standard_normal(8).astype(np.float32)
+
+    def expected():
+        padded = np.zeros((1, 66, 68, 8), np.float32)
+        padded[:, 1:65, 1:67] = np.maximum(2 * x + bias, 0)
+        return padded
+
+    for run in range(4):
+        if run == 2:  # new argument arrays: the tail binds again
+            x, bias = rng.standard_normal(SHAPE).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+        else:  # the same arrays, new values
+            x[...] = rng.standard_normal(SHAPE)
+            bias[...] = rng.standard_normal(8)
+        np.testing.assert_allclose(program(x, bias)[0], expected(), rtol=1e-6)
+        assert (tail.kept is not None) == planned
+        if planned:
+            assert tail.kept[0][0][0] is x  # the first member reads the argument itself
+    assert tail.bind_once == planned
+
+
+def test_a_tail_that_splits_keeps_nothing(blas_workers):
+    program = LinalgProgram(Parser(make_context(), SOURCE).parse_module())
+    (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
+    blas_workers(2)
+    x = np.ones(SHAPE, np.float32)
+    bias = np.arange(8, dtype=np.float32) - 4
+    for _ in range(2):
+        got = program(x, bias)[0]
+        np.testing.assert_allclose(got[0, 1, 1], np.maximum(2 + bias, 0))
+    assert tail.kept is None

@@ -108,3 +108,27 @@ def test_a_shuffle_whose_input_is_read_elsewhere_keeps_its_pad():
     np.testing.assert_allclose(got, reference(x, w_gcf, bias, dw, 2, 1), rtol=1e-4, atol=1e-4)
     y = np.einsum("nhwgc,gcf->nhwgf", x.reshape(1, 5, 4, 2, 3).astype(np.float64), w_gcf).reshape(1, 5, 4, 6)
     np.testing.assert_allclose(relu, np.maximum(y + bias, 0), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("bind_once", [True, False])
+def test_the_tail_binds_its_calls_once_while_its_arrays_stay_the_same(bind_once, monkeypatch):
+    """shuffle_tail.BIND_ONCE: in a planned program the step binds its ufunc calls on the first run
+    only while its arrays stay the same (the residual add reads the argument: changed in place, then
+    a new array); every run matches numpy, the pad's border included."""
+    from xrelay.runtime.conv_epilogue import RowTail
+
+    monkeypatch.setattr(shuffle_tail, "BIND_ONCE", bind_once)
+    x, w_gcf, hwio, bias, dw = case(4, 5, 7, 6, residual=True)
+    module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 4, 1, residual=True), to="linalg")
+    program = LinalgProgram(module)
+    binds = []
+    original = RowTail.bind
+    monkeypatch.setattr(RowTail, "bind", lambda self, *args: binds.append(1) or original(self, *args))
+    for run in range(4):
+        if run == 3:
+            x = RNG.standard_normal(x.shape).astype(np.float32)
+        elif run:
+            x[...] = RNG.standard_normal(x.shape)
+        (got,) = program(x)
+        np.testing.assert_allclose(got, reference(x, w_gcf, bias, dw, 4, 1, residual=True), rtol=1e-4, atol=1e-4)
+    assert len(binds) == (2 if bind_once else 4)

@@ -330,6 +330,7 @@ def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, capture
         fn(*args, out=out, casting="unsafe")
 
     run.ufunc_call = call  # (ufunc, loop-space argument views, output view): conv_epilogue slices these
+    call.keeps_views = reuse_views  # plan.FusedTail keeps the calls only while call() keeps its views
     return run
 
 

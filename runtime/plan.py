@@ -187,13 +187,10 @@ class FusedTail:
 
     def _keep(self, prepared: list) -> None:
         """Keep this run's ufunc calls, if every member is one ufunc whose call keeps its views for the
-        same arrays (a planned program's: the same call twice gives the same arguments); else stop
-        trying."""
-        made = []
-        for chunked, arrays in prepared:
-            call = getattr(chunked.whole, "ufunc_call", None)
-            made.append(None if call is None else call(arrays))
-            if call is None or call(arrays)[1] is not made[-1][1]:
-                self.bind_once = False
-                return
+        same arrays (a planned program's); else stop trying."""
+        calls = [getattr(chunked.whole, "ufunc_call", None) for chunked, _ in prepared]
+        if not all(call is not None and call.keeps_views[0] for call in calls):
+            self.bind_once = False
+            return
+        made = [call(arrays) for call, (_, arrays) in zip(calls, prepared)]  # the views this run made
         self.kept = ([arrays for _, arrays in prepared], functools.partial(_call_all, made))

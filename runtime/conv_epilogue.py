@@ -29,7 +29,7 @@ from xrelay.runtime.linalg_conv import ConvGeometry, conv_geometry
 from xrelay.runtime.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.plan import FusedTail
-from xrelay.runtime.threads import run_alone, run_parts, split_threads, worth_splitting
+from xrelay.runtime.threads import run_alone, run_parts, split_threads, spmd, worth_splitting
 from xrelay.runtime.window_reduce import ClippedPooling, pooling_reducer
 
 
@@ -112,6 +112,8 @@ class ConvStep:
         self.pool: tuple[ClippedPooling, Callable, Callable, int] | None = None
         """Without a tail or pad: the pooling of the pad of this step's result that this step computes
         from the unpadded result (`fuse_conv_epilogues`), and the pooling's prepare, finish and input count."""
+        self.pool_in_parts = POOL_IN_PARTS
+        """Whether, split over threads, each part pools the rows it completes (read when built)."""
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
@@ -162,32 +164,25 @@ class ConvStep:
             run_alone(lambda: (self.run(arrays), epilogue(0, self.rows)))
 
     def _pooled(self, env: list, arrays: list) -> None:
-        """The convolution, then its pooling from the unpadded result: on one thread, the pooling's
-        rows whose windows a finished block of convolution rows completes, while they are in cache."""
+        """The convolution, then its pooling from the unpadded result: the pooling's rows whose
+        windows a finished block of convolution rows completes, while they are in cache, on the
+        thread that finished the block (`window_reduce.PoolingProgress`; the rows where two threads'
+        parts meet by whichever finishes last); in the two-process mode, after the convolution."""
         pool, prepare, finish, n_in = self.pool
         self.finish(env, arrays)
         pooled = prepare(env)
         finish(env, pooled)
         result, target = arrays[self.n_in], pooled[n_in]
-        done = [0, 0]  # convolution rows done (from row 0 on), pooling rows done
-        epilogue = None
-        if split_threads() == 1:
-            def epilogue(r0: int, r1: int) -> None:
-                if r0 != done[0]:  # blocks out of order: pool after the convolution
-                    done[0] = -1
-                    return
-                done[0] = r1
-                end = pool.ready(r1)
-                pool.rows(result, target, done[1], end)
-                done[1] = max(done[1], end)
-
-        if not self.runner(arrays[:self.n_in], result, self.accumulate, epilogue):
+        progress = None
+        if (self.pool_in_parts or split_threads() == 1) and spmd.rank is None:  # a process sees only its blocks
+            progress = pool.progress(result, target)
+        if not self.runner(arrays[:self.n_in], result, self.accumulate, progress and progress.finished):
             run_alone(functools.partial(self.run, arrays))  # contracted generically
-        if done[1] < pool.rows_out:
-            start = done[1]
-            split = worth_splitting(int(np.prod(target.shape, dtype=np.int64)), split_plan.MIN_SPLIT_ELEMENTS,
-                                    split_plan.PROCESSES_MIN_SPLIT_ELEMENTS)
-            run_parts(lambda o0, o1: pool.rows(result, target, start + o0, start + o1), pool.rows_out - start, split)
+        left = progress.unclaimed() if progress is not None else [(0, pool.rows_out)]
+        split = worth_splitting(int(np.prod(target.shape, dtype=np.int64)), split_plan.MIN_SPLIT_ELEMENTS,
+                                split_plan.PROCESSES_MIN_SPLIT_ELEMENTS)
+        for start, end in left:
+            run_parts(lambda o0, o1, s=start: pool.rows(result, target, s + o0, s + o1), end - start, split)
 
     def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
         before = (slice(None),) * self.geometry.out_axes[2]
@@ -211,6 +206,9 @@ FUSE_TAIL_PADS = True
 FUSE_POOLS = True
 """Whether a convolution without a tail computes the pooling of its padded result from the unpadded
 result (`ConvStep.pool`; off: the pad and the pooling run as they did, for A/B runs)."""
+POOL_IN_PARTS = True
+"""Whether such a convolution split over threads pools the rows each part completes inside that part
+(off: on several threads, the pooling runs after the convolution, split again; for A/B runs)."""
 
 
 def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:

@@ -11,6 +11,8 @@ reads an array already `s` times shorter.
 
 from __future__ import annotations
 
+import bisect
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -170,8 +172,8 @@ class ClippedPooling:
     the identity, which changes nothing), so the padded copy is never made.
 
     `rows(source, target, o0, o1)` writes output positions [o0, o1) along the outermost window axis
-    (`row_axis` of the data, `row_loop` of the loops); `ready(r)` is the end of the output rows
-    whose windows lie within the source's first `r` rows along that axis."""
+    (`row_axis` of the data, `row_loop` of the loops); `within(r0, r1)` gives the output rows whose
+    windows lie within source rows [r0, r1) along that axis, and `progress` a `PoolingProgress`."""
 
     def __init__(self, axes: list, ranges: Sequence[int], to_data_order: list[int], low: Sequence[int],
                  source_shape: Sequence[int], ufunc: np.ufunc):
@@ -186,6 +188,24 @@ class ClippedPooling:
             _, o_loop, k_loop, stride, dilation, offset = axes[axis]
             start = [k * dilation + offset - self.low[axis] for k in range(ranges[k_loop])]
             self.stages.append((axis, ranges[o_loop], stride, start))
+        # Per output row, the first and the end source row of its window clipped to the source (a
+        # window wholly in the padding: empty at the top or the bottom), widened so that neither
+        # decreases with the row (a dilated window's first tap inside can go back one row when the
+        # window moves down), so the rows within a range of source rows are one run (`within`).
+        _, length, stride, start = self.stages[0]
+        n = self.source_shape[self.row_axis]
+        lows, highs = [], []
+        for o in range(length):
+            taps = [o * stride + s for s in start]
+            inside = [t for t in taps if 0 <= t < n]
+            edge = n if min(taps) >= n else 0
+            lows.append(min(inside, default=edge))
+            highs.append(max(inside, default=edge - 1) + 1)
+        for o in range(length - 2, -1, -1):
+            lows[o] = min(lows[o], lows[o + 1])
+        for o in range(1, length):
+            highs[o] = max(highs[o], highs[o - 1])
+        self.spans = (lows, highs)
 
     @staticmethod
     def of(op, reducers: dict, low: Sequence[int], source_shape: Sequence[int], fill: float) -> ClippedPooling | None:
@@ -216,15 +236,15 @@ class ClippedPooling:
         out_loops = [e.position for e in maps[out].results]
         return ClippedPooling(axes, ranges, [out_loops.index(a[1]) for a in axes], low, source_shape, ufunc)
 
-    def ready(self, r: int) -> int:
-        """How many output rows have windows within source rows [0, r) (clipped to the source)."""
-        _, length, stride, start = self.stages[0]
-        last = max(start)
-        n = self.source_shape[self.row_axis]
-        if r >= n:
-            return length
-        # Output row o needs source rows up to o * stride + last.
-        return max(0, min(length, (r - 1 - last) // stride + 1))
+    def within(self, r0: int, r1: int) -> tuple[int, int]:
+        """The output rows [o0, o1) whose windows, clipped to the source, lie within source rows
+        [r0, r1) (o1 <= o0 when there are none)."""
+        lows, highs = self.spans
+        return bisect.bisect_left(lows, r0), bisect.bisect_right(highs, r1)
+
+    def progress(self, source: np.ndarray, target: np.ndarray) -> PoolingProgress:
+        """A `PoolingProgress` computing this pooling from `source` into `target` as source rows finish."""
+        return PoolingProgress(self, source, target)
 
     def rows(self, source: np.ndarray, target: np.ndarray, o0: int, o1: int) -> None:
         """Output rows [o0, o1) of `target` (the pooling's output) from `source`, one window axis at a
@@ -263,3 +283,52 @@ class ClippedPooling:
             for _, part, view in taps:
                 self.ufunc(part, view, out=part)
             current = into
+
+
+class PoolingProgress:
+    """A `ClippedPooling` of a source whose rows are finished block by block, in any order and on
+    several threads at once (the row blocks of a convolution's parts): `finished(r0, r1)`, called
+    once source rows [r0, r1) are final, computes there and then the output rows that block
+    completes, the windows of the rows where two blocks meet once both are done; each output row is
+    computed once. `unclaimed()` hands out the rows no call has computed (all of them when no block
+    was reported), for the caller to compute after."""
+
+    def __init__(self, pool: ClippedPooling, source: np.ndarray, target: np.ndarray):
+        self.pool, self.source, self.target = pool, source, target
+        self.lock = threading.Lock()
+        self.done: list[list[int]] = []  # disjoint sorted [start, end) runs of finished source rows
+        self.claimed = [False] * pool.rows_out
+
+    def finished(self, r0: int, r1: int) -> None:
+        with self.lock:
+            runs = self.done
+            k = bisect.bisect_left(runs, [r0])
+            if k > 0 and runs[k - 1][1] >= r0:  # joins the run before
+                k -= 1
+                runs[k][1] = max(runs[k][1], r1)
+            else:
+                runs.insert(k, [r0, r1])
+            while k + 1 < len(runs) and runs[k + 1][0] <= runs[k][1]:  # and the runs after
+                runs[k][1] = max(runs[k][1], runs.pop(k + 1)[1])
+            ranges = self._claim(*self.pool.within(*runs[k]))
+        for o0, o1 in ranges:
+            self.pool.rows(self.source, self.target, o0, o1)
+
+    def unclaimed(self) -> list[tuple[int, int]]:
+        with self.lock:
+            return self._claim(0, self.pool.rows_out)
+
+    def _claim(self, o0: int, o1: int) -> list[tuple[int, int]]:
+        """The runs of rows in [o0, o1) nobody has claimed, now claimed (under the lock)."""
+        ranges, claimed = [], self.claimed
+        o = o0
+        while o < o1:
+            if claimed[o]:
+                o += 1
+                continue
+            start = o
+            while o < o1 and not claimed[o]:
+                claimed[o] = True
+                o += 1
+            ranges.append((start, o))
+        return ranges

@@ -165,10 +165,26 @@ def test_pad_not_only_for_a_max_pool_is_made(fill, padded_returned):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
 
 
+def blocks_in_order(order: str, h: int, size: int) -> list[tuple[int, int]]:
+    """Row blocks [r0, r1) of `size` covering h rows, in program order, reversed, or as two threads'
+    parts finishing alternately (the first half's blocks and the second half's, interleaved)."""
+    blocks = [(r, min(r + size, h)) for r in range(0, h, size)]
+    if order == "reversed":
+        return blocks[::-1]
+    if order == "two parts":
+        half = (len(blocks) + 1) // 2
+        first, second = blocks[:half], blocks[half:]
+        return [b for pair in zip(second, first) for b in pair] + first[len(second):]
+    return blocks
+
+
+@pytest.mark.parametrize("order", ["in order", "reversed", "two parts"])
+@pytest.mark.parametrize("size", [1, 3, 13])
 @pytest.mark.parametrize("stride, dilation, low, high", [(2, 1, 1, 1), (1, 2, 2, 0), (3, 1, 0, 2), (1, 1, 0, 0)])
-def test_clipped_pooling_rows_as_source_rows_complete(stride, dilation, low, high):
-    """Row ranges `ready` gives as source rows complete (rows not yet complete hold +inf, which a max
-    would pick) add up to the whole pool, equal to numpy's over the padded source."""
+def test_clipped_pooling_rows_as_source_rows_complete(stride, dilation, low, high, order, size):
+    """Blocks of source rows reported finished in any order (rows not yet finished hold +inf, which a
+    max would pick): each call pools only the output rows whose windows are complete, every output
+    row once, and the whole equals numpy's pool over the padded source."""
     rng = np.random.default_rng(14)
     h, w, k = 13, 11, 3
     x = rng.standard_normal((1, h, w, 4)).astype(np.float32)
@@ -182,13 +198,53 @@ def test_clipped_pooling_rows_as_source_rows_complete(stride, dilation, low, hig
                                            j * dilation:j * dilation + (qw - 1) * stride + 1:stride])
     axes = [("loop", 0), ("window", 1, 4, stride, dilation, 0), ("window", 2, 5, stride, dilation, 0), ("loop", 3)]
     pool = ClippedPooling(axes, [1, qh, qw, 4, k, k], [0, 1, 2, 3], (0, low, low, 0), x.shape, np.maximum)
-    got = np.zeros_like(want)
-    done = 0
-    for r in range(1, h + 1):
-        partial = x.copy()
-        partial[:, r:] = np.inf
-        end = pool.ready(r)
-        pool.rows(partial, got, done, end)
-        done = max(done, end)
-    assert done == qh
+    source = np.full_like(x, np.inf)
+    got = np.full_like(want, np.nan)  # a row written twice would be caught by the count below
+    written = np.zeros(qh, int)
+    real_rows = pool.rows
+
+    def counting_rows(src, target, o0, o1):
+        written[o0:o1] += 1
+        real_rows(src, target, o0, o1)
+
+    pool.rows = counting_rows
+    progress = pool.progress(source, got)
+    for r0, r1 in blocks_in_order(order, h, size):
+        source[:, r0:r1] = x[:, r0:r1]
+        progress.finished(r0, r1)
+    assert progress.unclaimed() == []
+    assert list(written) == [1] * qh
     np.testing.assert_array_equal(got, want)
+
+
+def test_clipped_pooling_progress_from_two_threads():
+    """Two threads reporting their halves' row blocks at once: every output row computed once, the
+    rows where the halves meet by whichever thread completes their windows."""
+    import threading
+
+    rng = np.random.default_rng(15)
+    h, w, k, stride = 40, 9, 3, 2
+    x = rng.standard_normal((1, h, w, 3)).astype(np.float32)
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+    qh, qw = (h + 2 - k) // stride + 1, (w + 2 - k) // stride + 1
+    want = np.full((1, qh, qw, 3), -np.inf, np.float32)
+    for i in range(k):
+        for j in range(k):
+            want = np.maximum(want, padded[:, i:i + (qh - 1) * stride + 1:stride, j:j + (qw - 1) * stride + 1:stride])
+    axes = [("loop", 0), ("window", 1, 4, stride, 1, 0), ("window", 2, 5, stride, 1, 0), ("loop", 3)]
+    for trial in range(20):
+        pool = ClippedPooling(axes, [1, qh, qw, 3, k, k], [0, 1, 2, 3], (0, 1, 1, 0), x.shape, np.maximum)
+        got = np.full_like(want, np.nan)
+        progress = pool.progress(x, got)
+
+        def part(r0, r1):
+            for r in range(r0, r1, 2):
+                progress.finished(r, min(r + 2, r1))
+
+        threads = [threading.Thread(target=part, args=(0, 21)), threading.Thread(target=part, args=(21, h))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert progress.unclaimed() == []
+        np.testing.assert_array_equal(got, want)

@@ -49,13 +49,10 @@ def test_change_ab_names_a_missing_change_flag_or_pass_in_one_line(capsys):
         assert err.startswith("change_ab.py: ") and message in err and err.count("\n") == 1
 
 
-def test_conv_pieces_gemm_of_the_copied_patches_is_the_convolution():
-    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
-    from conv_pieces import patches_and_weights, time_pieces
-
+def strided_conv_step(rng: np.random.Generator):
+    """A 5x3 stride-2 NHWC conv's data, weight, `ConvStep` and environment after one run."""
     from xrelay.runtime.conv_epilogue import ConvStep
 
-    rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 17, 13, 3)).astype(np.float32)
     w = rng.standard_normal((5, 3, 3, 7)).astype(np.float32)
     program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 0.0)).parse_module())
@@ -64,12 +61,44 @@ def test_conv_pieces_gemm_of_the_copied_patches_is_the_convolution():
     for step in program.steps:
         step(env)
     (conv,) = [step for step in program.steps if isinstance(step, ConvStep)]
+    return x, w, conv, env
+
+
+def test_conv_pieces_gemm_of_the_copied_patches_is_the_convolution():
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from conv_pieces import patches_and_weights, time_pieces
+
+    x, w, conv, env = strided_conv_step(np.random.default_rng(7))
     view, matrix = patches_and_weights(conv, conv.prepare(env))
     assert view.shape == (1, 7, 6, 5, 3, 3) and matrix.shape == (45, 7)
     gemm = np.ascontiguousarray(view).reshape(-1, 45) @ matrix
     np.testing.assert_allclose(gemm.reshape(1, 7, 6, 7), conv_reference(x, w, 2, 0.0), rtol=1e-4, atol=1e-4)
     times = time_pieces(conv, env, rounds=2)
     assert set(times) == {"step", "kernel alone", "patch copy", "GEMM (numpy)"} and min(times.values()) > 0
+
+
+def test_conv_pieces_ort_model_is_the_steps_convolution():
+    """conv_pieces.py --ort: the one-node ONNX model of a step's convolution computes that convolution
+    (checked against numpy written here, with a Relu when the step has a tail), and its timing gives
+    one positive figure per convolution."""
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    import onnxruntime as ort
+    from conv_pieces import conv_model, conv_spec, ort_conv_times
+
+    rng = np.random.default_rng(8)
+    x, w, conv, env = strided_conv_step(rng)
+    spec = conv_spec(conv, conv.prepare(env))
+    assert spec == {"x": [1, 3, 17, 13], "w": [7, 3, 5, 3], "strides": [2, 2], "dilations": [1, 1], "relu": False}
+    bias = rng.standard_normal(7).astype(np.float32)
+    for relu in (False, True):
+        model = conv_model({**spec, "relu": relu}, w.transpose(3, 2, 0, 1).copy(), bias)
+        session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        (got,) = session.run(None, {"x": x.transpose(0, 3, 1, 2).copy()})
+        want = conv_reference(x, w, 2, 0.0) + bias
+        want = np.maximum(want, 0) if relu else want
+        np.testing.assert_allclose(got.transpose(0, 2, 3, 1), want, rtol=1e-4, atol=1e-4)
+    times = ort_conv_times([spec, {**spec, "relu": True}], threads=1, rounds=10)
+    assert len(times) == 2 and min(times) > 0
 
 
 def test_step_label_names_fused_tails_pads_and_a_tail_writing_a_shuffled_pad(monkeypatch):

@@ -11,10 +11,15 @@ shifted by `kw * C`. The inner loop then runs W * C long, H * KH * KW times.
 Measured (one process alternating the two, ShuffleNet's stride-1 depthwise convs, NHWC): 28x28x136
 452 -> 289 us, 14x14x272 156 -> 132 us, 7x7x544 72 -> 74 us. So it is used while C is below
 `MAX_CHANNELS` (a long channel loop gains nothing and the tiled weight costs memory).
+
+`DepthwiseStep` is the step of such a convolution: in the two-process mode (runtime/spmd.py) both
+processes run it, each computing half of the output rows (the einsum over a range of h is the same
+einsum over slices of the merged views), where it used to run on the first process alone.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -22,11 +27,31 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, linear_form, loop_order, used_loops
+from xrelay.runtime.threads import run_alone, run_parts, worth_splitting
 
 MAX_CHANNELS = 512
 """Below this many channels the merged einsum replaces the per-pixel one (see the module docstring)."""
+DEPTHWISE_STEPS = True
+"""Whether a merged depthwise convolution gets a `DepthwiseStep` (off: the generic step, which the
+two-process mode runs on its first process only; for A/B runs)."""
+MIN_SPLIT_MACS = float("inf")
+"""A `DepthwiseStep` splits its rows over the worker threads from this many multiply-adds: never in the
+thread mode (ShuffleNet's largest, 28x28x136 at 290 us, would pay a 64-69 us hand-off per split)."""
+PROCESSES_MIN_SPLIT_MACS = 0
+"""... and in the two-process mode, whose barriers cost microseconds: always."""
 
 Runner = Callable[[list, np.ndarray, bool], bool]
+
+
+class MergedDepthwise:
+    """`merged_depthwise`'s runner: `self(ins, target, accumulate) -> bool` (see there), and `rows`,
+    the same einsum over a range of output rows."""
+
+    def __init__(self, run: Runner, rows: Callable):
+        self.run, self.rows = run, rows
+
+    def __call__(self, ins: list, target: np.ndarray, accumulate: bool) -> bool:
+        return self.run(ins, target, accumulate)
 
 
 def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int,
@@ -56,6 +81,8 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
     if len(significant) < 2:
         return None
     w, c = significant[-2:]
+    # The rows a split cuts: a loop of the output and the data, not of the (tiled) weight.
+    h = significant[-3] if len(significant) > 2 and significant[-3] in used_d - used_k else None
     if not (c in used_d and c in used_k and w in used_d and w not in used_k) or ranges[c] >= MAX_CHANNELS:
         return None
     # The data must read w with coefficient 1 (stride 1) and c bare, each in one result.
@@ -121,4 +148,55 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
             last[0] = (a, b, target, operands, y)
         return True
 
-    return run
+    def rows(ins: list, target: np.ndarray) -> tuple[Callable[[int, int], None], int] | None:
+        """(`part(r0, r1)`: the einsum of output rows [r0, r1), the row count) when the last call's
+        views are kept for these arrays and the output has rows (else None)."""
+        entry = last[0]
+        if h is None or entry is None or entry[0] is not ins[data] or entry[1] is not ins[weight] \
+                or entry[2] is not target:
+            return None
+        (x, k), y = entry[3], entry[4]
+        before_x, before_y = (slice(None),) * kept[data].index(h), (slice(None),) * kept[out].index(h)
+
+        def part(r0: int, r1: int) -> None:
+            np.einsum(subscripts, x[before_x + (slice(r0, r1),)], k, out=y[before_y + (slice(r0, r1),)])
+
+        return part, ranges[h]
+
+    return MergedDepthwise(run, rows)
+
+
+class DepthwiseStep:
+    """The step of a structured op whose one output is a merged depthwise convolution
+    (`MergedDepthwise`, the fast path `compile_structured` took for it) with its zero fill dropped:
+    `prepare(env)` gives its operand arrays, `run(arrays)` computes it as `compile_structured` does,
+    `finish(env, arrays)` binds its result. With the views of the last call kept (a planned program,
+    from its first run on) it runs as parts over output rows (`run_parts`), split in the two-process
+    mode; else the whole op runs by `run_alone`."""
+
+    spmd = True
+    """Both processes of the two-process mode may run this step (runtime/spmd.py): it writes in its
+    parts or by `run_alone`, and both processes keep the same views (the first run's), so both take
+    the same branch."""
+
+    def __init__(self, merged: MergedDepthwise, run: Callable, prepare: Callable, finish: Callable, n_in: int,
+                 macs: int):
+        self.merged, self.run, self.prepare, self.finish, self.n_in = merged, run, prepare, finish, n_in
+        self.macs = macs
+
+    @staticmethod
+    def of(op, run: Callable, prepare: Callable, finish: Callable, zero_init: Sequence[bool]) -> DepthwiseStep | None:
+        merged = getattr(run, "fast_only", None)
+        if not (DEPTHWISE_STEPS and isinstance(merged, MergedDepthwise) and zero_init and zero_init[0]):
+            return None
+        macs = int(np.prod(op.get_static_loop_ranges(), dtype=np.int64))
+        return DepthwiseStep(merged, run, prepare, finish, len(op.inputs), macs)
+
+    def __call__(self, env: list) -> None:
+        arrays = self.prepare(env)
+        rows = self.merged.rows(arrays[:self.n_in], arrays[self.n_in])
+        if rows is None:
+            run_alone(functools.partial(self.run, arrays))
+        else:
+            run_parts(rows[0], rows[1], worth_splitting(self.macs, MIN_SPLIT_MACS, PROCESSES_MIN_SPLIT_MACS))
+        self.finish(env, arrays)

@@ -33,6 +33,7 @@ from xrelay.runtime.memory_plan import StorageTracker, is_same_view, plan_memory
 from xrelay.runtime.pad_step import compile_pad
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.contraction_plan import ContractionStep
+from xrelay.runtime.depthwise import DepthwiseStep
 from xrelay.runtime.conv_epilogue import ConvStep, fuse_conv_epilogues
 from xrelay.runtime.shuffle_tail import fuse_shuffled_pads
 from xrelay.runtime.schedule import StepAccess, build_schedule
@@ -400,7 +401,8 @@ class LinalgProgram:
                 step.spmd = chunked is not None  # writes only in ChunkedOp.run's parts (runtime/spmd.py)
 
                 step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached)
-                        or ContractionStep.of(run, prepare, finish, n_in, zero_init) or step)
+                        or ContractionStep.of(run, prepare, finish, n_in, zero_init)
+                        or DepthwiseStep.of(op, run, prepare, finish, zero_init) or step)
             else:
                 def step(env, run=run, operands=operands):
                     run([env[i] for i in operands])

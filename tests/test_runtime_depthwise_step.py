@@ -1,0 +1,91 @@
+"""A merged depthwise convolution's step (runtime/depthwise.DepthwiseStep): its einsum over ranges of
+output rows, whole on one thread, in parts over worker threads, and on both processes of the
+two-process mode; checked against numpy written here, and shown to need the second process's parts
+(with them skipped, the answer is wrong)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_runtime_spmd_steps import skipping_rank_1_parts
+
+from xrelay.dialects import nn
+from xrelay.frontend import GraphBuilder
+from xrelay.lowering import lower
+from xrelay.runtime import depthwise, spmd
+from xrelay.runtime.depthwise import DepthwiseStep
+from xrelay.runtime.linalg_exec import LinalgProgram
+
+RNG = np.random.default_rng(21)
+
+
+def depthwise_case(h=9, w=7, channels=12):
+    """A 3x3 channels-last depthwise convolution, padding 1, with a constant weight."""
+    x = RNG.standard_normal((1, h, w, channels)).astype(np.float32)
+    weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
+    b = GraphBuilder(None)
+    conv = b.op(nn.Conv2DOp, b.param("x", x.shape, x.dtype), b.op(nn.ConstantOp, weight), groups=channels,
+                padding=[1, 1, 1, 1], data_layout="NHWC", kernel_layout="HWIO")
+    return lower(b.finish(*conv.results), to="linalg"), x, weight
+
+
+def reference(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    padded = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    h, w = x.shape[1:3]
+    return sum(padded[:, i:i + h, j:j + w] * weight[i, j, 0] for i in range(3) for j in range(3))
+
+
+def depthwise_step(program: LinalgProgram) -> DepthwiseStep:
+    (step,) = [s for s in program.steps if isinstance(s, DepthwiseStep)]
+    return step
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_step_in_row_parts_matches_numpy(threads, blas_workers, monkeypatch):
+    monkeypatch.setattr(depthwise, "MIN_SPLIT_MACS", 0)  # the thread mode splits too
+    module, x, weight = depthwise_case()
+    program = LinalgProgram(module)
+    step = depthwise_step(program)
+    parts = []
+    original = step.merged.rows
+    monkeypatch.setattr(step.merged, "rows", lambda *a: parts.append(original(*a)) or parts[-1])
+    blas_workers(threads)
+    for call in range(3):  # the first call binds the views, the next ones run in row parts
+        x = x * (call + 1) + 0.5
+        np.testing.assert_allclose(program(x)[0], reference(x, weight), rtol=1e-5, atol=1e-5)
+    assert [p is not None for p in parts] == [False, True, True]
+    assert parts[-1][1] == 9  # the output's rows
+
+
+def test_an_unplanned_program_runs_the_step_whole():
+    module, x, weight = depthwise_case()
+    program = LinalgProgram(module, plan=False)
+    for _ in range(2):
+        np.testing.assert_allclose(program(x)[0], reference(x, weight), rtol=1e-5, atol=1e-5)
+    assert depthwise_step(program).merged.rows([None], None) is None
+
+
+@pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
+def test_the_step_runs_on_both_processes(blas_workers, monkeypatch):
+    blas_workers(2)
+    monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
+    module, x, weight = depthwise_case(h=10, w=6, channels=16)
+    program = LinalgProgram(module)
+    program.threading = "processes"
+    try:
+        index = program.steps.index(depthwise_step(program))
+        for call in range(3):  # the first call forks; then new inputs every call
+            x = x * 2 - 1
+            np.testing.assert_allclose(program(x)[0], reference(x, weight), rtol=1e-5, atol=1e-5)
+        assert index in program._processes.spmd_steps
+    finally:
+        program.close()
+    skipping_rank_1_parts(monkeypatch)
+    skipped = LinalgProgram(module)
+    skipped.threading = "processes"
+    try:
+        skipped(x)  # the first call runs in one process, then forks
+        other = x * 3
+        assert not np.allclose(skipped(other)[0], reference(other, weight), rtol=1e-4, atol=1e-4)
+    finally:
+        skipped.close()

@@ -148,6 +148,8 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
             last[0] = (a, b, target, operands, y)
         return True
 
+    parts: list = [None, None]  # the kept views `part` was made for, and `part`
+
     def rows(ins: list, target: np.ndarray) -> tuple[Callable[[int, int], None], int] | None:
         """(`part(r0, r1)`: the einsum of output rows [r0, r1), the row count) when the last call's
         views are kept for these arrays and the output has rows (else None)."""
@@ -155,13 +157,18 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
         if h is None or entry is None or entry[0] is not ins[data] or entry[1] is not ins[weight] \
                 or entry[2] is not target:
             return None
-        (x, k), y = entry[3], entry[4]
-        before_x, before_y = (slice(None),) * kept[data].index(h), (slice(None),) * kept[out].index(h)
+        if parts[0] is not entry:
+            (x, k), y = entry[3], entry[4]
+            before_x, before_y = (slice(None),) * kept[data].index(h), (slice(None),) * kept[out].index(h)
 
-        def part(r0: int, r1: int) -> None:
-            np.einsum(subscripts, x[before_x + (slice(r0, r1),)], k, out=y[before_y + (slice(r0, r1),)])
+            def part(r0: int, r1: int) -> None:
+                if r0 == 0 and r1 == ranges[h]:
+                    np.einsum(subscripts, x, k, out=y)
+                else:
+                    np.einsum(subscripts, x[before_x + (slice(r0, r1),)], k, out=y[before_y + (slice(r0, r1),)])
 
-        return part, ranges[h]
+            parts[:] = entry, part
+        return parts[1], ranges[h]
 
     return MergedDepthwise(run, rows)
 

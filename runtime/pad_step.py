@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp)
 LOOKBACK_STEPS = 32
 """How many steps back from the pad its source's transpose step is looked for."""
+STRIDED_BORDERS = True
+"""Whether a border of one row on each side of an axis is filled by one strided fill (rows 0 and
+size - 1) instead of two (read when the pad is compiled; off: for A/B runs)."""
 
 
 def shuffled_source(program: LinalgProgram, source: SSAValue) -> tuple[linalg.TransposeOp, int] | None:
@@ -72,6 +75,9 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     border = []
     for axis, (lo, size, n) in enumerate(zip(op.static_low.get_values(), shape, op.source.type.get_shape())):
         before = (slice(None),) * axis
+        if STRIDED_BORDERS and lo == 1 and size - n == 2:  # one row on each side (a 3x3 window's pad)
+            border.append(before + (slice(0, size, size - 1),))
+            continue
         if lo > 0:
             border.append(before + (slice(0, lo),))
         if lo + n < size:

@@ -389,3 +389,37 @@ def test_a_tail_that_splits_keeps_nothing(blas_workers):
         got = program(x, bias)[0]
         np.testing.assert_allclose(got[0, 1, 1], np.maximum(2 + bias, 0))
     assert tail.kept is None
+
+
+PAD_OF_ONE = """
+func.func @main(%x: tensor<1x5x4x3xf32>) -> tensor<1x7x6x6xf32> {
+  %v = arith.constant 0.5 : f32
+  %p = tensor.pad %x low[0, 1, 1, 2] high[0, 1, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %v : f32
+  } : tensor<1x5x4x3xf32> to tensor<1x7x6x6xf32>
+  %e = tensor.empty() : tensor<1x7x6x6xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<1x7x6x6xf32>) outs(%e : tensor<1x7x6x6xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %t = arith.addf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<1x7x6x6xf32>
+  func.return %r : tensor<1x7x6x6xf32>
+}
+"""
+
+
+def test_a_pad_of_one_on_each_side_fills_both_sides_of_its_border():
+    """Pads of one row on each side fill their border in one strided fill per axis (pad_step); the
+    planned buffer, filled with NaN before every run, reads back with its border and interior set."""
+    program = LinalgProgram(Parser(make_context(), PAD_OF_ONE).parse_module())
+    (pad,) = [step for step in program.steps if type(step).__name__ == "PadStep"]
+    assert len(pad.border) == 4  # H and W: one strided fill each; C (2 low, 1 high): two
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        for array in program._planned:
+            if array is not None:
+                array[...] = np.nan
+        x = rng.standard_normal((1, 5, 4, 3)).astype(np.float32)
+        np.testing.assert_array_equal(program(x)[0], 2 * np.pad(x, ((0, 0), (1, 1), (1, 1), (2, 1)), constant_values=0.5))

@@ -24,6 +24,13 @@ FUSE_SHUFFLED_PADS = True
 BIND_ONCE = True
 """Whether a `ShuffledTail` keeps the calls it bound while its arrays stay the same (read when the
 step is made; off: bound again on every run, for A/B runs)."""
+PROCESSES_MIN_SPLIT_ELEMENTS = 1 << 15
+"""In the two-process mode a `ShuffledTail` of this many points or more splits its rows over both
+processes (ShuffleNet's: 26K-106K points, below `plan.PROCESSES_MIN_SPLIT_ELEMENTS`), so the second
+process, which runs the grouped and depthwise convolutions around it in halves, does not wait out
+the tail; read when the step is made (both processes must agree). `SPLIT_IN_PROCESSES` off: the
+plan's threshold (for A/B runs)."""
+SPLIT_IN_PROCESSES = True
 
 
 class ShuffledTail:
@@ -40,6 +47,7 @@ class ShuffledTail:
         self.tail, self.pad, self.shuffled_shape, self.inverse = tail, pad, shuffled_shape, inverse
         self.rows, self.points = rows, points
         self.bind_once = BIND_ONCE
+        self.processes_min_split = PROCESSES_MIN_SPLIT_ELEMENTS if SPLIT_IN_PROCESSES else None
         self.kept: tuple | None = None
         """(padded buffer, each member's operand arrays, `rows` bound for them) of the last run, kept
         while `bind_once` and the padded buffer is a planned one."""
@@ -53,8 +61,9 @@ class ShuffledTail:
             if self.bind_once and padded is self.pad.planned[self.pad.k]:
                 # bind() has bound every member's results: their operands read as on the next run
                 self.kept = (padded, [prepare(env) for _, prepare, _, _ in self.tail.members], rows)
-        run_parts(rows, self.rows,
-                  worth_splitting(self.points, MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
+        in_processes = self.processes_min_split
+        run_parts(rows, self.rows, worth_splitting(
+            self.points, MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS if in_processes is None else in_processes))
 
     def _kept_rows(self, env: list, padded: np.ndarray):
         """The kept `rows` when this run's arrays are the kept ones (the members' results bound as

@@ -8,7 +8,7 @@ from module_builder import make_module
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime import shuffle_tail
+from xrelay.runtime import shuffle_tail, spmd
 from xrelay.runtime.linalg_exec import LinalgProgram
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.shuffle_tail import ShuffledTail
@@ -132,3 +132,23 @@ def test_the_tail_binds_its_calls_once_while_its_arrays_stay_the_same(bind_once,
         (got,) = program(x)
         np.testing.assert_allclose(got, reference(x, w_gcf, bias, dw, 4, 1, residual=True), rtol=1e-4, atol=1e-4)
     assert len(binds) == (2 if bind_once else 4)
+
+
+@pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
+def test_the_tail_splits_over_both_processes(blas_workers, monkeypatch):
+    """shuffle_tail.PROCESSES_MIN_SPLIT_ELEMENTS: in the two-process mode the tail (here 5376 points,
+    above the threshold set for the test) runs half its rows on each process; the answer needs the
+    second process's half."""
+    from test_runtime_depthwise_step import check_on_both_processes
+
+    from xrelay.runtime import contraction_plan, depthwise
+
+    blas_workers(2)
+    monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
+    monkeypatch.setattr(shuffle_tail, "PROCESSES_MIN_SPLIT_ELEMENTS", 1 << 10)
+    # The convolutions around the tail run on the first process only: only the tail splits.
+    monkeypatch.setattr(contraction_plan, "CONTRACTION_STEPS", False)
+    monkeypatch.setattr(depthwise, "DEPTHWISE_STEPS", False)
+    x, w_gcf, hwio, bias, dw = case(4, 8, 14, 12)
+    module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 4, 1), to="linalg")
+    check_on_both_processes(module, x, lambda x: reference(x, w_gcf, bias, dw, 4, 1), ShuffledTail, monkeypatch)

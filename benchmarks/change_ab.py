@@ -5,7 +5,8 @@
         [--threading processes [--both]]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
-bound) twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False and
+bound) twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False
+(`module.NAME=VALUE`: to that Python literal, e.g. a threshold's old value) and
 every `--without-pass` graph pass (a class of `xrelay.passes`) doing nothing while it is built; and
 "with", as the code stands. Then, per thread count, it runs the two programs `--rounds` times in
 alternating order (each round one run of each, the order flipped every round, untimed runs first)
@@ -24,6 +25,7 @@ in that mode (each program has its own second process, forked while it is built,
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import os
 import statistics
@@ -41,11 +43,12 @@ def build(model: str, off: list[str], without: list[str], threading: str | None 
     from xrelay import passes
 
     saved = []
-    for name in off:
+    for flag in off:
+        name, _, value = flag.partition("=")
         module_name, _, attr = name.rpartition(".")
         module = importlib.import_module(module_name)
         saved.append((module, attr, getattr(module, attr)))
-        setattr(module, attr, False)
+        setattr(module, attr, ast.literal_eval(value) if value else False)
     for name in without:
         cls = getattr(passes, name)
         saved.append((cls, "apply", cls.apply))
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="onnx:densenet121", help="resnet18, resnet50 or onnx:<light model>")
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--off", action="append", default=[], help="module.FLAG set to False without the change")
+    parser.add_argument("--off", action="append", default=[], help="module.FLAG set to False (module.NAME=VALUE: to VALUE) without the change")
     parser.add_argument("--without-pass", action="append", default=[], help="xrelay.passes class skipped without it")
     parser.add_argument("--threading", choices=("openblas", "processes"),
                         help="the executor's threading mode with the change (without: split)")
@@ -77,12 +80,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     from xrelay import passes
 
-    for name in args.off:
+    for flag in args.off:
+        name, _, value = flag.partition("=")
         module_name, _, attr = name.rpartition(".")
         try:
             getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError, ValueError):
-            print(f"change_ab.py: --off {name}: no such module attribute", file=sys.stderr)
+            if value:
+                ast.literal_eval(value)
+        except (ImportError, AttributeError, ValueError, SyntaxError):
+            print(f"change_ab.py: --off {flag}: no such module attribute, or VALUE is not a Python literal",
+                  file=sys.stderr)
             return 1
     for name in args.without_pass:
         if not isinstance(getattr(passes, name, None), type):

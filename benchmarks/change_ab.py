@@ -19,13 +19,16 @@ process (the script re-executes itself without them), as in benchmarks/split_pro
 ("without"), the two programs built alike; for "processes" the second process blocks as soon as a
 run ends (`spmd.IDLE_SPIN_S = 0`), so that it does not spin while the other program runs. With
 `--both`, "without" runs in that mode too: the change is only the `--off` flags and passes, measured
-in that mode (each program has its own second process, forked while it is built, flags as built).
+in that mode (each program has its own second process, forked while it is built, and every call
+without the change runs with its flags set, so a flag read while running is the same in both
+processes: a split threshold).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import importlib
 import os
 import statistics
@@ -37,9 +40,9 @@ from workers import UNSET_FOR_MEASUREMENT
 from execution import Contender
 
 
-def build(model: str, off: list[str], without: list[str], threading: str | None = None):
-    """The model's contender built with the flags `off` False and the passes `without` skipped (and
-    first run, in `threading` mode if given, before they are restored)."""
+@contextlib.contextmanager
+def flags_off(off: list[str], without: list[str] = ()):
+    """Within: the flags `off` False (or their VALUE) and the passes `without` doing nothing."""
     from xrelay import passes
 
     saved = []
@@ -54,10 +57,17 @@ def build(model: str, off: list[str], without: list[str], threading: str | None 
         saved.append((cls, "apply", cls.apply))
         cls.apply = lambda self, ctx, op: None
     try:
-        return Contender("opt3-nhwc" + (f"-{threading}" if threading else ""), model)
+        yield
     finally:
         for owner, attr, value in reversed(saved):
             setattr(owner, attr, value)
+
+
+def build(model: str, off: list[str], without: list[str], threading: str | None = None):
+    """The model's contender built with the flags `off` False and the passes `without` skipped (and
+    first run, in `threading` mode if given, before they are restored)."""
+    with flags_off(off, without):
+        return Contender("opt3-nhwc" + (f"-{threading}" if threading else ""), model)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,7 +121,17 @@ def main(argv: list[str] | None = None) -> int:
                   "with": build(args.model, [], [], both)}
     change = " ".join([*(f"--off {f}" for f in args.off), *(f"--without-pass {p}" for p in args.without_pass)])
     if both:
-        print(f"{args.model}: the change is what `{change}` takes away, both in threading {both!r}")
+        # Every call of "without" runs with its flags as built: its second process was forked with
+        # them, and a threshold read while running must be the same in both processes.
+        run_without = contenders["without"].fn
+
+        def without_flags(threads: int):
+            with flags_off(args.off):
+                return run_without(threads)
+
+        contenders["without"].fn = without_flags
+        print(f"{args.model}: the change is what `{change}` takes away, both in threading {both!r} "
+              "(flags set around every call without it)")
     elif args.threading:
         contenders["with"].program.threading = args.threading
         change = " and ".join(x for x in (change, f"threading {args.threading!r} instead of 'split'") if x)

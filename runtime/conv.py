@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
-from xrelay.runtime.threads import run_alone, run_split, thread_count, worth_splitting
+from xrelay.runtime.threads import run_alone, run_epilogue, run_split, thread_count, worth_splitting
 
 
 
@@ -298,7 +298,7 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     calls = [(x, u[:, :, c:c + step], out[:, c:c + step]) for c in range(0, f, step)]
     run_split(threads, [functools.partial(winograd_conv3x3, xs, us, m, outs, accumulate) for xs, us, outs in calls])
     if epilogue is not None:
-        run_alone(functools.partial(epilogue, 0, oh))
+        run_epilogue(epilogue, oh, out.size)
 
 
 WINOGRAD_BLOCK_BYTES = 2 << 20

@@ -8,7 +8,6 @@ or as im2col + GEMM split over worker threads by output rows.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,7 +16,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
-from xrelay.runtime.threads import run_alone, run_parts, split_threads, worth_splitting
+from xrelay.runtime.threads import run_epilogue, run_parts, split_threads, worth_splitting
 
 
 MIN_SPLIT_MACS = 1 << 23
@@ -236,7 +235,7 @@ class ConvGeometry:
 
                     run_parts(filters_part, f, True)
                     if epilogue is not None:
-                        run_alone(functools.partial(epilogue, 0, oh))
+                        run_epilogue(epilogue, oh, by_filters.size)
                 elif block is not None:
                     def blocks_part(r0: int, r1: int) -> None:
                         for b in range(r0, r1, block):

@@ -35,11 +35,14 @@ at 1 << 15 (the earlier value) ShuffleNet, SqueezeNet and Inception v2 ran slowe
 than on 1."""
 
 
-PROCESSES_MIN_SPLIT_ELEMENTS = MIN_SPLIT_ELEMENTS
-"""`MIN_SPLIT_ELEMENTS` in the two-process mode (runtime/spmd.py). Lower values measured slower on
-ShuffleNet, whose many small elementwise steps then each meet at two barriers (one process
-alternating with the thread mode, 20 rounds, convolutions all split: 1 << 18 0.960, 1 << 16 1.039,
-1 << 14 1.141; ResNet-18 0.968 / 0.950 / 0.956, SqueezeNet 1.004 / 1.037 / 0.986)."""
+PROCESSES_MIN_SPLIT_ELEMENTS = 1 << 16
+"""`MIN_SPLIT_ELEMENTS` in the two-process mode (runtime/spmd.py). Measured in the two-process mode
+against 1 << 18 (benchmarks/change_ab.py --threading processes --both --off
+xrelay.runtime.plan.PROCESSES_MIN_SPLIT_ELEMENTS=262144, 2 threads, 20 rounds, load 1.8-2.0):
+ResNet-18 0.957, ShuffleNet 0.935, SqueezeNet 0.980, Inception v2 0.969; 1 << 15 against 1 << 16:
+1.010 and 0.991, 1 << 14: 1.016 and 1.208 (ResNet-18, ShuffleNet). At the last stop, before
+planned contractions ran on both processes, 1 << 16 had measured slower on ShuffleNet (against the
+thread mode: 1.039, at 1 << 18 0.960)."""
 
 
 def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:

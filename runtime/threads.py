@@ -254,6 +254,25 @@ def run_alone(call) -> None:
         rank.alone(call)
 
 
+PROCESSES_MIN_SPLIT_EPILOGUE = 1 << 12
+"""In the two-process mode, an epilogue run after a convolution split by output channels
+(`run_epilogue`) is split by rows when the convolution's result has at least this many elements:
+both processes have just met at the split's closing barrier, so the extra phase costs two barriers
+of microseconds, where the epilogue alone (bias, ReLU, residual add and the pad's copy of ResNet's
+7x7x512 and 14x14x256 stages) took 60-90 us on the first process while the second waited."""
+
+
+def run_epilogue(epilogue, rows: int, points: int) -> None:
+    """`epilogue(r0, r1)` over all `rows`, after a split whose parts were not rows (output
+    channels): on the calling thread (`run_alone`), or in the two-process mode, in a step both
+    processes run, split by rows from `PROCESSES_MIN_SPLIT_EPILOGUE` points."""
+    rank = spmd.rank
+    if rank is not None and rank.step_spmd and points >= PROCESSES_MIN_SPLIT_EPILOGUE:
+        run_parts(epilogue, rows, True)
+    else:
+        run_alone(functools.partial(epilogue, 0, rows))
+
+
 def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
     """`part(r0, r1)` over `rows` split into one even range per worker thread (numpy's BLAS thread
     count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here

@@ -15,7 +15,7 @@ from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder, bind_params_by_name, resnet
 from xrelay.lowering import lower
-from xrelay.runtime import conv, linalg_conv, run, spmd
+from xrelay.runtime import conv, linalg_conv, run, spmd, threads
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.contraction_plan import ContractionStep
 from xrelay.runtime.conv_epilogue import ConvStep
@@ -152,3 +152,45 @@ def test_stem_convolution_with_its_max_pool_and_reshaped_weights_run_on_both_pro
         assert {stem, dense} <= set(program._processes.spmd_steps)
     finally:
         program.close()
+
+
+def test_epilogue_after_a_split_by_filters_is_split_by_rows(monkeypatch):
+    """A 3x3 convolution with fewer output pixels than filters splits its filters; its fused bias-add
+    + ReLU then runs as a second phase split by rows: with the second process skipping only that
+    phase, rows of the answer are wrong."""
+    monkeypatch.setattr(threads, "PROCESSES_MIN_SPLIT_EPILOGUE", 0)
+    x = RNG.standard_normal((1, 6, 6, 16)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 16, 64)).astype(np.float32)
+    bias = RNG.standard_normal(64).astype(np.float32)
+    b = GraphBuilder(None)
+    conv = b.op(nn.Conv2DOp, b.param("x", x.shape, x.dtype), b.op(nn.ConstantOp, w), padding=(1, 1, 1, 1),
+                data_layout="NHWC", kernel_layout="HWIO")
+    biased = b.op(nn.OPS["nn.bias_add"], conv, b.op(nn.ConstantOp, bias), axis=3)
+    linalg = lower(b.finish(*b.op(nn.OPS["nn.relu"], biased).results), to="linalg")
+
+    def reference(x):
+        padded = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+        out = sum(np.einsum("nhwc,cf->nhwf", padded[:, i:i + 6, j:j + 6], w[i, j]) for i in range(3) for j in range(3))
+        return np.maximum(out + bias, 0)
+
+    original = spmd.Rank.split
+    for skip in (False, True):
+        if skip:
+            def split(self, calls):  # rank 1 meets the second phase of a step without running its parts
+                if self.rank == 1 and self.step_spmd and not self.in_phase and self.phase >= 2 and len(calls) >= 2:
+                    self.barrier()
+                    self.barrier()
+                    return True
+                return original(self, calls)
+
+            monkeypatch.setattr(spmd.Rank, "split", split)
+        program = LinalgProgram(linalg)
+        program.threading = "processes"
+        try:
+            assert any(isinstance(step, ConvStep) and step.tail is not None for step in program.steps)
+            program(x)  # the first call forks
+            second = x * 2 - 1
+            close = np.allclose(program(second)[0], reference(second), rtol=1e-4, atol=1e-4)
+            assert close != skip
+        finally:
+            program.close()

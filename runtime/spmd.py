@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import ShapedType
 from xrelay.runtime import threads
 from xrelay.runtime.body_program import numpy_dtype
 from xrelay.runtime.linalg_structured import ExecutionError
+from xrelay.runtime.spmd_fallback import Starvation
 from xrelay.runtime.spmd_steps import spmd_steps
 
 SPIN_S = 50e-6
@@ -102,7 +103,8 @@ def why_not(program) -> str | None:
 
 def run(program, env: list) -> bool:
     """Run `program`'s steps in two processes on `env` (its arguments bound); False, having done
-    nothing, when it cannot (warned once per program) or numpy's BLAS has one thread."""
+    nothing, when it cannot (warned once per program), numpy's BLAS has one thread, or the mode is
+    starved and this call runs on threads (runtime/spmd_fallback.py)."""
     group = program.__dict__.get("_processes")
     if group is False or threads.split_threads() < 2:
         return False
@@ -113,7 +115,12 @@ def run(program, env: list) -> bool:
             program._processes = False
             return False
         group = program._processes = TwoProcesses(program)
+    if group.starvation.use_threads():
+        return False
+    runs, waited, start = group.runs, group.ctl[WAITED[0]], time.perf_counter_ns()
     group.run(env)
+    if group.runs > runs:  # (not the first call, which ran before the fork)
+        group.starvation.record(time.perf_counter_ns() - start, group.ctl[WAITED[0]] - waited)
     return True
 
 
@@ -228,6 +235,7 @@ class TwoProcesses:
         self.spmd_steps: list[int] = []
         self.expected: dict[int, tuple] = {}
         self.rank = Rank(self, 0)
+        self.starvation = Starvation()
         self.lock = threading.Lock()
         self._finalizer = None
 

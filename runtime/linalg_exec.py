@@ -148,11 +148,12 @@ class LinalgProgram:
             # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
             self._bound = [None] * len(self.slots)
             self.schedule.bind(self.steps, self._bound)
-        self.threading = "split"
-        """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had
-        (measured faster, and robust when another process holds a core: benchmarks/execution.py
-        --threading); "openblas": one BLAS call per op on OpenBLAS's own threads; "processes": on
-        2 or more BLAS threads, steps run in a forked second process as well (runtime/spmd.py)."""
+        self.threading = "auto"
+        """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had;
+        "openblas": one BLAS call per op on OpenBLAS's own threads; "processes": on 2 or more BLAS
+        threads, steps run in a forked second process as well (runtime/spmd.py); "auto" (the
+        default): "split" for a program's first calls, "processes" from its
+        `spmd.AUTO_FORK_CALLS`th on where that mode can run (docs/architecture.md, "Threading")."""
 
     def close(self) -> None:
         """End the second process of the "processes" threading, if any (also when collected)."""
@@ -417,7 +418,7 @@ class LinalgProgram:
         env: list = [None] * len(self.slots) if self._bound is None else list(self._bound)
         for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
             env[i] = check_argument(array, arg_type, self.arg_names[i])
-        if self.threading == "processes" and spmd.run(self, env):
+        if self.threading in ("processes", "auto") and spmd.run(self, env):
             return [np.array(env[s]) for s in self.result_slots]
         # BLAS's own threads synchronise per call: split per op instead (see `threading`).
         with split_blas_threads() if self.threading != "openblas" else blas_own_threads():

@@ -68,6 +68,11 @@ CHECK_BINDINGS = False
 """Whether rank 0 checks after every run that the slots rank 1 uses held the first run's arrays
 (tests turn it on)."""
 
+AUTO_FORK_CALLS = 3
+"""With `threading = "auto"` (the default), a program's calls on 2 or more BLAS threads run on
+threads until this one, which forks: a program called once or twice (most tests, a one-off run)
+never forks, one called repeatedly (a benchmark, a server) pays the fork once."""
+
 ALIGN = 64
 CONTROL_BYTES = 4096
 # Slots of the control area (int64); each rank's barrier counter on a cache line of its own.
@@ -109,9 +114,16 @@ def run(program, env: list) -> bool:
     if group is False or threads.split_threads() < 2:
         return False
     if group is None:  # moves the planned memory: `group.run` binds `env` anew
+        auto = program.threading == "auto"
+        if auto:
+            program._calls = program.__dict__.get("_calls", 0) + 1
+            if program._calls < AUTO_FORK_CALLS:
+                return False
         reason = why_not(program)
         if reason is not None:
-            warnings.warn(f"threading='processes' runs on threads instead: {reason}", RuntimeWarning, stacklevel=3)
+            if not auto:
+                warnings.warn(f"threading='processes' runs on threads instead: {reason}", RuntimeWarning,
+                              stacklevel=3)
             program._processes = False
             return False
         group = program._processes = TwoProcesses(program)

@@ -45,6 +45,7 @@ def test_the_step_in_row_parts_matches_numpy(threads, blas_workers, monkeypatch)
     monkeypatch.setattr(depthwise, "MIN_SPLIT_MACS", 0)  # the thread mode splits too
     module, x, weight = depthwise_case()
     program = LinalgProgram(module)
+    program.threading = "split"  # the thread mode ("auto" would fork at the third call)
     step = depthwise_step(program)
     parts = []
     original = step.merged.rows

@@ -4,6 +4,8 @@ on threads, probing, and answering as the nn level throughout."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,32 @@ def test_starved_program_runs_on_threads_then_probes_with_the_same_answers(blas_
         assert program._processes.starvation.fallbacks == 2
     finally:
         program.close()
+
+
+@pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
+def test_default_threading_forks_at_the_third_call_and_not_on_one_thread(blas_workers):
+    """`threading = "auto"` (the default): on 2 threads the first two calls run on threads, the third
+    forks; on 1 thread nothing forks. Every call equals the nn level; closing ends the process."""
+    module, params = resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 32, 32))
+    linalg = lower(bind_params_by_name(module, params), to="linalg")
+    rng = np.random.default_rng(9)
+    for count in (1, 2):
+        blas_workers(count)
+        program = compile_linalg(linalg)
+        assert program.threading == "auto"
+        forked = []
+        try:
+            for _ in range(4):
+                data = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+                expected = run(module, dict(params, data=data))
+                expected = expected[0] if isinstance(expected, list) else expected
+                np.testing.assert_allclose(program(data)[0], expected, rtol=1e-4, atol=1e-6)
+                group = program.__dict__.get("_processes")
+                forked.append(bool(group) and group.pid is not None)
+            assert forked == ([False] * 4 if count == 1 else [False, False, True, True])
+        finally:
+            pid = group.pid if group else None
+            program.close()
+        if pid is not None:
+            with pytest.raises(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)  # reaped by close()

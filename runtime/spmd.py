@@ -399,7 +399,8 @@ class TwoProcesses:
         ctl = self.ctl
         ctl[DONE] = ctl[ABORT] = self.runs  # rank 1 starts after the runs so far
         ctl[QUIT] = ctl[ASLEEP] = 0
-        gc.collect()
+        # No gc.collect() first: a full collection of a large heap (a test session, a server holding
+        # many programs) took seconds per fork; freezing alone keeps rank 1's collector off the heap.
         gc.freeze()  # rank 1's collector then leaves the inherited heap alone (no copy-on-write churn)
         pid = os.fork()
         if pid == 0:

@@ -153,7 +153,7 @@ def step_label(step) -> str:
     if isinstance(step, PadStep):
         return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
     if not isinstance(step, ConvStep):
-        return ""
+        return plain_step_label(step)
     g, op = step.geometry, step.op
     weight = op.inputs[g.weight].type.get_shape()
     out = op.results[0].type.get_shape()
@@ -162,6 +162,29 @@ def step_label(step) -> str:
     label = f"conv {kh}x{kw}/{g.strides[0]} {c}->{f} out {oh}x{ow}"
     return (label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
             + (" +pool" if step.pool is not None else ""))
+
+
+def plain_step_label(step) -> str:
+    """A step compiled as a plain function (linalg_exec) that runs an elementwise or pooling op
+    split in parts (`plan.ChunkedOp`): the op and its result shape; "" for other steps."""
+    from xrelay.runtime.plan import ChunkedOp
+
+    defaults = getattr(step, "__defaults__", None) or ()
+    run = defaults[0] if defaults else None
+    op = getattr(getattr(run, "__self__", None), "op", None) if isinstance(getattr(run, "__self__", None),
+                                                                          ChunkedOp) else None
+    if op is not None:
+        body = [inner.name.split(".")[-1] for inner in op.body.block.ops
+                if inner.name not in ("linalg.yield", "arith.constant")]
+        shape = "x".join(str(n) for n in op.outputs[0].type.get_shape())
+        return f"{op.name.removeprefix('linalg.')}({','.join(body)}) {shape}"
+    return ""
+
+
+def function_name(step) -> str:
+    """The name of the function a step is (a lambda: the function that made it)."""
+    name = getattr(step, "__qualname__", type(step).__name__).replace(".<locals>", "")
+    return name.split(".")[-2] if name.endswith("<lambda>") and "." in name else name.split(".")[-1]
 
 
 def ort_node_profile(onnx_bytes: bytes, feeds: dict, threads: int, runs: int) -> list[tuple[str, str, str, float]]:
@@ -307,20 +330,24 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in totals.items():
         print(f"    {name:40s} {value / args.rounds:8.2f} ms")
     if args.processes:
-        profile_processes(Contender("opt3-nhwc-processes", args.model), program, data, args.threads, args.rounds)
+        profile_processes(Contender("opt3-nhwc-processes", args.model), program, data, args.threads, args.rounds,
+                          args.steps)
     if args.ort:
         print_ort_profile(args.model, [1, args.threads], max(args.rounds, 10), args.steps or 20)
     return 0
 
 
-def profile_processes(contender, program, data, threads: int, rounds: int) -> None:
-    """The thread mode against the two-process mode, alternating, and the barrier waits per run."""
+def profile_processes(contender, program, data, threads: int, rounds: int, top: int = 0) -> None:
+    """The thread mode against the two-process mode, alternating, and the barrier waits per run;
+    with `top`, the `top` slowest steps of rank 0 in the two-process mode (`time_rank0_steps`)."""
     from xrelay.runtime.threads import set_blas_threads
 
     set_blas_threads(threads)
     processes = contender.program
     processes(data)
     group = processes._processes
+    originals = list(processes.steps)
+    per_step = time_rank0_steps(processes, group) if top else None
     group.stats()
     times: dict[str, list[float]] = {"threads": [], "processes": []}
     loads = [os.getloadavg()[0]]
@@ -340,6 +367,50 @@ def profile_processes(contender, program, data, threads: int, rounds: int) -> No
         print(f"    rank {rank} waited at barriers {stats[f'rank {rank} waited ns'] / rounds / 1e6:6.2f} ms "
               f"({stats[f'rank {rank} waits'] / rounds:.0f} waits)")
     print(f"    rank 0 alone on the steps both run {stats['rank 0 alone ns'] / rounds / 1e6:6.2f} ms")
+    if per_step is not None:
+        print_rank0_steps(originals, group, per_step, top)
+
+
+def time_rank0_steps(program, group) -> dict[int, list[tuple[int, int]]]:
+    """Wrap rank 0's steps of a forked two-process `program` (rank 1 keeps the unwrapped list it
+    inherited) so each run records, per step, its wall time and rank 0's barrier wait inside it
+    (ns): `{step: [(wall, waited), ...]}`."""
+    from xrelay.runtime.spmd import WAITED
+
+    ctl, times = group.ctl, defaultdict(list)
+
+    def timed(index, step):
+        def run(env):
+            start, waited = time.perf_counter_ns(), ctl[WAITED[0]]
+            step(env)
+            times[index].append((time.perf_counter_ns() - start, ctl[WAITED[0]] - waited))
+        return run
+
+    program.steps[:] = [timed(i, step) for i, step in enumerate(program.steps)]
+    return times
+
+
+def print_rank0_steps(steps: list, group, per_step: dict, top: int) -> None:
+    """Rank 0's `steps` in the two-process mode: the time in steps both processes run and in steps
+    rank 0 runs alone (whose time rank 1 spends waiting), and the `top` slowest steps."""
+    originals = steps
+    both = set(group.spmd_steps)
+    medians = {i: (statistics.median(w for w, _ in runs) / 1e6, statistics.median(d for _, d in runs) / 1e6)
+               for i, runs in per_step.items()}
+    for label, chosen in (("steps both processes run", both), ("steps rank 0 runs alone", set(medians) - both)):
+        print(f"    {label:40s} {len(chosen):4d} steps {sum(medians[i][0] for i in chosen):8.2f} ms "
+              f"(of which rank 0 waiting {sum(medians[i][1] for i in chosen):6.2f} ms)")
+    alone = defaultdict(lambda: [0, 0.0])
+    for i in set(medians) - both:
+        kind = step_label(originals[i]).split(" ")[0] or function_name(originals[i])
+        alone[kind][0] += 1
+        alone[kind][1] += medians[i][0]
+    print("    rank 0 alone, per kind: " + ", ".join(f"{k} {n} x {t:.2f} ms" for k, (n, t) in
+                                                     sorted(alone.items(), key=lambda kv: -kv[1][1]) if t >= 0.01))
+    print(f"    the {top} slowest steps on rank 0 (median ms: wall, waiting at barriers; both/alone):")
+    for i in sorted(medians, key=lambda i: -medians[i][0])[:top]:
+        label = step_label(originals[i]) or function_name(originals[i])
+        print(f"      step {i:4d} {medians[i][0]:7.3f} {medians[i][1]:7.3f}  {'both ' if i in both else 'alone'} {label}")
 
 
 if __name__ == "__main__":

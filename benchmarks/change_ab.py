@@ -12,8 +12,8 @@ every `--without-pass` graph pass (a class of `xrelay.passes`) doing nothing whi
 alternating order (each round one run of each, the order flipped every round, untimed runs first)
 and prints both medians and the median of the per-round ratios with/without, which the VM's speed
 changes over seconds move less than either median; and each program's error against the nn level
-and planned memory. Both programs share this process, so a flag read while running (not while
-building) must be set by hand. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the measured
+and planned memory. Both programs share this process: every run of "without" has its `--off` flags
+set around it (outside the timing), so a flag read while running sees them too. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the measured
 process (the script re-executes itself without them), as in benchmarks/split_profile.py.
 `--threading MODE`: the change is the executor's `threading` MODE ("with") against "split"
 ("without"), the two programs built alike; for "processes" the second process blocks as soon as a
@@ -145,12 +145,16 @@ def main(argv: list[str] | None = None) -> int:
         times: dict[str, list[float]] = {name: [] for name in contenders}
         loads = [os.getloadavg()[0]]
         for name, contender in contenders.items():  # untimed
-            contender.fn(threads)
+            with flags_off(args.off) if name == "without" else contextlib.nullcontext():
+                contender.fn(threads)
         for r in range(args.rounds):
             for name in (("without", "with") if r % 2 == 0 else ("with", "without")):
-                start = time.perf_counter()
-                contenders[name].fn(threads)
-                times[name].append(time.perf_counter() - start)
+                # "without" runs with its flags off (set outside the timing): a flag read while running
+                # (a step binding its calls on a later run, a part compiled on its first split) sees it
+                with flags_off(args.off) if name == "without" else contextlib.nullcontext():
+                    start = time.perf_counter()
+                    contenders[name].fn(threads)
+                    times[name].append(time.perf_counter() - start)
         loads.append(os.getloadavg()[0])
         ratio = statistics.median(b / a for a, b in zip(times["without"], times["with"]))
         print(f"  {threads} thread(s), {args.rounds} rounds, 1-min load average {min(loads):.1f}-{max(loads):.1f}: "

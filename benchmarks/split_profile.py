@@ -330,25 +330,36 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in totals.items():
         print(f"    {name:40s} {value / args.rounds:8.2f} ms")
     if args.processes:
-        profile_processes(Contender("opt3-nhwc-processes", args.model), program, data, args.threads, args.rounds,
-                          args.steps)
+        from spmd_step_profile import StepClock
+
+        clock = StepClock(max_runs=2 * args.rounds + 8) if args.steps else None
+        if clock is not None:
+            clock.install()  # before the fork: the second process records into the same table
+        try:
+            processes = Contender("opt3-nhwc-processes", args.model)
+            profile_processes(processes, program, data, args.threads, args.rounds, args.steps, clock)
+        finally:
+            if clock is not None:
+                clock.uninstall()
     if args.ort:
         print_ort_profile(args.model, [1, args.threads], max(args.rounds, 10), args.steps or 20)
     return 0
 
 
-def profile_processes(contender, program, data, threads: int, rounds: int, top: int = 0) -> None:
+def profile_processes(contender, program, data, threads: int, rounds: int, top: int = 0, clock=None) -> None:
     """The thread mode against the two-process mode, alternating, and the barrier waits per run;
-    with `top`, the `top` slowest steps of rank 0 in the two-process mode (`time_rank0_steps`)."""
+    with `top`, the `top` slowest steps of rank 0 in the two-process mode (`time_rank0_steps`), and
+    with a `spmd_step_profile.StepClock` installed when `contender` was built, per step on both ranks."""
     from xrelay.runtime.threads import set_blas_threads
 
     set_blas_threads(threads)
     processes = contender.program
     processes(data)
     group = processes._processes
-    originals = list(processes.steps)
+    originals = [getattr(step, "_step", step) for step in processes.steps]  # (a StepClock's wrappers)
     per_step = time_rank0_steps(processes, group) if top else None
     group.stats()
+    first_run = group.runs + 1
     times: dict[str, list[float]] = {"threads": [], "processes": []}
     loads = [os.getloadavg()[0]]
     for r in range(rounds):
@@ -369,6 +380,8 @@ def profile_processes(contender, program, data, threads: int, rounds: int, top: 
     print(f"    rank 0 alone on the steps both run {stats['rank 0 alone ns'] / rounds / 1e6:6.2f} ms")
     if per_step is not None:
         print_rank0_steps(originals, group, per_step, top)
+    if clock is not None:
+        clock.report([step_label(step) for step in originals], range(first_run, group.runs + 1), top)
 
 
 def time_rank0_steps(program, group) -> dict[int, list[tuple[int, int]]]:

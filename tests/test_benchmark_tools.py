@@ -1,5 +1,6 @@
 """Benchmarks that measure the executor itself: split_profile.py's per-step labels, handoff.py's timings,
-change_ab.py's arguments, conv_pieces.py's pieces of a convolution step."""
+change_ab.py's arguments, conv_pieces.py's pieces of a convolution step, spmd_step_profile.py's
+per-rank step times in the two-process mode."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from xdsl.parser import Parser
 
 from tests.test_runtime_plan import conv_nhwc_hwcf, conv_reference
@@ -133,3 +135,62 @@ def test_ort_node_profile_times_every_node_of_a_model():
     nodes = ort_node_profile(proto.SerializeToString(), {"x": x}, threads=1, runs=3)
     assert sorted((op, dims) for _, op, dims, _ in nodes) == [("Softmax", "5x3"), ("Transpose", "5x3")]
     assert all(micros >= 0 for *_, micros in nodes)
+
+
+def test_spmd_step_profile_times_each_rank_of_the_two_process_mode(blas_workers, monkeypatch, capsys):
+    """spmd_step_profile.StepClock installed before the fork: per run, both ranks record the steps
+    they run (rank 1 only the steps both run), each phase's parts and barriers (in pairs, as many on
+    each rank), and times that add up; the report names the convolution."""
+    from xrelay.dialects import nn
+    from xrelay.frontend import GraphBuilder
+    from xrelay.lowering import lower
+    from xrelay.runtime import linalg_conv, spmd, spmd_fallback
+
+    if spmd.why_not_platform() is not None:
+        pytest.skip("no two-process mode here")
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from spmd_step_profile import ALONE, BARRIER, BARRIERS, PARTS, RAN, WALL, StepClock
+    from split_profile import step_label
+
+    blas_workers(2)
+    monkeypatch.setattr(linalg_conv, "PROCESSES_MIN_SPLIT_MACS", 0)
+    monkeypatch.setattr(spmd_fallback, "ADAPTIVE", False)  # every call in two processes, however slow
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 8, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
+    b = GraphBuilder(None)
+    conv = b.op(nn.Conv2DOp, b.param("x", x.shape, x.dtype), b.op(nn.ConstantOp, w), padding=(1, 1, 1, 1),
+                data_layout="NHWC", kernel_layout="HWIO")
+    program = LinalgProgram(lower(b.finish(*b.op(nn.OPS["nn.relu"], conv).results), to="linalg"))
+    program.threading = "processes"
+    clock = StepClock(max_runs=8)
+    clock.install()
+    try:
+        program(x)  # runs on threads, then forks
+        padded = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+        expected = np.maximum(sum(np.einsum("nhwc,cf->nhwf", padded[:, i:i + 8, j:j + 8], w[i, j])
+                                  for i in range(3) for j in range(3)), 0)
+        for _ in range(3):
+            np.testing.assert_allclose(program(x)[0], expected, rtol=1e-4, atol=1e-4)
+        group = program._processes
+        labels = [step_label(getattr(step, "_step", step)) for step in program.steps]
+        conv_step = next(i for i, label in enumerate(labels) if label.startswith("conv 3x3/1 8->16 out 8x8"))
+        assert conv_step in group.spmd_steps
+        others = [i for i in range(len(program.steps)) if i not in group.spmd_steps]
+        for run in range(1, 4):
+            table = clock.table[run - 1]
+            assert table[0, conv_step, RAN] == table[1, conv_step, RAN] == 1
+            assert table[0, conv_step, BARRIERS] == table[1, conv_step, BARRIERS] >= 2
+            assert table[0, conv_step, BARRIERS] % 2 == 0
+            assert (table[:, conv_step, PARTS] > 0).all()
+            assert (table[1, others] == 0).all()  # rank 1 runs only the steps both run
+            assert (table[1, :, ALONE] == 0).all()
+            for rank in (0, 1):
+                spent = table[rank, conv_step, PARTS] + table[rank, conv_step, BARRIER] + table[rank, conv_step, ALONE]
+                assert spent <= table[rank, conv_step, WALL]
+        assert (clock.table[3:] == 0).all()  # no fourth run
+        clock.report(labels, range(1, 4), 5)
+    finally:
+        clock.uninstall()
+        program.close()
+    assert "conv 3x3/1 8->16 out 8x8" in capsys.readouterr().out

@@ -140,12 +140,15 @@ class MemoryPlan:
         self.arrays = [array(k) for k in range(len(self.buffers))]
 
 
-def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> MemoryPlan | None:
+def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int],
+                hold: Sequence[tuple[int, int]] = ()) -> MemoryPlan | None:
     """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable).
 
     A buffer placed in a slice of another (`place_in_slices`) gets no block of its own: it is a view
     of that slice, and its root (the buffer holding it, transitively) lives from the first step of
-    any of them to the last use of any of them."""
+    any of them to the last use of any of them. For each range of steps [a, b] in `hold`, a buffer
+    alive at any step of it keeps its block until b: no two buffers used within the range share
+    memory, so its steps may run in any order (independent branches at once: runtime/spmd_lanes.py)."""
     if tracker.unplannable is not None:
         return None
     buffers = tracker.buffers
@@ -170,6 +173,10 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         if k not in tracker.unused:
             r = root[k]
             start[r], end[r] = min(start.get(r, b.step), b.step), max(end.get(r, last_use[k]), last_use[k])
+    for a, b in hold:
+        for r in start:
+            if start[r] <= b and end[r] >= a:
+                end[r] = max(end[r], b)
     block_sizes: list[int] = []
     free: list[int] = []  # blocks no live buffer uses
     block_of = [-1] * len(buffers)

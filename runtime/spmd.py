@@ -53,7 +53,8 @@ from xrelay.runtime import threads
 from xrelay.runtime.body_program import numpy_dtype
 from xrelay.runtime.linalg_structured import ExecutionError
 from xrelay.runtime.spmd_fallback import Starvation
-from xrelay.runtime.spmd_steps import spmd_steps
+from xrelay.runtime.spmd_lanes import lane_phases, plan_lanes
+from xrelay.runtime.spmd_steps import shared_slots, spmd_steps
 
 SPIN_S = 50e-6
 """A barrier spins this long before it starts yielding the core (`os.sched_yield`)."""
@@ -214,6 +215,7 @@ class TwoProcesses:
 
     def __init__(self, program):
         self._program = weakref.ref(program)  # the program holds this object: no cycle
+        self.lanes = plan_lanes(program)  # independent branches, one per process: may re-plan the memory
         plan = program.plan
         sizes = [-(-max(size, 1) // ALIGN) * ALIGN for size in plan.block_sizes]
         self.inputs: dict[int, tuple[tuple[int, ...], np.dtype]] = {}
@@ -245,6 +247,8 @@ class TwoProcesses:
         self.runs = 0
         self.woken = 0
         self.spmd_steps: list[int] = []
+        self.body: list[int] = program.schedule.body
+        """Rank 0's steps: the schedule's body, each region of lanes one step (runtime/spmd_lanes.py)."""
         self.expected: dict[int, tuple] = {}
         self.rank = Rank(self, 0)
         self.starvation = Starvation()
@@ -284,7 +288,7 @@ class TwoProcesses:
         try:
             with threads.split_blas_threads():
                 threads._split_threads[-1] = 2
-                for index in program.schedule.body:
+                for index in self.body:
                     rank.step, rank.step_spmd, rank.phase = index, spmd[index], 0
                     steps[index](env)
                 rank.step, rank.step_spmd = -1, False
@@ -377,6 +381,8 @@ class TwoProcesses:
         with threads.split_blas_threads():
             program.schedule.run(program.steps, env)
         self.spmd_steps = spmd_steps(program, env, self.bounds)
+        self.body, self.spmd_steps = lane_phases(program, self.lanes, env, self.spmd_steps,
+                                                 shared_slots(program, env, self.bounds))
         self.spmd_flags = [False] * len(program.steps)
         for index in self.spmd_steps:
             self.spmd_flags[index] = True

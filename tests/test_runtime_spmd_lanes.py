@@ -1,0 +1,171 @@
+"""Independent branches one per process in the two-process mode (runtime/spmd_lanes.py): the regions
+and branches found on hand-made dependencies, the memory plan keeping a region's buffers apart, and
+an Inception-like module (four branches concatenated) and random branching graphs run as lanes,
+checked against numpy written here and the nn level; with the second process skipping its lane the
+answer is wrong."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from test_properties import PROFILE, assert_close, branching_graphs, opt_level_3
+
+from xrelay.dialects import nn
+from xrelay.frontend import GraphBuilder
+from xrelay.instrument import PassContext
+from xrelay.lowering import lower
+from xrelay.runtime import run, spmd, spmd_lanes
+from xrelay.runtime.linalg_exec import LinalgProgram, compile_linalg
+from xrelay.runtime.memory_plan import StorageTracker, plan_memory
+
+RNG = np.random.default_rng(31)
+
+
+def test_regions_are_cut_where_every_costly_step_depends_or_is_depended_on():
+    # 0 -> {1 -> 2, 3, 4 -> 5} -> 6 -> {7, 8}; step 9 reads only constants (no dependency).
+    deps = [set(), {0}, {1}, {0}, {0}, {4}, {2, 3, 5}, {6}, {6}, set()]
+    costs = [5e3] * 10
+    assert spmd_lanes.regions(deps, costs) == [[1, 2, 3, 4, 5], [7, 8, 9]]
+    assert spmd_lanes.branches([1, 2, 3, 4, 5], deps) == [[1, 2], [3], [4, 5]]
+    cheap = [5e3, 5e3, 5e3, 500.0, 5e3, 5e3, 5e3, 5e3, 5e3, 5e3]  # a cheap step does not keep 1-2 from 4-5
+    assert spmd_lanes.regions(deps, cheap)[0] == [1, 2, 3, 4, 5]
+
+
+def test_two_lanes_deal_the_longest_branch_first_to_the_shorter_lane(monkeypatch):
+    monkeypatch.setattr(spmd_lanes, "MIN_REGION_NS", 0)
+    costs = [0.0, 300.0, 100.0, 250.0, 120.0, 80.0]
+    assert spmd_lanes.two_lanes([[1], [2], [3], [4, 5]], costs) == ([3, 4, 5], [1, 2])  # the longer first
+    assert spmd_lanes.two_lanes([[1, 2, 3, 4, 5]], costs) is None  # one branch: nothing to run beside it
+    monkeypatch.setattr(spmd_lanes, "MIN_REGION_NS", 10_000)
+    assert spmd_lanes.two_lanes([[1], [2], [3], [4, 5]], costs) is None  # too short to be worth a phase
+
+
+def test_memory_plan_keeps_buffers_used_within_a_held_range_apart():
+    """Buffer 0 (steps 0-1) and buffer 1 (steps 2-3) share a block, unless steps 1-2 are held."""
+    def tracker():
+        t = StorageTracker()
+        for step, slot in ((0, 0), (2, 1), (4, 2)):
+            t.fresh(slot, step, (4, 4), np.dtype(np.float32))
+        for step, slots in ((1, (0,)), (3, (1,)), (5, (2,))):
+            t.touch(step, slots)
+        return t
+
+    plain = plan_memory(tracker(), 6, [2])
+    assert plain.block_of[0] == plain.block_of[1]
+    held = plan_memory(tracker(), 6, [2], hold=[(1, 2)])
+    assert held.block_of[0] != held.block_of[1] and held.block_of[2] in (held.block_of[0], held.block_of[1])
+    assert held.peak_bytes == 2 * 64
+
+
+def conv_nhwc(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
+    """NHWC x HWIO stride-1 convolution with `pad` zeros on every side, in float64, tap by tap."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    kh, kw = w.shape[:2]
+    oh, ow = x.shape[1] - kh + 1, x.shape[2] - kw + 1
+    return sum(np.einsum("nhwc,cf->nhwf", x[:, i:i + oh, j:j + ow], w[i, j].astype(np.float64))
+               for i in range(kh) for j in range(kw))
+
+
+def inception_module():
+    """An Inception-like module on a 1x12x12x16 NHWC input: a 1x1 conv; 1x1 then 3x3; 1x1, 3x3, 3x3;
+    a 3x3 max pool then a 1x1 conv; each with a ReLU, concatenated on channels; and its numpy."""
+    shapes = {"a": (1, 1, 16, 8), "b1": (1, 1, 16, 8), "b2": (3, 3, 8, 12), "c1": (1, 1, 16, 6),
+              "c2": (3, 3, 6, 8), "c3": (3, 3, 8, 8), "d": (1, 1, 16, 4)}
+    weights = {k: (RNG.standard_normal(s) / np.sqrt(np.prod(s[:3]))).astype(np.float32) for k, s in shapes.items()}
+    b = GraphBuilder(None)
+    x = b.param("data", (1, 12, 12, 16), np.float32)
+
+    def conv(value, name, pad):
+        out = b.op(nn.Conv2DOp, value, b.op(nn.ConstantOp, weights[name]), padding=(pad, pad, pad, pad),
+                   data_layout="NHWC", kernel_layout="HWIO")
+        return b.op(nn.ReluOp, out)
+
+    pool = b.op(nn.MaxPool2DOp, x, pool_size=(3, 3), padding=(1, 1, 1, 1), layout="NHWC")
+    outs = [conv(x, "a", 0), conv(conv(x, "b1", 0), "b2", 1), conv(conv(conv(x, "c1", 0), "c2", 1), "c3", 1),
+            conv(pool, "d", 0)]
+    module = b.finish(b.op(nn.ConcatenateOp, *outs, axis=3))
+
+    def reference(data):
+        relu = lambda v: np.maximum(v, 0)  # noqa: E731
+        c = lambda v, name, pad: relu(conv_nhwc(v, weights[name], pad))  # noqa: E731
+        padded = np.pad(data.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+        pooled = np.max([padded[:, i:i + 12, j:j + 12] for i in range(3) for j in range(3)], axis=0)
+        return np.concatenate([c(data, "a", 0), c(c(data, "b1", 0), "b2", 1), c(c(c(data, "c1", 0), "c2", 1), "c3", 1),
+                               c(pooled, "d", 0)], axis=3)
+
+    return module, reference
+
+
+@pytest.fixture
+def lanes_everywhere(blas_workers, monkeypatch):
+    """Two threads; every region of two or more branches runs as lanes; rank 1's bindings checked."""
+    blas_workers(2)
+    monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
+    monkeypatch.setattr(spmd_lanes, "MIN_REGION_NS", 0)
+    monkeypatch.setattr(spmd_lanes, "MAX_LANE_SHARE", 1.0)
+
+
+def phases(program) -> list:
+    return [program.steps[i] for i in program._processes.body if isinstance(program.steps[i], spmd_lanes.LanePhase)]
+
+
+pytestmark = pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
+
+
+def test_inception_module_runs_its_branches_one_per_process(lanes_everywhere, monkeypatch):
+    module, reference = inception_module()
+    linalg = lower(module, to="linalg")
+    program = LinalgProgram(linalg)
+    program.threading = "processes"
+    try:
+        for call in range(4):  # the first call forks; a new input every call
+            data = RNG.standard_normal((1, 12, 12, 16)).astype(np.float32)
+            np.testing.assert_allclose(program(data)[0], reference(data), rtol=1e-4, atol=1e-5)
+        (phase,) = phases(program)
+        assert phase.lanes[0] and phase.lanes[1]
+        assert not set(phase.lanes[1]) & set(program._processes.body)  # rank 0 does not run lane 1's steps
+    finally:
+        program.close()
+    monkeypatch.setattr(spmd_lanes, "LANES", False)
+    unlaned = LinalgProgram(linalg)
+    unlaned.threading = "processes"
+    try:
+        unlaned(data)
+        assert not phases(unlaned)
+    finally:
+        unlaned.close()
+
+
+def test_without_the_second_process_lane_the_answer_is_wrong(lanes_everywhere, monkeypatch):
+    """A negative control: rank 1 meets the lane phase without running its lane."""
+    original = spmd_lanes.LanePhase._lane
+    monkeypatch.setattr(spmd_lanes.LanePhase, "_lane",
+                        lambda self, k, env: None if spmd.threads.spmd.rank.rank == 1 else original(self, k, env))
+    module, reference = inception_module()
+    program = LinalgProgram(lower(module, to="linalg"))
+    program.threading = "processes"
+    try:
+        program(RNG.standard_normal((1, 12, 12, 16)).astype(np.float32))  # runs before the fork
+        data = RNG.standard_normal((1, 12, 12, 16)).astype(np.float32)
+        assert phases(program)
+        assert not np.allclose(program(data)[0], reference(data), rtol=1e-4, atol=1e-5)
+    finally:
+        program.close()
+
+
+@settings(settings.get_profile(PROFILE), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(branching_graphs())
+def test_random_branching_graphs_as_lanes_equal_the_nn_level(lanes_everywhere, graph):
+    module, inputs, second = graph
+    with PassContext(opt_level=3):
+        optimised = opt_level_3(module)
+    program = compile_linalg(lower(optimised, to="linalg"))
+    program.threading = "processes"
+    try:
+        for data in (inputs, second, inputs):
+            reference = run(module, data)
+            reference = reference[0] if isinstance(reference, list) else reference
+            assert_close(program(data["data"])[0], reference, "two processes, branches as lanes")
+    finally:
+        program.close()

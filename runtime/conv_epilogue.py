@@ -39,6 +39,9 @@ class RowTail:
 
     def __init__(self, members: list[tuple[Callable, Callable, Callable, int]], loop: int, result: SSAValue):
         self.members, self.loop, self.result = members, loop, result
+        self.keep = KEEP_EPILOGUES
+        self.kept: tuple[list, np.ndarray | None, Callable[[int, int], None]] | None = None
+        """(each member's arrays, `last_out`, the `rows` made for them) of the last `bind`, while `keep`."""
 
     @staticmethod
     def of(tail: FusedTail, out_axis: int) -> RowTail | None:
@@ -65,14 +68,21 @@ class RowTail:
         with its last axis split in two (a channel shuffle's view of a pad: runtime/shuffle_tail.py),
         the member's operands viewed with that axis split alike."""
         d = self.loop
-        calls = []
-        for index, (call, prepare, finish, n_in) in enumerate(self.members):
+        prepared = []
+        for index, (_, prepare, finish, n_in) in enumerate(self.members):
             arrays = prepare(env)
-            last = last_out is not None and index == len(self.members) - 1
-            split = last and last_out.ndim > self.result.type.get_num_dims()
-            if last and not split:
+            if last_out is not None and index == len(self.members) - 1 and last_out.ndim == self.result.type.get_num_dims():
                 arrays[n_in] = last_out
             finish(env, arrays)  # in place: the results are the out buffers
+            prepared.append(arrays)
+        kept = self.kept
+        if (kept is not None and kept[1] is last_out
+                and all(len(a) == len(b) and all(x is y for x, y in zip(a, b)) for a, b in zip(prepared, kept[0]))):
+            return kept[2]  # the same arrays as the last run's (a planned program): the same views
+        calls = []
+        for index, ((call, _, _, n_in), arrays) in enumerate(zip(self.members, prepared)):
+            last = last_out is not None and index == len(self.members) - 1
+            split = last and last_out.ndim > self.result.type.get_num_dims()
             ufunc, args, out = call(arrays)
             if split:
                 halves = last_out.shape[out.ndim - 1:]
@@ -88,6 +98,8 @@ class RowTail:
             for ufunc, args, out in calls:
                 ufunc(*[a[index] if s else a for a, s in args], out=out[index], casting="unsafe")
 
+        if self.keep:
+            self.kept = (prepared, last_out, rows)
         return rows
 
 
@@ -114,6 +126,9 @@ class ConvStep:
         from the unpadded result (`fuse_conv_epilogues`), and the pooling's prepare, finish and input count."""
         self.pool_in_parts = POOL_IN_PARTS
         """Whether, split over threads, each part pools the rows it completes (read when built)."""
+        self.kept: tuple | None = None
+        """(the pad's buffer, its interior view, (the tail's rows, the result, their epilogue with the
+        pad's copy) or None) of the last run, while `KEEP_EPILOGUES`."""
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
@@ -154,11 +169,19 @@ class ConvStep:
         if pad is None:
             epilogue = tail.bind(env)
         else:
-            interior = pad.buffer(env)[pad.interior]
+            padded, kept = pad.buffer(env), self.kept
+            if kept is None or kept[0] is not padded:  # the same buffer (a planned program's): the same view
+                kept = (padded, padded[pad.interior], None)
+            interior = kept[1]
             if tail is not None and self.pad_only_reader:
                 epilogue = tail.bind(env, interior)
             else:
-                epilogue = self._copying(tail and tail.bind(env), env[pad.source], interior)
+                rows, result = tail and tail.bind(env), env[pad.source]
+                if kept[2] is None or kept[2][0] is not rows or kept[2][1] is not result:
+                    kept = (padded, interior, (rows, result, self._copying(rows, result, interior)))
+                epilogue = kept[2][2]
+            if KEEP_EPILOGUES:
+                self.kept = kept
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             # A kernel the runner does not take (not float, ...): whole, then the tail.
             run_alone(lambda: (self.run(arrays), epilogue(0, self.rows)))
@@ -196,6 +219,12 @@ class ConvStep:
         return rows_and_copy
 
 
+KEEP_EPILOGUES = True
+"""Whether a convolution step keeps the epilogue it made for the last run (its tail's views, the pad's
+interior view) while the arrays are the same objects, as a planned program's are on every run (off:
+made on every run, for A/B runs). Measured in the two-process mode (benchmarks/split_profile.py
+--processes --steps): making them cost rank 0 and rank 1 each 100-150 us of Python per convolution
+with a tail and a pad, run after run."""
 FUSE_TAILS = True
 """Whether `fuse_conv_epilogues` fuses (off: every tail runs as a step of its own, for A/B runs)."""
 FUSE_PADS = True
@@ -298,9 +327,16 @@ class TailIntoPad:
     def __init__(self, tail: FusedTail, rows: RowTail, pad: PadStep):
         self.tail, self.row_tail, self.pad = tail, rows, pad
         self.members = tail.members  # benchmarks/split_profile.py and the like read a tail's members
+        self.kept: tuple[np.ndarray, np.ndarray] | None = None
+        """(the pad's buffer, its interior view) of the last run, while `KEEP_EPILOGUES`."""
 
     def __call__(self, env: list) -> None:
-        rows = self.row_tail.bind(env, self.pad.buffer(env)[self.pad.interior])
+        padded, kept = self.pad.buffer(env), self.kept
+        if kept is None or kept[0] is not padded:  # the same buffer: the same view (and the tail's views)
+            kept = (padded, padded[self.pad.interior])
+            if KEEP_EPILOGUES:
+                self.kept = kept
+        rows = self.row_tail.bind(env, kept[1])
         run_parts(rows, self.tail.rows, worth_splitting(self.tail.points, split_plan.MIN_SPLIT_ELEMENTS,
                                                         split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
 

@@ -152,6 +152,8 @@ def step_label(step) -> str:
         return f"tail {'+'.join(names)} {dims(step.members[-1][0].op.results[0].type.get_shape())}"
     if isinstance(step, PadStep):
         return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
+    if type(step).__name__ == "LanePhase":
+        return lanes_label(step)
     if not isinstance(step, ConvStep):
         return plain_step_label(step)
     g, op = step.geometry, step.op
@@ -162,6 +164,11 @@ def step_label(step) -> str:
     label = f"conv {kh}x{kw}/{g.strides[0]} {c}->{f} out {oh}x{ow}"
     return (label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
             + (" +pool" if step.pool is not None else ""))
+
+
+def lanes_label(step) -> str:
+    """A lane phase (runtime/spmd_lanes.py): how many steps each lane runs."""
+    return f"lanes of {len(step.lanes[0])} | {len(step.lanes[1])} steps"
 
 
 def plain_step_label(step) -> str:
@@ -405,11 +412,12 @@ def time_rank0_steps(program, group) -> dict[int, list[tuple[int, int]]]:
 
 def print_rank0_steps(steps: list, group, per_step: dict, top: int) -> None:
     """Rank 0's `steps` in the two-process mode: the time in steps both processes run and in steps
-    rank 0 runs alone (whose time rank 1 spends waiting), and the `top` slowest steps."""
+    rank 0 runs alone (whose time rank 1 spends waiting), and the `top` slowest steps (a step run
+    inside a lane phase, runtime/spmd_lanes.py, counts only as part of its phase)."""
     originals = steps
     both = set(group.spmd_steps)
     medians = {i: (statistics.median(w for w, _ in runs) / 1e6, statistics.median(d for _, d in runs) / 1e6)
-               for i, runs in per_step.items()}
+               for i, runs in per_step.items() if i in set(group.body)}
     for label, chosen in (("steps both processes run", both), ("steps rank 0 runs alone", set(medians) - both)):
         print(f"    {label:40s} {len(chosen):4d} steps {sum(medians[i][0] for i in chosen):8.2f} ms "
               f"(of which rank 0 waiting {sum(medians[i][1] for i in chosen):6.2f} ms)")

@@ -6,6 +6,9 @@ answer is wrong."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -125,6 +128,10 @@ def test_inception_module_runs_its_branches_one_per_process(lanes_everywhere, mo
         (phase,) = phases(program)
         assert phase.lanes[0] and phase.lanes[1]
         assert not set(phase.lanes[1]) & set(program._processes.body)  # rank 0 does not run lane 1's steps
+        sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+        from split_profile import step_label
+
+        assert step_label(phase) == f"lanes of {len(phase.lanes[0])} | {len(phase.lanes[1])} steps"
     finally:
         program.close()
     monkeypatch.setattr(spmd_lanes, "LANES", False)

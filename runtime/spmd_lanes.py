@@ -38,7 +38,7 @@ import numpy as np
 
 from xrelay.runtime import threads
 from xrelay.runtime.memory_plan import plan_memory
-from xrelay.runtime.schedule import StepAccess
+from xrelay.runtime.schedule import StepAccess, build_schedule
 
 LANES = True
 """Whether the two-process mode runs independent branches one per process (off: every step splits
@@ -195,6 +195,9 @@ def plan_lanes(program) -> list[tuple[list[int], list[int]]]:
             return []
         program.plan = plan
         program._planned[:] = plan.arrays
+        # The thread mode's schedule compares memory by block: made again for the new blocks.
+        accesses = [program.accesses.get(i) or StepAccess() for i in range(len(program.steps))]
+        program.schedule = build_schedule(accesses, program._block_of)
     return lanes
 
 

@@ -6,6 +6,8 @@ answer is wrong."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from xrelay.frontend import GraphBuilder
 from xrelay.instrument import PassContext
 from xrelay.lowering import lower
 from xrelay.runtime import run, spmd, spmd_lanes
-from xrelay.runtime.linalg_exec import LinalgProgram, compile_linalg
+from xrelay.runtime.linalg_exec import ExecutionError, LinalgProgram, compile_linalg
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 
 RNG = np.random.default_rng(31)
@@ -142,6 +144,25 @@ def test_inception_module_runs_its_branches_one_per_process(lanes_everywhere, mo
         assert not phases(unlaned)
     finally:
         unlaned.close()
+
+
+def test_after_the_second_process_is_killed_a_new_one_runs_the_lanes(lanes_everywhere):
+    """A re-fork plans the phases again from its first run (the memory plan already keeps them apart)."""
+    module, reference = inception_module()
+    program = LinalgProgram(lower(module, to="linalg"))
+    program.threading = "processes"
+    data = RNG.standard_normal((1, 12, 12, 16)).astype(np.float32)
+    try:
+        program(data)
+        first = program._processes.pid
+        os.kill(first, signal.SIGKILL)
+        with pytest.raises(ExecutionError, match="exited during a run"):
+            program(data)
+        for _ in range(3):  # rank 0 alone, then a fork, then both
+            np.testing.assert_allclose(program(data)[0], reference(data), rtol=1e-4, atol=1e-5)
+        assert program._processes.pid != first and len(phases(program)) == 1
+    finally:
+        program.close()
 
 
 def test_without_the_second_process_lane_the_answer_is_wrong(lanes_everywhere, monkeypatch):

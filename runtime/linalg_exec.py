@@ -29,7 +29,8 @@ from xdsl.ir import Operation, SSAValue
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime import spmd
 from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_threads
-from xrelay.runtime.memory_plan import StorageTracker, is_same_view, plan_memory
+from xrelay.runtime.insert_slice import insert_step
+from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime.pad_step import compile_pad
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.contraction_plan import ContractionStep
@@ -318,13 +319,7 @@ class LinalgProgram:
                 if view_shape == tuple(op.source.type.get_shape()):  # the plan may make the source this slice
                     self.memory.place(src, dst, index, len(self.steps))
 
-            def insert(env, s=src, d=dst, o=out, i=index, c=copy, vs=view_shape):
-                array = np.array(env[d]) if c else env[d]
-                if not is_same_view(array[i], env[s]):  # else the source was computed in place
-                    array[i] = env[s].reshape(vs)
-                env[o] = array
-
-            self.steps.append(insert)
+            self.steps.append(insert_step(src, dst, out, index, copy, view_shape, self._views_cached))
             return
         if isinstance(op, tensor.PadOp):
             compile_pad(self, op)

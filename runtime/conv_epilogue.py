@@ -25,6 +25,7 @@ from xdsl.ir import SSAValue
 
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.body_program import REDUCERS
+from xrelay.runtime.conv_pool import BlockedConvPool
 from xrelay.runtime.linalg_conv import ConvGeometry, conv_geometry
 from xrelay.runtime.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.pad_step import PadStep
@@ -129,6 +130,10 @@ class ConvStep:
         self.kept: tuple | None = None
         """(the pad's buffer, its interior view, (the tail's rows, the result, their epilogue with the
         pad's copy) or None) of the last run, while `KEEP_EPILOGUES`."""
+        self.blocked: BlockedConvPool | None = None
+        """With `pool`, when the pooling is the only reader of the result: both computed block by block
+        of rows (`runtime/conv_pool.py`)."""
+        self.constant_weight, self.reuse_views = False, (False,)
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
@@ -148,7 +153,10 @@ class ConvStep:
             return None
         accumulate = not (zero_init and zero_init[0])
         runner = geometry.runner(ranges, constant, reuse_views)
-        return ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
+        step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
+        step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
+        step.reuse_views = reuse_views
+        return step
 
     spmd = True
     """Both processes of the two-process mode may run this step: it writes memory only within
@@ -196,6 +204,8 @@ class ConvStep:
         pooled = prepare(env)
         finish(env, pooled)
         result, target = arrays[self.n_in], pooled[n_in]
+        if self.blocked is not None and self.blocked(arrays[:self.n_in], result, target):
+            return
         progress = None
         if (self.pool_in_parts or split_threads() == 1) and spmd.rank is None:  # a process sees only its blocks
             progress = pool.progress(result, target)
@@ -402,6 +412,9 @@ def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], i
     if any(buffer(s) in {buffer(r) for r in conv_access.reads} - written for s in pool_access.writes):
         return False
     conv.pool = (pool, prepare, finish, len(op.inputs))
+    if conv.op.results[0].has_one_use():  # the pad alone reads the result: it need not be written
+        conv.blocked = BlockedConvPool.of(conv.geometry, pool, conv.accumulate, conv.constant_weight,
+                                          conv.reuse_views)
     steps[q], steps[c], steps[p] = conv, _no_op, _no_op
     pool_access.merge(accesses.pop(c))
     pool_access.merge(accesses.pop(p))

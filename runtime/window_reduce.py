@@ -12,6 +12,7 @@ reads an array already `s` times shorter.
 from __future__ import annotations
 
 import bisect
+import functools
 import threading
 from collections.abc import Callable, Sequence
 
@@ -165,6 +166,22 @@ def pooling_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduct
     return run
 
 
+def reduction_calls(ufunc: np.ufunc, into: np.ndarray, taps: list[tuple[bool, np.ndarray, np.ndarray]]) -> list:
+    """The calls (of no arguments) that make `into` the reduction by `ufunc` of window taps `(covers
+    every position, slice of into, view)`: two taps that cover every position in one ufunc call (one:
+    a copy; none: the identity first), then each other tap in place on the positions where it lands."""
+    taps = sorted(taps, key=lambda t: not t[0])
+    if len(taps) >= 2 and taps[1][0]:
+        calls = [functools.partial(ufunc, taps[0][2], taps[1][2], out=into)]
+        taps = taps[2:]
+    elif taps and taps[0][0]:
+        calls = [functools.partial(np.copyto, into, taps[0][2])]
+        taps = taps[1:]
+    else:
+        calls = [functools.partial(into.fill, IDENTITIES[ufunc])]
+    return calls + [functools.partial(ufunc, part, view, out=part) for _, part, view in taps]
+
+
 class ClippedPooling:
     """A pooling (`pooling_reducer`, `window_axes`) whose data is a pad of `source` by `low` on each
     data axis with the reduction's identity, computed from the unpadded source: each window tap
@@ -271,17 +288,8 @@ class ClippedPooling:
                     begin = a * stride + first
                     view = current[before + (slice(begin, begin + (b - a - 1) * stride + 1, stride),)]
                     taps.append(((a, b) == (lo, hi), into[before + (slice(a - lo, b - lo),)], view))
-            taps.sort(key=lambda t: not t[0])
-            if len(taps) >= 2 and taps[1][0]:
-                self.ufunc(taps[0][2], taps[1][2], out=into)
-                taps = taps[2:]
-            elif taps and taps[0][0]:
-                np.copyto(into, taps[0][2])
-                taps = taps[1:]
-            else:
-                into[...] = IDENTITIES[self.ufunc]
-            for _, part, view in taps:
-                self.ufunc(part, view, out=part)
+            for call in reduction_calls(self.ufunc, into, taps):
+                call()
             current = into
 
 

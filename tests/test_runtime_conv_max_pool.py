@@ -1,7 +1,9 @@
 """A convolution whose result is padded with -inf only for a max pool computes the pool from the
 unpadded result (runtime/conv_epilogue.py `_fuse_pool`, runtime/window_reduce.py `ClippedPooling`):
-on one thread row block by row block, as each block completes windows. Checked against numpy
-written here: both layouts, im2col and Winograd, strides, dilations, uneven pads, 1 and 2 threads."""
+on one thread row block by row block, as each block completes windows; channels-last, when the pool
+alone reads the result, both block by block without writing the result (runtime/conv_pool.py).
+Checked against numpy written here: both layouts, im2col and Winograd, strides, dilations, uneven
+pads, batches, 1 and 2 threads."""
 
 from __future__ import annotations
 
@@ -29,9 +31,10 @@ def dense(array: np.ndarray) -> str:
 
 
 def source(layout: str, x_shape, w_shape, conv_stride: int, low, high, pool: int, pool_stride: int, dilation: int,
-           fill: str, weight: np.ndarray | None, padded_returned: bool = False) -> tuple[str, tuple]:
+           fill: str, weight: np.ndarray | None, padded_returned: bool = False,
+           conv_returned: bool = False) -> tuple[str, tuple]:
     """conv -> tensor.pad (by `low`/`high` on H and W, with `fill`) -> max pool; the pooled output
-    (and the padded tensor when `padded_returned`)."""
+    (and the padded tensor when `padded_returned`, the convolution's result when `conv_returned`)."""
     if layout == "nhwc":
         n, h, w, _ = x_shape
         kh, kw, _, f = w_shape
@@ -50,6 +53,9 @@ def source(layout: str, x_shape, w_shape, conv_stride: int, low, high, pool: int
     weight_def = f"%w = arith.constant {dense(weight)}" if weight is not None else ""
     results = f"{tensor(q)}, {tensor(p)}" if padded_returned else tensor(q)
     returned = f"%pool, %p : {results}" if padded_returned else f"%pool : {results}"
+    if conv_returned:
+        results += f", {tensor(y)}"
+        returned = returned.replace(" :", ", %conv :") + f", {tensor(y)}"
     text = f"""
 func.func @main(%x: {tensor(x_shape)}{weight_arg}) -> ({results}) {{
   %zero = arith.constant 0.0 : f32
@@ -248,3 +254,86 @@ def test_clipped_pooling_progress_from_two_threads():
             t.join()
         assert progress.unclaimed() == []
         np.testing.assert_array_equal(got, want)
+
+
+BLOCKED_CASES = [  # x (N, H, W, C), kernel, conv stride, pad low, pad high, pool, pool stride, pool dilation
+    ((1, 29, 31, 3), 7, 2, (1, 1), (1, 1), 3, 2, 1),  # ResNet's stem; 13 output columns: phases of 7 and 6
+    ((2, 20, 18, 4), 3, 1, (0, 1), (1, 0), 2, 1, 1),  # two images, uneven pads, a stride-1 pool
+    ((1, 23, 19, 3), 3, 1, (2, 1), (2, 2), 3, 1, 2),  # a dilated pool, wider pads
+    ((1, 25, 22, 2), 3, 1, (0, 0), (0, 0), 2, 3, 1),  # windows skipping rows and columns
+    ((1, 17, 26, 3), 5, 3, (1, 2), (2, 1), 3, 2, 1),  # stride 3: output rows 3 input rows apart
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("block_bytes", [1, 3_000, 1 << 19])
+@pytest.mark.parametrize("constant_weight", [False, True])
+@pytest.mark.parametrize("case", BLOCKED_CASES)
+def test_conv_and_its_max_pool_in_blocks_of_rows(threads, block_bytes, constant_weight, case, blas_workers,
+                                                 monkeypatch):
+    """Channels-last, the pool the result's only reader: the convolution and the pool computed block by
+    block of rows (one row, a few, all), in parts on two threads; the whole-result pooling is never
+    called, and the answer is numpy's."""
+    from xrelay.runtime import conv_pool, linalg_conv
+
+    monkeypatch.setattr(conv_pool, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
+
+    def not_called(*args):
+        raise AssertionError("the pooling ran from the whole result")
+
+    monkeypatch.setattr(ClippedPooling, "rows", not_called)
+    x_shape, k, conv_stride, low, high, pool, pool_stride, dilation = case
+    rng = np.random.default_rng(16)
+    f = 6
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((k, k, x_shape[3], f)).astype(np.float32)
+    text, _ = source("nhwc", x.shape, w.shape, conv_stride, low, high, pool, pool_stride, dilation, NEG_INF,
+                     w if constant_weight else None)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert len(convs) == 1 and convs[0].blocked is not None
+    blas_workers(threads)
+    for scale in (1.0, -2.0):  # new data in the same planned buffers: the views kept are still right
+        data = x * np.float32(scale)
+        want, _ = expected("nhwc", data, w, conv_stride, low, high, pool, pool_stride, dilation, -np.inf)
+        got = program(data)[0] if constant_weight else program(data, w)[0]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_result_read_elsewhere_is_written():
+    """A convolution whose result is also returned keeps writing it: no blocks (the pool still fused)."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((1, 12, 10, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    text, _ = source("nhwc", x.shape, w.shape, 1, (1, 1), (1, 1), 3, 2, 1, NEG_INF, None, conv_returned=True)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert len(convs) == 1 and convs[0].pool is not None and convs[0].blocked is None
+    pooled, conv = program(x, w)
+    want, padded = expected("nhwc", x, w, 1, (1, 1), (1, 1), 3, 2, 1, -np.inf)
+    np.testing.assert_allclose(pooled, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(conv, padded[:, 1:-1, 1:-1], rtol=1e-4, atol=1e-4)
+
+
+def test_channels_first_conv_declines_blocks(monkeypatch):
+    """NCHW data (channels not contiguous): the blocked form declines at run time and the convolution
+    and its pool run as before (the whole-result pooling is called), with numpy's answer."""
+    calls = []
+    real_rows = ClippedPooling.rows
+
+    def counted(self, *args):
+        calls.append(args[2:])
+        real_rows(self, *args)
+
+    monkeypatch.setattr(ClippedPooling, "rows", counted)
+    rng = np.random.default_rng(18)
+    x = rng.standard_normal((1, 3, 15, 13)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    text, _ = source("nchw", x.shape, w.shape, 2, (1, 1), (1, 1), 3, 2, 1, NEG_INF, None)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert convs[0].blocked is not None
+    np.testing.assert_allclose(program(x, w)[0], expected("nchw", x, w, 2, (1, 1), (1, 1), 3, 2, 1, -np.inf)[0],
+                               rtol=1e-4, atol=1e-4)
+    assert calls

@@ -16,7 +16,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
-from xrelay.runtime.threads import run_epilogue, run_parts, split_threads, worth_splitting
+from xrelay.runtime.threads import run_epilogue, run_parts, split_threads, spmd, worth_splitting
 
 
 MIN_SPLIT_MACS = 1 << 23
@@ -39,6 +39,19 @@ IM2COL_BLOCK_BYTES = 1 << 20
 """An im2col convolution whose patch matrix is at least twice this big and four times its weight
 matrix is computed in blocks of output rows with a patch matrix about this big (each thread's part
 too). Measured on ResNet's 7x7/2 stem (a 7.4 MB patch matrix): 5.7 -> 4.5 ms on one thread."""
+
+
+CONTIGUOUS_SHARES = True
+"""Whether, in the two-process mode, a convolution split by output channels (few output pixels, many
+filters: ResNet's 7x7 stage) gives each process its share of a constant weight matrix as a
+contiguous copy, made once (`contiguous_share`), instead of a column slice: OpenBLAS packs the
+weight at every call, and a share of whole rows streams from memory faster than half of each row.
+A/B (benchmarks/change_ab.py --threading processes --both --off
+xrelay.runtime.linalg_conv.CONTIGUOUS_SHARES, 2 threads): ResNet-18 0.947, 0.948 and 0.988 (40
+rounds, load 1.7-2.0), ResNet-50 0.986 and 1.006 (20 rounds, load 2.3-2.8); in the thread mode it
+measured level (1.005, load 3.2), so that mode keeps the slices. Costs memory: each process copies
+the shares it computes, together one more copy of those weights (ResNet-18: its 7x7 stage's
+convolutions and the strided ones into the 14x14 and 7x7 stages, about 35 MB)."""
 
 
 PREPARED_VIEWS = True
@@ -156,6 +169,14 @@ class ConvGeometry:
                 return cache[1]
             return matrix
 
+        shares: dict = {}  # contiguous shares of the constant weight matrix (`contiguous_share`)
+        contiguous_shares = CONTIGUOUS_SHARES  # read when the program is built (benchmarks/change_ab.py --off)
+
+        def filter_share(matrix: np.ndarray, f0: int, f1: int) -> np.ndarray:
+            if not (contiguous_shares and cache[1] is matrix and spmd.rank is not None):
+                return matrix[:, f0:f1]  # a weight that may change, or the thread mode
+            return contiguous_share(shares, matrix, f0, f1)
+
         def prepare(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool):
             """`call(epilogue)` computing the conv of these views, or None when it does not apply."""
             n, f, oh, ow = y.shape
@@ -228,10 +249,11 @@ class ConvGeometry:
                     def filters_part(f0: int, f1: int) -> None:
                         cols = _strided_copy(x, (n, oh, ow, *k_shape), (sn, *rows_strides[1:], *k_strides))
                         cols = cols.reshape(-1, kk)
+                        share = filter_share(matrix, f0, f1)
                         if accumulate:
-                            by_filters[:, f0:f1] += np.matmul(cols, matrix[:, f0:f1])
+                            by_filters[:, f0:f1] += np.matmul(cols, share)
                         else:
-                            np.matmul(cols, matrix[:, f0:f1], out=by_filters[:, f0:f1])
+                            np.matmul(cols, share, out=by_filters[:, f0:f1])
 
                     run_parts(filters_part, f, True)
                     if epilogue is not None:
@@ -267,6 +289,15 @@ class ConvGeometry:
             return True
 
         return run
+
+
+def contiguous_share(shares: dict, matrix: np.ndarray, f0: int, f1: int) -> np.ndarray:
+    """Columns [f0, f1) of `matrix` as a C-contiguous array, made on the first call for that range and
+    kept in `shares` while `matrix` is the same array."""
+    share = shares.get((f0, f1))
+    if share is None or share[0] is not matrix:
+        share = shares[f0, f1] = (matrix, np.ascontiguousarray(matrix[:, f0:f1]))
+    return share[1]
 
 
 def _matrix_view(array: np.ndarray, rows: int, columns: int) -> np.ndarray | None:

@@ -15,7 +15,7 @@ from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder, bind_params_by_name, resnet
 from xrelay.lowering import lower
-from xrelay.runtime import conv, linalg_conv, run, spmd, threads
+from xrelay.runtime import conv, linalg_conv, run, spmd, spmd_fallback, threads
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.contraction_plan import ContractionStep
 from xrelay.runtime.conv_epilogue import ConvStep
@@ -194,3 +194,54 @@ def test_epilogue_after_a_split_by_filters_is_split_by_rows(monkeypatch):
             assert close != skip
         finally:
             program.close()
+
+
+def test_contiguous_share_of_a_weight_matrix_is_made_once():
+    matrix = RNG.standard_normal((12, 10)).astype(np.float32)
+    shares: dict = {}
+    share = linalg_conv.contiguous_share(shares, matrix, 5, 10)
+    assert share.flags.c_contiguous and np.array_equal(share, matrix[:, 5:10])
+    assert linalg_conv.contiguous_share(shares, matrix, 5, 10) is share
+    other = matrix * 2
+    assert np.array_equal(linalg_conv.contiguous_share(shares, other, 5, 10), other[:, 5:10])
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_convolution_split_by_filters_with_contiguous_weight_shares(contiguous, monkeypatch):
+    """Few output pixels and many filters: each process multiplies the patches by its share of the
+    constant weight's filters, a contiguous copy made once (`linalg_conv.CONTIGUOUS_SHARES`) or a
+    column slice; new inputs give numpy's answer, and with the second process skipping its parts,
+    a wrong one."""
+    monkeypatch.setattr(linalg_conv, "CONTIGUOUS_SHARES", contiguous)
+    monkeypatch.setattr(spmd_fallback, "ADAPTIVE", False)  # every call in two processes, however short
+    made = []  # the shares rank 0 asked for
+    share = linalg_conv.contiguous_share
+    monkeypatch.setattr(linalg_conv, "contiguous_share", lambda shares, m, f0, f1: made.append((f0, f1)) or
+                        share(shares, m, f0, f1))
+    x = RNG.standard_normal((1, 5, 5, 24)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 24, 96)).astype(np.float32)
+    b = GraphBuilder(None)
+    conv = b.op(nn.Conv2DOp, b.param("x", x.shape, x.dtype), b.op(nn.ConstantOp, w), padding=(1, 1, 1, 1),
+                data_layout="NHWC", kernel_layout="HWIO")
+    linalg = lower(b.finish(conv), to="linalg")
+
+    def reference(x):
+        padded = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+        return sum(np.einsum("nhwc,cf->nhwf", padded[:, i:i + 5, j:j + 5], w[i, j]) for i in range(3) for j in range(3))
+
+    for skip in (False, True):
+        if skip:
+            skipping_rank_1_parts(monkeypatch)
+        program = LinalgProgram(linalg)
+        program.threading = "processes"
+        try:
+            (index,) = [i for i, step in enumerate(program.steps) if isinstance(step, ConvStep)]
+            program(x)  # the first call forks
+            assert index in program._processes.spmd_steps
+            for seed in range(3):
+                data = np.random.default_rng(seed).standard_normal(x.shape).astype(np.float32)
+                close = np.allclose(program(data)[0], reference(data), rtol=1e-4, atol=1e-4)
+                assert close != skip
+        finally:
+            program.close()
+    assert set(made) == ({(0, 48)} if contiguous else set())  # rank 0's share of the 96 filters

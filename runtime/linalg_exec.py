@@ -31,7 +31,7 @@ from xrelay.runtime import spmd
 from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_threads
 from xrelay.runtime.insert_slice import insert_step
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
-from xrelay.runtime.pad_step import compile_pad
+from xrelay.runtime.pad_step import compile_pad, keep_borders
 from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.contraction_plan import ContractionStep
 from xrelay.runtime.depthwise import DepthwiseStep
@@ -134,6 +134,7 @@ class LinalgProgram:
         self.plan = plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None
         if self.plan is not None:
             self._planned[:] = self.plan.arrays
+            keep_borders(self.steps, self.plan)
         self.peak_bytes = self.plan.peak_bytes if self.plan else None
         self._views_cached[0] = self.plan is not None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""

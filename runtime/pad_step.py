@@ -34,6 +34,9 @@ LOOKBACK_STEPS = 32
 STRIDED_BORDERS = True
 """Whether a border of one row on each side of an axis is filled by one strided fill (rows 0 and
 size - 1) instead of two (read when the pad is compiled; off: for A/B runs)."""
+KEEP_BORDERS = True
+"""Whether a pad whose planned buffer's border already holds its fill skips the fill (`keep_borders`;
+read when the program is planned; off: for A/B runs)."""
 
 
 def shuffled_source(program: LinalgProgram, source: SSAValue) -> tuple[linalg.TransposeOp, int] | None:
@@ -110,6 +113,8 @@ class PadStep:
         self.source_shape, self.planned, self.k = source_shape, planned, k
         self.constant_fill = False
         """Whether the pad value is a constant (not a slot bound by an earlier step)."""
+        self.border_kept = False
+        """Whether the planned buffer's border already holds the fill when the step runs (`keep_borders`)."""
         self.folded_transpose = False
         """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
         self.transpose: linalg.TransposeOp | None = None
@@ -127,6 +132,9 @@ class PadStep:
         padded = self.planned[self.k]
         if padded is None:
             padded = np.empty(self.shape, self.dtype)
+        elif self.border_kept:
+            env[self.out] = padded
+            return padded
         run_alone(lambda: self._fill_border(padded, self.fill(env)))
         env[self.out] = padded
         return padded
@@ -184,3 +192,42 @@ def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index
         return np.reshape(inside, result_shape, copy=False), env[source].transpose(permutation)
 
     return source_of
+
+
+def keep_borders(steps: list, plan) -> int:
+    """Mark the pads whose border the planned memory already holds when they run; returns how many.
+
+    The memory plan reuses a block for buffers whose lifetimes do not overlap. When a padded buffer
+    takes its block over from a padded buffer of the same shape, dtype, border and constant fill
+    (ShuffleNet's units of a stage: their depthwise convolutions' pads), with no buffer in between
+    and none placed in a slice of either, the border bytes are the ones the earlier pad filled in the
+    same run: the later pad skips its fill (`PadStep.border_kept`). The first pad of a block in a run
+    always fills (the block's last buffer of the previous run may have written there)."""
+    if not KEEP_BORDERS or plan is None:
+        return 0
+    pads = {}
+    for step in steps:
+        pad = step if isinstance(step, PadStep) else getattr(step, "pad", None)
+        if isinstance(pad, PadStep) and pad.constant_fill:
+            pads[pad.k] = pad
+    nested = {k for k in plan.parent} | {parent for parent, _ in plan.parent.values()}
+    occupants: dict[int, list[int]] = {}
+    for k, block in enumerate(plan.block_of):
+        if block >= 0 and k not in plan.unused and k not in plan.parent:
+            occupants.setdefault(block, []).append(k)
+    kept = 0
+    for ks in occupants.values():
+        ks.sort(key=lambda k: plan.buffers[k].step)
+        for before, k in zip(ks, ks[1:]):
+            a, b = pads.get(before), pads.get(k)
+            if a is None or b is None or a is b or before in nested or k in nested:
+                continue
+            if (a.shape, a.dtype, a.border, a.interior) == (b.shape, b.dtype, b.border, b.interior) \
+                    and _same_value(a.fill(None), b.fill(None)):
+                b.border_kept = True
+                kept += 1
+    return kept
+
+
+def _same_value(x, y) -> bool:
+    return np.asarray(x).tobytes() == np.asarray(y).tobytes() and np.asarray(x).dtype == np.asarray(y).dtype

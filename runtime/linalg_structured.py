@@ -33,7 +33,6 @@ from xdsl.ir.affine import AffineMap
 
 from xrelay.dialects.structured import captured_values
 from xrelay.runtime.body_program import REDUCERS, BodyProgram, depends_on
-from xrelay.runtime.filled_constants import fill_scalars
 from xrelay.runtime.affine_views import (
     ExecutionError,
     LoopView,
@@ -322,7 +321,6 @@ def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, capture
             else:
                 args.append(arrays[i])
         out = out_view(arrays[n_in], writeable=True)
-        args = fill_scalars(ufunc, args, out)
         if reuse_views[0]:
             last[0] = (tuple(arrays), args, out)
         return ufunc, args, out

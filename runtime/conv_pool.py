@@ -53,6 +53,26 @@ BLOCK_BYTES = 1 << 20
 cache (2 MB here). Measured on the stem, step time with/without, one thread, alternating: 2^18
 0.73, 2^19 0.67, 2^20 0.66, 2^21 0.68, 2^22 0.76."""
 
+SMALL_GEMM_MACS = 1_000_000
+"""A convolution row's GEMM of more multiply-adds than this runs as GEMMs of equal column chunks of
+at most this many (`SMALL_GEMMS`). OpenBLAS's SkylakeX kernels (used on this Sapphire Rapids VM)
+multiply matrices of at most 100^3 multiply-adds without packing them (its small-matrix kernels); a
+packed GEMM of the stem's row, 112 x 147 @ 147 x 64 (1.05 M), copies the patches once more. Measured
+alone (one thread, per 112 output columns): 31 us as one GEMM of 112 rows, 26 us as two of 56 (or
+one of 104, 96, 64, 48, 32)."""
+
+SMALL_GEMMS = True
+"""Whether each row's GEMM is cut into column chunks of at most `SMALL_GEMM_MACS` multiply-adds
+(read when a thread plans its part; off for A/B runs)."""
+
+
+def column_chunks(columns: int, macs_per_column: int) -> list[tuple[int, int]]:
+    """[c0, c1) ranges cutting `columns` into the fewest near-equal chunks of at most `SMALL_GEMM_MACS`
+    multiply-adds each (one column per chunk at least)."""
+    pieces = -(-columns // max(1, SMALL_GEMM_MACS // macs_per_column))
+    bounds = [i * columns // pieces for i in range(pieces + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
 
 class BlockedConvPool:
     """`run(ins, result, target) -> bool`: the convolution `geometry` of `ins` and the pooling `pool`
@@ -190,6 +210,7 @@ class BlockedConvPool:
         strips, patches, rows, half = self._buffers(prepared)
         lows, highs = self.pool.spans
         block = prepared["block"]
+        chunks = column_chunks(ow, kh * run * f) if SMALL_GEMMS else [(0, ow)]
         calls = []
         for image in range(n):
             o = o0
@@ -203,8 +224,9 @@ class BlockedConvPool:
                 for start, columns, view in prepared["phases"][image]:
                     target = strips[start:start + columns, :h1 - h0].reshape(view.shape[:-2] + (h1 - h0, run))
                     calls.append(functools.partial(np.copyto, target, view[..., h0:h1, :]))
-                calls.append(functools.partial(np.matmul, patches[:count], prepared["matrix"],
-                                               out=rows[held:held + count]))
+                for c0, c1 in chunks:
+                    calls.append(functools.partial(np.matmul, patches[:count, c0:c1], prepared["matrix"],
+                                                   out=rows[held:held + count, c0:c1]))
                 held += count
                 r = r1
                 done = min(o1, bisect.bisect_right(highs, r))  # the rows whose windows end by row r

@@ -301,6 +301,48 @@ def test_conv_and_its_max_pool_in_blocks_of_rows(threads, block_bytes, constant_
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+def test_column_chunks_hand_values(monkeypatch):
+    from xrelay.runtime import conv_pool
+
+    monkeypatch.setattr(conv_pool, "SMALL_GEMM_MACS", 1_000_000)
+    assert conv_pool.column_chunks(112, 147 * 64) == [(0, 56), (56, 112)]  # ResNet's stem: 1.05 M per row
+    assert conv_pool.column_chunks(56, 147 * 64) == [(0, 56)]
+    assert conv_pool.column_chunks(10, 300_000) == [(0, 2), (2, 5), (5, 7), (7, 10)]  # 3 columns at most
+    assert conv_pool.column_chunks(3, 10**7) == [(0, 1), (1, 2), (2, 3)]  # one column at least
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("small_macs", [1, 5 * 3 * 6 * 4, 10**9])
+@pytest.mark.parametrize("case", BLOCKED_CASES)
+def test_conv_rows_as_gemms_of_column_chunks(threads, small_macs, case, blas_workers, monkeypatch):
+    """Each row's GEMM cut into column chunks (`conv_pool.SMALL_GEMM_MACS`: one column each, a few, the
+    whole row): the planned GEMMs are the chunks, and the answer is numpy's."""
+    from xrelay.runtime import conv_pool, linalg_conv
+
+    monkeypatch.setattr(conv_pool, "SMALL_GEMM_MACS", small_macs)
+    monkeypatch.setattr(conv_pool, "BLOCK_BYTES", 3_000)
+    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
+    x_shape, k, conv_stride, low, high, pool, pool_stride, dilation = case
+    rng = np.random.default_rng(19)
+    f = 6
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((k, k, x_shape[3], f)).astype(np.float32)
+    text, _ = source("nhwc", x.shape, w.shape, conv_stride, low, high, pool, pool_stride, dilation, NEG_INF, w)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    blocked = [step for step in program.steps if isinstance(step, ConvStep)][0].blocked
+    blas_workers(threads)
+    for scale in (1.0, -2.0):
+        data = x * np.float32(scale)
+        want, _ = expected("nhwc", data, w, conv_stride, low, high, pool, pool_stride, dilation, -np.inf)
+        np.testing.assert_allclose(program(data)[0], want, rtol=1e-4, atol=1e-4)
+    ow = (x_shape[2] - k) // conv_stride + 1  # (the pads are the pool's)
+    per_column = k * k * x_shape[3] * f
+    widths = {call.args[0].shape[1] for _, plan in blocked.scratch.plans.values() for call in plan
+              if call.func is np.matmul}  # this thread's planned GEMMs (columns each)
+    assert widths == {hi - lo for lo, hi in conv_pool.column_chunks(ow, per_column)}
+    assert max(widths) * per_column <= max(small_macs, per_column) and (small_macs < 10**9 or widths == {ow})
+
+
 def test_conv_result_read_elsewhere_is_written():
     """A convolution whose result is also returned keeps writing it: no blocks (the pool still fused)."""
     rng = np.random.default_rng(17)

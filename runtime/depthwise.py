@@ -14,7 +14,10 @@ Measured (one process alternating the two, ShuffleNet's stride-1 depthwise convs
 
 `DepthwiseStep` is the step of such a convolution: in the two-process mode (runtime/spmd.py) both
 processes run it, each computing half of the output rows (the einsum over a range of h is the same
-einsum over slices of the merged views), where it used to run on the first process alone.
+einsum over slices of the merged views), where it used to run on the first process alone. The
+depthwise convolutions that do not merge (stride 2, `MAX_CHANNELS` or more channels) run as
+`linalg_conv.tap_contraction`'s one einsum over the window view, which splits over output rows
+the same way (`RowsRunner`), and get the step too (`TAP_STEPS`).
 """
 
 from __future__ import annotations
@@ -39,19 +42,28 @@ MIN_SPLIT_MACS = float("inf")
 thread mode (ShuffleNet's largest, 28x28x136 at 290 us, would pay a 64-69 us hand-off per split)."""
 PROCESSES_MIN_SPLIT_MACS = 0
 """... and in the two-process mode, whose barriers cost microseconds: always."""
+TAP_STEPS = True
+"""Whether a tap contraction run as one einsum (`linalg_conv.tap_contraction`: ShuffleNet's stride-2
+and 544-channel depthwise convolutions) gets a `DepthwiseStep`, split over output rows in the
+two-process mode (off: the generic step, run by the first process alone while the second waits)."""
 
 Runner = Callable[[list, np.ndarray, bool], bool]
 
 
-class MergedDepthwise:
-    """`merged_depthwise`'s runner: `self(ins, target, accumulate) -> bool` (see there), and `rows`,
-    the same einsum over a range of output rows."""
+class RowsRunner:
+    """A contraction's runner `self(ins, target, accumulate) -> bool` and `rows(ins, target)`: (`part(r0,
+    r1)`, the same computation over a range of output rows, the row count) once the runner keeps the
+    views of its last call for these arrays, else None."""
 
     def __init__(self, run: Runner, rows: Callable):
         self.run, self.rows = run, rows
 
     def __call__(self, ins: list, target: np.ndarray, accumulate: bool) -> bool:
         return self.run(ins, target, accumulate)
+
+
+class MergedDepthwise(RowsRunner):
+    """`merged_depthwise`'s runner (see there)."""
 
 
 def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int,
@@ -174,8 +186,9 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
 
 
 class DepthwiseStep:
-    """The step of a structured op whose one output is a merged depthwise convolution
-    (`MergedDepthwise`, the fast path `compile_structured` took for it) with its zero fill dropped:
+    """The step of a structured op whose one output is a depthwise convolution run by a `RowsRunner` (a
+    `MergedDepthwise` or a tap contraction's einsum, the fast path `compile_structured` took for it)
+    with its zero fill dropped:
     `prepare(env)` gives its operand arrays, `run(arrays)` computes it as `compile_structured` does,
     `finish(env, arrays)` binds its result. With the views of the last call kept (a planned program,
     from its first run on) it runs as parts over output rows (`run_parts`), split in the two-process
@@ -186,7 +199,7 @@ class DepthwiseStep:
     parts or by `run_alone`, and both processes keep the same views (the first run's), so both take
     the same branch."""
 
-    def __init__(self, merged: MergedDepthwise, run: Callable, prepare: Callable, finish: Callable, n_in: int,
+    def __init__(self, merged: RowsRunner, run: Callable, prepare: Callable, finish: Callable, n_in: int,
                  macs: int):
         self.merged, self.run, self.prepare, self.finish, self.n_in = merged, run, prepare, finish, n_in
         self.macs = macs
@@ -194,7 +207,9 @@ class DepthwiseStep:
     @staticmethod
     def of(op, run: Callable, prepare: Callable, finish: Callable, zero_init: Sequence[bool]) -> DepthwiseStep | None:
         merged = getattr(run, "fast_only", None)
-        if not (DEPTHWISE_STEPS and isinstance(merged, MergedDepthwise) and zero_init and zero_init[0]):
+        if not (isinstance(merged, RowsRunner) and zero_init and zero_init[0]):
+            return None
+        if not (DEPTHWISE_STEPS if isinstance(merged, MergedDepthwise) else TAP_STEPS):
             return None
         macs = int(np.prod(op.get_static_loop_ranges(), dtype=np.int64))
         return DepthwiseStep(merged, run, prepare, finish, len(op.inputs), macs)

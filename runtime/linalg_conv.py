@@ -16,6 +16,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
+from xrelay.runtime.depthwise import RowsRunner
 from xrelay.runtime.threads import run_epilogue, run_parts, split_threads, spmd, worth_splitting
 
 
@@ -402,7 +403,9 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
     depthwise convolution is, per channel, a window of the data times one weight) and the
     reduction space is small (the window). False when the arrays are not all of one float dtype;
     None when the contraction is not of that kind. While `reuse_views[0]` (a planned program) the
-    einsum form keeps the views made for the last call's arrays for the next call with the same arrays."""
+    einsum form keeps the views made for the last call's arrays for the next call with the same arrays,
+    and then runs over ranges of its output's first loop of more than one point (`RowsRunner.rows`:
+    the output's rows, channels-last; each output point is its own sum)."""
     used_a, used_b, used_o = used_loops(maps[ia]), used_loops(maps[ib]), used_loops(maps[out])
     reduction = [d for d in range(len(ranges)) if d not in used_o]
     if not reduction or any(d not in used_a or d not in used_b for d in reduction):
@@ -432,6 +435,10 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
     subscripts += "->" + "".join(x for x, d in zip(letters, order) if d in used_o)
     # The output's innermost loop of more than one point, in `order`.
     inner = max((i for i, d in enumerate(order[:len(used_o)]) if ranges[d] > 1), default=0)
+    # The loop `rows` splits (the output's outermost of more than one point), its axis in each einsum operand.
+    split = next((d for d in order[:len(used_o)] if ranges[d] > 1), None)
+    cuts = [[d for d in order if d in used].index(split) if split in used else None
+            for used in (used_a, used_b, used_o)]
 
     last: list = [None]  # (a, b, target, einsum operands, einsum output) of the last einsum call
 
@@ -466,4 +473,26 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
                 np.add(vo, scratch, out=vo)
         return True
 
-    return run
+    parts: list = [None, None]  # the entry of `last` that `part` was made for, and `part`
+
+    def rows(ins: list, target: np.ndarray) -> tuple[Callable[[int, int], None], int] | None:
+        entry = last[0]
+        if split is None or entry is None or entry[0] is not ins[ia] or entry[1] is not ins[ib] \
+                or entry[2] is not target:
+            return None
+        if parts[0] is not entry:
+            (x, k), y = entry[3], entry[4]
+
+            def cut(view: np.ndarray, axis: int | None, r0: int, r1: int) -> np.ndarray:
+                return view if axis is None else view[(slice(None),) * axis + (slice(r0, r1),)]
+
+            def part(r0: int, r1: int) -> None:
+                if r0 == 0 and r1 == ranges[split]:
+                    np.einsum(subscripts, x, k, out=y)
+                else:
+                    np.einsum(subscripts, cut(x, cuts[0], r0, r1), cut(k, cuts[1], r0, r1), out=cut(y, cuts[2], r0, r1))
+
+            parts[:] = entry, part
+        return parts[1], ranges[split]
+
+    return RowsRunner(run, rows)

@@ -31,7 +31,7 @@ from xrelay.runtime.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.plan import FusedTail
 from xrelay.runtime.threads import run_alone, run_parts, split_threads, spmd, worth_splitting
-from xrelay.runtime.window_reduce import ClippedPooling, pooling_reducer
+from xrelay.runtime.window_reduce import IDENTITIES, ClippedPooling, pooling_reducer
 
 
 class RowTail:
@@ -245,6 +245,11 @@ FUSE_TAIL_PADS = True
 FUSE_POOLS = True
 """Whether a convolution without a tail computes the pooling of its padded result from the unpadded
 result (`ConvStep.pool`; off: the pad and the pooling run as they did, for A/B runs)."""
+FUSE_UNPADDED_POOLS = True
+"""Whether a convolution without a tail whose result a pooling reads unpadded (SqueezeNet's stem: a
+3x3/2 convolution, then a 3x3/2 max pool, its bias and ReLU moved behind the pool) computes that
+pooling too, as it does a pooling of its padded result (off: the pooling runs as a step of its own,
+for A/B runs)."""
 POOL_IN_PARTS = True
 """Whether such a convolution split over threads pools the rows each part completes inside that part
 (off: on several threads, the pooling runs after the convolution, split again; for A/B runs)."""
@@ -320,6 +325,10 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         memory.buffers[pad.k].step = c
         memory.touch(c, [pad.source, pad.out])
         fused += 1
+    for c, conv in enumerate(steps if FUSE_POOLS and FUSE_UNPADDED_POOLS else ()):  # a pool reading the result
+        if (isinstance(conv, ConvStep) and conv.tail is None and conv.pad is None and conv.pool is None
+                and c in accesses and _fuse_pool(steps, accesses, memory, slot, c, c, None)):
+            fused += 1
     if FUSE_TAIL_PADS:
         fused += _fuse_tail_pads(steps, accesses, memory, slot)
     return fused
@@ -382,28 +391,38 @@ def _fuse_tail_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValu
 
 
 def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], c: int, p: int,
-               pad: PadStep) -> bool:
+               pad: PadStep | None) -> bool:
     """Make the convolution at `c` compute the pooling (a fused step of that one op, after bindings)
     that is the only reader of the pad at `p` of its result, from the unpadded result
     (`ClippedPooling`: the pad's value must be the pooling's identity, -inf for a max pool): the
     pad's copy is never made. The convolution moves to the pooling's step, as to a tail's; the steps
-    between write nothing and read neither the result nor the pad (bindings, a dropped fill)."""
+    between write nothing and read neither the result nor the pad (bindings, a dropped fill).
+    Without a pad (`pad` None, `p` = `c`): the pooling reads the convolution's result itself."""
+    conv = steps[c]
+    result = slot(conv.op.results[0])
     q = p + 1
-    unseen = {pad.source, pad.out}  # bindings between may read other slots (a dropped fill's), not these
+    # bindings between may read other slots (a dropped fill's), not these
+    unseen = {pad.source, pad.out} if pad is not None else {result}
     while q < len(steps) and (accesses.get(q) is None or not (accesses[q].writes or accesses[q].reads & unseen)):
         q += 1
     step = steps[q] if q < len(steps) else None
     if not (isinstance(step, FusedTail) and len(step.members) == 1 and q in accesses and c in accesses):
         return False
     chunked, prepare, finish = step.members[0]
-    op, conv = chunked.op, steps[c]
+    op = chunked.op
     found = pooling_reducer(op, REDUCERS)
     if found is None or not (chunked.zero_init and chunked.zero_init[0]):  # accumulating into a fill
         return False
     padded = op.inputs[found[0]]
-    if slot(padded) != pad.out or not padded.has_one_use():
-        return False
-    pool = ClippedPooling.of(op, REDUCERS, [index.start for index in pad.interior], pad.source_shape, pad.fill(None))
+    if pad is None:
+        shape = tuple(conv.op.results[0].type.get_shape())
+        if slot(padded) != result:
+            return False
+        pool = ClippedPooling.of(op, REDUCERS, [0] * len(shape), shape, IDENTITIES.get(found[1]))
+    else:
+        if slot(padded) != pad.out or not padded.has_one_use():
+            return False
+        pool = ClippedPooling.of(op, REDUCERS, [index.start for index in pad.interior], pad.source_shape, pad.fill(None))
     if pool is None or pool.row_axis != conv.geometry.out_axes[2]:
         return False
     conv_access, pool_access = accesses[c], accesses[q]
@@ -412,12 +431,13 @@ def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], i
     if any(buffer(s) in {buffer(r) for r in conv_access.reads} - written for s in pool_access.writes):
         return False
     conv.pool = (pool, prepare, finish, len(op.inputs))
-    if conv.op.results[0].has_one_use():  # the pad alone reads the result: it need not be written
+    if conv.op.results[0].has_one_use():  # the pad (the pooling) alone reads the result: it need not be written
         conv.blocked = BlockedConvPool.of(conv.geometry, pool, conv.accumulate, conv.constant_weight,
                                           conv.reuse_views)
     steps[q], steps[c], steps[p] = conv, _no_op, _no_op
     pool_access.merge(accesses.pop(c))
-    pool_access.merge(accesses.pop(p))
+    if p != c:
+        pool_access.merge(accesses.pop(p))
     memory.touch(q, sorted(conv_access.reads | conv_access.binds | conv_access.writes))
     return True
 

@@ -7,7 +7,8 @@ back: each pass goes out of cache. `BlockedConvPool` instead computes a block of
 output rows (`BLOCK_BYTES` of patches) into a small buffer and pools the output rows whose windows
 those rows complete, keeping the rows the next windows still need (`window - stride` of them) for
 the next block: everything stays in cache, and the convolution's result is never written (its only
-reader is the pad that the pooling replaces, `conv_epilogue._fuse_pool`).
+reader is the pad that the pooling replaces, `conv_epilogue._fuse_pool`, or the pooling itself when it
+reads the result unpadded: SqueezeNet's and Inception v1's stems).
 
 No patch matrix is copied. Channels-last, a kernel row's (kw, c) is one contiguous run of an input
 row (21 floats for the stem), so the block's input rows are copied once into *strips*: per output

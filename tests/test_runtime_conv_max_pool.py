@@ -32,9 +32,10 @@ def dense(array: np.ndarray) -> str:
 
 def source(layout: str, x_shape, w_shape, conv_stride: int, low, high, pool: int, pool_stride: int, dilation: int,
            fill: str, weight: np.ndarray | None, padded_returned: bool = False,
-           conv_returned: bool = False) -> tuple[str, tuple]:
+           conv_returned: bool = False, unpadded: bool = False) -> tuple[str, tuple]:
     """conv -> tensor.pad (by `low`/`high` on H and W, with `fill`) -> max pool; the pooled output
-    (and the padded tensor when `padded_returned`, the convolution's result when `conv_returned`)."""
+    (and the padded tensor when `padded_returned`, the convolution's result when `conv_returned`).
+    `unpadded`: no pad, the pool reads the convolution's result (`low`/`high` must be zeros)."""
     if layout == "nhwc":
         n, h, w, _ = x_shape
         kh, kw, _, f = w_shape
@@ -52,6 +53,12 @@ def source(layout: str, x_shape, w_shape, conv_stride: int, low, high, pool: int
     weight_arg = "" if weight is not None else f", %w: {tensor(w_shape)}"
     weight_def = f"%w = arith.constant {dense(weight)}" if weight is not None else ""
     results = f"{tensor(q)}, {tensor(p)}" if padded_returned else tensor(q)
+    pad_op = f"""%p = tensor.pad %conv low{pad_low} high{pad_high} {{
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %fill : f32
+  }} : {tensor(y)} to {tensor(p)}"""
+    if unpadded:  # the pool reads the convolution's result itself
+        pad_op, p = "", y
     returned = f"%pool, %p : {results}" if padded_returned else f"%pool : {results}"
     if conv_returned:
         results += f", {tensor(y)}"
@@ -66,15 +73,12 @@ func.func @main(%x: {tensor(x_shape)}{weight_arg}) -> ({results}) {{
   %init = linalg.fill ins(%zero : f32) outs(%e0 : {tensor(y)}) -> {tensor(y)}
   %conv = linalg.{conv} {{strides = dense<{conv_stride}> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}}
       ins(%x, %w : {tensor(x_shape)}, {tensor(w_shape)}) outs(%init : {tensor(y)}) -> {tensor(y)}
-  %p = tensor.pad %conv low{pad_low} high{pad_high} {{
-  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
-    tensor.yield %fill : f32
-  }} : {tensor(y)} to {tensor(p)}
+  {pad_op}
   %window = tensor.empty() : tensor<{pool}x{pool}xf32>
   %e1 = tensor.empty() : {tensor(q)}
   %init1 = linalg.fill ins(%ninf : f32) outs(%e1 : {tensor(q)}) -> {tensor(q)}
   %pool = linalg.pooling_{layout}_max {{strides = dense<{pool_stride}> : tensor<2xi64>, dilations = dense<{dilation}> : tensor<2xi64>}}
-      ins(%p, %window : {tensor(p)}, tensor<{pool}x{pool}xf32>) outs(%init1 : {tensor(q)}) -> {tensor(q)}
+      ins({"%conv" if unpadded else "%p"}, %window : {tensor(p)}, tensor<{pool}x{pool}xf32>) outs(%init1 : {tensor(q)}) -> {tensor(q)}
   func.return {returned}
 }}
 """
@@ -379,3 +383,65 @@ def test_channels_first_conv_declines_blocks(monkeypatch):
     np.testing.assert_allclose(program(x, w)[0], expected("nchw", x, w, 2, (1, 1), (1, 1), 3, 2, 1, -np.inf)[0],
                                rtol=1e-4, atol=1e-4)
     assert calls
+
+
+UNPADDED_CASES = [  # x (N, H, W, C), kernel, conv stride, pool, pool stride, pool dilation
+    ((1, 27, 25, 3), 3, 2, 3, 2, 1),  # SqueezeNet's stem: 3x3/2, then a 3x3/2 max pool
+    ((2, 12, 11, 4), 3, 1, 2, 1, 1),  # two images, a stride-1 pool
+    ((1, 17, 19, 3), 1, 1, 3, 2, 2),  # a 1x1 conv, a dilated pool
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+@pytest.mark.parametrize("case", UNPADDED_CASES)
+def test_conv_computes_the_max_pool_of_its_unpadded_result(threads, layout, case, blas_workers, monkeypatch):
+    """A max pool reading a convolution's result with no pad between (conv_epilogue.FUSE_UNPADDED_POOLS):
+    the convolution's step computes it (block by block with the convolution, the pool being the
+    result's only reader; channels-first, from the whole result), no pooling step is left, and the answer is numpy's. With
+    the flag off the pooling stays a step of its own."""
+    from xrelay.runtime import conv_epilogue, linalg_conv
+
+    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
+    x_shape, k, conv_stride, pool, pool_stride, dilation = case
+    rng = np.random.default_rng(19)
+    f = 5
+    if layout == "nhwc":
+        w_shape = (k, k, x_shape[3], f)
+    else:
+        x_shape, w_shape = (x_shape[0], x_shape[3], x_shape[1], x_shape[2]), (f, x_shape[3], k, k)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    text, _ = source(layout, x_shape, w_shape, conv_stride, (0, 0), (0, 0), pool, pool_stride, dilation, NEG_INF, None,
+                     unpadded=True)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert len(convs) == 1 and convs[0].pool is not None and convs[0].pad is None and convs[0].tail is None
+    assert convs[0].blocked is not None  # (channels-first data: it declines when called, the pool runs after)
+    assert not any(isinstance(step, FusedTail) for step in program.steps)  # the pooling's step is gone
+    blas_workers(threads)
+    for scale in (1.0, -2.0):  # new data in the same planned buffers
+        data = x * np.float32(scale)
+        want, _ = expected(layout, data, w, conv_stride, (0, 0), (0, 0), pool, pool_stride, dilation, -np.inf)
+        np.testing.assert_allclose(program(data, w)[0], want, rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(conv_epilogue, "FUSE_UNPADDED_POOLS", False)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    assert not any(getattr(step, "pool", None) is not None for step in program.steps)
+    assert sum(isinstance(step, FusedTail) for step in program.steps) == 1
+
+
+def test_unpadded_pool_of_a_result_read_elsewhere():
+    """The convolution's result also returned: the pool is fused but not blocked, and the result is
+    still written."""
+    rng = np.random.default_rng(20)
+    x = rng.standard_normal((1, 13, 12, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    text, _ = source("nhwc", x.shape, w.shape, 2, (0, 0), (0, 0), 3, 2, 1, NEG_INF, None, conv_returned=True,
+                     unpadded=True)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert len(convs) == 1 and convs[0].pool is not None and convs[0].blocked is None
+    pooled, conv = program(x, w)
+    want, padded = expected("nhwc", x, w, 2, (0, 0), (0, 0), 3, 2, 1, -np.inf)
+    np.testing.assert_allclose(pooled, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(conv, padded, rtol=1e-4, atol=1e-4)

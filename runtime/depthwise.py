@@ -12,6 +12,12 @@ Measured (one process alternating the two, ShuffleNet's stride-1 depthwise convs
 452 -> 289 us, 14x14x272 156 -> 132 us, 7x7x544 72 -> 74 us. So it is used while C is below
 `MAX_CHANNELS` (a long channel loop gains nothing and the tiled weight costs memory).
 
+The merged axis runs over chunks of w (`CHUNKED_TILES`): the weight is tiled along one chunk of
+columns, its tile (taps x chunk x C) at most `TILE_BYTES`, and the einsum's extra chunk axis reads
+that tile again for each chunk, from L1/L2, where a whole-width tile (137 KB for 28x28x136) streamed
+for every output row. Alone, one process alternating the chunk widths: 28x28x136 274 -> 250 us
+(chunks of 7 columns), 14x14x272 134 -> 127 us (7); in a run, 0.98-0.99 (see `CHUNKED_TILES`).
+
 `DepthwiseStep` is the step of such a convolution: in the two-process mode (runtime/spmd.py) both
 processes run it, each computing half of the output rows (the einsum over a range of h is the same
 einsum over slices of the merged views), where it used to run on the first process alone. The
@@ -42,6 +48,15 @@ MIN_SPLIT_MACS = float("inf")
 thread mode (ShuffleNet's largest, 28x28x136 at 290 us, would pay a 64-69 us hand-off per split)."""
 PROCESSES_MIN_SPLIT_MACS = 0
 """... and in the two-process mode, whose barriers cost microseconds: always."""
+CHUNKED_TILES = True
+"""Whether the merged einsum runs over chunks of w, the weight tiled along one chunk only (off: along
+the whole width, for A/B runs). A/B (benchmarks/change_ab.py --model onnx:shufflenet --off
+xrelay.runtime.depthwise.CHUNKED_TILES, load 1.8-4.6): 1 thread 0.995, 0.982 (200 rounds), 0.989
+(300); two processes (--threads 2 --threading processes --both) 0.992 (300). The tiles take less
+memory: ShuffleNet's 1.37 -> 0.24 MB (chunks of 7 columns at 28x28x136, of 2 at 14x14x272)."""
+TILE_BYTES = 1 << 16
+"""The weight's tile along a chunk of w is at most this big (float32 bytes; whole columns, a divisor of
+the width, at least one)."""
 TAP_STEPS = True
 """Whether a tap contraction run as one einsum (`linalg_conv.tap_contraction`: ShuffleNet's stride-2
 and 544-channel depthwise convolutions) gets a `DepthwiseStep`, split over output rows in the
@@ -63,7 +78,9 @@ class RowsRunner:
 
 
 class MergedDepthwise(RowsRunner):
-    """`merged_depthwise`'s runner (see there)."""
+    """`merged_depthwise`'s runner (see there); `chunk`: the columns of w per chunk of its einsum."""
+
+    chunk = 0
 
 
 def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int,
@@ -112,17 +129,25 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
         return None
 
     width, channels = ranges[w], ranges[c]
+    taps = int(np.prod([ranges[d] for d in reduction], dtype=np.int64))
+    # Columns per chunk: the widest that divides the width with its tile of the weight within TILE_BYTES.
+    chunk = max((n for n in range(1, width + 1) if width % n == 0 and n * channels * taps * 4 <= TILE_BYTES),
+                default=1) if CHUNKED_TILES else width
     views = {i: LoopView(maps[i], ranges) for i in (data, weight, out)}
     letters = "abcdefghijklmnopqrstuvwxyz"
-    kept = {i: [d for d in range(rank) if d != c and (d in used or d == w)]
+    # Loop `rank` stands for the chunks of w (before w), w then for the merged (w, c) axis of a chunk.
+    kept = {i: [e for d in range(rank) if d != c and (d in used or d == w) for e in ((rank, d) if d == w else (d,))]
             for i, used in ((data, used_d), (weight, used_k), (out, used_o))}
     subscripts = (",".join("".join(letters[d] for d in kept[i]) for i in (data, weight))
                   + "->" + "".join(letters[d] for d in kept[out]))
 
     def merged(view: np.ndarray, operand: int, writeable: bool = False) -> np.ndarray:
-        """`view` (loop space) without the c axis and with w standing for the merged (w, c) axis."""
-        shape = [width * channels if d == w else view.shape[d] for d in kept[operand]]
-        strides = [view.strides[c] if d == w else view.strides[d] for d in kept[operand]]
+        """`view` (loop space) without the c axis, with `rank` standing for the chunks of w and w for
+        the merged (w, c) axis of a chunk (the weight's tile: the same for every chunk)."""
+        shape = [width // chunk if d == rank else chunk * channels if d == w else view.shape[d]
+                 for d in kept[operand]]
+        strides = [(0 if operand == weight else chunk * view.strides[w]) if d == rank
+                   else view.strides[c] if d == w else view.strides[d] for d in kept[operand]]
         return as_strided(view, shape, strides, writeable=writeable)
 
     tiled: list = [None, None]  # the weight array seen, its merged tiled form
@@ -130,7 +155,7 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
     def tiled_weight(array: np.ndarray) -> np.ndarray:
         if tiled[0] is not array:
             k = views[weight](array)
-            k = np.broadcast_to(k, tuple(width if d == w else n for d, n in enumerate(k.shape)))
+            k = np.broadcast_to(k, tuple(chunk if d == w else n for d, n in enumerate(k.shape)))
             order = [d for d in range(rank) if d not in (w, c)] + [w, c]
             copy = np.ascontiguousarray(k.transpose(order)).transpose(np.argsort(order))
             tiled[0], tiled[1] = array, merged(copy, weight)
@@ -182,7 +207,9 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
             parts[:] = entry, part
         return parts[1], ranges[h]
 
-    return MergedDepthwise(run, rows)
+    runner = MergedDepthwise(run, rows)
+    runner.chunk = chunk
+    return runner
 
 
 class DepthwiseStep:

@@ -90,6 +90,33 @@ def test_stride_1_nhwc_merges_rows(merged_calls, size, channels, padding, dilati
     assert [counts[0] for counts in merged_calls] == [3]
 
 
+@pytest.mark.parametrize("width, channels, tile_bytes, chunk", [
+    (28, 136, 1 << 16, 7),  # ShuffleNet's 28x28x136: a tile of 14 columns would be 68.5 KB
+    (9, 20, 3 * 20 * 9 * 4, 3),
+    (7, 24, 6 * 24 * 9 * 4, 1),  # a prime width: chunks of one column
+    (10, 16, 1 << 20, 10),  # the whole width
+])
+def test_the_merged_einsum_runs_over_chunks_of_columns(width, channels, tile_bytes, chunk, monkeypatch):
+    monkeypatch.setattr(depthwise, "TILE_BYTES", tile_bytes)
+    weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
+    x_shape = (1, 5, width, channels)
+    program = LinalgProgram(depthwise_module(x_shape, weight, "NHWC", padding=(1, 1, 1, 1)))
+    (step,) = [s for s in program.steps if isinstance(s, depthwise.DepthwiseStep)]
+    assert step.merged.chunk == chunk
+    for _ in range(3):
+        x = RNG.standard_normal(x_shape).astype(np.float32)
+        expected = reference_nhwc(x, weight.transpose(0, 1, 3, 2), 1, (1, 1, 1, 1), 1)
+        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_without_chunked_tiles_the_weight_is_tiled_along_the_whole_width(monkeypatch):
+    monkeypatch.setattr(depthwise, "CHUNKED_TILES", False)
+    weight = RNG.standard_normal((3, 3, 1, 136)).astype(np.float32)
+    program = LinalgProgram(depthwise_module((1, 28, 28, 136), weight, "NHWC", padding=(1, 1, 1, 1)))
+    (step,) = [s for s in program.steps if isinstance(s, depthwise.DepthwiseStep)]
+    assert step.merged.chunk == 28
+
+
 @pytest.mark.parametrize("stride, multiplier", [(2, 1), (1, 2)])
 def test_strided_or_multiplied_depthwise_is_left_to_the_window_einsum(merged_calls, stride, multiplier):
     channels = 12

@@ -42,9 +42,11 @@ def depthwise_step(program: LinalgProgram) -> DepthwiseStep:
     return step
 
 
+@pytest.mark.parametrize("tile_bytes", [depthwise.TILE_BYTES, 1])  # one chunk, chunks of a column
 @pytest.mark.parametrize("threads", [1, 2])
-def test_the_step_in_row_parts_matches_numpy(threads, blas_workers, monkeypatch):
+def test_the_step_in_row_parts_matches_numpy(threads, tile_bytes, blas_workers, monkeypatch):
     monkeypatch.setattr(depthwise, "MIN_SPLIT_MACS", 0)  # the thread mode splits too
+    monkeypatch.setattr(depthwise, "TILE_BYTES", tile_bytes)
     module, x, weight = depthwise_case()
     program = LinalgProgram(module)
     program.threading = "split"  # the thread mode ("auto" would fork at the third call)
@@ -140,6 +142,7 @@ def test_the_step_runs_on_both_processes(blas_workers, monkeypatch):
     blas_workers(2)
     monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
     module, x, weight = depthwise_case(h=10, w=6, channels=16)
+    monkeypatch.setattr(depthwise, "TILE_BYTES", 3 * 16 * 9 * 4)  # chunks of 3 columns
     check_on_both_processes(module, x, lambda x: reference(x, weight), DepthwiseStep, monkeypatch)
 
 

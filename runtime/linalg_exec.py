@@ -51,6 +51,7 @@ from xrelay.runtime.linalg_structured import (
     is_bare_permutation,
     is_constant,
     is_contraction_output,
+    plain_reduction_identity,
 )
 
 __all__ = [
@@ -189,8 +190,9 @@ class LinalgProgram:
 
     def _elide_zero_fill(self, op: Structured, k: int) -> bool:
         """Whether output k of `op` is a contraction output whose init is a zero `linalg.fill` used only
-        here, or a pooling's whose fill is its reduction's identity; if so the fill's step is dropped
-        (the contraction or the window reduction overwrites every element)."""
+        here, or a pooling's or a reduction without windows' (`plain_reduction_identity`) whose fill
+        is its reduction's identity; if so the fill's step is dropped (the contraction, the window
+        reduction or the one `ufunc.reduce` overwrites every element)."""
         init = op.outputs[k]
         if isinstance(init.owner, linalg.FillOp):  # tensor level: the fill's result feeds only this op
             fill = init.owner
@@ -208,7 +210,8 @@ class LinalgProgram:
         number = value.value.value.data
         if not (number == 0 and is_contraction_output(op, k)
                 and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data)
-                or starts_from_identity(op, number, REDUCERS)):  # a pooling writes its output
+                or starts_from_identity(op, number, REDUCERS)  # a pooling writes its output
+                or plain_reduction_identity(op, k) == number):  # so does one ufunc.reduce
             return False
         index, alias = self.fill_steps.pop(fill)
         self.steps[index] = alias

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.dialects.structured import captured_values
 from xrelay.runtime.body_program import REDUCERS, BodyProgram, depends_on
@@ -51,6 +51,11 @@ from xrelay.runtime.linalg_conv import conv_geometry, tap_contraction
 Structured = LinalgStructuredOperation
 MAX_TAPS = 64
 """Reductions over at most this many points (pooling windows) are folded tap by tap."""
+PLAIN_REDUCE = True
+"""Whether a reduction whose inputs' maps each read one loop per axis (no window: a global average
+pool's sum over 7x7, a softmax's sum) is one `ufunc.reduce` call even over at most `MAX_TAPS`
+points, instead of one call per point (read when compiled; off for A/B runs). ResNet-18's global
+average pool: 49 ufunc calls of 512 floats took 100-175 us of a run."""
 
 
 
@@ -172,8 +177,10 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
 
     body = BodyProgram(block, targets, ranges) if targets else None
     tap_count = int(np.prod([ranges[a] for a in reduction_axes], dtype=np.int64))
+    plain = PLAIN_REDUCE and all(isinstance(e, AffineDimExpr) for m in maps[:n_in] for e in m.results)
+    tap_by_tap = bool(reduction_axes) and tap_count <= MAX_TAPS and not plain  # (a window: see MAX_TAPS)
     taps = []
-    if reduction_axes and tap_count <= MAX_TAPS:
+    if tap_by_tap:
         for tap in np.ndindex(*(ranges[a] for a in reduction_axes)):
             index = [slice(None)] * len(ranges)
             for axis, t in zip(reduction_axes, tap):
@@ -226,11 +233,13 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                     copy_into(out_view, values[plan[1]])
             elif plan[0] == "reduce":
                 x = np.broadcast_to(values[plan[2]], ranges)
-                if tap_count <= MAX_TAPS:
+                if tap_by_tap:
                     # Small windows (pooling): fold one strided tap view at a time; reducing a
                     # window view along its short strided axes is several times slower.
                     for tap in taps:
                         plan[1](out_view, x[tap], out=out_view, casting="unsafe")
+                elif k < len(zero_init) and zero_init[k]:  # its identity's fill dropped: written whole
+                    np.copyto(out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), casting="unsafe")
                 else:
                     plan[1](out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), out=out_view,
                             casting="unsafe")
@@ -250,14 +259,50 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                     np.add(out_view, product, out=out_view, casting="unsafe")
 
     run.fast_only = fast_only  # runtime/contraction_plan.ContractionStep looks for a planned contraction
+    run.tap_by_tap = tap_by_tap  # (tests: a reduction folded one point at a time)
     if pooled is not None:
-        return lambda arrays: pooled(arrays) or run(arrays)
+        def pooled_or_run(arrays: list) -> None:
+            pooled(arrays) or run(arrays)
+
+        pooled_or_run.tap_by_tap = tap_by_tap
+        return pooled_or_run
     return run
 
 
 SHORT_AXIS = 16
 """A copy whose output's innermost axis is at most this long runs one copy per index of it
 (`copy_into`) when the source has a longer contiguous axis."""
+
+
+def plain_reduction_identity(op: Structured, k: int) -> float | None:
+    """The identity of output k's reduction when `compile_structured` runs it as one `ufunc.reduce`
+    (`PLAIN_REDUCE`: the op's one output, a reducer of it and a value not read from it, the inputs'
+    maps one loop per axis, no contraction) and that reduction writes the output whole when a fill of its
+    identity before it was dropped (`zero_init[k]`); None for any other op or output."""
+    if not PLAIN_REDUCE or not all(isinstance(e, AffineDimExpr) for m in op.get_indexing_maps().data[:len(op.inputs)]
+                                   for e in m.data.results):
+        return None
+    if (len(op.outputs) != 1 or not any(str(it.data) == "reduction" for it in op.get_iterator_types())
+            or contraction_pair(op, k) is not None):  # (several outputs may read each other: argmax's)
+        return None
+    out_map, out_shape = op.get_indexing_maps().data[len(op.inputs) + k].data, op.outputs[k].type.get_shape()
+    dims = [e.position for e in out_map.results if isinstance(e, AffineDimExpr)]
+    if len(set(dims)) != len(dims) or not all(isinstance(e, AffineDimExpr) or size == 1
+                                               for e, size in zip(out_map.results, out_shape, strict=True)):
+        return None  # (an element the reduction does not reach keeps its fill)
+    block = op.body.block
+    out_args = block.args[len(op.inputs):]
+    value = block.last_op.operands[k]
+    owner = value.owner
+    if not (isinstance(owner, Operation) and type(owner) in REDUCERS and out_args[k] in owner.operands):
+        return None
+    lhs, rhs = owner.operands
+    if lhs is rhs or depends_on(rhs if lhs is out_args[k] else lhs, set(out_args)):
+        return None
+    return REDUCE_IDENTITIES.get(REDUCERS[type(owner)])
+
+
+REDUCE_IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin: np.inf, np.add: 0.0}
 
 
 def copy_into(out: np.ndarray, value) -> None:

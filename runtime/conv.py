@@ -198,17 +198,6 @@ def _channels_innermost(array: np.ndarray) -> bool:
     return array.strides[1] <= min(array.strides[2:])
 
 
-def whole_tiles_input(x: np.ndarray, m: int, th: int, tw: int) -> np.ndarray:
-    """`x` ((N, C, H, W), read from (0, 0)) when it is NHWC memory holding `th` x `tw` whole tiles of
-    F(m x m, 3 x 3), else an NHWC copy zero-extended to them."""
-    n, c, h, w = x.shape
-    if th * m + 2 > h or tw * m + 2 > w or not _channels_innermost(x):
-        grown = np.zeros((n, max(h, th * m + 2), max(w, tw * m + 2), c), x.dtype)
-        grown[:, :h, :w] = x.transpose(0, 2, 3, 1)
-        x = grown.transpose(0, 3, 1, 2)
-    return x
-
-
 def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False) -> None:
     """Stride-1, undilated 3x3 convolution by Winograd F(m x m, 3 x 3), written (or with
     ``accumulate`` added) into ``out``.
@@ -223,7 +212,7 @@ def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accu
     scattering tiles across channel planes. Output sizes that are not a multiple of m read a
     zero-extended copy of ``x``.
     """
-    bt, _ = winograd_transforms(m, x.dtype)
+    bt, at = _winograd_transforms(m, x.dtype)
     a = m + 2
     n, c, h, w = x.shape
     _, f, oh, ow = out.shape
@@ -231,25 +220,18 @@ def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accu
     if h < oh + 2 or w < ow + 2 or u.shape != (a * a, c, f):
         raise ValueError(f"winograd_conv3x3: input {x.shape}, transformed weight {u.shape} and output "
                          f"{out.shape} do not fit F({m}x{m}, 3x3)")
-    x = whole_tiles_input(x, m, th, tw)
+    if th * m + 2 > h or tw * m + 2 > w or not _channels_innermost(x):
+        # NHWC memory, zero-extended to whole tiles where needed.
+        grown = np.zeros((n, max(h, th * m + 2), max(w, tw * m + 2), c), x.dtype)
+        grown[:, :h, :w] = x.transpose(0, 2, 3, 1)
+        x = grown.transpose(0, 3, 1, 2)
     sn, sc, sh, sw = x.strides
     tiles = np.lib.stride_tricks.as_strided(x, (a, a, n, th, tw, c), (sh, sw, sn, sh * m, sw * m, sc))
     # B^T d B as two passes of B^T (rows, then columns): a third of kron(B^T, B^T)'s flops.
     d = np.ascontiguousarray(tiles).reshape(a, -1)
     v = np.matmul(bt, np.matmul(bt, d).reshape(a, a, -1)).reshape(a * a, -1, c)
-    winograd_output(np.matmul(v, u), m, (n, th, tw), out, accumulate)  # the product is (a*a, T, F)
-
-
-def winograd_output(product: np.ndarray, m: int, tiles: tuple[int, int, int], out: np.ndarray,
-                    accumulate: bool = False) -> None:
-    """The output transform A^T M A of F(m x m, 3 x 3)'s point-wise `product` ((a*a, T, F), the T tiles
-    ordered as `tiles` = (N, tile rows, tile columns)), written (or with `accumulate` added) into the
-    (N, F, OH, OW) view `out` (whose rows and columns past the whole tiles' are dropped)."""
-    _, at = winograd_transforms(m, product.dtype)
-    a = m + 2
-    n, th, tw = tiles
-    _, f, oh, ow = out.shape
-    y = np.matmul(at, np.matmul(at, product.reshape(a, -1)).reshape(m, a, -1))  # A^T M A: two passes
+    product = np.matmul(v, u)  # (a*a, T, F)
+    y = np.matmul(at, np.matmul(at, product.reshape(a, -1)).reshape(m, a, -1))  # A^T M A, likewise
     # y is (m, m, N, th, tw, F): tile rows and columns back in place, channels last.
     full = y.reshape(m, m, n, th, tw, f).transpose(2, 3, 0, 4, 1, 5).reshape(n, th * m, tw * m, f)
     full = full[:, :oh, :ow]
@@ -261,7 +243,7 @@ def winograd_output(product: np.ndarray, m: int, tiles: tuple[int, int, int], ou
 
 
 @functools.cache
-def winograd_transforms(m: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def _winograd_transforms(m: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """B^T and A^T of F(m x m, 3 x 3) in `dtype`, made once (read-only)."""
     bt, _, at = (np.array(t, dtype=dtype) for t in _WINOGRAD_POINTS[m])
     bt.flags.writeable = at.flags.writeable = False
@@ -306,7 +288,8 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     if threads == 1 or (tile_rows < 2 and f < 2):
         run_alone(functools.partial(winograd_conv3x3_blocked, x, u, m, out, accumulate, epilogue))
         return
-    if winograd_splits_rows(out.shape, m, threads):
+    tiles = out.shape[0] * tile_rows * -(-out.shape[3] // m)
+    if f < 2 * threads or (tile_rows >= threads and f < 4 * tiles):
         rows = -(-tile_rows // threads) * m  # output rows per part: whole tiles
         run_split(threads, [functools.partial(_winograd_rows, x, u, m, out, accumulate, r, min(r + rows, oh), epilogue)
                             for r in range(0, oh, rows)])
@@ -316,14 +299,6 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     run_split(threads, [functools.partial(winograd_conv3x3, xs, us, m, outs, accumulate) for xs, us, outs in calls])
     if epilogue is not None:
         run_epilogue(epilogue, oh, out.size)
-
-
-def winograd_splits_rows(out_shape: tuple[int, ...], m: int, threads: int) -> bool:
-    """Whether `winograd_conv3x3_threaded` splits a convolution of this (N, F, OH, OW) output over
-    `threads` by rows of output tiles (else by output channels)."""
-    n, f, oh, ow = out_shape
-    tile_rows = -(-oh // m)
-    return f < 2 * threads or (tile_rows >= threads and f < 4 * n * tile_rows * -(-ow // m))
 
 
 WINOGRAD_BLOCK_BYTES = 2 << 20

@@ -14,12 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
-from xrelay.runtime import winograd_shared
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
 from xrelay.runtime.depthwise import RowsRunner
 from xrelay.runtime.threads import run_epilogue, run_parts, split_threads, spmd, worth_splitting
-from xrelay.runtime.winograd_shared import SharedTransform
 
 
 MIN_SPLIT_MACS = 1 << 23
@@ -116,8 +114,6 @@ class ConvGeometry:
         if tuple(ranges[d] for d in self.kernel_loops) != (3, 3) or self.strides != (1, 1) or self.dilation != (1, 1):
             return None
         cache: list = [None, None]  # the weight array seen, its transform
-        # Two phases sharing the input transform in the two-process mode (read when the program is built).
-        shared = SharedTransform() if winograd_shared.SHARED_TRANSFORM else None
 
         def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool,
                     epilogue=None) -> bool:
@@ -128,8 +124,7 @@ class ConvGeometry:
             if cache[0] is not weight or cache[1][0] != m:
                 cache[0] = weight
                 cache[1] = (m, winograd_weights(w, m))
-            if shared is None or not shared.run(x, cache[1][1], m, y, accumulate, epilogue):
-                winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate, epilogue=epilogue)
+            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate, epilogue=epilogue)
             return True
 
         return self.float_runner(compute)

@@ -45,7 +45,7 @@ from xrelay.runtime.affine_views import (
 from xrelay.runtime.conv import threaded_matmul
 from xrelay.runtime.contraction_plan import planned_contraction
 from xrelay.runtime.depthwise import merged_depthwise
-from xrelay.runtime.window_reduce import pooling_program
+from xrelay.runtime.window_reduce import mapped_window_program, pooling_program
 from xrelay.runtime.linalg_conv import conv_geometry, tap_contraction
 
 Structured = LinalgStructuredOperation
@@ -134,7 +134,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     yielded = list(yields.operands)
     out_maps = maps[n_in:]
 
-    pooled = pooling_program(op, maps, ranges, reduction_axes, REDUCERS, zero_init)
+    pooled = (pooling_program(op, maps, ranges, reduction_axes, REDUCERS, zero_init)
+              or mapped_window_program(op, maps, ranges, reduction_axes, REDUCERS, zero_init))
     views = [LoopView(m, ranges) for m in maps]
     # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
     # ("contract", input a, input b).

@@ -56,6 +56,11 @@ PLAIN_REDUCE = True
 pool's sum over 7x7, a softmax's sum) is one `ufunc.reduce` call even over at most `MAX_TAPS`
 points, instead of one call per point (read when compiled; off for A/B runs). ResNet-18's global
 average pool: 49 ufunc calls of 512 floats took 100-175 us of a run."""
+DIRECT_REDUCE = True
+"""Whether such a plain reduction of an input as it is (`combine(in, acc)`: a global average pool's
+sum, a softmax's max and sum) runs as one `ufunc.reduce` of the input's view straight into the
+output's view (`_direct_reduce_program`), without the general path's environment, body evaluation,
+broadcast and copy (read when compiled; off for A/B runs)."""
 
 
 
@@ -198,6 +203,11 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         if one_ufunc is not None:
             return one_ufunc
 
+    direct = None
+    if DIRECT_REDUCE and plain and len(plans) == 1 and plans[0][0] == "reduce" and pooled is None:
+        direct = _direct_reduce_program(plans[0][1], targets[0], list(in_args), views, ranges, reduction_axes,
+                                        n_in, bool(zero_init and zero_init[0]), reuse_views or [False])
+
     # One contraction with a fast runner (a conv, a grouped 1x1 conv, a depthwise conv): tried first,
     # before any view of the output is made for the general path.
     fast_only = plans[0][3] if len(plans) == 1 and plans[0][0] == "contract" else None
@@ -267,6 +277,54 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
 
         pooled_or_run.tap_by_tap = tap_by_tap
         return pooled_or_run
+    if direct is not None:
+        def direct_or_run(arrays: list) -> None:
+            direct(arrays) or run(arrays)
+
+        direct_or_run.tap_by_tap = tap_by_tap
+        direct_or_run.direct_reduce = True  # (tests: the path is taken)
+        return direct_or_run
+    return run
+
+
+def _direct_reduce_program(ufunc: np.ufunc, reduced: SSAValue, in_args: list, views: list, ranges: Sequence[int],
+                           reduction_axes: tuple[int, ...], n_in: int, overwrite: bool,
+                           reuse_views: list[bool]) -> Callable[[list], bool] | None:
+    """For a reduction `combine(in_i, acc)` of an input read over every loop through a map of bare
+    loops (`PLAIN_REDUCE`): a function of the operand arrays that reduces input i's loop-space view
+    with one `ufunc.reduce` straight into the output's view (`overwrite`: the output's fill was
+    dropped, else folded into it) and returns True; False (the caller runs the general path) when
+    the arrays do not fit (dtypes differ, the output view is not the reduced shape). While
+    `reuse_views[0]`, the views made for the last call's arrays are reused for the same arrays."""
+    if reduced not in in_args:
+        return None
+    i = in_args.index(reduced)
+    if not (views[i].linear and views[n_in].linear) or used_loops(views[i].amap) != set(range(len(ranges))):
+        return None  # (an input missing a loop would be counted once, not once per point)
+    axes = tuple(reduction_axes)
+    reduced_shape = tuple(1 if d in axes else n for d, n in enumerate(ranges))
+    last: list = [None]  # (input array, output array, input view, output view) of the last call
+
+    def run(arrays: list) -> bool:
+        source, target = arrays[i], arrays[n_in]
+        entry = last[0]
+        if entry is not None and entry[0] is source and entry[1] is target:
+            x, out = entry[2], entry[3]
+        else:
+            if not (isinstance(source, np.ndarray) and isinstance(target, np.ndarray)
+                    and source.dtype == target.dtype):
+                return False
+            x, out = views[i](source), views[n_in](target, writeable=True)
+            if out.shape != reduced_shape:
+                return False
+            if reuse_views[0]:
+                last[0] = (source, target, x, out)
+        if overwrite:
+            ufunc.reduce(x, axis=axes, keepdims=True, out=out)
+        else:
+            ufunc(out, ufunc.reduce(x, axis=axes, keepdims=True), out=out)
+        return True
+
     return run
 
 

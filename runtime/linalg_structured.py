@@ -56,6 +56,14 @@ PLAIN_REDUCE = True
 pool's sum over 7x7, a softmax's sum) is one `ufunc.reduce` call even over at most `MAX_TAPS`
 points, instead of one call per point (read when compiled; off for A/B runs). ResNet-18's global
 average pool: 49 ufunc calls of 512 floats took 100-175 us of a run."""
+UFUNC_CHAINS = True
+"""Whether an elementwise op whose body is a chain of ufuncs, each after the first reading only the one
+before it and scalar constants (a softmax's `exp(x - max)`), runs as those calls each writing into the
+output view (`_ufunc_chain_program`) instead of the general path (read when compiled; off for A/B runs)."""
+DIRECT_COPIES = True
+"""Whether an elementwise op that yields an input as it is (a `linalg.transpose`, a fill, a copy) runs as one
+`np.copyto` between views kept for the same planned arrays (`_ufunc_chain_program`) instead of the
+general path (read when compiled; off for A/B runs)."""
 DIRECT_REDUCE = True
 """Whether such a plain reduction of an input as it is (`combine(in, acc)`: a global average pool's
 sum, a softmax's max and sum) runs as one `ufunc.reduce` of the input's view straight into the
@@ -202,6 +210,10 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                                        reuse_views or [False])
         if one_ufunc is not None:
             return one_ufunc
+        chain = _ufunc_chain_program(body, yielded[0], list(in_args), list(out_args), views, n_in,
+                                     reuse_views or [False])
+        if chain is not None:
+            return chain
 
     direct = None
     if DIRECT_REDUCE and plain and len(plans) == 1 and plans[0][0] == "reduce" and pooled is None:
@@ -435,6 +447,84 @@ def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, capture
 
     run.ufunc_call = call  # (ufunc, loop-space argument views, output view): conv_epilogue slices these
     call.keeps_views = reuse_views  # plan.FusedTail keeps the calls only while call() keeps its views
+    return run
+
+
+def _ufunc_chain_program(body: BodyProgram | None, value: SSAValue, in_args: list, out_args: list, views: list,
+                         n_in: int, reuse_views: list[bool]) -> Callable[[list], None] | None:
+    """For an elementwise op with one output whose body yields an input as it is (`DIRECT_COPIES`: one
+    `np.copyto`), or is a chain of one-result ufuncs, the first over block arguments and scalar
+    constants, each later one over the one before it (used only there) and scalar constants, every
+    link of the output's type (`UFUNC_CHAINS`: each call writes into the output view, the next
+    reads it there): a function of the operand arrays that makes the loop-space views (kept for the
+    same arrays while `reuse_views[0]`) and makes those calls, nothing else. None for any other body.
+    Later links read no operand array, so an input the output was planned over is read only by the
+    first call."""
+    if not all(v.linear for v in views):
+        return None
+    operands_of = {arg: i for i, arg in enumerate(in_args)} | {arg: n_in + i for i, arg in enumerate(out_args)}
+    if body is None or not body.steps:
+        if not DIRECT_COPIES or value not in in_args:
+            return None
+        links: list = []
+        source = operands_of[value]
+    else:
+        if not UFUNC_CHAINS:
+            return None
+        constants, links, previous = {}, [], None
+        for result, fn, operands in body.steps:
+            if isinstance(result.owner, arith.ConstantOp) and not operands:
+                constants[result] = fn()
+                continue
+            if not (isinstance(fn, np.ufunc) and fn.nout == 1 and result.type == out_args[0].type):
+                return None
+            args = []
+            for v in operands:
+                if v in constants and np.ndim(constants[v]) == 0:
+                    args.append(("constant", constants[v]))
+                elif previous is not None and v is previous:
+                    args.append(("previous", None))
+                elif previous is None and v in operands_of:
+                    args.append(("operand", operands_of[v]))
+                else:
+                    return None
+            if previous is not None and (not previous.has_one_use()
+                                         or sum(kind == "previous" for kind, _ in args) != 1):
+                return None
+            links.append((fn, args))
+            previous = result
+        if len(links) < 2 or previous is not value:
+            return None  # (one ufunc: `_one_ufunc_program`)
+        source = None
+    last: list = [None]  # (the arrays, the calls) of the last call
+
+    def calls_for(arrays: list) -> list:
+        entry = last[0]
+        if entry is not None and len(entry[0]) == len(arrays) and all(x is y for x, y in zip(entry[0], arrays)):
+            return entry[1]
+        out = views[n_in](arrays[n_in], writeable=True)
+
+        def array(i):
+            return views[i](arrays[i]) if isinstance(arrays[i], np.ndarray) else arrays[i]
+
+        if source is not None:
+            calls = [(None, (out, array(source)))]
+        else:
+            calls = [(fn, tuple(out if kind == "previous" else array(x) if kind == "operand" else x
+                                for kind, x in args)) for fn, args in links]
+        calls = [(fn, call_args, out) for fn, call_args in calls]
+        if reuse_views[0]:
+            last[0] = (tuple(arrays), calls)
+        return calls
+
+    def run(arrays: list) -> None:
+        for fn, args, out in calls_for(arrays):
+            if fn is None:
+                np.copyto(args[0], args[1], casting="unsafe")
+            else:
+                fn(*args, out=out, casting="unsafe")
+
+    run.ufunc_chain, run.direct_copy = bool(links), source is not None  # (tests: the path is taken)
     return run
 
 

@@ -249,7 +249,9 @@ FUSE_UNPADDED_POOLS = True
 """Whether a convolution without a tail whose result a pooling reads unpadded (SqueezeNet's stem: a
 3x3/2 convolution, then a 3x3/2 max pool, its bias and ReLU moved behind the pool) computes that
 pooling too, as it does a pooling of its padded result (off: the pooling runs as a step of its own,
-for A/B runs)."""
+for A/B runs). Strided convolutions only: VGG-19's stride-1 3x3 convolutions before their 2x2 pools ran
+3.5x slower fused (change_ab.py --model onnx:vgg19 --off this flag, 1 thread: 318 vs 1082 ms), as the
+blocked convolution + pooling replaced their Winograd kernel."""
 POOL_IN_PARTS = True
 """Whether such a convolution split over threads pools the rows each part completes inside that part
 (off: on several threads, the pooling runs after the convolution, split again; for A/B runs)."""
@@ -327,6 +329,7 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         fused += 1
     for c, conv in enumerate(steps if FUSE_POOLS and FUSE_UNPADDED_POOLS else ()):  # a pool reading the result
         if (isinstance(conv, ConvStep) and conv.tail is None and conv.pad is None and conv.pool is None
+                and tuple(conv.geometry.strides) != (1, 1)  # see FUSE_UNPADDED_POOLS
                 and c in accesses and _fuse_pool(steps, accesses, memory, slot, c, c, None)):
             fused += 1
     if FUSE_TAIL_PADS:

@@ -387,8 +387,8 @@ def test_channels_first_conv_declines_blocks(monkeypatch):
 
 UNPADDED_CASES = [  # x (N, H, W, C), kernel, conv stride, pool, pool stride, pool dilation
     ((1, 27, 25, 3), 3, 2, 3, 2, 1),  # SqueezeNet's stem: 3x3/2, then a 3x3/2 max pool
-    ((2, 12, 11, 4), 3, 1, 2, 1, 1),  # two images, a stride-1 pool
-    ((1, 17, 19, 3), 1, 1, 3, 2, 2),  # a 1x1 conv, a dilated pool
+    ((2, 12, 11, 4), 3, 2, 2, 1, 1),  # two images, a stride-1 pool
+    ((1, 17, 19, 3), 1, 2, 3, 2, 2),  # a 1x1 conv, a dilated pool
 ]
 
 
@@ -445,3 +445,19 @@ def test_unpadded_pool_of_a_result_read_elsewhere():
     want, padded = expected("nhwc", x, w, 2, (0, 0), (0, 0), 3, 2, 1, -np.inf)
     np.testing.assert_allclose(pooled, want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(conv, padded, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+def test_unpadded_pool_after_a_stride_1_conv_stays_a_step(layout):
+    """A stride-1 convolution keeps its kernel (Winograd for VGG's 3x3s) and the pooling reading its
+    result unpadded stays a step of its own (FUSE_UNPADDED_POOLS takes strided convolutions only)."""
+    rng = np.random.default_rng(21)
+    x_shape, w_shape = ((1, 14, 14, 8), (3, 3, 8, 6)) if layout == "nhwc" else ((1, 8, 14, 14), (6, 8, 3, 3))
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    text, _ = source(layout, x_shape, w_shape, 1, (0, 0), (0, 0), 2, 2, 1, NEG_INF, None, unpadded=True)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    assert not any(getattr(step, "pool", None) is not None for step in program.steps)
+    assert sum(isinstance(step, FusedTail) for step in program.steps) == 1
+    want, _ = expected(layout, x, w, 1, (0, 0), (0, 0), 2, 2, 1, -np.inf)
+    np.testing.assert_allclose(program(x, w)[0], want, rtol=1e-4, atol=1e-4)

@@ -40,9 +40,13 @@ from xrelay.runtime import threads
 from xrelay.runtime.memory_plan import plan_memory
 from xrelay.runtime.schedule import StepAccess, build_schedule
 
-LANES = True
+LANES = False
 """Whether the two-process mode runs independent branches one per process (off: every step splits
-itself, for A/B runs)."""
+itself). Off by default: on the ONNX zoo's Inception v2 the lanes give wrong answers from the first
+two-process call (the softmax output off by 0.0129 against the thread mode, 1e-7 with lanes off;
+`tests/test_frontend_onnx_zoo.py::test_inception_v2_in_two_processes_equals_threads`),
+which the hand-made lane tests (`tests/test_runtime_spmd_lanes.py`, lanes forced on) do not catch.
+Turn on again only with that test passing."""
 
 MAX_LANE_SHARE = 0.85
 """A region runs as lanes when its longer lane is estimated at most this share of the region's time

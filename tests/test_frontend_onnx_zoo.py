@@ -100,3 +100,27 @@ def test_light_model_with_random_weights_matches_onnxruntime(name, stage):
         assert_log_close(actual, expected)
     else:
         assert close(actual, expected), f"max error {np.max(np.abs(actual - expected))}"
+
+
+def test_inception_v2_in_two_processes_equals_threads(blas_workers):
+    """The default two-process mode (from a program's third call on 2 threads) gives the thread mode's
+    answer on Inception v2, whose branches `spmd_lanes.LANES` would run one per process (it gave
+    0.0129 off on the softmax output, so it is off by default)."""
+    from xrelay.runtime import spmd
+    from xrelay.runtime.linalg_exec import compile_linalg
+
+    if spmd.why_not_platform() is not None:
+        pytest.skip("no two-process mode here")
+    blas_workers(2)
+    _, inputs, expected = prepared("inception_v2")
+    program = compile_linalg(lower(optimised("inception_v2"), to="linalg"))
+    (data,) = inputs.values()
+    try:
+        program.threading = "split"
+        threads = np.array(program(data)[0], copy=True)
+        assert close(threads, expected)
+        program.threading = "processes"
+        for _ in range(3):
+            np.testing.assert_allclose(program(data)[0], threads, rtol=1e-5, atol=1e-6)
+    finally:
+        program.close()

@@ -37,7 +37,11 @@ Runtime and a plain numpy forward; and the loops-level executor.
    Runtime on the ONNX model itself). `--threading`: the executor's BLAS threading (worker threads
    over single-threaded BLAS, OpenBLAS's own threads, or two processes: runtime/spmd.py), as the
    machine is and with one core busy. `--processes`: the opt-level-3 + NHWC program also with
-   `threading = "processes"`, as a contender of its own.
+   `threading = "processes"`, as a contender of its own. The other xrelay rows use the thread mode
+   (`threading = "split"`); a program's default (`"auto"`) is that mode for its first
+   `spmd.AUTO_FORK_CALLS - 1` calls and then, on 2 or more threads, the two-process mode: a user
+   calling a program repeatedly on 2 threads gets the `--processes` row ("dflt"); on 1 thread the
+   two rows run the same code.
 2. Loops level: a small conv → bias → relu → max-pool network lowered to scf loops, run by
    xrelay's loops executor (every nest scalar, and nests raised to whole-array numpy) and by xDSL's
    stock interpreter on the same IR; dynamic scalar ops per second (ops executed counted from the
@@ -61,7 +65,7 @@ CONTENDERS = {
     "as-built": "xrelay linalg, as built",
     "opt3": "xrelay linalg, opt-level-3 passes",
     "opt3-nhwc": "xrelay linalg, opt-level-3 + NHWC",
-    "opt3-nhwc-processes": "xrelay linalg, opt3 + NHWC, 2 processes",
+    "opt3-nhwc-processes": "xrelay opt3+NHWC, 2 processes (dflt)",
     "numpy": "plain numpy forward",
     "ort": "onnxruntime",
 }

@@ -132,31 +132,41 @@ class LinalgProgram:
                 self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
         fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
         fuse_shuffled_pads(self.steps, self.accesses, self.memory)
-        self.plan = plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None
-        if self.plan is not None:
-            self._planned[:] = self.plan.arrays
-            keep_borders(self.steps, self.plan)
-        self.peak_bytes = self.plan.peak_bytes if self.plan else None
-        self._views_cached[0] = self.plan is not None
+        self.plan = None
+        self.peak_bytes = None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
         self.schedule = None
         """Which steps may run at once on two threads (runtime/schedule.py); None unless the program
         is at the tensor level (memref arguments may be written through views the plan cannot see)
         and its memory is planned."""
         self._bound: list | None = None  # with a schedule: the environment after its prologue
-        if self.plan is not None and tensor_level:
-            accesses = [self.accesses.get(i) or StepAccess() for i in range(len(self.steps))]
-            self.schedule = build_schedule(accesses, self._block_of)
-            # Constants, planned buffers and globals are the same arrays on every run: bound once
-            # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
-            self._bound = [None] * len(self.slots)
-            self.schedule.bind(self.steps, self._bound)
+        self._tensor_level = tensor_level
+        self.use_plan(plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None)
         self.threading = "auto"
         """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had;
         "openblas": one BLAS call per op on OpenBLAS's own threads; "processes": on 2 or more BLAS
         threads, steps run in a forked second process as well (runtime/spmd.py); "auto" (the
         default): "split" for a program's first calls, "processes" from its
         `spmd.AUTO_FORK_CALLS`th on where that mode can run (docs/architecture.md, "Threading")."""
+
+    def use_plan(self, plan) -> None:
+        """Run on `plan` (a `MemoryPlan` of this program's buffers, or None: unplanned) from now on:
+        everything made from the plan is made again here (the planned arrays, the pads' kept borders,
+        the schedule, which compares memory by block, and its prologue's bindings), so a program
+        planned anew (runtime/spmd_lanes.py) keeps nothing made for the blocks of the plan before."""
+        self.plan = plan
+        self._planned[:] = plan.arrays if plan is not None else [None] * len(self._planned)
+        keep_borders(self.steps, plan)
+        self.peak_bytes = plan.peak_bytes if plan is not None else None
+        self._views_cached[0] = plan is not None
+        self.schedule, self._bound = None, None
+        if plan is not None and self._tensor_level:
+            accesses = [self.accesses.get(i) or StepAccess() for i in range(len(self.steps))]
+            self.schedule = build_schedule(accesses, self._block_of)
+            # Constants, planned buffers and globals are the same arrays on every run: bound once
+            # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
+            self._bound = [None] * len(self.slots)
+            self.schedule.bind(self.steps, self._bound)
 
     def close(self) -> None:
         """End the second process of the "processes" threading, if any (also when collected)."""

@@ -202,14 +202,21 @@ def keep_borders(steps: list, plan) -> int:
     (ShuffleNet's units of a stage: their depthwise convolutions' pads), with no buffer in between
     and none placed in a slice of either, the border bytes are the ones the earlier pad filled in the
     same run: the later pad skips its fill (`PadStep.border_kept`). The first pad of a block in a run
-    always fills (the block's last buffer of the previous run may have written there)."""
-    if not KEEP_BORDERS or plan is None:
-        return 0
+    always fills (the block's last buffer of the previous run may have written there).
+
+    Every pad is marked anew from `plan` alone: a program planned again (runtime/spmd_lanes.py keeps
+    a region's buffers apart) must not keep marks made for the blocks of the plan before, whose
+    earlier pad may now fill another block (Inception v2's 3x3 convolutions' pads then read a border
+    nothing had filled)."""
     pads = {}
     for step in steps:
         pad = step if isinstance(step, PadStep) else getattr(step, "pad", None)
-        if isinstance(pad, PadStep) and pad.constant_fill:
-            pads[pad.k] = pad
+        if isinstance(pad, PadStep):
+            pad.border_kept = False
+            if pad.constant_fill:
+                pads[pad.k] = pad
+    if not KEEP_BORDERS or plan is None:
+        return 0
     nested = {k for k in plan.parent} | {parent for parent, _ in plan.parent.values()}
     occupants: dict[int, list[int]] = {}
     for k, block in enumerate(plan.block_of):

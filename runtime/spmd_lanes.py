@@ -18,7 +18,8 @@ Planned when the mode starts, before it moves the memory plan into shared memory
 - a region whose branches can be dealt onto two lanes whose longer one is estimated
   (`StepAccess.cost_ns`) at most `MAX_LANE_SHARE` of the region is planned as lanes, and the
   memory is planned again keeping every buffer used within such a region apart (`plan_memory`'s
-  `hold`).
+  `hold`), and with it everything made from the plan (`LinalgProgram.use_plan`: the pads' kept
+  borders, the thread schedule).
 
 After the first run (whose bindings the second process inherits), each such region whose steps both
 processes may run (`spmd_steps`), or only bind a view of a shared array, and whose two lanes
@@ -38,15 +39,17 @@ import numpy as np
 
 from xrelay.runtime import threads
 from xrelay.runtime.memory_plan import plan_memory
-from xrelay.runtime.schedule import StepAccess, build_schedule
+from xrelay.runtime.schedule import StepAccess
 
 LANES = False
 """Whether the two-process mode runs independent branches one per process (off: every step splits
-itself). Off by default: on the ONNX zoo's Inception v2 the lanes give wrong answers from the first
-two-process call (the softmax output off by 0.0129 against the thread mode, 1e-7 with lanes off;
-`tests/test_frontend_onnx_zoo.py::test_inception_v2_in_two_processes_equals_threads`),
-which the hand-made lane tests (`tests/test_runtime_spmd_lanes.py`, lanes forced on) do not catch.
-Turn on again only with that test passing."""
+itself). Their wrong answers on the ONNX zoo's Inception v2 (0.0129 off, the pads' kept borders of
+the plan before `plan_lanes` planned again: CONTRIBUTING) are fixed (`LinalgProgram.use_plan`;
+with lanes on every zoo model's two-process calls are within 6e-7 of the thread mode's). Off
+by default: benchmarks/change_ab.py --threads 2 --threading processes --both --off
+xrelay.runtime.spmd_lanes.LANES (with it on): onnx:inception_v2 0.928 (60 rounds), onnx:inception_v1
+0.989 (60), onnx:shufflenet 1.004 (100), but onnx:resnet50 1.063 (40 rounds; its downsampling
+blocks' four uneven regions, longer lane 0.73-0.76 of the estimate)."""
 
 MAX_LANE_SHARE = 0.85
 """A region runs as lanes when its longer lane is estimated at most this share of the region's time
@@ -76,9 +79,11 @@ def _chains(plan) -> list[frozenset]:
 def data_dependencies(program, body: list[int]) -> list[set[int]]:
     """Per position in `body`, the positions of earlier steps it must run after whatever memory the
     plan gives each buffer: one binds a slot it reads, or one writes a buffer it reads or writes,
-    or one reads a buffer it writes. Buffers conflict when one is the other or holds it (a buffer
-    computed into a slice of a concatenation conflicts with the concatenation, not with its sibling
-    slices); a slot the plan does not own (a constant, an argument) only with itself."""
+    or one reads a buffer it writes; a step without a `StepAccess` (what it touches is not known)
+    depends on every earlier one and every later one on it, so no region holds it beside anything.
+    Buffers conflict when one is the other or holds it (a buffer computed into a slice of a
+    concatenation conflicts with the concatenation, not with its sibling slices); a slot the plan
+    does not own (a constant, an argument) only with itself."""
     storage, chains = program.memory.storage, _chains(program.plan)
 
     def held(slots) -> list[tuple[object, frozenset]]:
@@ -91,13 +96,17 @@ def data_dependencies(program, body: list[int]) -> list[set[int]]:
     touched = []
     for index in body:
         access = program.accesses.get(index)
-        touched.append((set(), set(), [], []) if access is None
+        touched.append(None if access is None
                        else (access.binds, access.reads, held(access.reads), held(access.writes)))
     deps: list[set[int]] = []
-    for j, (_, read_slots, reads, writes) in enumerate(touched):
-        deps.append({i for i, (binds_i, _, reads_i, writes_i) in enumerate(touched[:j])
-                     if binds_i & read_slots or meets(writes_i, reads) or meets(writes_i, writes)
-                     or meets(reads_i, writes)})
+    for j, mine in enumerate(touched):
+        if mine is None:  # what it touches is not known: after every earlier step, before every later one
+            deps.append(set(range(j)))
+            continue
+        _, read_slots, reads, writes = mine
+        deps.append({i for i, theirs in enumerate(touched[:j])
+                     if theirs is None or theirs[0] & read_slots or meets(theirs[3], reads)
+                     or meets(theirs[3], writes) or meets(theirs[2], writes)})
     return deps
 
 
@@ -197,11 +206,9 @@ def plan_lanes(program) -> list[tuple[list[int], list[int]]]:
                            hold=[(min(a + b), max(a + b)) for a, b in lanes])
         if plan is None:
             return []
-        program.plan = plan
-        program._planned[:] = plan.arrays
-        # The thread mode's schedule compares memory by block: made again for the new blocks.
-        accesses = [program.accesses.get(i) or StepAccess() for i in range(len(program.steps))]
-        program.schedule = build_schedule(accesses, program._block_of)
+        # Everything made from the plan before (the schedule's blocks, the pads' kept borders) is
+        # made again for the new blocks.
+        program.use_plan(plan)
     return lanes
 
 

@@ -1,5 +1,6 @@
 """Independent branches one per process in the two-process mode (runtime/spmd_lanes.py): the regions
-and branches found on hand-made dependencies, the memory plan keeping a region's buffers apart, and
+and branches found on hand-made dependencies (a step of unknown accesses a barrier), the memory plan
+keeping a region's buffers apart (and the pads' kept borders made again for it), and
 an Inception-like module (four branches concatenated) and random branching graphs run as lanes,
 checked against numpy written here and the nn level; with the second process skipping its lane the
 answer is wrong."""
@@ -10,6 +11,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,6 +25,8 @@ from xrelay.lowering import lower
 from xrelay.runtime import run, spmd, spmd_lanes
 from xrelay.runtime.linalg_exec import ExecutionError, LinalgProgram, compile_linalg
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
+from xrelay.runtime.pad_step import PadStep
+from xrelay.runtime.schedule import StepAccess
 
 RNG = np.random.default_rng(31)
 
@@ -62,6 +66,26 @@ def test_memory_plan_keeps_buffers_used_within_a_held_range_apart():
     held = plan_memory(tracker(), 6, [2], hold=[(1, 2)])
     assert held.block_of[0] != held.block_of[1] and held.block_of[2] in (held.block_of[0], held.block_of[1])
     assert held.peak_bytes == 2 * 64
+
+
+def test_a_step_with_unknown_accesses_is_a_barrier_between_branches():
+    """Steps 0 and 2 write buffers of their own and step 3 reads both: independent branches. Step 1
+    has no `StepAccess` (what it touches is not known): it depends on step 0 and step 2 on it, so the
+    region holds one branch and no lanes are planned."""
+    tracker = StorageTracker()
+    for slot in range(3):
+        tracker.fresh(slot, 0, (4,), np.dtype(np.float32))
+    program = SimpleNamespace(memory=tracker, plan=plan_memory(tracker, 4, [2]),
+                              accesses={0: StepAccess(writes={0}, cost_ns=5e5),
+                                        2: StepAccess(writes={1}, cost_ns=5e5),
+                                        3: StepAccess(reads={0, 1}, writes={2}, cost_ns=5e5)})
+    known = spmd_lanes.data_dependencies(program, [0, 2, 3])
+    assert known == [set(), set(), {0, 1}]
+    assert spmd_lanes.branches([0, 1], known) == [[0], [1]]
+    deps = spmd_lanes.data_dependencies(program, [0, 1, 2, 3])
+    assert deps == [set(), {0}, {1}, {0, 1, 2}]
+    assert all(len(spmd_lanes.branches(region, deps)) == 1
+               for region in spmd_lanes.regions(deps, [5e5, 0.0, 5e5, 5e5]))
 
 
 def conv_nhwc(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
@@ -163,6 +187,43 @@ def test_after_the_second_process_is_killed_a_new_one_runs_the_lanes(lanes_every
         for _ in range(3):  # rank 0 alone, then a fork, then both
             np.testing.assert_allclose(program(data)[0], reference(data), rtol=1e-4, atol=1e-5)
         assert program._processes.pid != first and len(phases(program)) == 1
+    finally:
+        program.close()
+
+
+def test_pads_keep_no_border_of_the_memory_plan_before_the_lanes(lanes_everywhere):
+    """Two 3x3 convolutions of one input concatenated, then two 1x1s. Planned for one process, the
+    second conv's padded buffer takes over the first's block, whose border its pad then keeps instead
+    of filling it (`pad_step.keep_borders`). Planned again for lanes (the two convs one per process),
+    the two padded buffers have blocks of their own: the second pad must fill its border, else it
+    reads what the 1x1s wrote there in the run before (how the zoo's Inception v2 went wrong)."""
+    shapes = {"a": (3, 3, 8, 8), "b": (3, 3, 8, 8), "c": (1, 1, 16, 8), "d": (1, 1, 8, 8)}
+    weights = {k: (RNG.standard_normal(s) / np.sqrt(np.prod(s[:3]))).astype(np.float32) for k, s in shapes.items()}
+    b = GraphBuilder(None)
+    x = b.param("data", (1, 8, 8, 8), np.float32)
+
+    def conv(value, name, pad):
+        return b.op(nn.Conv2DOp, value, b.op(nn.ConstantOp, weights[name]), padding=(pad, pad, pad, pad),
+                    data_layout="NHWC", kernel_layout="HWIO")
+
+    module = b.finish(conv(conv(b.op(nn.ConcatenateOp, conv(x, "a", 1), conv(x, "b", 1), axis=3), "c", 0), "d", 0))
+
+    def reference(data):
+        both = np.concatenate([conv_nhwc(data, weights["a"], 1), conv_nhwc(data, weights["b"], 1)], axis=3)
+        return conv_nhwc(conv_nhwc(both, weights["c"], 0), weights["d"], 0)
+
+    program = LinalgProgram(lower(module, to="linalg"))
+    pads = [pad for step in program.steps
+            if isinstance(pad := step if isinstance(step, PadStep) else getattr(step, "pad", None), PadStep)]
+    assert [pad.border_kept for pad in pads] == [False, True]  # one block for both padded buffers
+    program.threading = "processes"
+    try:
+        for _ in range(4):  # the first call forks; a new input every call
+            data = RNG.standard_normal((1, 8, 8, 8)).astype(np.float32)
+            np.testing.assert_allclose(program(data)[0], reference(data), rtol=1e-4, atol=1e-5)
+        assert len(phases(program)) == 1
+        assert program.plan.block_of[pads[0].k] != program.plan.block_of[pads[1].k]
+        assert [pad.border_kept for pad in pads] == [False, False]
     finally:
         program.close()
 

@@ -134,6 +134,8 @@ class ConvStep:
         """With `pool`, when the pooling is the only reader of the result: both computed block by block
         of rows (`runtime/conv_pool.py`)."""
         self.constant_weight, self.reuse_views = False, (False,)
+        self.winograd = False
+        """Whether the runner computes this convolution by Winograd (its static shapes)."""
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
@@ -156,6 +158,10 @@ class ConvStep:
         step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
         step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views
+        out_shape = op.results[0].type.get_shape()
+        n, f, oh, ow = (out_shape[a] for a in geometry.out_axes)
+        c = op.inputs[geometry.weight].type.get_shape()[geometry.weight_axes[1]]
+        step.winograd = geometry.winograd_applies(ranges, constant, (n, c, f, oh, ow))
         return step
 
     spmd = True
@@ -252,6 +258,14 @@ pooling too, as it does a pooling of its padded result (off: the pooling runs as
 for A/B runs). Strided convolutions only: VGG-19's stride-1 3x3 convolutions before their 2x2 pools ran
 3.5x slower fused (change_ab.py --model onnx:vgg19 --off this flag, 1 thread: 318 vs 1082 ms), as the
 blocked convolution + pooling replaced their Winograd kernel."""
+WINOGRAD_POOLS = True
+"""Whether a convolution computed by Winograd that also computes the pooling of its (padded) result
+keeps its Winograd kernel, the pooling done as blocks of its rows finish (`window_reduce.PoolingProgress`;
+in the two-process mode after it), instead of `conv_pool.BlockedConvPool`'s im2col GEMMs per row
+(off: blocked, for A/B runs; read when the program is built). Inception v2's 3x3/1 64->192 at 56x56
+before its 3x3/2 max pool, one thread (benchmarks/step_ab.py --steps 39, 30 rounds): blocked
+7.94 ms, Winograd and the pooling 5.01 ms: its blocked rows are GEMMs of 56 x 576 @ 576 x 192 cut
+into column chunks of 8 (`conv_pool.SMALL_GEMM_MACS`), 2.25x the multiply-adds of F(4x4, 3x3)."""
 POOL_IN_PARTS = True
 """Whether such a convolution split over threads pools the rows each part completes inside that part
 (off: on several threads, the pooling runs after the convolution, split again; for A/B runs)."""
@@ -434,7 +448,9 @@ def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], i
     if any(buffer(s) in {buffer(r) for r in conv_access.reads} - written for s in pool_access.writes):
         return False
     conv.pool = (pool, prepare, finish, len(op.inputs))
-    if conv.op.results[0].has_one_use():  # the pad (the pooling) alone reads the result: it need not be written
+    # The pad (the pooling) alone reads the result: it need not be written, unless the convolution
+    # runs by Winograd, which the blocked form (per-row GEMMs) would replace (WINOGRAD_POOLS).
+    if conv.op.results[0].has_one_use() and not (WINOGRAD_POOLS and conv.winograd):
         conv.blocked = BlockedConvPool.of(conv.geometry, pool, conv.accumulate, conv.constant_weight,
                                           conv.reuse_views)
     steps[q], steps[c], steps[p] = conv, _no_op, _no_op

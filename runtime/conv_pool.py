@@ -8,7 +8,8 @@ output rows (`BLOCK_BYTES` of patches) into a small buffer and pools the output 
 those rows complete, keeping the rows the next windows still need (`window - stride` of them) for
 the next block: everything stays in cache, and the convolution's result is never written (its only
 reader is the pad that the pooling replaces, `conv_epilogue._fuse_pool`, or the pooling itself when it
-reads the result unpadded: SqueezeNet's and Inception v1's stems).
+reads the result unpadded: SqueezeNet's and Inception v1's stems). Not for a convolution computed by
+Winograd (`conv_epilogue.WINOGRAD_POOLS`): its per-row GEMMs do 2.25-4x Winograd's multiply-adds.
 
 No patch matrix is copied. Channels-last, a kernel row's (kw, c) is one contiguous run of an input
 row (21 floats for the stem), so the block's input rows are copied once into *strips*: per output

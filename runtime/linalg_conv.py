@@ -104,6 +104,14 @@ class ConvGeometry:
 
         return run
 
+    def winograd_applies(self, ranges: Sequence[int], constant_inputs: Sequence[bool],
+                         shape: tuple[int, int, int, int, int]) -> bool:
+        """Whether `runner` computes this conv by Winograd for operands of this (N, C, F, OH, OW) shape
+        (`winograd_runner` applies and `winograd_tile` picks a tile)."""
+        return (self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
+                and tuple(ranges[d] for d in self.kernel_loops) == (3, 3) and self.strides == (1, 1)
+                and self.dilation == (1, 1) and winograd_tile(*shape) is not None)
+
     def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
         """`run(ins, out, accumulate) -> bool` computing this conv by Winograd, or returning False
         having done nothing (arrays not all of one float dtype, or `winograd_tile` picks no tile

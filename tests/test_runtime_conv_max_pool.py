@@ -143,21 +143,62 @@ def test_conv_computes_the_max_pool_of_its_padded_result(threads, layout, case, 
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_winograd_conv_computes_the_max_pool_in_row_blocks(threads, blas_workers, monkeypatch):
-    """A constant-weight 3x3 conv (Winograd, in blocks of tile rows) followed by ResNet's pool."""
+@pytest.mark.parametrize("x_shape, f", [((1, 18, 18, 8), 8), ((2, 14, 14, 9), 11), ((1, 22, 14, 8), 16),
+                                        ((1, 34, 34, 8), 8)])
+def test_winograd_conv_computes_the_max_pool_in_row_blocks(threads, x_shape, f, blas_workers, monkeypatch):
+    """A constant-weight 3x3 conv followed by ResNet's pool, the pool its result's only reader: the
+    convolution keeps its Winograd kernel (in blocks of tile rows; `conv_epilogue.WINOGRAD_POOLS`), not
+    the blocked im2col form, and pools the rows each block completes; F(2x2) and F(4x4), a batch, unequal
+    sides, 1 and 2 threads. With the flag off the blocked form replaces Winograd."""
     from xrelay.runtime import conv as conv_kernels
+    from xrelay.runtime import conv_epilogue
 
     monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 20_000)
+    calls = []
+    real_winograd = conv_kernels.winograd_conv3x3
+
+    def counted(*args, **kwargs):
+        calls.append(args[3].shape)
+        return real_winograd(*args, **kwargs)
+
+    monkeypatch.setattr(conv_kernels, "winograd_conv3x3", counted)
     rng = np.random.default_rng(12)
-    x = rng.standard_normal((1, 18, 18, 8)).astype(np.float32)
-    w = rng.standard_normal((3, 3, 8, 8)).astype(np.float32)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((3, 3, x_shape[3], f)).astype(np.float32)
     text, _ = source("nhwc", x.shape, w.shape, 1, (1, 1), (1, 1), 3, 2, 1, NEG_INF, w)
     program = LinalgProgram(Parser(make_context(), text).parse_module())
-    assert sum(getattr(step, "pool", None) is not None for step in program.steps) == 1
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert len(convs) == 1 and convs[0].pool is not None and convs[0].winograd and convs[0].blocked is None
     blas_workers(threads)
-    want, _ = expected("nhwc", x, w, 1, (1, 1), (1, 1), 3, 2, 1, -np.inf)
-    for _ in range(2):
-        np.testing.assert_allclose(program(x)[0], want, rtol=1e-4, atol=1e-4)
+    for scale in (1.0, -2.0):  # new data in the same planned buffers
+        data = x * np.float32(scale)
+        want, _ = expected("nhwc", data, w, 1, (1, 1), (1, 1), 3, 2, 1, -np.inf)
+        np.testing.assert_allclose(program(data)[0], want, rtol=1e-4, atol=1e-4)
+    assert len(calls) >= 2  # Winograd ran, in more than one block or part per call
+    monkeypatch.setattr(conv_epilogue, "WINOGRAD_POOLS", False)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert convs[0].winograd and convs[0].blocked is not None
+    calls.clear()
+    np.testing.assert_allclose(program(x)[0], expected("nhwc", x, w, 1, (1, 1), (1, 1), 3, 2, 1, -np.inf)[0],
+                               rtol=1e-4, atol=1e-4)
+    assert calls == []
+
+
+def test_winograd_applies_hand_cases():
+    """`ConvStep.winograd` (`ConvGeometry.winograd_applies`) on the static shapes: a constant 3x3
+    stride-1 weight with enough tiles and channels; not a weight argument, a stride, or too few tiles."""
+    rng = np.random.default_rng(22)
+    for x_shape, f, stride, constant, want in [((1, 18, 18, 8), 8, 1, True, True),
+                                               ((1, 18, 18, 8), 8, 1, False, False),
+                                               ((1, 18, 18, 8), 8, 2, True, False),
+                                               ((1, 8, 8, 8), 8, 1, True, False),  # 6x6 out: 9 tiles
+                                               ((1, 18, 18, 4), 8, 1, True, False)]:  # 4 channels
+        w = rng.standard_normal((3, 3, x_shape[3], f)).astype(np.float32)
+        text, _ = source("nhwc", x_shape, w.shape, stride, (1, 1), (1, 1), 3, 2, 1, NEG_INF, w if constant else None)
+        convs = [step for step in LinalgProgram(Parser(make_context(), text).parse_module()).steps
+                 if isinstance(step, ConvStep)]
+        assert [step.winograd for step in convs] == [want], (x_shape, f, stride, constant)
 
 
 @pytest.mark.parametrize("fill, padded_returned", [("0.0", False), (NEG_INF, True)])

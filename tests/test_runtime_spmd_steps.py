@@ -245,3 +245,42 @@ def test_convolution_split_by_filters_with_contiguous_weight_shares(contiguous, 
         finally:
             program.close()
     assert set(made) == ({(0, 48)} if contiguous else set())  # rank 0's share of the 96 filters
+
+
+def test_winograd_convolution_with_its_max_pool_runs_on_both_processes(monkeypatch):
+    """Inception v2's 3x3/1 convolution before a 3x3/2 max pool (pad 1), the pool its only reader: the
+    step keeps its Winograd kernel (`conv_epilogue.WINOGRAD_POOLS`, not the blocked form), split over
+    both processes, then pools; numpy's answer on new inputs, a wrong one with the second process
+    skipping its parts."""
+    monkeypatch.setattr(spmd_fallback, "ADAPTIVE", False)
+    x = RNG.standard_normal((1, 18, 18, 8)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 8, 12)).astype(np.float32)
+    b = GraphBuilder(None)
+    conv = b.op(nn.Conv2DOp, b.param("x", x.shape, x.dtype), b.op(nn.ConstantOp, w), padding=(1, 1, 1, 1),
+                data_layout="NHWC", kernel_layout="HWIO")
+    pool = b.op(nn.MaxPool2DOp, conv, pool_size=(3, 3), strides=(2, 2), padding=(1, 1, 1, 1), layout="NHWC")
+    linalg = lower(b.finish(pool), to="linalg")
+
+    def reference(x):
+        padded = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+        out = sum(np.einsum("nhwc,cf->nhwf", padded[:, i:i + 18, j:j + 18], w[i, j]) for i in range(3) for j in range(3))
+        out = np.pad(out, ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+        return np.max([out[:, i:i + 17:2, j:j + 17:2] for i in range(3) for j in range(3)], axis=0)
+
+    for skip in (False, True):
+        if skip:
+            skipping_rank_1_parts(monkeypatch)
+        program = LinalgProgram(linalg)
+        program.threading = "processes"
+        try:
+            (index,) = [i for i, step in enumerate(program.steps) if isinstance(step, ConvStep)]
+            step = program.steps[index]
+            assert step.pool is not None and step.winograd and step.blocked is None
+            program(x)  # the first call forks
+            assert index in program._processes.spmd_steps
+            for seed in range(3):
+                data = np.random.default_rng(seed).standard_normal(x.shape).astype(np.float32)
+                close = np.allclose(program(data)[0], reference(data), rtol=1e-4, atol=1e-4)
+                assert close != skip
+        finally:
+            program.close()

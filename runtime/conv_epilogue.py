@@ -136,6 +136,8 @@ class ConvStep:
         self.constant_weight, self.reuse_views = False, (False,)
         self.winograd = False
         """Whether the runner computes this convolution by Winograd (its static shapes)."""
+        self.pointwise = False
+        """Whether it is a 1x1 stride-1 convolution without offset (its data is its patch matrix)."""
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
@@ -162,6 +164,8 @@ class ConvStep:
         n, f, oh, ow = (out_shape[a] for a in geometry.out_axes)
         c = op.inputs[geometry.weight].type.get_shape()[geometry.weight_axes[1]]
         step.winograd = geometry.winograd_applies(ranges, constant, (n, c, f, oh, ow))
+        step.pointwise = (tuple(ranges[d] for d in geometry.kernel_loops) == (1, 1)
+                          and geometry.strides == (1, 1) and geometry.offset == (0, 0))
         return step
 
     spmd = True
@@ -266,6 +270,11 @@ in the two-process mode after it), instead of `conv_pool.BlockedConvPool`'s im2c
 before its 3x3/2 max pool, one thread (benchmarks/step_ab.py --steps 39, 30 rounds): blocked
 7.94 ms, Winograd and the pooling 5.01 ms: its blocked rows are GEMMs of 56 x 576 @ 576 x 192 cut
 into column chunks of 8 (`conv_pool.SMALL_GEMM_MACS`), 2.25x the multiply-adds of F(4x4, 3x3)."""
+POINTWISE_POOLS = True
+"""Whether a 1x1 stride-1 convolution (one GEMM of the data in place) that computes the pooling of its
+result keeps that GEMM, the pooling done as its rows finish, instead of `conv_pool.BlockedConvPool`
+(which copies the data into strips and multiplies it row by row; Inception v2's pool projections, 1x1
+convolutions before a 3x3/1 average pool: `passes/pool_after_pointwise_conv.py`)."""
 POOL_IN_PARTS = True
 """Whether such a convolution split over threads pools the rows each part completes inside that part
 (off: on several threads, the pooling runs after the convolution, split again; for A/B runs)."""
@@ -450,7 +459,8 @@ def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], i
     conv.pool = (pool, prepare, finish, len(op.inputs))
     # The pad (the pooling) alone reads the result: it need not be written, unless the convolution
     # runs by Winograd, which the blocked form (per-row GEMMs) would replace (WINOGRAD_POOLS).
-    if conv.op.results[0].has_one_use() and not (WINOGRAD_POOLS and conv.winograd):
+    if (conv.op.results[0].has_one_use() and not (WINOGRAD_POOLS and conv.winograd)
+            and not (POINTWISE_POOLS and conv.pointwise)):
         conv.blocked = BlockedConvPool.of(conv.geometry, pool, conv.accumulate, conv.constant_weight,
                                           conv.reuse_views)
     steps[q], steps[c], steps[p] = conv, _no_op, _no_op

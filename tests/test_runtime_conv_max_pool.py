@@ -185,6 +185,34 @@ def test_winograd_conv_computes_the_max_pool_in_row_blocks(threads, x_shape, f, 
     assert calls == []
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape, f, pool_stride", [((1, 14, 14, 12), 8, 1), ((2, 9, 7, 5), 6, 2)])
+def test_pointwise_conv_computes_the_pool_from_its_result(threads, x_shape, f, pool_stride, blas_workers,
+                                                          monkeypatch):
+    """A 1x1 stride-1 convolution (Inception v2's pool projections) before a padded pool, the pool its
+    only reader: it stays one GEMM of the data, the pool computed from its rows
+    (`conv_epilogue.POINTWISE_POOLS`), not the blocked form; numpy's answer on 1 and 2 threads, a batch,
+    odd sizes. With the flag off the blocked form takes it."""
+    from xrelay.runtime import conv_epilogue, linalg_conv
+
+    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((1, 1, x_shape[3], f)).astype(np.float32)
+    text, _ = source("nhwc", x.shape, w.shape, 1, (1, 1), (1, 1), 3, pool_stride, 1, NEG_INF, w)
+    for flag in (True, False):
+        monkeypatch.setattr(conv_epilogue, "POINTWISE_POOLS", flag)
+        program = LinalgProgram(Parser(make_context(), text).parse_module())
+        convs = [step for step in program.steps if isinstance(step, ConvStep)]
+        assert len(convs) == 1 and convs[0].pool is not None and convs[0].pointwise
+        assert (convs[0].blocked is None) == flag
+        blas_workers(threads)
+        for scale in (1.0, -2.0):
+            data = x * np.float32(scale)
+            want, _ = expected("nhwc", data, w, 1, (1, 1), (1, 1), 3, pool_stride, 1, -np.inf)
+            np.testing.assert_allclose(program(data)[0], want, rtol=1e-4, atol=1e-4)
+
+
 def test_winograd_applies_hand_cases():
     """`ConvStep.winograd` (`ConvGeometry.winograd_applies`) on the static shapes: a constant 3x3
     stride-1 weight with enough tiles and channels; not a weight argument, a stride, or too few tiles."""

@@ -41,15 +41,16 @@ from xrelay.runtime import threads
 from xrelay.runtime.memory_plan import plan_memory
 from xrelay.runtime.schedule import StepAccess
 
-LANES = False
+LANES = True
 """Whether the two-process mode runs independent branches one per process (off: every step splits
-itself). Their wrong answers on the ONNX zoo's Inception v2 (0.0129 off, the pads' kept borders of
-the plan before `plan_lanes` planned again: CONTRIBUTING) are fixed (`LinalgProgram.use_plan`;
-with lanes on every zoo model's two-process calls are within 6e-7 of the thread mode's). Off
-by default: benchmarks/change_ab.py --threads 2 --threading processes --both --off
-xrelay.runtime.spmd_lanes.LANES (with it on): onnx:inception_v2 0.928 (60 rounds), onnx:inception_v1
-0.989 (60), onnx:shufflenet 1.004 (100), but onnx:resnet50 1.063 (40 rounds; its downsampling
-blocks' four uneven regions, longer lane 0.73-0.76 of the estimate)."""
+itself). Their wrong answers on the ONNX zoo's Inception v2 (0.0129 off: the pads' kept borders of
+the plan before `plan_lanes` planned again; CONTRIBUTING) are fixed (`LinalgProgram.use_plan`):
+with lanes on every zoo model's two-process calls are within 6e-7 of the thread mode's.
+benchmarks/change_ab.py --threads 2 --threading processes --both --off
+xrelay.runtime.spmd_lanes.LANES: onnx:inception_v2 0.897 (100 rounds), onnx:inception_v1 0.974
+(100), onnx:shufflenet 0.993 (100); onnx:resnet50 laned none of its regions since
+`STEP_SPLIT_NS` (1.063 with them, 40 rounds); SqueezeNet, DenseNet-121 and ResNet-18 plan no
+lanes (their A/A: 0.981-0.991, 40 rounds)."""
 
 MAX_LANE_SHARE = 0.85
 """A region runs as lanes when its longer lane is estimated at most this share of the region's time
@@ -57,6 +58,16 @@ MAX_LANE_SHARE = 0.85
 (benchmarks/change_ab.py --model onnx:inception_v2 --threading processes --both, 2 threads, 20
 rounds), every region laned (its longest lane 0.51-0.81 of the region) against only those up to
 0.55: 0.976; against none: 0.851."""
+STEP_SPLIT_NS = 600_000
+"""A region runs as lanes only when its longer lane is estimated at most this much per costly step
+(above `CHEAP_NS`) longer than half the region: what a step run whole in a lane saves against
+splitting itself (two barriers, the parts' imbalance, half a small GEMM's lower speed) must pay for
+the lanes' imbalance. Per region, rank 0's time as lanes against the same steps split (alternating,
+2 threads, 30 rounds; the threshold in this unit is the longer lane's excess over half the region
+per costly step): ResNet-50's (ONNX) four downsampling blocks, 4 costly steps, excess 894-1186 us:
+1.232, 1.176, 1.047, 1.063; Inception v2's ten, 7-9 costly steps, excess at most 390 us (longer lane
+0.50-0.81): 0.774-0.962; Inception v1's nine, at most 172 us: 0.757-0.890 but its two 28x28
+regions (141, 172 us) 1.022, 1.014; ShuffleNet's two, 15 us: 1.070, 0.839."""
 MIN_REGION_NS = 200_000
 """Regions estimated shorter than this keep their steps split (a lane phase's barriers and Python
 are not worth it)."""
@@ -160,7 +171,8 @@ def branches(region: list[int], deps: list[set[int]]) -> list[list[int]]:
 
 def two_lanes(parts: list[list[int]], costs: list[float]) -> tuple[list[int], list[int]] | None:
     """`parts` (branches) dealt onto two lanes, longest first each to the shorter lane, the longer
-    lane first, when it is estimated at most `MAX_LANE_SHARE` of their time; else None."""
+    lane first, when it is estimated at most `MAX_LANE_SHARE` of their time and at most
+    `STEP_SPLIT_NS` per costly step longer than half their time; else None."""
     weight = [sum(costs[k] for k in part) for part in parts]
     total = sum(weight)
     if total < MIN_REGION_NS or len(parts) < 2:
@@ -171,7 +183,8 @@ def two_lanes(parts: list[list[int]], costs: list[float]) -> tuple[list[int], li
         lane = 0 if load[0] <= load[1] else 1
         lanes[lane].extend(part)
         load[lane] += w
-    if max(load) > MAX_LANE_SHARE * total:
+    costly = sum(1 for part in parts for k in part if costs[k] > CHEAP_NS)
+    if max(load) > MAX_LANE_SHARE * total or max(load) - total / 2 > STEP_SPLIT_NS * costly:
         return None
     # The longer lane first (rank 0's): rank 0 waiting at barriers is what runtime/spmd_fallback.py
     # reads as starvation, rank 1 waiting is not.

@@ -42,11 +42,20 @@ def test_regions_are_cut_where_every_costly_step_depends_or_is_depended_on():
 
 
 def test_two_lanes_deal_the_longest_branch_first_to_the_shorter_lane(monkeypatch):
-    monkeypatch.setattr(spmd_lanes, "LANES", True)  # off by default (see its docstring)
+    monkeypatch.setattr(spmd_lanes, "LANES", True)  # (the default; a test may run with it off)
     monkeypatch.setattr(spmd_lanes, "MIN_REGION_NS", 0)
+    monkeypatch.setattr(spmd_lanes, "CHEAP_NS", 50.0)
     costs = [0.0, 300.0, 100.0, 250.0, 120.0, 80.0]
     assert spmd_lanes.two_lanes([[1], [2], [3], [4, 5]], costs) == ([3, 4, 5], [1, 2])  # the longer first
     assert spmd_lanes.two_lanes([[1, 2, 3, 4, 5]], costs) is None  # one branch: nothing to run beside it
+    # The longer lane, 450, is 25 longer than half of 850, over 5 costly steps: 5 each.
+    monkeypatch.setattr(spmd_lanes, "STEP_SPLIT_NS", 5.0)
+    assert spmd_lanes.two_lanes([[1], [2], [3], [4, 5]], costs) == ([3, 4, 5], [1, 2])
+    monkeypatch.setattr(spmd_lanes, "STEP_SPLIT_NS", 4.9)  # splitting each step saves more
+    assert spmd_lanes.two_lanes([[1], [2], [3], [4, 5]], costs) is None
+    monkeypatch.setattr(spmd_lanes, "CHEAP_NS", 90.0)  # 4 costly steps: 6.25 each
+    monkeypatch.setattr(spmd_lanes, "STEP_SPLIT_NS", 6.0)
+    assert spmd_lanes.two_lanes([[1], [2], [3], [4, 5]], costs) is None
     monkeypatch.setattr(spmd_lanes, "MIN_REGION_NS", 10_000)
     assert spmd_lanes.two_lanes([[1], [2], [3], [4, 5]], costs) is None  # too short to be worth a phase
 
@@ -132,9 +141,10 @@ def lanes_everywhere(blas_workers, monkeypatch):
     """Two threads; every region of two or more branches runs as lanes; rank 1's bindings checked."""
     blas_workers(2)
     monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
-    monkeypatch.setattr(spmd_lanes, "LANES", True)  # off by default (see its docstring)
+    monkeypatch.setattr(spmd_lanes, "LANES", True)  # (the default; a test may run with it off)
     monkeypatch.setattr(spmd_lanes, "MIN_REGION_NS", 0)
     monkeypatch.setattr(spmd_lanes, "MAX_LANE_SHARE", 1.0)
+    monkeypatch.setattr(spmd_lanes, "STEP_SPLIT_NS", float("inf"))
 
 
 def phases(program) -> list:

@@ -138,6 +138,8 @@ def step_label(step) -> str:
     def dims(shape) -> str:
         return "x".join(str(n) for n in shape)
 
+    if type(step).__name__ == "SplitTail":  # runtime/contraction_tail.py
+        return f"grouped 1x1 conv + {step_label(step.tail.step)}"
     if isinstance(step, ShuffledTail):
         return f"tail of {len(step.tail.members)} ops {dims(step.tail.result.type.get_shape())} +shuffled pad"
     if isinstance(step, TailIntoPad):

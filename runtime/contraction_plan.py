@@ -22,7 +22,7 @@ from xdsl.ir.affine import AffineMap
 from xrelay.runtime.affine_views import LoopView, is_bare_permutation, loop_order, used_loops
 from xrelay.runtime import conv as conv_kernels
 from xrelay.runtime.conv import threaded_matmul
-from xrelay.runtime.threads import run_alone, run_parts, worth_splitting
+from xrelay.runtime.threads import run_alone, run_parts, split_threads, worth_splitting
 
 
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
@@ -68,7 +68,9 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
     significant = lambda loops: [d for d in loops if ranges[d] != 1]  # noqa: E731
     in_place = significant(labels) == significant(out_order)
     to_labels = [out_order.index(d) for d in labels]
-    return PlannedContraction(views, matrices, free_loops, shape, in_place, to_labels, (ia, ib), reuse_views)
+    planned = PlannedContraction(views, matrices, free_loops, shape, in_place, to_labels, (ia, ib), reuse_views)
+    planned.row_loops, planned.out_order, planned.ranges = list(sides[0][1]), out_order, tuple(ranges)
+    return planned
 
 
 SPLIT_COPIES = True
@@ -85,6 +87,32 @@ class PlannedContraction:
         self.in_place, self.to_labels, self.operands, self.reuse_views = in_place, to_labels, operands, reuse_views
         self.last: tuple | None = None
         """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""
+        self.row_loops: list[int] = []
+        """The loops of the product's rows (the first matrix's free loops), in the output's order."""
+        self.out_order: list[int] = []
+        self.ranges: tuple[int, ...] = ()
+
+    def rows_per(self, axis: int) -> int | None:
+        """How many product rows one index of output axis `axis` spans, when the product's rows are
+        the output's leading axes and those before `axis` have one point (so rows [r0, r1) of that
+        axis are product rows [r0 * n, r1 * n)); else None."""
+        rows = self.row_loops
+        if rows != self.out_order[:len(rows)] or axis >= len(rows) or any(self.ranges[d] != 1 for d in rows[:axis]):
+            return None
+        return math.prod(self.ranges[d] for d in rows[axis + 1:])
+
+    def matrices_of(self, ins: list, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(lhs, rhs, product): views whose `np.matmul(lhs, rhs, out=product)` computes the op on these
+        arrays (kept from the last call when they are its arrays); None when one would be a copy or
+        the arrays do not allow the direct write."""
+        kept = self.kept(ins, target)
+        if kept is not None:
+            return kept
+        bound = self.bind(ins, target)
+        call = bound[0] if bound is not None else None
+        if getattr(call, "func", None) is not threaded_matmul:
+            return None
+        return (*call.args, call.keywords["out"])
 
     def kept(self, ins: list, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(lhs, rhs, product) of the last call when `ins` and `target` are its arrays, else None."""
@@ -185,19 +213,33 @@ class ContractionStep:
     `threaded_matmul`'s, in `run_split` parts or `run_alone`; else the whole op runs by `run_alone`
     (both processes keep the same matrices, so both take the same branch)."""
 
-    def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int):
+    def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int,
+                 result=None):
         self.planned, self.run, self.prepare, self.finish, self.n_in = planned, run, prepare, finish, n_in
+        self.result = result
+        """The op's result (an SSA value; runtime/contraction_tail.py looks for the tail reading it)."""
+        self.tail: ContractionTail | None = None
+        """The elementwise tail whose `SplitTail` step runs the product with it when they split (set
+        by `contraction_tail.fuse_contraction_tails`); this step then only binds the result."""
 
     @staticmethod
     def of(run: Callable, prepare: Callable, finish: Callable, n_in: int,
-           zero_init: Sequence[bool]) -> ContractionStep | None:
+           zero_init: Sequence[bool], result=None) -> ContractionStep | None:
         planned = getattr(run, "fast_only", None)
         if not (CONTRACTION_STEPS and isinstance(planned, PlannedContraction) and zero_init and zero_init[0]):
             return None
-        return ContractionStep(planned, run, prepare, finish, n_in)
+        return ContractionStep(planned, run, prepare, finish, n_in, result)
 
     def __call__(self, env: list) -> None:
         arrays = self.prepare(env)
+        tail = self.tail
+        if tail is not None and tail.split():  # the product runs at the tail's step, with it
+            self.finish(env, arrays)  # the steps between bind views of the result
+            return
+        self.contract(env, arrays)
+
+    def contract(self, env: list, arrays: list) -> None:
+        """The product alone, into the output array, and the result bound."""
         ins, target = arrays[:self.n_in], arrays[self.n_in]
         kept = self.planned.kept(ins, target)
         if kept is not None:
@@ -211,3 +253,98 @@ class ContractionStep:
             else:
                 run_alone(bound[0])
         self.finish(env, arrays)
+
+
+class SplitTail:
+    """The step of an elementwise tail after a `ContractionStep` (`contraction_tail.fuse_contraction_tails`):
+    when the two split (`ContractionTail.split`) the product, deferred to here, and the tail run
+    split together by output rows, each part multiplying its rows of the product and then running the
+    tail on them (one split instead of two, and a tail too small to split on its own split with it);
+    else the tail's own step, the product having run at its step."""
+
+    spmd = True
+    """Both processes of the two-process mode may run this step: it writes in its parts, or runs the
+    tail's step or the contraction's (both `spmd`), and both processes take the same branch (the
+    matrices are views of the same arrays on both, kept from the first run)."""
+
+    def __init__(self, contraction: ContractionStep, tail: ContractionTail):
+        self.contraction, self.tail = contraction, tail
+        self.members = getattr(tail.step, "members", None)  # benchmarks/split_profile.py reads a tail's members
+
+    def __call__(self, env: list) -> None:
+        tail, contraction = self.tail, self.contraction
+        if not tail.split():
+            tail.step(env)
+            return
+        arrays = contraction.prepare(env)
+        matrices = contraction.planned.matrices_of(arrays[:contraction.n_in], arrays[contraction.n_in])
+        if matrices is None or not tail.rows_apart(matrices[0]):  # one after the other
+            contraction.contract(env, arrays)
+            tail.step(env)
+            return
+        rows = tail.epilogue(env)
+        lhs, rhs, product = matrices
+        inner = tail.inner
+
+        def part(r0: int, r1: int) -> None:
+            np.matmul(lhs[:, r0 * inner:r1 * inner], rhs, out=product[:, r0 * inner:r1 * inner])
+            rows(r0, r1)
+
+        run_parts(part, tail.rows, True)
+
+
+FUSE_SPLIT_TAILS = True
+"""Whether a contraction and its tail that split run each part's rows of the product and of the tail
+together (`SplitTail`; read on every run; off: the product split, then the tail's own step)."""
+
+
+class ContractionTail:
+    """An elementwise tail after a `ContractionStep` (`contraction_tail.fuse_contraction_tails`): its own
+    `step`; `epilogue(env)` binds it for this run and returns `rows(r0, r1)`, applying it to rows
+    [r0, r1) of an output axis of `rows` rows, which are product rows [r0 * inner, r1 * inner). The
+    two split together over the threads (processes) when the product (`macs` multiply-adds) or the
+    tail (`points`, from `min_split`/`processes_min_split`) would split."""
+
+    def __init__(self, step: Callable, epilogue: Callable, rows: int, inner: int, macs: int,
+                 points: int, min_split: int, processes_min_split: int):
+        self.step, self.epilogue, self.rows, self.inner = step, epilogue, rows, inner
+        self.macs, self.points, self.min_split, self.processes_min_split = macs, points, min_split, processes_min_split
+        self.between: list[int] = []
+        """The planned buffers allocated after the contraction's step up to the tail's: the tail may
+        write them where the product's input was (`rows_apart`)."""
+        self.planned: list = []
+        """The program's planned arrays (its list, whose arrays the two-process mode replaces)."""
+        self.checked: tuple | None = None
+        """(lhs, whether the tail's parts never write rows of it another part reads) of the last check."""
+
+    def rows_apart(self, lhs: np.ndarray) -> bool:
+        """Whether a part may run the tail on its rows right after multiplying them: every buffer the
+        tail may write that shares memory with the product's input `lhs` holds, in its row r (of
+        `rows`), all of lhs's rows for output row r, so no part writes what another part reads."""
+        checked = self.checked
+        if checked is not None and checked[0] is lhs:
+            return checked[1]
+        safe = True
+        for k in self.between:
+            buffer = self.planned[k] if k < len(self.planned) else None
+            if buffer is None or not np.may_share_memory(buffer, lhs):
+                continue
+            if not (buffer.flags.c_contiguous and self.rows in np.cumprod(buffer.shape)):  # its rows are not ours
+                safe = False
+                break
+            base, row_bytes = buffer.ctypes.data, buffer.nbytes // self.rows
+            for r in range(self.rows):
+                low, high = np.lib.array_utils.byte_bounds(lhs[:, r * self.inner:(r + 1) * self.inner])
+                if low < base + r * row_bytes or high > base + (r + 1) * row_bytes:
+                    safe = False
+                    break
+        self.checked = (lhs, safe)
+        return safe
+
+    def split(self) -> bool:
+        """Whether the product and the tail run split together here and now."""
+        threads = split_threads()
+        return (FUSE_SPLIT_TAILS and threads > 1 and self.rows >= 2 * threads
+                and (worth_splitting(self.macs, conv_kernels.MIN_SPLIT_MATMUL_MACS,
+                                     conv_kernels.PROCESSES_MIN_SPLIT_MATMUL_MACS)
+                     or worth_splitting(self.points, self.min_split, self.processes_min_split)))

@@ -37,6 +37,7 @@ from xrelay.runtime.contraction_plan import ContractionStep
 from xrelay.runtime.depthwise import DepthwiseStep
 from xrelay.runtime.conv_epilogue import ConvStep, fuse_conv_epilogues
 from xrelay.runtime.shuffle_tail import fuse_shuffled_pads
+from xrelay.runtime.contraction_tail import bind_split_tails, fuse_contraction_tails
 from xrelay.runtime.schedule import StepAccess, build_schedule
 from xrelay.runtime.window_reduce import starts_from_identity
 from xrelay.runtime.program_entry import (
@@ -132,6 +133,7 @@ class LinalgProgram:
                 self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
         fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
         fuse_shuffled_pads(self.steps, self.accesses, self.memory)
+        fuse_contraction_tails(self.steps, self.accesses, self.memory)
         self.plan = None
         self.peak_bytes = None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
@@ -141,6 +143,7 @@ class LinalgProgram:
         and its memory is planned."""
         self._bound: list | None = None  # with a schedule: the environment after its prologue
         self._tensor_level = tensor_level
+        bind_split_tails(self.steps, self._planned)  # the list whose arrays `use_plan` sets
         self.use_plan(plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None)
         self.threading = "auto"
         """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had;
@@ -411,7 +414,8 @@ class LinalgProgram:
                 step.spmd = chunked is not None  # writes only in ChunkedOp.run's parts (runtime/spmd.py)
 
                 step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached)
-                        or ContractionStep.of(run, prepare, finish, n_in, zero_init)
+                        or ContractionStep.of(run, prepare, finish, n_in, zero_init,
+                                                op.results[0] if len(op.results) == 1 else None)
                         or DepthwiseStep.of(op, run, prepare, finish, zero_init) or step)
             else:
                 def step(env, run=run, operands=operands):

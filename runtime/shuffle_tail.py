@@ -51,8 +51,14 @@ class ShuffledTail:
         self.kept: tuple | None = None
         """(padded buffer, each member's operand arrays, `rows` bound for them) of the last run, kept
         while `bind_once` and the padded buffer is a planned one."""
+        self.source: FusedTail | None = None
+        """The fused tail this step was made from (runtime/contraction_tail.py reads its ops)."""
 
     def __call__(self, env: list) -> None:
+        run_parts(self.epilogue(env), self.rows, worth_splitting(self.points, *self.min_split))
+
+    def epilogue(self, env: list):
+        """Fill the pad's border and bind the tail for this run: `rows(r0, r1)` runs it on those rows."""
         padded = self.pad.buffer(env)
         rows = self._kept_rows(env, padded)
         if rows is None:
@@ -61,9 +67,13 @@ class ShuffledTail:
             if self.bind_once and padded is self.pad.planned[self.pad.k]:
                 # bind() has bound every member's results: their operands read as on the next run
                 self.kept = (padded, [prepare(env) for _, prepare, _, _ in self.tail.members], rows)
+        return rows
+
+    @property
+    def min_split(self) -> tuple[int, int]:
+        """The points from which it splits over threads and in the two-process mode."""
         in_processes = self.processes_min_split
-        run_parts(rows, self.rows, worth_splitting(
-            self.points, MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS if in_processes is None else in_processes))
+        return MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS if in_processes is None else in_processes
 
     def _kept_rows(self, env: list, padded: np.ndarray):
         """The kept `rows` when this run's arrays are the kept ones (the members' results bound as
@@ -108,8 +118,10 @@ def fuse_shuffled_pads(steps: list, accesses: dict, memory) -> int:
         if tail is None or tail.loop != axis:
             continue
         inverse = tuple(int(i) for i in np.argsort(tuple(transpose.permutation.get_values())))
+        source = steps[t]
         steps[t] = ShuffledTail(tail, pad, tuple(transpose.results[0].type.get_shape()), inverse, shape[axis],
-                                steps[t].points)
+                                source.points)
+        steps[t].source = source
         steps[p] = _no_op
         pad_access = accesses.pop(p)
         # Slots bound after the tail's step (the shuffle's views) are not read there.

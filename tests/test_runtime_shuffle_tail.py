@@ -9,6 +9,7 @@ from module_builder import make_module
 from xrelay.dialects import nn
 from xrelay.lowering import lower
 from xrelay.runtime import shuffle_tail, spmd
+from xrelay.runtime.contraction_plan import SplitTail
 from xrelay.runtime.linalg_exec import LinalgProgram
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.shuffle_tail import ShuffledTail
@@ -67,7 +68,9 @@ def case(groups, group_channels, h, w, residual=False):
 
 
 def shuffled_tails(program: LinalgProgram) -> int:
-    return sum(isinstance(step, ShuffledTail) for step in program.steps)
+    """Shuffled tails, on their own or run with the grouped convolution before them (runtime/contraction_tail.py)."""
+    return sum(isinstance(step, ShuffledTail) or isinstance(step, SplitTail) and isinstance(step.tail.step, ShuffledTail)
+               for step in program.steps)
 
 
 def pad_copies(program: LinalgProgram) -> int:

@@ -12,7 +12,10 @@ a `StorageTracker` learns, for every slot a step defines, where its memory comes
 `plan_memory` then finds each buffer's last use (the last step touching any slot that shares its
 storage; the returned values live to the end) and hands the buffers, in step order, blocks of
 memory: a block whose buffer has had its last use is reused by the next allocation it fits
-(best fit, else a new block). The blocks are allocated once; a run allocates no activations.
+(best fit, else a new block). With `HOT_BLOCKS` it is planned a second way, each allocation taking
+the free block that fits freed last, whatever its size (its memory most likely still in cache), and
+that plan is kept unless its blocks add up to more. The blocks are allocated once; a run allocates
+no activations.
 
 A `tensor.insert_slice` writing in place records a placement: `place_in_slices` may make the
 inserted buffer a view of its slice of the destination (DenseNet's growing concatenation, a fire
@@ -32,6 +35,11 @@ import numpy as np
 
 PLACE_IN_SLICES = True
 """Whether `plan_memory` places inserted buffers in their slice (off: every insert copies, for A/B runs)."""
+
+HOT_BLOCKS = True
+"""Whether `plan_memory` gives each allocation the free block that fits freed last (its memory most
+likely still in cache) where that plan needs no more memory than the best fit (off: best fit only,
+the block freed first among equal sizes; for A/B runs)."""
 
 
 @dataclass
@@ -177,8 +185,28 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         for r in start:
             if start[r] <= b and end[r] >= a:
                 end[r] = max(end[r], b)
+    block_of, block_sizes = _assign_blocks(buffers, start, end, n_steps, hot=False)
+    if HOT_BLOCKS:
+        hot_of, hot_sizes = _assign_blocks(buffers, start, end, n_steps, hot=True)
+        if sum(hot_sizes) <= sum(block_sizes):
+            block_of, block_sizes = hot_of, hot_sizes
+    for k in range(len(buffers)):
+        if k not in tracker.unused:
+            block_of[k] = block_of[root[k]]
+    used = [b.nbytes for k, b in enumerate(buffers) if k not in tracker.unused]
+    plan = MemoryPlan([], block_of, sum(block_sizes), sum(used), last_use, block_sizes, list(buffers),
+                      set(tracker.unused), parent)
+    plan.place([np.empty(max(size, 1), np.uint8) for size in block_sizes])
+    return plan
+
+
+def _assign_blocks(buffers: Sequence[PlannedBuffer], start: dict[int, int], end: dict[int, int], n_steps: int,
+                   hot: bool) -> tuple[list[int], list[int]]:
+    """Per buffer its block (-1 for buffers not in `start`), and the blocks' sizes: buffer r holds its
+    block from step `start[r]` to `end[r]`. A new buffer takes the smallest free block that fits, the
+    one freed first among equal sizes; `hot`: the free block that fits freed last, whatever its size."""
     block_sizes: list[int] = []
-    free: list[int] = []  # blocks no live buffer uses
+    free: list[int] = []  # blocks no live buffer uses, in the order they were freed
     block_of = [-1] * len(buffers)
     releases: dict[int, list[int]] = {}
     by_step: dict[int, list[int]] = {}
@@ -188,10 +216,9 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
     for step in range(n_steps + 1):
         for k in by_step.get(step, ()):
             need = buffers[k].nbytes
-            fits = [blk for blk in free if block_sizes[blk] >= need]
+            fits = [i for i, blk in enumerate(free) if block_sizes[blk] >= need]
             if fits:
-                blk = min(fits, key=lambda b: block_sizes[b])
-                free.remove(blk)
+                blk = free.pop(fits[-1] if hot else min(fits, key=lambda i: block_sizes[free[i]]))
             else:
                 blk = len(block_sizes)
                 block_sizes.append(need)
@@ -200,14 +227,7 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         # and last used by the same step is still held while that step runs, hence the order).
         for k in releases.get(step, ()):
             free.append(block_of[k])
-    for k in range(len(buffers)):
-        if k not in tracker.unused:
-            block_of[k] = block_of[root[k]]
-    used = [b.nbytes for k, b in enumerate(buffers) if k not in tracker.unused]
-    plan = MemoryPlan([], block_of, sum(block_sizes), sum(used), last_use, block_sizes, list(buffers),
-                      set(tracker.unused), parent)
-    plan.place([np.empty(max(size, 1), np.uint8) for size in block_sizes])
-    return plan
+    return block_of, block_sizes
 
 
 def place_in_slices(tracker: StorageTracker, last_use: Sequence[int]) -> dict[int, tuple[int, tuple[slice, ...]]]:

@@ -10,7 +10,9 @@ import numpy as np
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
+from xrelay.runtime import memory_plan
 from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 
 T = "tensor<4x8xf32>"
 BYTES = 4 * 8 * 4  # one 4x8 f32 buffer
@@ -106,3 +108,39 @@ def test_a_slice_keeps_its_buffer_alive_and_results_are_never_reused():
     # Blocks: a (alive through s until r), first (returned), t1's (t3 takes it once t2 is made, and
     # keeps it: returned) and t2's (free after t3, r's smaller buffer fits in it).
     assert planned.peak_bytes == 4 * BYTES
+
+
+
+def hot_block_plan(later: bool):
+    """Blocks 0, 1 (64 bytes) and 2 (256 bytes), all allocated at step 0, freed after steps 1, 2 and 3;
+    buffer 3 (64 bytes) allocated at step 4; `later`: buffer 4 (256 bytes) allocated at step 5 while
+    buffer 3 is alive."""
+    t = StorageTracker()
+    f32 = np.dtype(np.float32)
+    for slot, shape in ((0, (4, 4)), (1, (4, 4)), (2, (8, 8))):
+        t.fresh(slot, 0, shape, f32)
+    t.fresh(3, 4, (4, 4), f32)
+    touches = [(1, 0), (2, 1), (3, 2), (6, 3)]
+    if later:
+        t.fresh(4, 5, (8, 8), f32)
+        touches.append((6, 4))
+    for step, slot in touches:
+        t.touch(step, (slot,))
+    return plan_memory(t, 7, [3, 4] if later else [3])
+
+
+def test_an_allocation_takes_the_block_freed_last_when_the_peak_stays(monkeypatch):
+    """`HOT_BLOCKS`: buffer 3 takes the block freed last (block 2, at step 3: still in cache), bigger
+    than it needs, since the peak stays; off, the smallest that fits, the first freed of those (block 0)."""
+    hot = hot_block_plan(later=False)
+    assert hot.block_of == [0, 1, 2, 2] and hot.peak_bytes == 64 + 64 + 256
+    monkeypatch.setattr(memory_plan, "HOT_BLOCKS", False)
+    cold = hot_block_plan(later=False)
+    assert cold.block_of == [0, 1, 2, 0] and cold.peak_bytes == hot.peak_bytes
+
+
+def test_hot_blocks_fall_back_to_the_best_fit_when_the_peak_would_grow():
+    """Buffer 4 needs the 256-byte block at step 5: had buffer 3 taken it, a new block would be needed,
+    so the plan keeps the best fit (buffer 3 in block 0) and the peak of three blocks."""
+    plan = hot_block_plan(later=True)
+    assert plan.block_of == [0, 1, 2, 0, 2] and plan.peak_bytes == 64 + 64 + 256

@@ -165,7 +165,7 @@ def step_label(step) -> str:
     n, _, oh, ow = (out[a] for a in g.out_axes)
     label = f"conv {kh}x{kw}/{g.strides[0]} {c}->{f} out {oh}x{ow}"
     return (label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
-            + (" +pool" if step.pool is not None else ""))
+            + (" +pool" if step.pool is not None else "") + (" +tail +pad" if getattr(step, "after", None) else ""))
 
 
 def lanes_label(step) -> str:

@@ -12,6 +12,9 @@ on the thread that computed it.
 The tail's members must each be one ufunc over loop-space views (`linalg_structured._one_ufunc_program`:
 bias-add, ReLU, residual add), cut along the loop of the convolution's output rows with coefficient 1;
 a part then costs one ufunc call per member on row slices of views made once per run.
+A tail of its own that writes into a pad (`TailIntoPad`) and reads the result of a convolution's tail
+row for row (ResNet's residual sum, also the next block's residual, then its bias-add and ReLU into
+the next convolution's pad) runs on the same blocks of rows, after that tail (`ConvStep.after`).
 """
 
 from __future__ import annotations
@@ -130,6 +133,11 @@ class ConvStep:
         self.kept: tuple | None = None
         """(the pad's buffer, its interior view, (the tail's rows, the result, their epilogue with the
         pad's copy) or None) of the last run, while `KEEP_EPILOGUES`."""
+        self.after: TailIntoPad | None = None
+        """With a tail and no pad: a tail into a pad that reads the tail's result row for row, run on
+        each block of rows after this step's tail (`_fuse_tails_into_pads`, `TAILS_INTO_PADS`)."""
+        self.kept_after: tuple | None = None
+        """(the tail's rows, the after's rows, both in one call) of the last run, while `KEEP_EPILOGUES`."""
         self.blocked: BlockedConvPool | None = None
         """With `pool`, when the pooling is the only reader of the result: both computed block by block
         of rows (`runtime/conv_pool.py`)."""
@@ -186,6 +194,8 @@ class ConvStep:
         self.finish(env, arrays)  # the tail reads the result's slot: the out buffer, written below
         if pad is None:
             epilogue = tail.bind(env)
+            if self.after is not None:
+                epilogue = self._then(epilogue, self.after.rows(env))
         else:
             padded, kept = pad.buffer(env), self.kept
             if kept is None or kept[0] is not padded:  # the same buffer (a planned program's): the same view
@@ -226,6 +236,20 @@ class ConvStep:
                                 split_plan.PROCESSES_MIN_SPLIT_ELEMENTS)
         for start, end in left:
             run_parts(lambda o0, o1, s=start: pool.rows(result, target, s + o0, s + o1), end - start, split)
+
+    def _then(self, first: Callable[[int, int], None], second: Callable[[int, int], None]) -> Callable[[int, int], None]:
+        """`first(r0, r1)` then `second(r0, r1)` as one epilogue (kept while both are the same)."""
+        kept = self.kept_after
+        if kept is not None and kept[0] is first and kept[1] is second:
+            return kept[2]
+
+        def both(r0: int, r1: int) -> None:
+            first(r0, r1)
+            second(r0, r1)
+
+        if KEEP_EPILOGUES:
+            self.kept_after = (first, second, both)
+        return both
 
     def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
         before = (slice(None),) * self.geometry.out_axes[2]
@@ -275,6 +299,10 @@ POINTWISE_POOLS = True
 result keeps that GEMM, the pooling done as its rows finish, instead of `conv_pool.BlockedConvPool`
 (which copies the data into strips and multiplies it row by row; Inception v2's pool projections, 1x1
 convolutions before a 3x3/1 average pool: `passes/pool_after_pointwise_conv.py`)."""
+TAILS_INTO_PADS = True
+"""Whether a tail into a pad (`TailIntoPad`) that reads the tail's result of the convolution before it
+row for row runs on that convolution's blocks of rows, after its tail (`ConvStep.after`; off: a step
+of its own, for A/B runs)."""
 POOL_IN_PARTS = True
 """Whether such a convolution split over threads pools the rows each part completes inside that part
 (off: on several threads, the pooling runs after the convolution, split again; for A/B runs)."""
@@ -357,6 +385,8 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
             fused += 1
     if FUSE_TAIL_PADS:
         fused += _fuse_tail_pads(steps, accesses, memory, slot)
+        if TAILS_INTO_PADS:
+            fused += _fuse_tails_into_pads(steps, accesses, memory, slot)
     return fused
 
 
@@ -375,15 +405,19 @@ class TailIntoPad:
         self.kept: tuple[np.ndarray, np.ndarray] | None = None
         """(the pad's buffer, its interior view) of the last run, while `KEEP_EPILOGUES`."""
 
-    def __call__(self, env: list) -> None:
+    def rows(self, env: list) -> Callable[[int, int], None]:
+        """Bind the pad's buffer (its border filled) and the tail for this run: `rows(r0, r1)` writes
+        rows [r0, r1) of the tail's result into the pad's interior."""
         padded, kept = self.pad.buffer(env), self.kept
         if kept is None or kept[0] is not padded:  # the same buffer: the same view (and the tail's views)
             kept = (padded, padded[self.pad.interior])
             if KEEP_EPILOGUES:
                 self.kept = kept
-        rows = self.row_tail.bind(env, kept[1])
-        run_parts(rows, self.tail.rows, worth_splitting(self.tail.points, split_plan.MIN_SPLIT_ELEMENTS,
-                                                        split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
+        return self.row_tail.bind(env, kept[1])
+
+    def __call__(self, env: list) -> None:
+        run_parts(self.rows(env), self.tail.rows, worth_splitting(self.tail.points, split_plan.MIN_SPLIT_ELEMENTS,
+                                                                  split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
 
 
 def _fuse_tail_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
@@ -414,6 +448,62 @@ def _fuse_tail_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValu
         memory.touch(t, [pad.source, pad.out])
         fused += 1
     return fused
+
+
+def _fuse_tails_into_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
+    """Give each `TailIntoPad` that follows (after bindings) a convolution with a tail and no pad,
+    and reads that tail's result row for row along the convolution's output rows, to the convolution
+    (`ConvStep.after`): ResNet's residual sum (the convolution's tail) is also the next block's
+    residual, so its bias-add and ReLU into the next convolution's pad is a tail of its own. The
+    convolution moves to the tail's step, as in `fuse_conv_epilogues`; the tail must write no buffer
+    the convolution step reads, and read nothing it writes but its tail's result, row for row."""
+    fused = 0
+    for q, step in enumerate(steps):
+        if not (isinstance(step, TailIntoPad) and q in accesses):
+            continue
+        c = q - 1
+        while c >= 0 and _inert(accesses.get(c)):
+            c -= 1
+        conv = steps[c] if c >= 0 else None
+        if not (isinstance(conv, ConvStep) and conv.tail is not None and conv.pad is None and conv.pool is None
+                and conv.after is None and c in accesses):
+            continue
+        row_tail, axis = step.row_tail, conv.geometry.out_axes[2]
+        first = step.tail.members[0][0]
+        cut = first.cuts[len(first.op.inputs)]
+        if cut is None or cut[0] != axis or first.rows != conv.rows or row_tail.loop != axis:
+            continue
+        conv_access, tail_access = accesses[c], accesses[q]
+        buffer = lambda s: memory.storage.get(s, ("slot", s))  # noqa: E731
+        written = {buffer(s) for s in conv_access.writes | conv_access.binds}
+        read = {buffer(s) for s in conv_access.reads} - written
+        if any(buffer(s) in read or buffer(s) in written for s in tail_access.writes):
+            continue
+        result = conv.tail.result
+        if not _reads_row_for_row(step.tail, result):
+            continue
+        # Of what the convolution step writes, the tail reads its tail's result (row for row) only.
+        reads_written = {s for s in tail_access.reads if buffer(s) in written}
+        if any(buffer(s) != buffer(slot(result)) for s in reads_written):
+            continue
+        if any(value is result and m is not first for m, _, _ in step.tail.members for value in m.op.inputs):
+            continue
+        conv.after = step
+        steps[q], steps[c] = conv, _no_op
+        tail_access.merge(accesses.pop(c))
+        memory.touch(q, sorted(conv_access.reads | conv_access.binds | conv_access.writes))
+        fused += 1
+    return fused
+
+
+def _reads_row_for_row(tail: FusedTail, value: SSAValue) -> bool:
+    """Whether the tail's first member reads `value` only through its own output's map, as an operand
+    of the output's type (its loop rows are then `value`'s rows)."""
+    member = tail.members[0][0].op
+    maps = member.get_indexing_maps().data
+    out_map, out_type = maps[len(member.inputs)], member.outputs[0].type
+    uses = [i for i, v in enumerate(member.inputs) if v is value]
+    return bool(uses) and all(value.type == out_type and maps[i] == out_map for i in uses)
 
 
 def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], c: int, p: int,

@@ -210,11 +210,13 @@ def keep_borders(steps: list, plan) -> int:
     nothing had filled)."""
     pads = {}
     for step in steps:
-        pad = step if isinstance(step, PadStep) else getattr(step, "pad", None)
-        if isinstance(pad, PadStep):
-            pad.border_kept = False
-            if pad.constant_fill:
-                pads[pad.k] = pad
+        # a step's own pad, or that of the tail into a pad it runs (`ConvStep.after`)
+        for pad in (step if isinstance(step, PadStep) else getattr(step, "pad", None),
+                    getattr(getattr(step, "after", None), "pad", None)):
+            if isinstance(pad, PadStep):
+                pad.border_kept = False
+                if pad.constant_fill:
+                    pads[pad.k] = pad
     if not KEEP_BORDERS or plan is None:
         return 0
     nested = {k for k in plan.parent} | {parent for parent, _ in plan.parent.values()}

@@ -27,7 +27,7 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime import spmd
+from xrelay.runtime import hoist_bindings, spmd
 from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_threads
 from xrelay.runtime.insert_slice import insert_step
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
@@ -116,6 +116,10 @@ class LinalgProgram:
         self._tail = None  # the fused elementwise tail the next op may join (see `_fuse`)
         self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
         self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/schedule.py)
+        self.same_as: dict[int, int] = {}
+        """Result slot -> the operand slot whose array its step binds it to (runtime/hoist_bindings.py)."""
+        self.planned_slots: dict[int, int] = {}
+        """A pad's result slot -> its planned buffer, which `PadStep.buffer` binds it to when planned."""
         self._views_cached = [True]  # whether steps keep the views they made (`bind_view`): planned programs
         tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
         check_no_use_after_dealloc(main.body.block)
@@ -170,6 +174,8 @@ class LinalgProgram:
             # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
             self._bound = [None] * len(self.slots)
             self.schedule.bind(self.steps, self._bound)
+            if hoist_bindings.HOIST_BINDINGS:  # and the steps binding only views of them
+                self.schedule.hoist(hoist_bindings.hoist(self, self._bound))
 
     def close(self) -> None:
         """End the second process of the "processes" threading, if any (also when collected)."""
@@ -336,7 +342,11 @@ class LinalgProgram:
                 if view_shape == tuple(op.source.type.get_shape()):  # the plan may make the source this slice
                     self.memory.place(src, dst, index, len(self.steps))
 
-            self.steps.append(insert_step(src, dst, out, index, copy, view_shape, self._views_cached))
+            step = insert_step(src, dst, out, index, copy, view_shape, self._views_cached)
+            if not copy:  # its result is the destination's array (runtime/hoist_bindings.py)
+                step.binds_out_operands = True
+                self.same_as[out] = dst
+            self.steps.append(step)
             return
         if isinstance(op, tensor.PadOp):
             compile_pad(self, op)
@@ -372,6 +382,8 @@ class LinalgProgram:
                     res, init = slot(op.results[0]), slot(op.outputs[0])
                     self.memory.alias(res, init)
                     alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
+                    alias.binding = alias.binds_out_operands = True
+                    self.same_as[res] = init
                 else:
                     alias = lambda env: None  # noqa: E731
                 self.fill_steps[op] = (len(self.steps), alias)
@@ -390,6 +402,7 @@ class LinalgProgram:
                 for r, out_slot, c in zip(results, operands[n_in:n_operands], copy):
                     if not c:  # the result is the out buffer, updated in place
                         self.memory.alias(r, out_slot, written_at=len(self.steps))
+                        self.same_as[r] = out_slot
 
                 def prepare(env, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy):
                     arrays = [env[i] for i in operands]
@@ -412,6 +425,7 @@ class LinalgProgram:
                     finish(env, arrays)
 
                 step.spmd = chunked is not None  # writes only in ChunkedOp.run's parts (runtime/spmd.py)
+                step.binds_out_operands = True  # `finish` (runtime/hoist_bindings.py)
 
                 step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached)
                         or ContractionStep.of(run, prepare, finish, n_in, zero_init,
@@ -466,6 +480,7 @@ def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray], cach
         if cached[0] and isinstance(view, np.ndarray) and view.base is not None and np.may_share_memory(view, source):
             last[0] = (source, view)
 
+    step.binding = True  # it only binds (runtime/hoist_bindings.py)
     return step
 
 

@@ -75,6 +75,7 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     # The result is a planned buffer: only its border is filled, the interior is the copy.
     k = program.memory.fresh(out, len(program.steps), shape, dtype)
     program._planned.append(None)
+    program.planned_slots[out] = k
     border = []
     for axis, (lo, size, n) in enumerate(zip(op.static_low.get_values(), shape, op.source.type.get_shape())):
         before = (slice(None),) * axis
@@ -174,6 +175,8 @@ def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index
 
     def bind_only(env) -> None:
         finish(env, prepare(env))
+
+    bind_only.binding = bind_only.binds_out_operands = True  # runtime/hoist_bindings.py
 
     program.steps[index] = bind_only
     access = program.accesses.get(index)

@@ -11,7 +11,8 @@ turns these into dependencies between steps:
   old buffer's last reader has run, so the new buffer's writer waits for those readers.
 
 Steps that read nothing (constants, planned allocations, globals: bindings of arrays fixed when
-the program was compiled) run first, in order. The rest is cut at every step that is an ancestor
+the program was compiled) run first, in order; `LinalgProgram.use_plan` then hoists the steps that
+only bind views of those arrays (runtime/hoist_bindings.py) out of the body into `Schedule.hoisted`. The rest is cut at every step that is an ancestor
 or a descendant of every other step but cheap ones (views): nothing costly can run beside it, so
 it runs alone (the cheap steps around it keep their order) and may split
 itself over the worker threads (`threads.run_parts`). Between two such steps (when lanes are on:
@@ -135,6 +136,10 @@ class Schedule:
 
     def __init__(self, prologue: list[int], stages: list[int | Lanes], body: list[int]):
         self.prologue, self.stages, self.body = prologue, stages, body
+        self.hoisted: list[int | Callable[[list], None]] = []
+        """Run after the prologue: steps of the body that only bind views of arrays known once the
+        prologue has run (indices; no longer in `body` or `stages`), and functions binding the results
+        they read (runtime/hoist_bindings.py)."""
 
     @property
     def concurrent_steps(self) -> int:
@@ -142,9 +147,22 @@ class Schedule:
         return sum(len(lane) for s in self.stages if isinstance(s, Lanes) for lane in s.lanes)
 
     def bind(self, steps: Sequence[Callable[[list], None]], env: list) -> None:
-        """Run the prologue: the bindings of arrays fixed when the program was compiled."""
+        """Run the prologue: the bindings of arrays fixed when the program was compiled, then the
+        hoisted bindings."""
         for index in self.prologue:
             steps[index](env)
+        for entry in self.hoisted:
+            if isinstance(entry, int):
+                steps[entry](env)
+            else:
+                entry(env)
+
+    def hoist(self, hoisted: list[int | Callable[[list], None]]) -> None:
+        """Take the steps of `hoisted` (bound by the caller already) out of the body and the stages."""
+        self.hoisted = hoisted
+        gone = {entry for entry in hoisted if isinstance(entry, int)}
+        self.body = [i for i in self.body if i not in gone]
+        self.stages = [s for s in self.stages if not (isinstance(s, int) and s in gone)]
 
     def run(self, steps: Sequence[Callable[[list], None]], env: list) -> None:
         """Run the stages on an environment the prologue has bound."""

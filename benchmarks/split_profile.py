@@ -16,7 +16,8 @@ bound) and runs it in this process, alternating 1 thread and `--threads` threads
   what hand-offs and imbalance cost;
 - with `--steps N`, the N slowest steps on 1 thread, each with its median on N threads (a
   convolution named by its kernel, strides, channels and output size, a fused elementwise tail by
-  its ops and shape, a pad by its shapes);
+  its ops and shape, a pad by its shapes, a depthwise convolution's step by its einsum (merged or
+  window: runtime/depthwise.py) and multiply-adds, a planned contraction's by its matmul's shape);
 - with `--ort`, ONNX Runtime's per-node profile of the same model on 1 and N threads (the ONNX model
   benchmarks/execution.py gives ONNX Runtime, run in a process of its own): its N slowest nodes
   (with `--steps N`, else 20) and its time per op type, to set each step beside ORT's node;
@@ -54,7 +55,8 @@ from execution import Contender
 
 
 def step_kinds(program) -> list[str]:
-    """A kind per step of `program`: contraction, elementwise tail, pad or other."""
+    """A kind per step of `program`: contraction (a convolution's, a depthwise one's, a planned
+    matmul's), a contraction with its fused tail, elementwise tail, pad or other."""
     from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
     from xrelay.runtime.pad_step import PadStep
     from xrelay.runtime.plan import FusedTail
@@ -62,10 +64,15 @@ def step_kinds(program) -> list[str]:
     kinds = []
     for step in program.steps:
         run = (getattr(step, "__defaults__", None) or (None,))[0]
+        name = type(step).__name__
         if isinstance(step, ConvStep):
             kinds.append("structured op (conv, matmul, ...)" if step.tail is None
                          else "conv + its elementwise tail (fused)")
-        elif isinstance(step, FusedTail | TailIntoPad):
+        elif name in ("DepthwiseStep", "ContractionStep"):  # runtime/depthwise.py, contraction_plan.py
+            kinds.append("structured op (conv, matmul, ...)")
+        elif name == "SplitTail":  # the product with its tail when they split, else the tail alone
+            kinds.append("matmul + its elementwise tail (fused)")
+        elif isinstance(step, FusedTail | TailIntoPad) or name == "ShuffledTail":
             kinds.append("elementwise tail (fused, in place)")
         elif isinstance(step, PadStep):
             kinds.append("pad")
@@ -129,7 +136,8 @@ class SplitRecorder:
 
 def step_label(step) -> str:
     """What a step computes, for the per-step listing: a convolution's kernel and weight shapes, a
-    fused elementwise tail's ops and result shape, a pad's shapes; "" for other steps."""
+    fused elementwise tail's ops and result shape, a pad's shapes, a depthwise step's einsum and
+    multiply-adds, a planned contraction's matmul shape; "" for other steps."""
     from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
     from xrelay.runtime.pad_step import PadStep
     from xrelay.runtime.plan import FusedTail
@@ -156,6 +164,12 @@ def step_label(step) -> str:
         return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
     if type(step).__name__ == "LanePhase":
         return lanes_label(step)
+    if type(step).__name__ == "DepthwiseStep":  # runtime/depthwise.py
+        merged = type(step.merged).__name__ == "MergedDepthwise"
+        return f"depthwise conv, {'merged' if merged else 'window'} einsum, {step.macs} MACs"
+    if type(step).__name__ == "ContractionStep":  # runtime/contraction_plan.py
+        return (f"matmul {dims(step.planned.shape)} (batch x rows x cols)"
+                + (" (at its tail's step when they split)" if step.tail is not None else ""))
     if not isinstance(step, ConvStep):
         return plain_step_label(step)
     g, op = step.geometry, step.op

@@ -125,6 +125,27 @@ def test_step_label_names_fused_tails_pads_and_a_tail_writing_a_shuffled_pad(mon
     assert "pad 1x5x4x3x2 -> 1x7x6x6 (transposed)" in unfused
 
 
+def test_step_label_names_depthwise_and_planned_matmul_steps_and_their_kinds():
+    """split_profile.py names a depthwise convolution's step by its einsum (merged at stride 1, over
+    the window view at stride 2) and multiply-adds (5x4 or 3x2 outputs x 6 channels x 9 taps), the
+    grouped 1x1 convolution's planned matmul by its shape, and counts both as contractions."""
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from split_profile import step_kinds, step_label
+    from tests.test_runtime_shuffle_tail import case, unit_head
+
+    from xrelay.lowering import lower
+
+    for stride, einsum, macs in ((1, "merged", 5 * 4 * 6 * 9), (2, "window", 3 * 2 * 6 * 9)):
+        x, _, hwio, bias, dw = case(2, 3, 5, 4)
+        program = LinalgProgram(lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 2, stride), to="linalg"))
+        named = {type(step).__name__: (kind, step_label(step)) for step, kind in zip(program.steps, step_kinds(program))}
+        assert named["DepthwiseStep"] == ("structured op (conv, matmul, ...)",
+                                          f"depthwise conv, {einsum} einsum, {macs} MACs")
+        assert named["ContractionStep"] == ("structured op (conv, matmul, ...)",
+                                            "matmul 2x20x3 (batch x rows x cols) (at its tail's step when they split)")
+        assert named["SplitTail"][0] == "matmul + its elementwise tail (fused)"
+
+
 def test_ort_node_profile_times_every_node_of_a_model():
     sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
     from onnx import helper

@@ -303,6 +303,10 @@ TAILS_INTO_PADS = True
 """Whether a tail into a pad (`TailIntoPad`) that reads the tail's result of the convolution before it
 row for row runs on that convolution's blocks of rows, after its tail (`ConvStep.after`; off: a step
 of its own, for A/B runs)."""
+TAILS_INTO_TRANSPOSED_PADS = True
+"""Whether a fused tail whose result a pad copies through a transpose (ResNet's input shift before the
+layout's transpose and the stem's pad) writes into the pad's interior through the inverse
+permutation (`_fuse_tails_into_transposed_pads`; off: the tail, then the pad's transposing copy)."""
 POOL_IN_PARTS = True
 """Whether such a convolution split over threads pools the rows each part completes inside that part
 (off: on several threads, the pooling runs after the convolution, split again; for A/B runs)."""
@@ -385,6 +389,8 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
             fused += 1
     if FUSE_TAIL_PADS:
         fused += _fuse_tail_pads(steps, accesses, memory, slot)
+    if TAILS_INTO_TRANSPOSED_PADS:
+        fused += _fuse_tails_into_transposed_pads(steps, accesses, memory, slot)
         if TAILS_INTO_PADS:
             fused += _fuse_tails_into_pads(steps, accesses, memory, slot)
     return fused
@@ -404,13 +410,20 @@ class TailIntoPad:
         self.members = tail.members  # benchmarks/split_profile.py and the like read a tail's members
         self.kept: tuple[np.ndarray, np.ndarray] | None = None
         """(the pad's buffer, its interior view) of the last run, while `KEEP_EPILOGUES`."""
+        self.through: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+        """With a pad that copies a transpose of the tail's result (`PadStep.folded_transpose`): the
+        transpose's result shape and the inverse of its permutation, through which the interior is
+        viewed as the tail's result (`_fuse_tails_into_transposed_pads`)."""
 
     def rows(self, env: list) -> Callable[[int, int], None]:
         """Bind the pad's buffer (its border filled) and the tail for this run: `rows(r0, r1)` writes
         rows [r0, r1) of the tail's result into the pad's interior."""
         padded, kept = self.pad.buffer(env), self.kept
         if kept is None or kept[0] is not padded:  # the same buffer: the same view (and the tail's views)
-            kept = (padded, padded[self.pad.interior])
+            inside = padded[self.pad.interior]
+            if self.through is not None:
+                inside = np.reshape(inside, self.through[0], copy=False).transpose(self.through[1])
+            kept = (padded, inside)
             if KEEP_EPILOGUES:
                 self.kept = kept
         return self.row_tail.bind(env, kept[1])
@@ -504,6 +517,41 @@ def _reads_row_for_row(tail: FusedTail, value: SSAValue) -> bool:
     out_map, out_type = maps[len(member.inputs)], member.outputs[0].type
     uses = [i for i, v in enumerate(member.inputs) if v is value]
     return bool(uses) and all(value.type == out_type and maps[i] == out_map for i in uses)
+
+
+def _fuse_tails_into_transposed_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
+    """Make each pad that copies, through the permutation, the input of a transpose that only
+    binds (`pad_step._fold_transpose`) when that input is the single-use result of a fused tail
+    (ResNet's input shift, channels-first, before the layout's transpose) a `TailIntoPad` whose
+    last member writes into the pad's interior viewed through the inverse permutation: one pass over
+    the image instead of two. The fused step runs at the pad's step (the pad's buffer is allocated
+    there); the steps between may only bind (the transpose's step)."""
+    fused = 0
+    for p, pad in enumerate(steps):
+        if not (isinstance(pad, PadStep) and pad.folded_transpose and pad.constant_fill and p in accesses):
+            continue
+        value = pad.transpose.inputs[0]
+        t = p - 1  # the steps between write nothing (the transpose's binds a view of the tail's result)
+        while t >= 0 and not isinstance(steps[t], FusedTail) and (accesses.get(t) is None or not accesses[t].writes):
+            t -= 1
+        tail = steps[t] if t >= 0 else None
+        if not (isinstance(tail, FusedTail) and t in accesses and value.has_one_use()
+                and tail.members[-1][0].op.results[0] is value):
+            continue
+        first = tail.members[0][0]
+        cut = first.cuts[len(first.op.inputs)]
+        rows = RowTail.of(tail, cut[0]) if cut is not None else None
+        if rows is None:
+            continue
+        fused_step = TailIntoPad(tail, rows, pad)
+        permutation = tuple(pad.transpose.permutation.get_values())
+        fused_step.through = (tuple(pad.transpose.results[0].type.get_shape()), tuple(np.argsort(permutation).tolist()))
+        tail_access = accesses.pop(t)
+        steps[p], steps[t] = fused_step, _no_op
+        accesses[p].merge(tail_access)
+        memory.touch(p, sorted(tail_access.reads | tail_access.binds | tail_access.writes))
+        fused += 1
+    return fused
 
 
 def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], c: int, p: int,

@@ -45,12 +45,28 @@ planned contractions ran on both processes, 1 << 16 had measured slower on Shuff
 thread mode: 1.039, at 1 << 18 0.960)."""
 
 
+LONG_SPLIT_LOOPS = True
+"""Whether `split_loop` passes over a loop shorter than `SPLIT_LOOP_MIN_ROWS` for a later one that
+is long enough: a channels-first image's few channels (the input shift, 1x3x224x224, cut along its
+3 channels ran whole, in the two-process mode on the first process alone while the second waited:
+0.12 ms of ResNet's run) are too few rows for two parts of two (read when the op is compiled; off:
+the first loop that can be cut, for A/B runs)."""
+SPLIT_LOOP_MIN_ROWS = 4
+"""Two parts of at least two rows (`threads.run_parts`). Not more: a 7x7 stage's rows are the
+loop its tails run along inside the convolution's epilogue (runtime/conv_epilogue.py)."""
+LONG_SPLIT_LOOP_MIN_POINTS = 1 << 16
+"""... for ops of at least this many loop points (the least that splits in either mode): a smaller
+one never splits, and a tail over a 2x2 or 3x3 map keeps its rows, the loop a convolution's epilogue
+runs it along."""
+
+
 def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
     """(loop, per operand: (axis, coefficient, offset, whether alone) where the operand indexes that
     loop as `coefficient * d + offset` (alone) or with other loops added, or None when it does not
     use it) for a parallel loop the op can be cut along; None if there is none. Outputs must index it
     as `d + offset` alone (the parts write disjoint slices); inputs may read it through a window
-    (`d * 2 + kh`: pooling)."""
+    (`d * 2 + kh`: pooling). The first such loop, or with `LONG_SPLIT_LOOPS` the first of at least
+    `SPLIT_LOOP_MIN_ROWS` iterations when the first is shorter (ops of `LONG_SPLIT_LOOP_MIN_POINTS`)."""
     iterators = [str(it.data) for it in op.get_iterator_types()]
     if any(inner.name == "linalg.index" for inner in op.body.walk()):
         return None
@@ -58,6 +74,7 @@ def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[i
         return None  # contractions split themselves (conv/matmul runners)
     maps = [m.data for m in op.get_indexing_maps()]
     n_in = len(op.inputs)
+    first, points = None, int(np.prod(ranges, dtype=np.int64))
     for d, size in enumerate(ranges):
         if size < 2 or iterators[d] != "parallel":
             continue
@@ -78,8 +95,10 @@ def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[i
                 break
             cuts.append(cut)
         else:
-            return d, cuts
-    return None
+            if size >= SPLIT_LOOP_MIN_ROWS or not LONG_SPLIT_LOOPS or points < LONG_SPLIT_LOOP_MIN_POINTS:
+                return d, cuts
+            first = first or (d, cuts)
+    return first
 
 
 class ChunkedOp:

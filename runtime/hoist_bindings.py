@@ -19,7 +19,9 @@ every run, an array known when the plan is bound:
 The step then runs once on the prologue's bindings (a result it reads is bound there to its
 operand's array beforehand), and stays hoisted only if everything it bound is a view of what it
 read (a reshape that had to copy stays in the body). `Schedule.bind` replays the same list, so a
-plan moved to other memory (the two-process mode) is bound anew.
+plan moved to other memory (the two-process mode) is bound anew. Every other slot the body reads,
+binds or writes that is known so is bound there too, and the known slots are kept
+(`LinalgProgram.fixed_slots`, runtime/bound_steps.py).
 """
 
 from __future__ import annotations
@@ -119,4 +121,13 @@ def hoist(program, bound: list) -> list:
         else:  # it copied: it stays in the body
             for s in access.binds:
                 bound[s] = None
+    # Every other result the body binds that is known so, bound too (runtime/bound_steps.py).
+    for index in schedule.body:
+        access = accesses.get(index)
+        if access is not None and index not in replay:
+            for s in sorted(access.reads | access.binds | access.writes):
+                chain = []
+                resolve(s, chain)
+                replay += chain
+    program.fixed_slots = fixed
     return replay

@@ -27,7 +27,7 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime import hoist_bindings, spmd
+from xrelay.runtime import bound_steps, hoist_bindings, spmd
 from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_threads
 from xrelay.runtime.insert_slice import insert_step
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
@@ -146,6 +146,8 @@ class LinalgProgram:
         is at the tensor level (memref arguments may be written through views the plan cannot see)
         and its memory is planned."""
         self._bound: list | None = None  # with a schedule: the environment after its prologue
+        self._fast: tuple[list, list] | None = None  # (`_bound`, the body on one thread: runtime/bound_steps.py)
+        self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/hoist_bindings.py)
         self._tensor_level = tensor_level
         bind_split_tails(self.steps, self._planned)  # the list whose arrays `use_plan` sets
         self.use_plan(plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None)
@@ -166,7 +168,7 @@ class LinalgProgram:
         keep_borders(self.steps, plan)
         self.peak_bytes = plan.peak_bytes if plan is not None else None
         self._views_cached[0] = plan is not None
-        self.schedule, self._bound = None, None
+        self.schedule, self._bound, self._fast, self.fixed_slots = None, None, None, set()
         if plan is not None and self._tensor_level:
             accesses = [self.accesses.get(i) or StepAccess() for i in range(len(self.steps))]
             self.schedule = build_schedule(accesses, self._block_of)
@@ -454,10 +456,21 @@ class LinalgProgram:
                     step(env)
             elif self.threading != "openblas" and split_threads() > 1:
                 self.schedule.run(self.steps, env)
-            else:
+            elif self.threading == "openblas":
                 steps = self.steps
                 for index in self.schedule.body:
                     steps[index](env)
+            else:  # one thread: the steps' kept calls once made for these bindings (runtime/bound_steps.py)
+                fast = self._fast
+                if fast is not None and fast[0] is self._bound and bound_steps.BIND_STEPS:
+                    for step in fast[1]:
+                        step(env)
+                else:
+                    steps = self.steps
+                    for index in self.schedule.body:
+                        steps[index](env)
+                    if bound_steps.BIND_STEPS:
+                        self._fast = (self._bound, bound_steps.bind(self, env))
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 

@@ -50,7 +50,9 @@ def check_hoisted_bindings(program: LinalgProgram, x: np.ndarray) -> int:
     env = full_run_bindings(program, x)
     checked = 0
     for s, value in enumerate(program._bound):
-        if value is not None and prologue_only[s] is None:
+        # A slot a full run leaves unbound is read by no step (a pad's buffer a convolution that
+        # pools its unpadded result no longer fills is still named by its access): not compared.
+        if value is not None and prologue_only[s] is None and env[s] is not None:
             assert same_array(env[s], value), f"slot {s}: the hoisted binding is not what a full run binds"
             checked += 1
     return checked

@@ -1,0 +1,133 @@
+"""A planned program's body on one thread with its steps' kept kernel calls (runtime/bound_steps.py):
+ShuffleNet's unit head and a chain of grouped 1x1 convolutions against numpy written here, run after run with new and
+changed arguments, on one thread (the bound body) and two (the steps), with the flag on and off."""
+
+import numpy as np
+import pytest
+from module_builder import make_module
+from test_runtime_shuffle_tail import case, reference, unit_head
+
+from xrelay.dialects import nn
+from xrelay.lowering import lower
+from xrelay.runtime import bound_steps
+from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.threads import set_blas_threads
+
+RNG = np.random.default_rng(131)
+
+
+def bound_calls(program: LinalgProgram) -> int:
+    """How many steps of the one-thread body run as their kept calls."""
+    if program._fast is None:
+        return 0
+    return sum(getattr(step, "__name__", "") in ("matmul", "ufuncs") for step in program._fast[1])
+
+
+@pytest.mark.parametrize("groups, group_channels, h, w, stride, residual",
+                         [(3, 4, 7, 6, 1, True), (3, 5, 9, 8, 2, False), (2, 3, 1, 1, 1, True)])
+def test_the_unit_head_runs_its_kept_calls_on_one_thread_and_matches_numpy(groups, group_channels, h, w, stride,
+                                                                           residual, monkeypatch):
+    x, w_gcf, hwio, bias, dw = case(groups, group_channels, h, w, residual)
+    module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), groups, stride, residual), to="linalg")
+    program = LinalgProgram(module)
+    set_blas_threads(1)
+    try:
+        for run in range(6):
+            if run == 3:  # two threads: the steps themselves, then one thread again: the same bound body
+                set_blas_threads(2)
+            elif run == 4:
+                set_blas_threads(1)
+            expected = reference(x, w_gcf, bias, dw, groups, stride, residual)
+            (got,) = program(x)
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+            if run % 2:
+                x = RNG.standard_normal(x.shape).astype(np.float32)
+            else:
+                x[...] = RNG.standard_normal(x.shape)
+            if run == 1:  # made after the first run on one thread (its steps read the argument: not bound)
+                made = program._fast
+                assert made is not None
+        assert program._fast is made  # kept across the two-thread run
+    finally:
+        set_blas_threads(1)
+    monkeypatch.setattr(bound_steps, "BIND_STEPS", False)
+    plain = LinalgProgram(module)
+    plain(x)
+    plain(x)
+    assert bound_calls(plain) == 0
+
+
+def grouped_chain(x_shape, w_hwio, bias, groups):
+    """relu(x) -> grouped 1x1 conv -> bias-add -> ReLU -> grouped 1x1 conv (+ relu(x)): ShuffleNet's
+    planned contractions and fused tails reading results, not the argument."""
+
+    def body(values, emit):
+        r = emit(nn.make("nn.relu", [values["x"]]))
+        y = emit(nn.make("nn.conv2d", [r, emit(nn.ConstantOp(w_hwio))], groups=groups, data_layout="NHWC",
+                         kernel_layout="HWIO"))
+        y = emit(nn.make("nn.relu", [emit(nn.make("nn.bias_add", [y, emit(nn.ConstantOp(bias))], axis=3))]))
+        z = emit(nn.make("nn.conv2d", [y, emit(nn.ConstantOp(w_hwio))], groups=groups, data_layout="NHWC",
+                         kernel_layout="HWIO"))
+        return [emit(nn.make("nn.add", [z, r]))]
+
+    return make_module({"x": x_shape}, body)
+
+
+def grouped_chain_reference(x, w_gcf, bias):
+    n, h, w, _ = x.shape
+    g, c, f = w_gcf.shape
+
+    def conv(a):
+        return np.einsum("nhwgc,gcf->nhwgf", a.reshape(n, h, w, g, c), w_gcf).reshape(n, h, w, g * f)
+
+    r = np.maximum(x.astype(np.float64), 0)
+    return conv(np.maximum(conv(r) + bias, 0)) + r
+
+
+def chain_case(groups=3, group_channels=4, h=5, w=6):
+    x, w_gcf, hwio, bias, _ = case(groups, group_channels, h, w)
+    return x, w_gcf, hwio, bias, lower(grouped_chain(x.shape, hwio, bias, groups), to="linalg")
+
+
+def test_grouped_convolutions_and_their_tail_run_their_kept_calls_and_match_numpy(monkeypatch):
+    """Both grouped convolutions' matmuls and the bias-add + ReLU between them run as kept calls; the
+    answers follow new arguments and arguments changed in place; a step reading the argument (the
+    first ReLU, the residual add) is not bound."""
+    x, w_gcf, _, bias, module = chain_case()
+    program = LinalgProgram(module)
+    set_blas_threads(1)
+    for run in range(5):
+        (got,) = program(x)
+        np.testing.assert_allclose(got, grouped_chain_reference(x, w_gcf, bias), rtol=1e-4, atol=1e-4)
+        if run % 2:
+            x = RNG.standard_normal(x.shape).astype(np.float32)
+        else:
+            x[...] = RNG.standard_normal(x.shape)
+    assert bound_calls(program) >= 3
+    for index, step in zip(program.schedule.body, program._fast[1]):
+        if 0 in program.accesses[index].reads:
+            assert step is program.steps[index]
+    monkeypatch.setattr(bound_steps, "BIND_STEPS", False)
+    plain = LinalgProgram(module)
+    for _ in range(3):
+        np.testing.assert_allclose(plain(x)[0], grouped_chain_reference(x, w_gcf, bias), rtol=1e-4, atol=1e-4)
+    assert bound_calls(plain) == 0
+
+
+def test_a_program_planned_again_makes_its_bound_body_anew():
+    """`use_plan` drops the bound body (its calls are views of the plan's arrays); the next runs
+    make it again for the new arrays, with the same answers."""
+    from xrelay.runtime.memory_plan import plan_memory
+
+    x, w_gcf, _, bias, module = chain_case(2, 3, 4, 3)
+    program = LinalgProgram(module)
+    set_blas_threads(1)
+    expected = grouped_chain_reference(x, w_gcf, bias)
+    for _ in range(2):
+        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-4, atol=1e-4)
+    assert bound_calls(program) >= 3
+    program.use_plan(plan_memory(program.memory, len(program.steps), program.result_slots))
+    assert program._fast is None
+    for _ in range(3):
+        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-4, atol=1e-4)
+    assert bound_calls(program) >= 3

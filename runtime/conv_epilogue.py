@@ -303,6 +303,10 @@ TAILS_INTO_PADS = True
 """Whether a tail into a pad (`TailIntoPad`) that reads the tail's result of the convolution before it
 row for row runs on that convolution's blocks of rows, after its tail (`ConvStep.after`; off: a step
 of its own, for A/B runs)."""
+COPIED_TAIL_PADS = True
+"""Whether a fused tail whose result a pad copies and other steps also read copies its rows into the
+pad's interior in its own parts, while they are in cache (ResNet-18's stem tail, read by the first
+block's pad and its 1x1 shortcut; off: the pad's copy is a step of its own, for A/B runs)."""
 TAILS_INTO_TRANSPOSED_PADS = True
 """Whether a fused tail whose result a pad copies through a transpose (ResNet's input shift before the
 layout's transpose and the stem's pad) writes into the pad's interior through the inverse
@@ -414,6 +418,11 @@ class TailIntoPad:
         """With a pad that copies a transpose of the tail's result (`PadStep.folded_transpose`): the
         transpose's result shape and the inverse of its permutation, through which the interior is
         viewed as the tail's result (`_fuse_tails_into_transposed_pads`)."""
+        self.copies = False
+        """Whether the tail's result is also read elsewhere (`COPIED_TAIL_PADS`): the tail writes it as
+        it is and each part copies its rows into the pad's interior, while they are in cache."""
+        self.kept_copy: tuple | None = None
+        """(the tail's rows, the result, the interior, both in one call) of the last run, while `KEEP_EPILOGUES`."""
 
     def rows(self, env: list) -> Callable[[int, int], None]:
         """Bind the pad's buffer (its border filled) and the tail for this run: `rows(r0, r1)` writes
@@ -426,7 +435,22 @@ class TailIntoPad:
             kept = (padded, inside)
             if KEEP_EPILOGUES:
                 self.kept = kept
-        return self.row_tail.bind(env, kept[1])
+        if not self.copies:
+            return self.row_tail.bind(env, kept[1])
+        rows, result, interior = self.row_tail.bind(env), env[self.pad.source], kept[1]
+        copy = self.kept_copy
+        if copy is None or copy[0] is not rows or copy[1] is not result or copy[2] is not interior:
+            before = (slice(None),) * self.row_tail.loop
+
+            def rows_and_copy(r0: int, r1: int) -> None:
+                rows(r0, r1)
+                index = before + (slice(r0, r1),)
+                interior[index] = result[index]
+
+            copy = (rows, result, interior, rows_and_copy)
+            if KEEP_EPILOGUES:
+                self.kept_copy = copy
+        return copy[3]
 
     def __call__(self, env: list) -> None:
         run_parts(self.rows(env), self.tail.rows, worth_splitting(self.tail.points, split_plan.MIN_SPLIT_ELEMENTS,
@@ -435,7 +459,8 @@ class TailIntoPad:
 
 def _fuse_tail_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
     """Make each fused tail step followed (after bindings) by a pad of its result that nothing else
-    reads a `TailIntoPad`; how many."""
+    reads a `TailIntoPad` (with `COPIED_TAIL_PADS`, also one whose result is read elsewhere: it then
+    copies its rows into the pad); how many."""
     fused = 0
     for p, pad in enumerate(steps):
         if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
@@ -448,14 +473,16 @@ def _fuse_tail_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValu
             continue
         result = tail.members[-1][0].op.results[0]
         if (pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape())
-                or not result.has_one_use()):
+                or not (result.has_one_use() or COPIED_TAIL_PADS)):
             continue
         first = tail.members[0][0]
         cut = first.cuts[len(first.op.inputs)]  # the output axis the tail's loop runs along
         rows = RowTail.of(tail, cut[0]) if cut is not None else None
-        if rows is None:
+        if rows is None or (not result.has_one_use() and rows.loop != cut[0]):  # copies along the loop's axis
             continue
-        steps[t], steps[p] = TailIntoPad(tail, rows, pad), _no_op
+        fused_step = TailIntoPad(tail, rows, pad)
+        fused_step.copies = not result.has_one_use()
+        steps[t], steps[p] = fused_step, _no_op
         accesses[t].merge(accesses.pop(p))
         memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
         memory.touch(t, [pad.source, pad.out])

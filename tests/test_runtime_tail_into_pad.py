@@ -1,6 +1,7 @@
 """A fused elementwise tail run as a step of its own whose result only the pad after it reads writes
-its last member into the pad's interior (runtime/conv_epilogue.py `TailIntoPad`): no copy. Checked
-against numpy written here, on 1 and 2 threads, channels-last and channels-first."""
+its last member into the pad's interior (runtime/conv_epilogue.py `TailIntoPad`): no copy; one whose
+result is also read elsewhere copies its rows into the pad in its own parts (`COPIED_TAIL_PADS`).
+Checked against numpy written here, on 1 and 2 threads, channels-last and channels-first."""
 
 from __future__ import annotations
 
@@ -72,9 +73,9 @@ def test_tail_writes_into_the_pad_that_alone_reads_it(threads, shape, channel_ax
     x = rng.standard_normal(shape).astype(np.float32)
     b = rng.standard_normal([n if i == channel_axis else 1 for i, n in enumerate(shape)]).astype(np.float32)
     program = LinalgProgram(Parser(make_context(), source(shape, channel_axis, low, high, relu_returned)).parse_module())
-    fused = [step for step in program.steps if isinstance(step, TailIntoPad)]
-    assert len(fused) == (0 if relu_returned else 1)  # a ReLU also returned is padded by a copy
-    assert any(isinstance(step, PadStep) for step in program.steps) is relu_returned
+    (fused,) = [step for step in program.steps if isinstance(step, TailIntoPad)]
+    assert fused.copies is relu_returned  # a ReLU also returned is copied into the pad, row block by row block
+    assert not any(isinstance(step, PadStep) for step in program.steps)
     blas_workers(threads)
     relu = np.maximum(x.astype(np.float64) + b, 0)
     padded = np.pad(relu, list(zip(low, high)), constant_values=0.5)
@@ -86,6 +87,23 @@ def test_tail_writes_into_the_pad_that_alone_reads_it(threads, shape, channel_ax
         x = rng.standard_normal(shape).astype(np.float32)
         relu = np.maximum(x.astype(np.float64) + b, 0)
         padded = np.pad(relu, list(zip(low, high)), constant_values=0.5)
+
+
+def test_without_copied_tail_pads_a_tail_also_returned_is_padded_by_its_own_step(monkeypatch):
+    from xrelay.runtime import conv_epilogue
+
+    monkeypatch.setattr(conv_epilogue, "COPIED_TAIL_PADS", False)
+    shape, low, high = (1, 9, 7, 4), (0, 1, 1, 0), (0, 2, 1, 0)
+    program = LinalgProgram(Parser(make_context(), source(shape, 3, low, high, True)).parse_module())
+    assert not any(isinstance(step, TailIntoPad) for step in program.steps)
+    assert any(isinstance(step, PadStep) for step in program.steps)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal((1, 1, 1, 4)).astype(np.float32)
+    relu = np.maximum(x.astype(np.float64) + b, 0)
+    got = program(x, b)
+    np.testing.assert_allclose(got[0], np.pad(relu, list(zip(low, high)), constant_values=0.5), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got[1], relu, rtol=1e-6, atol=1e-6)
 
 
 def test_split_profile_counts_a_tail_into_pad_as_a_tail():
@@ -100,3 +118,32 @@ def test_split_profile_counts_a_tail_into_pad_as_a_tail():
     (index,) = [i for i, step in enumerate(program.steps) if isinstance(step, TailIntoPad)]
     assert step_kinds(program)[index] == "elementwise tail (fused, in place)"
     assert step_label(program.steps[index]) == "tail generic(addf)+generic(maximumf) 1x6x5x4 +pad"
+
+
+def test_copied_tail_pad_in_two_processes(blas_workers, monkeypatch):
+    """Both processes run the copying step, each its rows of the tail and of the pad's copy."""
+    from xrelay.runtime import plan, spmd
+
+    if spmd.why_not_platform() is not None:
+        pytest.skip("no two-process mode here")
+    monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
+    for name in ("MIN_SPLIT_ELEMENTS", "PROCESSES_MIN_SPLIT_ELEMENTS"):
+        monkeypatch.setattr(plan, name, 0)
+    blas_workers(2)
+    shape, low, high = (1, 13, 6, 8), (0, 1, 1, 0), (0, 1, 1, 0)
+    program = LinalgProgram(Parser(make_context(), source(shape, 3, low, high, True)).parse_module())
+    program.threading = "processes"
+    rng = np.random.default_rng(9)
+    b = rng.standard_normal((1, 1, 1, 8)).astype(np.float32)
+    try:
+        (step,) = [i for i, s in enumerate(program.steps) if isinstance(s, TailIntoPad) and s.copies]
+        for _ in range(4):  # the first call forks
+            x = rng.standard_normal(shape).astype(np.float32)
+            relu = np.maximum(x.astype(np.float64) + b, 0)
+            got = program(x, b)
+            np.testing.assert_allclose(got[0], np.pad(relu, list(zip(low, high)), constant_values=0.5),
+                                       rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(got[1], relu, rtol=1e-6, atol=1e-6)
+        assert step in program._processes.spmd_steps
+    finally:
+        program.close()

@@ -36,6 +36,7 @@ from xrelay.runtime.plan import ChunkedOp, FusedTail
 from xrelay.runtime.contraction_plan import ContractionStep
 from xrelay.runtime.depthwise import DepthwiseStep
 from xrelay.runtime.conv_epilogue import ConvStep, fuse_conv_epilogues
+from xrelay.runtime.padded_pool import fuse_padded_pools
 from xrelay.runtime.shuffle_tail import fuse_shuffled_pads
 from xrelay.runtime.contraction_tail import bind_split_tails, fuse_contraction_tails
 from xrelay.runtime.schedule import StepAccess, build_schedule
@@ -136,6 +137,7 @@ class LinalgProgram:
             if len(self.steps) > step:
                 self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
         fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
+        fuse_padded_pools(self.steps, self.accesses, self.memory, self._slot)
         fuse_shuffled_pads(self.steps, self.accesses, self.memory)
         fuse_contraction_tails(self.steps, self.accesses, self.memory)
         self.plan = None

@@ -14,6 +14,7 @@ units' 3x3/2 shortcuts are such pools: their pad copied the unit's input (56x56x
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -23,12 +24,23 @@ from xrelay.runtime import plan as split_plan
 from xrelay.runtime.body_program import REDUCERS
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.plan import FusedTail
-from xrelay.runtime.threads import run_parts, worth_splitting
+from xrelay.runtime.threads import run_alone, run_parts, worth_splitting
 from xrelay.runtime.window_reduce import ClippedPooling, pooling_reducer
 
 CLIPPED_PADDED_POOLS = True
 """Whether `fuse_padded_pools` computes a padded pooling's sums from the unpadded data (off: the pad
 copies its data, the pooling and the divide run as steps of their own; for A/B runs)."""
+
+KEEP_CALLS = True
+"""Whether a `PaddedPoolStep` run whole keeps its pooling's calls (views, intermediate arrays) for the
+next run while its source and output are the same arrays, as a planned program's are (off: made anew
+every run, for A/B runs)."""
+
+
+def _call_all(calls: list) -> None:
+    for call in calls:
+        call()
+
 
 class PaddedPoolStep:
     """A pooling of a pad's data computed from the unpadded data (`ClippedPooling`), in parts of its
@@ -41,15 +53,22 @@ class PaddedPoolStep:
         self.pool, self.source, self.member, self.n_in = pool, source, member, n_in
         self.members = [member]  # read by benchmarks/split_profile.py and the like
         self.points = int(np.prod(member[0].ranges, dtype=np.int64))
+        self.kept: tuple[np.ndarray, np.ndarray, list] | None = None
+        """(source, target, the pooling's calls over them) of the last run that ran whole (`KEEP_CALLS`)."""
 
     def __call__(self, env: list) -> None:
         _, prepare, finish = self.member
         arrays = prepare(env)  # (the padded input's slot is never bound: only the output is used)
         finish(env, arrays)
         source, target, pool = env[self.source], arrays[self.n_in], self.pool
-        part = lambda o0, o1: pool.rows(source, target, o0, o1)  # noqa: E731
-        run_parts(part, pool.rows_out, worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS,
-                                                       split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
+        split = worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS)
+        if KEEP_CALLS and not split:
+            kept = self.kept
+            if kept is None or kept[0] is not source or kept[1] is not target:
+                kept = self.kept = (source, target, pool.calls(source, target, 0, pool.rows_out))
+            run_alone(functools.partial(_call_all, kept[2]))
+            return
+        run_parts(lambda o0, o1: pool.rows(source, target, o0, o1), pool.rows_out, split)
 
 
 def _next_busy(steps: list, accesses: dict, start: int, unseen: set[int]) -> int:

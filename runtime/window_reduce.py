@@ -275,8 +275,15 @@ class ClippedPooling:
         """Output rows [o0, o1) of `target` (the pooling's output) from `source`, one window axis at a
         time as `window_reduction` does: the taps that land inside the source for every output position
         first (two of them: one ufunc call), then each other tap on the positions where it lands inside."""
+        for call in self.calls(source, target, o0, o1):
+            call()
+
+    def calls(self, source: np.ndarray, target: np.ndarray, o0: int, o1: int) -> list:
+        """The calls (of no arguments) that `rows` makes, in order, with their intermediate arrays made
+        here: the same calls compute those rows again while `source` and `target` are the same arrays."""
         if o1 <= o0:
-            return
+            return []
+        made = []
         rows = (slice(None),) * self.row_axis + (slice(o0, o1),)
         current = source
         for k, (axis, length, stride, start) in enumerate(self.stages):
@@ -296,9 +303,9 @@ class ClippedPooling:
                     begin = a * stride + first
                     view = current[before + (slice(begin, begin + (b - a - 1) * stride + 1, stride),)]
                     taps.append(((a, b) == (lo, hi), into[before + (slice(a - lo, b - lo),)], view))
-            for call in reduction_calls(self.ufunc, into, taps):
-                call()
+            made += reduction_calls(self.ufunc, into, taps)
             current = into
+        return made
 
 
 class PoolingProgress:

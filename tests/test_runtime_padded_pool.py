@@ -91,3 +91,20 @@ def test_flag_off_keeps_the_pad(monkeypatch):
     assert not any(isinstance(s, PaddedPoolStep) for s in compiled.steps)
     assert any(isinstance(s, PadStep) for s in compiled.steps)
     np.testing.assert_allclose(compiled(x)[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_kept_calls_follow_new_data_and_new_arrays(monkeypatch):
+    """Run whole, the step keeps its pooling's calls for the same arrays (`KEEP_CALLS`): new input
+    values in the same planned buffer still give numpy's answer, and so do new arrays."""
+    compiled, x, expected = case_program(CASES[0])
+    (step,) = [s for s in compiled.steps if isinstance(s, PaddedPoolStep)]
+    np.testing.assert_allclose(compiled(x)[0], expected, rtol=1e-5, atol=1e-6)
+    assert step.kept is not None
+    _, _, shape, size, strides, padding, count_include_pad = CASES[0]
+    for seed in (7, 8):
+        y = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(compiled(y)[0], reference(y, size, strides, padding, count_include_pad),
+                                   rtol=1e-5, atol=1e-6)
+    assert step.kept is not None
+    monkeypatch.setattr(padded_pool, "KEEP_CALLS", False)
+    np.testing.assert_allclose(compiled(x)[0], expected, rtol=1e-5, atol=1e-6)

@@ -38,7 +38,7 @@ def entry_and_globals(module: ModuleOp, entry: str) -> tuple[func.FuncOp, dict[s
     """The module's `func.func @entry` and the values of its `memref.global`s by name; an
     ExecutionError when the function is missing or a global has no dense initial value."""
     main = None
-    global_arrays = {}
+    global_arrays, global_types = {}, {}
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
             main = op
@@ -46,9 +46,25 @@ def entry_and_globals(module: ModuleOp, entry: str) -> tuple[func.FuncOp, dict[s
             if not isinstance(op.initial_value, DenseIntOrFPElementsAttr):
                 raise ExecutionError(f"memref.global @{op.sym_name.data} needs a dense initial value")
             global_arrays[op.sym_name.data] = dense_to_numpy(op.initial_value)
+            global_types[op.sym_name.data] = op.type
     if main is None:
         raise ExecutionError(f"module has no func.func @{entry}")
+    for op in main.walk():
+        if isinstance(op, memref.GetGlobalOp):
+            _check_global_use(op, global_types)
     return main, global_arrays
+
+
+def _check_global_use(op: memref.GetGlobalOp, global_types: dict[str, Attribute]) -> None:
+    """An ExecutionError at `op` when the global it names is missing or of another type (MLIR's
+    verifier checks both; xDSL's does not look the symbol up, and the executors would fail inside
+    their own tables)."""
+    name = op.name_.root_reference.data
+    if name not in global_types:
+        raise ExecutionError(f"{_located(op)}memref.get_global: the module has no memref.global @{name}")
+    if op.memref.type != global_types[name]:
+        raise ExecutionError(f"{_located(op)}memref.get_global @{name} returns {op.memref.type}, but the "
+                             f"global is {global_types[name]}")
 
 
 def check_argument(array, arg_type: Attribute, name: str) -> np.ndarray:

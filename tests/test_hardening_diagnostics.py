@@ -290,6 +290,31 @@ func.func @main(%x: memref<2xf32>) -> memref<2xf32> {{
                                   f"after its memref.dealloc ({model}:7:3)")
 
 
+@pytest.mark.parametrize(("name", "type_", "message"), [
+    ("v", "2xf32", "memref.get_global: the module has no memref.global @v"),
+    ("w", "3xf32", "memref.get_global @w returns memref<3xf32>, but the global is memref<2xf32>"),
+])
+def test_get_global_of_a_missing_or_mistyped_global(tmp_path: Path, capsys, name, type_, message):
+    """Found by `make fuzz FUZZ_SECONDS=300 FUZZ_SEED=1901` (a KeyError in the loops executor's table of
+    globals): a `memref.get_global` of no global, or of one of another type, is one located error."""
+    np.save(tmp_path / "x.npy", np.array([1.0, -2.0], np.float32))
+    model = write(tmp_path, f"""\
+memref.global "private" constant @w : memref<2xf32> = dense<[1.0, 2.0]>
+func.func @main(%x: memref<2xf32>) -> memref<2xf32> {{
+  %c = memref.get_global @{name} : memref<{type_}>
+  %r = memref.alloc() : memref<2xf32>
+  %i = arith.constant 0 : index
+  %v = memref.load %c[%i] : memref<{type_}>
+  memref.store %v, %r[%i] : memref<2xf32>
+  func.return %r : memref<2xf32>
+}}
+""")
+    out = tmp_path / "out.npy"
+    status, _, err = run_tool(capsys, [model, "--level", "loops", "--input", f"x={tmp_path / 'x.npy'}", "-o", out])
+    assert status == 1 and not out.exists()
+    assert one_error(err) == f"xrelay-run: error: execution failed: {model}:3:3: {message}"
+
+
 @pytest.mark.parametrize("level", ["nn", "linalg", "loops"])
 def test_ieee_results_without_warnings(tmp_path: Path, capsys, level):
     # 0/0 = nan, 1/1 = 1 at every level (the loops level used Python's raising division), and a

@@ -69,6 +69,8 @@ _TOOLS = {
     "OptBisect": "bisect",
     "NumericalBisect": "numerical_bisect",
     "PassMemoryInstrument": "memory",
+    "PassStatisticsInstrument": "statistics",
+    "Statistic": "statistics",
 }
 __all__ += list(_TOOLS)
 _infrastructure_getattr = __getattr__

@@ -26,7 +26,10 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from xrelay.dialects.upstream_contractions import MatmulOp
 from xrelay.lowering.builders import PARALLEL, Emitter, affine_map, conv_on_tensors, dims, reassociation
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.instrument.statistics import Statistic
+from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
+
+MATMULS = Statistic("num-matmuls", "Number of convolutions formed into linalg.matmul kernels")
 
 
 class ConvAsMatmul(RewritePattern):
@@ -64,9 +67,10 @@ class ConvAsMatmul(RewritePattern):
         product = e.add(MatmulOp([lhs, rhs], [acc], [acc.type]))
         e.add(tensor.ExpandShapeOp(product, [], reassociation([[0, 1, 2], [3]]), [n, oh, ow, filters], init.type))
         rewriter.replace(op, e.ops, [e.ops[-1].results[0]])
+        MATMULS.add()
 
 
-@register_xrelay_pass("conv-to-matmul")
+@register_xrelay_pass("conv-to-matmul", statistics=(MATMULS, REWRITES))
 @dataclass(frozen=True)
 class ConvToMatmul(XRelayPass):
     """Rewrite 1x1 NHWC convolutions, and those with fewer than `im2col_channels` input channels,

@@ -26,7 +26,7 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from xrelay.lowering.builders import Emitter, conv_on_tensors, reassociation
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
 
 
 def _phases(e: Emitter, value: SSAValue, axes: tuple[int, int], steps: tuple[int, int]) -> SSAValue:
@@ -83,7 +83,7 @@ class StridedConvToSpaceToDepth(RewritePattern):
         rewriter.replace(op, e.ops, [e.ops[-1].results[0]])
 
 
-@register_xrelay_pass("conv-space-to-depth")
+@register_xrelay_pass("conv-space-to-depth", statistics=(REWRITES,))
 @dataclass(frozen=True)
 class ConvSpaceToDepth(XRelayPass):
     """Rewrite strided NHWC convolutions with fewer than `max_channels` input channels as stride-1

@@ -26,7 +26,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
 from xdsl.utils.exceptions import PassFailedException
 
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
 
 
 class CopyToGeneric(RewritePattern):
@@ -75,7 +75,7 @@ class BroadcastToGeneric(RewritePattern):
         )
 
 
-@register_xrelay_pass("linalg-to-loops")
+@register_xrelay_pass("linalg-to-loops", statistics=(REWRITES,))
 @dataclass(frozen=True)
 class LinalgToLoops(XRelayPass):
     """Lower memref-level linalg ops and `memref.copy` to `scf.for` loop nests."""

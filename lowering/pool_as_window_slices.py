@@ -30,7 +30,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from xrelay.dialects.upstream_linalg import UpstreamPooling
 from xrelay.lowering.builders import PARALLEL, Emitter, affine_map, dims
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
 
 _COMBINE = {"max": "max", "sum": "add"}
 """An upstream pooling op's COMBINE → the BodyBuilder.binary kind that computes it."""
@@ -80,7 +80,7 @@ class PoolAsSlices(RewritePattern):
             rewriter.erase(window.owner)
 
 
-@register_xrelay_pass("pool-as-window-slices")
+@register_xrelay_pass("pool-as-window-slices", statistics=(REWRITES,))
 @dataclass(frozen=True)
 class PoolAsWindowSlices(XRelayPass):
     """Rewrite named pooling ops (max and sum, NCHW and NHWC) with at most `max_taps` window taps

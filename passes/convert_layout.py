@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from xrelay.dialects.layout import DEFAULT_KERNEL_LAYOUT
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
-from xrelay.passes.layout_rewriter import LayoutRewriter
+from xrelay.passes.layout_rewriter import CONVS_CONVERTED, TRANSFORMS_INSERTED, LayoutRewriter
 
 SUPPORTED_OPS = ("nn.conv2d",)
 """Ops that accept a desired layout."""
@@ -94,7 +94,8 @@ def convert_layout(module: ModuleOp, desired: Mapping[str, tuple[str, str]]) -> 
             LayoutRewriter(desired).run(op)
 
 
-@register_xrelay_pass("convert-layout", opt_level=3, required=("InferType", "CanonicalizeOps"), infer_type_after=True)
+@register_xrelay_pass("convert-layout", opt_level=3, required=("InferType", "CanonicalizeOps"), infer_type_after=True,
+                      statistics=(CONVS_CONVERTED, TRANSFORMS_INSERTED))
 @dataclass(frozen=True)
 class ConvertLayout(XRelayPass):
     """Converts `nn.conv2d` to the desired layouts and the layout-agnostic ops around them,

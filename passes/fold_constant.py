@@ -13,7 +13,11 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
 from xrelay.runtime.kernels import KERNELS
-from xrelay.pass_base import XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.instrument.statistics import Statistic
+from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
+
+FOLDED = Statistic("num-folded", "Number of ops evaluated into constants")
+CONSTANTS_ERASED = Statistic("num-constants-erased", "Number of unused constants erased")
 
 
 def constant_value(value: SSAValue) -> np.ndarray | None:
@@ -29,6 +33,7 @@ def erase_if_dead_constant(value: SSAValue, rewriter: PatternRewriter) -> None:
     owner = value.owner
     if isinstance(owner, nn.ConstantOp) and owner.parent is not None and not owner.result.uses:
         rewriter.erase(owner)
+        CONSTANTS_ERASED.add()
 
 
 class FoldConstantOp(RewritePattern):
@@ -64,6 +69,7 @@ class FoldConstantOp(RewritePattern):
             constants.append(nn.ConstantOp(array))
         operands = tuple(op.operands)
         rewriter.replace(op, constants, [c.result for c in constants])
+        FOLDED.add()
         for value in (*operands, *(c.result for c in constants)):
             erase_if_dead_constant(value, rewriter)
 
@@ -74,7 +80,8 @@ def fold_constants(module: ModuleOp) -> None:
     rewrite_module(FoldConstantOp(), module, apply_recursively=False)
 
 
-@register_xrelay_pass("fold-constant", opt_level=2, infer_type_after=True)
+@register_xrelay_pass("fold-constant", opt_level=2, infer_type_after=True,
+                      statistics=(FOLDED, CONSTANTS_ERASED, REWRITES))
 @dataclass(frozen=True)
 class FoldConstant(XRelayPass):
     """Evaluates every nn op whose operands are all constants and removes unused constants

@@ -43,6 +43,11 @@ from xrelay.dialects import nn
 from xrelay.dialects.layout import DEFAULT_KERNEL_LAYOUT, reshape_groups
 from xrelay.dialects.op_base import LayoutRule
 from xrelay.dialects.ops.reduce import reduced_axes
+from xrelay.instrument.statistics import Statistic
+
+
+TRANSFORMS_INSERTED = Statistic("num-layout-transforms", "Number of nn.layout_transform ops inserted")
+CONVS_CONVERTED = Statistic("num-convs-converted", "Number of nn.conv2d ops converted to the desired layouts")
 
 
 class _Mapped(NamedTuple):
@@ -162,6 +167,7 @@ class LayoutRewriter:
                 self.memo[key] = self.transform(owner.operands[0], inner_src, dst)
             else:
                 op = self.insert(nn.make("nn.layout_transform", [value], src_layout=src, dst_layout=dst))
+                TRANSFORMS_INSERTED.add()
                 self.memo[key] = op.results[0]
         return self.memo[key]
 
@@ -262,6 +268,8 @@ class LayoutRewriter:
             changed = {"data_layout": new_data_layout, "kernel_layout": new_kernel_layout, "out_layout": ""}
         # Conv layouts name axes by meaning (C is channels): the new output is in the new data layout.
         self.emit(op, operands, [(out_layout, new_data_layout)], **changed)
+        if changed:
+            CONVS_CONVERTED.add()
 
     def binary(self, op: Operation) -> None:
         lhs, rhs = (self.lookup(v) for v in op.operands)

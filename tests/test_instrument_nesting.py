@@ -20,6 +20,7 @@ from xrelay.instrument.numerical_bisect import NumericalBisect
 from xrelay.instrument.op_count import OpCountDiff
 from xrelay.instrument.print_ir import PrintIR
 from xrelay.instrument.reproducer import CrashReproducer
+from xrelay.instrument.statistics import PassStatisticsInstrument
 from xrelay.instrument.trace import ChromeTraceInstrument
 from xrelay.tools.xrelay_opt import PipelineChecks
 from tool_passes import op_adding_pass as adding, run_on_empty_module
@@ -265,7 +266,7 @@ def test_timing_installed_inside_a_pass_pops_the_shared_profile(clock, capsys):
 
 
 BUILT_IN = [PrintIR, IRDiff, ChromeTraceInstrument, OpCountDiff, PassMemoryInstrument, CrashReproducer,
-            NumericalBisect, PassTimingInstrument, PipelineChecks]
+            NumericalBisect, PassTimingInstrument, PipelineChecks, PassStatisticsInstrument]
 
 
 @pytest.mark.parametrize("instrument_class", BUILT_IN, ids=lambda cls: cls.__name__)

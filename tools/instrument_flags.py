@@ -261,6 +261,28 @@ INSTRUMENT_FLAGS.extend([
 ])
 
 
+def _make_statistics(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    if not args.pass_statistics:
+        if args.pass_statistics_display is not None:
+            raise ToolError("--pass-statistics-display needs --pass-statistics")
+        return None
+    return _instrument("statistics", "PassStatisticsInstrument")(args.pass_statistics_display or "pipeline",
+                                                                 print_on_exit=False)
+
+
+def _print_statistics(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    sys.stderr.write(instrument.render())
+    sys.stderr.flush()
+
+
+INSTRUMENT_FLAGS.extend([
+    InstrumentFlag("--pass-statistics", "print the counters of every pass after the run on stderr (MLIR's "
+                   "--mlir-pass-statistics)", make=_make_statistics, finish=_print_statistics),
+    InstrumentFlag("--pass-statistics-display", "list: per pass name, summed; pipeline: per pass run, as a tree "
+                   "(default)", make=_option, options={"choices": ("list", "pipeline"), "metavar": "list|pipeline"}),
+])
+
+
 def _instrument(module: str, name: str) -> Any:
     """An instrument class from `xrelay.instrument.<module>`, imported when its flag is used."""
     import importlib

@@ -21,6 +21,7 @@ from xdsl.printer import Printer
 
 from xrelay.instrument.pass_context import PassContext
 from xrelay.instrument.pass_manager import Pass, PassInfo, get_pass, register_pass, run_pass
+from xrelay.instrument.statistics import Statistic, declare_statistics
 from xrelay.instrument.xdsl_pass import apply_xdsl_pass, cut_long_line, require_module
 
 XRELAY_PASSES: dict[str, type[XRelayPass]] = {}
@@ -53,6 +54,8 @@ class XRelayPass(XDSLModulePass, Pass):
     former_names: ClassVar[tuple[str, ...]] = ()
     """Names (pipeline or TVM) the pass had in an earlier release; `get_pass` and `xrelay-opt -p`
     still accept them."""
+    statistics: ClassVar[tuple[Statistic, ...]] = ()
+    """The counters the pass reports (`xrelay/instrument/statistics.py`)."""
 
     @property
     def info(self) -> PassInfo:
@@ -77,8 +80,8 @@ def register_xrelay_pass(cls: type[XRelayPass] | str | None = None, /, **info: A
 
     `@register_xrelay_pass("fold-constant", opt_level=2, infer_type_after=True)` declares the pass's
     pipeline name and PassInfo in one place, as TVM's `module_pass(opt_level=, name=, required=)`
-    does (keywords: `opt_level`, `required`, `infer_type_after`, `former_names`, `tvm_name`, which
-    defaults to the class name); a bare `@register_xrelay_pass` reads them from the class.
+    does (keywords: `opt_level`, `required`, `infer_type_after`, `former_names`, `statistics`, `tvm_name`,
+    which defaults to the class name); a bare `@register_xrelay_pass` reads them from the class.
     """
     if isinstance(cls, str):
         info["name"] = cls
@@ -90,12 +93,13 @@ def register_xrelay_pass(cls: type[XRelayPass] | str | None = None, /, **info: A
 def _register(cls: type[XRelayPass], info: dict[str, Any]) -> type[XRelayPass]:
     if not (isinstance(cls, type) and issubclass(cls, XRelayPass)):
         raise TypeError(f"register_xrelay_pass: expected an XRelayPass subclass, got {cls!r}")
-    unknown = set(info) - {"name", "tvm_name", "opt_level", "required", "infer_type_after", "former_names"}
+    unknown = set(info) - {"name", "tvm_name", "opt_level", "required", "infer_type_after", "former_names",
+                           "statistics"}
     if unknown:
         raise TypeError(f"register_xrelay_pass: unknown keyword(s) {', '.join(sorted(unknown))}")
     info.setdefault("tvm_name", cls.__dict__.get("tvm_name", cls.__name__))
     for attr, value in info.items():
-        setattr(cls, attr, tuple(value) if attr in ("required", "former_names") else value)
+        setattr(cls, attr, tuple(value) if attr in ("required", "former_names", "statistics") else value)
     for attr in ("name", "tvm_name"):
         if not isinstance(getattr(cls, attr, None), str):
             raise TypeError(f"register_xrelay_pass: {cls.__name__} must set the ClassVar {attr} (str)")
@@ -106,10 +110,15 @@ def _register(cls: type[XRelayPass], info: dict[str, Any]) -> type[XRelayPass]:
     if cls.name != cls.tvm_name:
         register_pass(cls.name, cls)
     XRELAY_PASSES[cls.name] = cls
+    declare_statistics(cls.tvm_name, cls.statistics)
     for former in cls.former_names:
         register_pass(former, cls)
         FORMER_PASS_NAMES[former] = cls.name
     return cls
+
+
+REWRITES = Statistic("num-rewrites", "Number of ops a rewrite pattern changed")
+"""Counted by `rewrite_module` for every op its pattern changed."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,7 @@ class PatternPass(XRelayPass):
     module (xDSL's walker with `apply_recursively=False`; failures name the op, see `rewrite_module`)."""
 
     pattern: ClassVar[type[RewritePattern]]
+    statistics: ClassVar[tuple[Statistic, ...]] = (REWRITES,)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewrite_module(self.pattern(), op, apply_recursively=False)
@@ -143,6 +153,8 @@ class _ReportFailingOp(RewritePattern):
             self.pattern.match_and_rewrite(op, rewriter)
         except Exception as error:  # noqa: BLE001 - carried out of xDSL's walker and re-raised as itself
             raise _PatternFailure(error, op) from None
+        if rewriter.has_done_action:
+            REWRITES.add()
 
 
 def describe_op(op: Operation) -> str:

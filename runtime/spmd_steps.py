@@ -13,34 +13,22 @@ import bisect
 
 import numpy as np
 
-UNBOUND_IS_SHARED = True
-"""Whether a slot left unbound (None) by the first run counts as shared: a step's access may name a
-slot no step binds any more (the pad's buffer of a convolution that computes its max pool from the
-unpadded result: `conv_epilogue._fuse_pool`), which kept ResNet's stem (4 ms) on rank 0 alone.
-Off: such a step runs on rank 0 only (for A/B runs)."""
-
-
-VIEWS_OF_BOUND_ARE_SHARED = True
-"""Whether an array inside the memory of an array bound before every run (a view of a constant:
-a weight reshaped by a step of the body) counts as shared: both processes have that memory at the
-same address since the fork, and it holds the same data. Off: only the bound arrays themselves and
-views of the shared mapping (for A/B runs)."""
-
 
 def shared_slots(program, env: list, bounds: tuple[int, int]):
     """`shared(slot)`: whether `env[slot]`, as the first run left it, is the same array in both
-    processes (`bounds`: the shared mapping's first and past-the-end addresses)."""
+    processes (`bounds`: the shared mapping's first and past-the-end addresses). An array inside the
+    memory of one bound before every run (a weight reshaped by a step) is shared: both processes have
+    that memory at the same address since the fork. A slot no step binds any more (the pad's buffer of
+    a convolution that pools its unpadded result) is too: no step reads it."""
     bound = program._bound
-    regions = [bounds]
-    if VIEWS_OF_BOUND_ARE_SHARED:
-        regions += [np.lib.array_utils.byte_bounds(a) for a in bound if isinstance(a, np.ndarray) and a.size]
+    regions = [bounds, *(np.lib.array_utils.byte_bounds(a) for a in bound if isinstance(a, np.ndarray) and a.size)]
     regions.sort()
     starts = [lo for lo, _ in regions]
 
     def shared(slot: int) -> bool:
         value = env[slot]
         if value is None:
-            return UNBOUND_IS_SHARED  # no step reads it: nothing to share
+            return True  # no step reads it: nothing to share
         if bound[slot] is not None and value is bound[slot]:
             return True  # a constant, a global, a planned buffer: bound before every run
         if not isinstance(value, np.ndarray):

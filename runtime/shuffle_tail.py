@@ -15,22 +15,14 @@ import numpy as np
 
 from xrelay.runtime.conv_epilogue import RowTail
 from xrelay.runtime.pad_step import RESHAPES, PadStep
-from xrelay.runtime import plan as split_plan
 from xrelay.runtime.plan import MIN_SPLIT_ELEMENTS, FusedTail
 from xrelay.runtime.threads import run_parts, worth_splitting
 
-FUSE_SHUFFLED_PADS = True
-"""Whether `fuse_shuffled_pads` fuses (off: the shuffle's pad copies in a step of its own, for A/B runs)."""
-BIND_ONCE = True
-"""Whether a `ShuffledTail` keeps the calls it bound while its arrays stay the same (read when the
-step is made; off: bound again on every run, for A/B runs)."""
 PROCESSES_MIN_SPLIT_ELEMENTS = 1 << 15
 """In the two-process mode a `ShuffledTail` of this many points or more splits its rows over both
 processes (ShuffleNet's: 26K-106K points, below `plan.PROCESSES_MIN_SPLIT_ELEMENTS`), so the second
 process, which runs the grouped and depthwise convolutions around it in halves, does not wait out
-the tail; read when the step is made (both processes must agree). `SPLIT_IN_PROCESSES` off: the
-plan's threshold (for A/B runs)."""
-SPLIT_IN_PROCESSES = True
+the tail; read when the step is made (both processes must agree)."""
 
 
 class ShuffledTail:
@@ -46,11 +38,10 @@ class ShuffledTail:
                  rows: int, points: int):
         self.tail, self.pad, self.shuffled_shape, self.inverse = tail, pad, shuffled_shape, inverse
         self.rows, self.points = rows, points
-        self.bind_once = BIND_ONCE
-        self.processes_min_split = PROCESSES_MIN_SPLIT_ELEMENTS if SPLIT_IN_PROCESSES else None
+        self.processes_min_split = PROCESSES_MIN_SPLIT_ELEMENTS
         self.kept: tuple | None = None
         """(padded buffer, each member's operand arrays, `rows` bound for them) of the last run, kept
-        while `bind_once` and the padded buffer is a planned one."""
+        while the padded buffer is a planned one: a run with the same arrays binds nothing."""
         self.source: FusedTail | None = None
         """The fused tail this step was made from (runtime/contraction_tail.py reads its ops)."""
 
@@ -64,7 +55,7 @@ class ShuffledTail:
         if rows is None:
             destination = np.reshape(padded[self.pad.interior], self.shuffled_shape, copy=False).transpose(self.inverse)
             rows = self.tail.bind(env, destination)
-            if self.bind_once and padded is self.pad.planned[self.pad.k]:
+            if padded is self.pad.planned[self.pad.k]:
                 # bind() has bound every member's results: their operands read as on the next run
                 self.kept = (padded, [prepare(env) for _, prepare, _, _ in self.tail.members], rows)
         return rows
@@ -72,8 +63,7 @@ class ShuffledTail:
     @property
     def min_split(self) -> tuple[int, int]:
         """The points from which it splits over threads and in the two-process mode."""
-        in_processes = self.processes_min_split
-        return MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS if in_processes is None else in_processes
+        return MIN_SPLIT_ELEMENTS, self.processes_min_split
 
     def _kept_rows(self, env: list, padded: np.ndarray):
         """The kept `rows` when this run's arrays are the kept ones (the members' results bound as
@@ -99,7 +89,7 @@ def fuse_shuffled_pads(steps: list, accesses: dict, memory) -> int:
     axis of more than one point, which is not that last axis. The padded buffer is then allocated
     and written at the tail's step."""
     fused = 0
-    for p, pad in enumerate(steps if FUSE_SHUFFLED_PADS else ()):
+    for p, pad in enumerate(steps):
         if not (isinstance(pad, PadStep) and pad.transpose is not None and pad.constant_fill and p in accesses):
             continue
         transpose = pad.transpose

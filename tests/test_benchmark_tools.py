@@ -105,13 +105,12 @@ def test_conv_pieces_ort_model_is_the_steps_convolution():
     assert len(times) == 2 and min(times) > 0
 
 
-def test_step_label_names_fused_tails_pads_and_a_tail_writing_a_shuffled_pad(monkeypatch):
+def test_step_label_names_fused_tails_pads_and_a_tail_writing_a_shuffled_pad():
     sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
     from split_profile import step_label
     from tests.test_runtime_shuffle_tail import case, unit_head
 
     from xrelay.lowering import lower
-    from xrelay.runtime import shuffle_tail
 
     x, _, hwio, bias, dw = case(2, 3, 5, 4)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 2, 1), to="linalg")
@@ -119,7 +118,9 @@ def test_step_label_names_fused_tails_pads_and_a_tail_writing_a_shuffled_pad(mon
     # the tail runs with the grouped convolution before it (runtime/contraction_tail.py)
     assert "grouped 1x1 conv + tail of 2 ops 1x5x4x6 +shuffled pad" in fused
     assert not any(label.startswith("pad") for label in fused)
-    monkeypatch.setattr(shuffle_tail, "FUSE_SHUFFLED_PADS", False)
+    # the shuffle's input also read elsewhere: the pad copies it in a step of its own
+    module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 2, 1, shuffle_read_twice=True),
+                   to="linalg")
     unfused = [label for label in map(step_label, LinalgProgram(module).steps) if label]
     assert "grouped 1x1 conv + tail generic(addf)+generic(maximumf) 1x5x4x6" in unfused
     assert "pad 1x5x4x3x2 -> 1x7x6x6 (transposed)" in unfused

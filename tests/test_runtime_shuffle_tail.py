@@ -80,21 +80,17 @@ def pad_copies(program: LinalgProgram) -> int:
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("groups, group_channels, h, w, stride, residual",
                          [(4, 5, 7, 6, 1, False), (3, 3, 5, 9, 2, False), (2, 7, 6, 5, 1, True), (4, 34, 28, 28, 1, False)])
-def test_the_tail_writes_the_shuffled_pad(groups, group_channels, h, w, stride, residual, threads, monkeypatch):
+def test_the_tail_writes_the_shuffled_pad(groups, group_channels, h, w, stride, residual, threads):
     x, w_gcf, hwio, bias, dw = case(groups, group_channels, h, w, residual)
     expected = reference(x, w_gcf, bias, dw, groups, stride, residual)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), groups, stride, residual), to="linalg")
     fused = LinalgProgram(module)
-    monkeypatch.setattr(shuffle_tail, "FUSE_SHUFFLED_PADS", False)
-    unfused = LinalgProgram(module)
     assert (shuffled_tails(fused), pad_copies(fused)) == (1, 0)
-    assert (shuffled_tails(unfused), pad_copies(unfused)) == (0, 1)
     set_blas_threads(threads)
     try:
         for _ in range(3):  # the planned buffers (the padded one's border too) are reused run after run
-            for program in (fused, unfused):
-                (got,) = program(x)
-                np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+            (got,) = fused(x)
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
             x = x[:, ::-1].copy()
             expected = reference(x, w_gcf, bias, dw, groups, stride, residual)
     finally:
@@ -113,14 +109,12 @@ def test_a_shuffle_whose_input_is_read_elsewhere_keeps_its_pad():
     np.testing.assert_allclose(relu, np.maximum(y + bias, 0), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("bind_once", [True, False])
-def test_the_tail_binds_its_calls_once_while_its_arrays_stay_the_same(bind_once, monkeypatch):
-    """shuffle_tail.BIND_ONCE: in a planned program the step binds its ufunc calls on the first run
+def test_the_tail_binds_its_calls_once_while_its_arrays_stay_the_same(monkeypatch):
+    """In a planned program the step binds its ufunc calls on the first run
     only while its arrays stay the same (the residual add reads the argument: changed in place, then
     a new array); every run matches numpy, the pad's border included."""
     from xrelay.runtime.conv_epilogue import RowTail
 
-    monkeypatch.setattr(shuffle_tail, "BIND_ONCE", bind_once)
     x, w_gcf, hwio, bias, dw = case(4, 5, 7, 6, residual=True)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 4, 1, residual=True), to="linalg")
     program = LinalgProgram(module)
@@ -134,7 +128,7 @@ def test_the_tail_binds_its_calls_once_while_its_arrays_stay_the_same(bind_once,
             x[...] = RNG.standard_normal(x.shape)
         (got,) = program(x)
         np.testing.assert_allclose(got, reference(x, w_gcf, bias, dw, 4, 1, residual=True), rtol=1e-4, atol=1e-4)
-    assert len(binds) == (2 if bind_once else 4)
+    assert len(binds) == 2
 
 
 @pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")

@@ -12,18 +12,16 @@ Measured (one process alternating the two, ShuffleNet's stride-1 depthwise convs
 452 -> 289 us, 14x14x272 156 -> 132 us, 7x7x544 72 -> 74 us. So it is used while C is below
 `MAX_CHANNELS` (a long channel loop gains nothing and the tiled weight costs memory).
 
-The merged axis runs over chunks of w (`CHUNKED_TILES`): the weight is tiled along one chunk of
-columns, its tile (taps x chunk x C) at most `TILE_BYTES`, and the einsum's extra chunk axis reads
-that tile again for each chunk, from L1/L2, where a whole-width tile (137 KB for 28x28x136) streamed
-for every output row. Alone, one process alternating the chunk widths: 28x28x136 274 -> 250 us
-(chunks of 7 columns), 14x14x272 134 -> 127 us (7); in a run, 0.98-0.99 (see `CHUNKED_TILES`).
+The merged axis runs over chunks of w: the weight is tiled along one chunk of columns, its tile
+(taps x chunk x C) at most `TILE_BYTES`, and the einsum's extra chunk axis reads that tile again for
+each chunk, from L1/L2, where a whole-width tile (137 KB for 28x28x136) streamed for every output row.
 
 `DepthwiseStep` is the step of such a convolution: in the two-process mode (runtime/spmd.py) both
 processes run it, each computing half of the output rows (the einsum over a range of h is the same
 einsum over slices of the merged views), where it used to run on the first process alone. The
 depthwise convolutions that do not merge (stride 2, `MAX_CHANNELS` or more channels) run as
 `linalg_conv.tap_contraction`'s one einsum over the window view, which splits over output rows
-the same way (`RowsRunner`), and get the step too (`TAP_STEPS`).
+the same way (`RowsRunner`), and get the step too.
 """
 
 from __future__ import annotations
@@ -40,27 +38,14 @@ from xrelay.runtime.threads import run_alone, run_parts, worth_splitting
 
 MAX_CHANNELS = 512
 """Below this many channels the merged einsum replaces the per-pixel one (see the module docstring)."""
-DEPTHWISE_STEPS = True
-"""Whether a merged depthwise convolution gets a `DepthwiseStep` (off: the generic step, which the
-two-process mode runs on its first process only; for A/B runs)."""
 MIN_SPLIT_MACS = float("inf")
 """A `DepthwiseStep` splits its rows over the worker threads from this many multiply-adds: never in the
 thread mode (ShuffleNet's largest, 28x28x136 at 290 us, would pay a 64-69 us hand-off per split)."""
 PROCESSES_MIN_SPLIT_MACS = 0
 """... and in the two-process mode, whose barriers cost microseconds: always."""
-CHUNKED_TILES = True
-"""Whether the merged einsum runs over chunks of w, the weight tiled along one chunk only (off: along
-the whole width, for A/B runs). A/B (benchmarks/change_ab.py --model onnx:shufflenet --off
-xrelay.runtime.depthwise.CHUNKED_TILES, load 1.8-4.6): 1 thread 0.995, 0.982 (200 rounds), 0.989
-(300); two processes (--threads 2 --threading processes --both) 0.992 (300). The tiles take less
-memory: ShuffleNet's 1.37 -> 0.24 MB (chunks of 7 columns at 28x28x136, of 2 at 14x14x272)."""
 TILE_BYTES = 1 << 16
 """The weight's tile along a chunk of w is at most this big (float32 bytes; whole columns, a divisor of
 the width, at least one)."""
-TAP_STEPS = True
-"""Whether a tap contraction run as one einsum (`linalg_conv.tap_contraction`: ShuffleNet's stride-2
-and 544-channel depthwise convolutions) gets a `DepthwiseStep`, split over output rows in the
-two-process mode (off: the generic step, run by the first process alone while the second waits)."""
 
 Runner = Callable[[list, np.ndarray, bool], bool]
 
@@ -132,7 +117,7 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
     taps = int(np.prod([ranges[d] for d in reduction], dtype=np.int64))
     # Columns per chunk: the widest that divides the width with its tile of the weight within TILE_BYTES.
     chunk = max((n for n in range(1, width + 1) if width % n == 0 and n * channels * taps * 4 <= TILE_BYTES),
-                default=1) if CHUNKED_TILES else width
+                default=1)
     views = {i: LoopView(maps[i], ranges) for i in (data, weight, out)}
     letters = "abcdefghijklmnopqrstuvwxyz"
     # Loop `rank` stands for the chunks of w (before w), w then for the merged (w, c) axis of a chunk.
@@ -235,8 +220,6 @@ class DepthwiseStep:
     def of(op, run: Callable, prepare: Callable, finish: Callable, zero_init: Sequence[bool]) -> DepthwiseStep | None:
         merged = getattr(run, "fast_only", None)
         if not (isinstance(merged, RowsRunner) and zero_init and zero_init[0]):
-            return None
-        if not (DEPTHWISE_STEPS if isinstance(merged, MergedDepthwise) else TAP_STEPS):
             return None
         macs = int(np.prod(op.get_static_loop_ranges(), dtype=np.int64))
         return DepthwiseStep(merged, run, prepare, finish, len(op.inputs), macs)

@@ -109,14 +109,6 @@ def test_the_merged_einsum_runs_over_chunks_of_columns(width, channels, tile_byt
         np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)
 
 
-def test_without_chunked_tiles_the_weight_is_tiled_along_the_whole_width(monkeypatch):
-    monkeypatch.setattr(depthwise, "CHUNKED_TILES", False)
-    weight = RNG.standard_normal((3, 3, 1, 136)).astype(np.float32)
-    program = LinalgProgram(depthwise_module((1, 28, 28, 136), weight, "NHWC", padding=(1, 1, 1, 1)))
-    (step,) = [s for s in program.steps if isinstance(s, depthwise.DepthwiseStep)]
-    assert step.merged.chunk == 28
-
-
 @pytest.mark.parametrize("stride, multiplier", [(2, 1), (1, 2)])
 def test_strided_or_multiplied_depthwise_is_left_to_the_window_einsum(merged_calls, stride, multiplier):
     channels = 12

@@ -96,14 +96,6 @@ def test_a_tap_contraction_step_in_row_parts_matches_numpy(stride, h, w, channel
     assert parts[-1][1] == (batch if batch > 1 else (h - 1) // stride + 1)
 
 
-def test_without_tap_steps_a_strided_depthwise_conv_has_the_generic_step(monkeypatch):
-    monkeypatch.setattr(depthwise, "TAP_STEPS", False)
-    module, x, weight = depthwise_case(stride=2)
-    program = LinalgProgram(module)
-    assert not [s for s in program.steps if isinstance(s, DepthwiseStep)]
-    np.testing.assert_allclose(program(x)[0], reference(x, weight, 2), rtol=1e-5, atol=1e-5)
-
-
 def test_an_unplanned_program_runs_the_step_whole():
     module, x, weight = depthwise_case()
     program = LinalgProgram(module, plan=False)

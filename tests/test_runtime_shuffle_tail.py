@@ -145,7 +145,7 @@ def test_the_tail_splits_over_both_processes(blas_workers, monkeypatch):
     monkeypatch.setattr(shuffle_tail, "PROCESSES_MIN_SPLIT_ELEMENTS", 1 << 10)
     # The convolutions around the tail run on the first process only: only the tail splits.
     monkeypatch.setattr(contraction_plan, "CONTRACTION_STEPS", False)
-    monkeypatch.setattr(depthwise, "DEPTHWISE_STEPS", False)
+    monkeypatch.setattr(depthwise, "PROCESSES_MIN_SPLIT_MACS", float("inf"))
     x, w_gcf, hwio, bias, dw = case(4, 8, 14, 12)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 4, 1), to="linalg")
     check_on_both_processes(module, x, lambda x: reference(x, w_gcf, bias, dw, 4, 1), ShuffledTail, monkeypatch)

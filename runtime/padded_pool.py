@@ -27,16 +27,6 @@ from xrelay.runtime.plan import FusedTail
 from xrelay.runtime.threads import run_alone, run_parts, worth_splitting
 from xrelay.runtime.window_reduce import ClippedPooling, pooling_reducer
 
-CLIPPED_PADDED_POOLS = True
-"""Whether `fuse_padded_pools` computes a padded pooling's sums from the unpadded data (off: the pad
-copies its data, the pooling and the divide run as steps of their own; for A/B runs)."""
-
-KEEP_CALLS = True
-"""Whether a `PaddedPoolStep` run whole keeps its pooling's calls (views, intermediate arrays) for the
-next run while its source and output are the same arrays, as a planned program's are (off: made anew
-every run, for A/B runs)."""
-
-
 def _call_all(calls: list) -> None:
     for call in calls:
         call()
@@ -54,7 +44,8 @@ class PaddedPoolStep:
         self.members = [member]  # read by benchmarks/split_profile.py and the like
         self.points = int(np.prod(member[0].ranges, dtype=np.int64))
         self.kept: tuple[np.ndarray, np.ndarray, list] | None = None
-        """(source, target, the pooling's calls over them) of the last run that ran whole (`KEEP_CALLS`)."""
+        """(source, target, the pooling's calls over them) of the last run that ran whole: kept while
+        its source and output are the same arrays, as a planned program's are."""
 
     def __call__(self, env: list) -> None:
         _, prepare, finish = self.member
@@ -62,7 +53,7 @@ class PaddedPoolStep:
         finish(env, arrays)
         source, target, pool = env[self.source], arrays[self.n_in], self.pool
         split = worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS, split_plan.PROCESSES_MIN_SPLIT_ELEMENTS)
-        if KEEP_CALLS and not split:
+        if not split:
             kept = self.kept
             if kept is None or kept[0] is not source or kept[1] is not target:
                 kept = self.kept = (source, target, pool.calls(source, target, 0, pool.rows_out))
@@ -85,7 +76,7 @@ def fuse_padded_pools(steps: list, accesses: dict, memory, slot: Callable[[SSAVa
     pooling's step, computing from the pad's source; the steps between must write nothing and read
     neither the pad nor its source. Returns how many it fused."""
     fused = 0
-    for p, pad in enumerate(steps if CLIPPED_PADDED_POOLS else ()):
+    for p, pad in enumerate(steps):
         if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
             continue
         q = _next_busy(steps, accesses, p + 1, {pad.source, pad.out})

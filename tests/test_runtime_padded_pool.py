@@ -1,7 +1,7 @@
 """An average pool's zero pad and window sum run as one step from the unpadded data
 (runtime/padded_pool.py `PaddedPoolStep`): checked against numpy written here (count_include_pad
 false and true, odd sizes, strides 1 and 2, uneven pads, NHWC and NCHW, a batch), that the step is
-planned (and the pad is not; both kept with `CLIPPED_PADDED_POOLS` off), on 1 and 2 threads."""
+planned (and the pad is not), on 1 and 2 threads."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 from tool_passes import parse_module
 
 from xrelay.lowering import lower
-from xrelay.runtime import padded_pool
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.linalg_exec import compile_linalg
 from xrelay.runtime.pad_step import PadStep
@@ -85,16 +84,8 @@ def test_padded_average_pool_matches_numpy(case, threads, monkeypatch):
         set_blas_threads(1)
 
 
-def test_flag_off_keeps_the_pad(monkeypatch):
-    monkeypatch.setattr(padded_pool, "CLIPPED_PADDED_POOLS", False)
-    compiled, x, expected = case_program(CASES[0])
-    assert not any(isinstance(s, PaddedPoolStep) for s in compiled.steps)
-    assert any(isinstance(s, PadStep) for s in compiled.steps)
-    np.testing.assert_allclose(compiled(x)[0], expected, rtol=1e-5, atol=1e-6)
-
-
-def test_kept_calls_follow_new_data_and_new_arrays(monkeypatch):
-    """Run whole, the step keeps its pooling's calls for the same arrays (`KEEP_CALLS`): new input
+def test_kept_calls_follow_new_data_and_new_arrays():
+    """Run whole, the step keeps its pooling's calls for the same arrays: new input
     values in the same planned buffer still give numpy's answer, and so do new arrays."""
     compiled, x, expected = case_program(CASES[0])
     (step,) = [s for s in compiled.steps if isinstance(s, PaddedPoolStep)]
@@ -106,5 +97,3 @@ def test_kept_calls_follow_new_data_and_new_arrays(monkeypatch):
         np.testing.assert_allclose(compiled(y)[0], reference(y, size, strides, padding, count_include_pad),
                                    rtol=1e-5, atol=1e-6)
     assert step.kept is not None
-    monkeypatch.setattr(padded_pool, "KEEP_CALLS", False)
-    np.testing.assert_allclose(compiled(x)[0], expected, rtol=1e-5, atol=1e-6)

@@ -14,11 +14,6 @@ import numpy as np
 
 from xrelay.runtime.memory_plan import is_same_view
 
-CHECK_ONCE = True
-"""Whether a planned program's insert decides once per pair of arrays that its source is the slice
-(off: it makes the slice's view and compares on every run, for A/B runs)."""
-
-
 def insert_step(src: int, dst: int, out: int, index: tuple[slice, ...], copy: bool, view_shape: tuple[int, ...],
                 cached: list[bool]):
     """A step writing `env[src]` into slice `index` of `env[dst]` (a copy of it when `copy`) and
@@ -34,7 +29,7 @@ def insert_step(src: int, dst: int, out: int, index: tuple[slice, ...], copy: bo
             return
         array = np.array(dest) if copy else dest
         if is_same_view(array[index], source):  # the source was computed in place
-            if cached[0] and not copy and CHECK_ONCE:
+            if cached[0] and not copy:
                 placed[0] = (dest, source)
         else:
             array[index] = source.reshape(view_shape)

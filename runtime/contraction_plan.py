@@ -73,12 +73,6 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
     return planned
 
 
-SPLIT_COPIES = True
-"""Whether an operand whose matrix is a copy (an im2col of a grouped convolution) is copied part by
-part, each part's rows (or columns) then multiplied on the thread (or process) that copied them,
-instead of whole on the calling thread before the split (off: for A/B runs)."""
-
-
 class PlannedContraction:
     """`planned_contraction`'s runner: `self(ins, target, accumulate) -> bool` (see there)."""
 
@@ -161,7 +155,7 @@ class PlannedContraction:
             if self.reuse_views[0]:
                 self.last = (a, b, target, lhs, rhs, product)
             return functools.partial(threaded_matmul, lhs, rhs, out=product), True
-        if not SPLIT_COPIES or (lhs is None and rhs is None):
+        if lhs is None and rhs is None:
             lhs, rhs = (m if m is not None else v.reshape(shape)
                         for m, v, (_, _, shape) in zip(matrices, loops, self.matrices, strict=True))
             return functools.partial(threaded_matmul, lhs, rhs, out=product), False
@@ -293,11 +287,6 @@ class SplitTail:
         run_parts(part, tail.rows, True)
 
 
-FUSE_SPLIT_TAILS = True
-"""Whether a contraction and its tail that split run each part's rows of the product and of the tail
-together (`SplitTail`; read on every run; off: the product split, then the tail's own step)."""
-
-
 class ContractionTail:
     """An elementwise tail after a `ContractionStep` (`contraction_tail.fuse_contraction_tails`): its own
     `step`; `epilogue(env)` binds it for this run and returns `rows(r0, r1)`, applying it to rows
@@ -344,7 +333,7 @@ class ContractionTail:
     def split(self) -> bool:
         """Whether the product and the tail run split together here and now."""
         threads = split_threads()
-        return (FUSE_SPLIT_TAILS and threads > 1 and self.rows >= 2 * threads
+        return (threads > 1 and self.rows >= 2 * threads
                 and (worth_splitting(self.macs, conv_kernels.MIN_SPLIT_MATMUL_MACS,
                                      conv_kernels.PROCESSES_MIN_SPLIT_MATMUL_MACS)
                      or worth_splitting(self.points, self.min_split, self.processes_min_split)))

@@ -25,13 +25,6 @@ from xrelay.runtime.plan import MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS
 from xrelay.runtime.schedule import StepAccess
 from xrelay.runtime.shuffle_tail import ShuffledTail
 
-FUSE_CONTRACTION_TAILS = True
-"""Whether `fuse_contraction_tails` fuses (off: the contraction and its tail run as steps of their
-own, for A/B runs)."""
-SHUFFLED_TAILS = True
-"""Whether it also fuses a `ShuffledTail` (off: `FusedTail`s only, for A/B runs)."""
-
-
 def fuse_contraction_tails(steps: list, accesses: dict, memory) -> int:
     """Make each fused tail (a `FusedTail`, or a `ShuffledTail` writing a shuffle's pad) whose first
     member reads the result of a `ContractionStep` before it a `SplitTail` with that step (see the
@@ -42,9 +35,8 @@ def fuse_contraction_tails(steps: list, accesses: dict, memory) -> int:
     to the tail's row axis) with its own output's indexing, rows along an axis the product's rows
     are the leading loops of, and must not write a buffer the contraction reads."""
     fused = 0
-    for t, step in enumerate(steps if FUSE_CONTRACTION_TAILS else ()):
-        source = (step.source if isinstance(step, ShuffledTail) and SHUFFLED_TAILS
-                  else step if isinstance(step, FusedTail) else None)
+    for t, step in enumerate(steps):
+        source = step.source if isinstance(step, ShuffledTail) else step if isinstance(step, FusedTail) else None
         if source is None or t not in accesses:
             continue
         c, views = t - 1, []

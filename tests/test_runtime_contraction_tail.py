@@ -10,7 +10,7 @@ from test_runtime_shuffle_tail import case, reference as head_reference, unit_he
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime import conv, contraction_plan, contraction_tail, spmd
+from xrelay.runtime import conv, spmd
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.contraction_plan import ContractionStep, SplitTail
 from xrelay.runtime.linalg_exec import LinalgProgram
@@ -96,15 +96,12 @@ def test_the_unit_end_runs_with_its_tail(groups, group_channels, h, w, batch, th
     x, w_gcf, hwio, bias = end_case(groups, group_channels, h, w, batch)
     module = lower(unit_end(x.shape, hwio, bias, groups), to="linalg")
     fused = LinalgProgram(module)
-    monkeypatch.setattr(contraction_tail, "FUSE_CONTRACTION_TAILS", False)
-    unfused = LinalgProgram(module)
     (step,) = split_tails(fused)
     assert isinstance(step.tail.step, FusedTail) and isinstance(step.contraction, ContractionStep)
-    assert split_tails(unfused) == []
     together = count_together(monkeypatch)
     set_blas_threads(threads)
     try:
-        run_three_times((fused, unfused), x, lambda x: end_reference(x, w_gcf, bias))
+        run_three_times((fused,), x, lambda x: end_reference(x, w_gcf, bias))
     finally:
         set_blas_threads(1)
     rows = next(n for n in x.shape if n > 1)  # the tail's rows: its first axis of more than one point
@@ -127,20 +124,6 @@ def test_the_unit_head_runs_with_its_shuffled_tail(groups, group_channels, h, w,
     finally:
         set_blas_threads(1)
     assert len(together) == (3 if threads == 2 else 0)
-
-
-def test_split_off_runs_them_one_after_the_other(split_everything, monkeypatch):
-    """contraction_plan.FUSE_SPLIT_TAILS off (read on every run): the product, then the tail's own step."""
-    x, w_gcf, hwio, bias = end_case(4, 5, 7, 6)
-    program = LinalgProgram(lower(unit_end(x.shape, hwio, bias, 4), to="linalg"))
-    together = count_together(monkeypatch)
-    monkeypatch.setattr(contraction_plan, "FUSE_SPLIT_TAILS", False)
-    set_blas_threads(2)
-    try:
-        run_three_times((program,), x, lambda x: end_reference(x, w_gcf, bias))
-    finally:
-        set_blas_threads(1)
-    assert together == []
 
 
 @pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")

@@ -357,13 +357,6 @@ class PoolingProgress:
         return ranges
 
 
-MAPPED_WINDOWS = True
-"""Whether a reduction over windows of a function of its input (`mapped_window_program`: LRN's sum of
-`x * x` over 5 channels) applies the function once over the input and then reduces the windows as
-shifted slices, instead of evaluating it over the whole loop space (input points times window taps)
-and folding that tap by tap (read when compiled; off for A/B runs)."""
-
-
 def _mapped_input(op, value, reducers: dict) -> int | None:
     """The index of the one input that `value` (a reduction body's folded value) is an elementwise
     function of: every body op it needs computes per element from that input's block argument and
@@ -409,9 +402,9 @@ def mapped_window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], 
     `x` the windows read, into a per-thread buffer, then reduces its windows with `window_reduction`
     (True); False when the operands are not numpy arrays (the caller runs the general path, which
     accumulates: an output that was to be written whole is first set to the identity). None for any
-    other op or while `MAPPED_WINDOWS` is off. LRN's sum of squares over 5 channels of
+    other op. LRN's sum of squares over 5 channels of
     1x55x55x192 (Inception v1): 12-19 ms over the 5-D loop space, ~2 ms so."""
-    if not MAPPED_WINDOWS or not reduction or len(op.outputs) != 1:
+    if not reduction or len(op.outputs) != 1:
         return None
     block = op.body.block
     n_in = len(op.inputs)

@@ -1,6 +1,6 @@
 """A reduction over windows of an elementwise function of its input (LRN's sum of `x * x` over a
 channel window) runs as the function applied once over the input then shifted-slice window sums
-(runtime/window_reduce.mapped_window_program, flag MAPPED_WINDOWS), against numpy written here: LRN
+(runtime/window_reduce.mapped_window_program), against numpy written here: LRN
 along a middle axis (NCHW channels) and the last axis (NHWC), odd sizes and even window sizes (the
 zero pad clipped unevenly), a strided/dilated window with an offset; the path checked on the compiled op."""
 
@@ -18,7 +18,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
-from xrelay.runtime import linalg_structured, window_reduce
+from xrelay.runtime import linalg_structured
 from xrelay.runtime.linalg_exec import LinalgProgram
 from xrelay.runtime.window_reduce import mapped_window_program
 
@@ -45,11 +45,9 @@ def window_sums(module) -> list:
             and any(str(it.data) == "reduction" for it in op.get_iterator_types())]
 
 
-@pytest.mark.parametrize("mapped", [True, False])
 @pytest.mark.parametrize("shape, axis, size", [((1, 7, 5, 6), 1, 5), ((2, 9, 3, 4), 1, 3), ((1, 5, 6, 11), 3, 5),
                                                ((2, 3, 3, 4), 3, 4), ((1, 1, 1, 3), 3, 5), ((1, 2, 1, 1), 1, 5)])
-def test_lrn_matches_numpy(mapped, shape, axis, size, monkeypatch):
-    monkeypatch.setattr(window_reduce, "MAPPED_WINDOWS", mapped)
+def test_lrn_matches_numpy(shape, axis, size):
     attrs = dict(size=size, axis=axis, bias=1.0, alpha=0.5, beta=0.75)
     b = GraphBuilder(None)
     module = lower(b.finish(b.op(nn.LRNOp, b.param("data", shape), **attrs)), to="linalg")
@@ -61,9 +59,9 @@ def test_lrn_matches_numpy(mapped, shape, axis, size, monkeypatch):
     maps = [m.data for m in op.get_indexing_maps()]
     reduction = [i for i, it in enumerate(op.get_iterator_types()) if str(it.data) == "reduction"]
     taken = mapped_window_program(op, maps, op.get_static_loop_ranges(), reduction, linalg_structured.REDUCERS, [])
-    assert (taken is not None) is mapped  # the path is taken while the flag is on
+    assert taken is not None
     compiled = linalg_structured.compile_structured(op, [False])
-    assert compiled.tap_by_tap and (compiled.__name__ == "pooled_or_run") is mapped
+    assert compiled.tap_by_tap and compiled.__name__ == "pooled_or_run"
 
 
 def test_mapped_window_strided_dilated_offset_and_accumulating():

@@ -50,27 +50,8 @@ from xrelay.runtime.linalg_conv import conv_geometry, tap_contraction
 
 Structured = LinalgStructuredOperation
 MAX_TAPS = 64
-"""Reductions over at most this many points (pooling windows) are folded tap by tap."""
-PLAIN_REDUCE = True
-"""Whether a reduction whose inputs' maps each read one loop per axis (no window: a global average
-pool's sum over 7x7, a softmax's sum) is one `ufunc.reduce` call even over at most `MAX_TAPS`
-points, instead of one call per point (read when compiled; off for A/B runs). ResNet-18's global
-average pool: 49 ufunc calls of 512 floats took 100-175 us of a run."""
-UFUNC_CHAINS = True
-"""Whether an elementwise op whose body is a chain of ufuncs, each after the first reading only the one
-before it and scalar constants (a softmax's `exp(x - max)`), runs as those calls each writing into the
-output view (`_ufunc_chain_program`) instead of the general path (read when compiled; off for A/B runs)."""
-DIRECT_COPIES = True
-"""Whether an elementwise op that yields an input as it is (a `linalg.transpose`, a fill, a copy) runs as one
-`np.copyto` between views kept for the same planned arrays (`_ufunc_chain_program`) instead of the
-general path (read when compiled; off for A/B runs)."""
-DIRECT_REDUCE = True
-"""Whether such a plain reduction of an input as it is (`combine(in, acc)`: a global average pool's
-sum, a softmax's max and sum) runs as one `ufunc.reduce` of the input's view straight into the
-output's view (`_direct_reduce_program`), without the general path's environment, body evaluation,
-broadcast and copy (read when compiled; off for A/B runs)."""
-
-
+"""Reductions over at most this many points (pooling windows) are folded tap by tap; a plain reduction
+(each input's map one loop per axis: a global average pool's sum, a softmax's) is one `ufunc.reduce`."""
 
 
 # ---------------------------------------------------------------- structured ops
@@ -191,7 +172,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
 
     body = BodyProgram(block, targets, ranges) if targets else None
     tap_count = int(np.prod([ranges[a] for a in reduction_axes], dtype=np.int64))
-    plain = PLAIN_REDUCE and all(isinstance(e, AffineDimExpr) for m in maps[:n_in] for e in m.results)
+    plain = all(isinstance(e, AffineDimExpr) for m in maps[:n_in] for e in m.results)
     tap_by_tap = bool(reduction_axes) and tap_count <= MAX_TAPS and not plain  # (a window: see MAX_TAPS)
     taps = []
     if tap_by_tap:
@@ -216,7 +197,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             return chain
 
     direct = None
-    if DIRECT_REDUCE and plain and len(plans) == 1 and plans[0][0] == "reduce" and pooled is None:
+    if plain and len(plans) == 1 and plans[0][0] == "reduce" and pooled is None:
         direct = _direct_reduce_program(plans[0][1], targets[0], list(in_args), views, ranges, reduction_axes,
                                         n_in, bool(zero_init and zero_init[0]), reuse_views or [False])
 
@@ -303,7 +284,7 @@ def _direct_reduce_program(ufunc: np.ufunc, reduced: SSAValue, in_args: list, vi
                            reduction_axes: tuple[int, ...], n_in: int, overwrite: bool,
                            reuse_views: list[bool]) -> Callable[[list], bool] | None:
     """For a reduction `combine(in_i, acc)` of an input read over every loop through a map of bare
-    loops (`PLAIN_REDUCE`): a function of the operand arrays that reduces input i's loop-space view
+    loops (a plain reduction, see `MAX_TAPS`): a function of the operand arrays that reduces input i's loop-space view
     with one `ufunc.reduce` straight into the output's view (`overwrite`: the output's fill was
     dropped, else folded into it) and returns True; False (the caller runs the general path) when
     the arrays do not fit (dtypes differ, the output view is not the reduced shape). While
@@ -347,11 +328,11 @@ SHORT_AXIS = 16
 
 def plain_reduction_identity(op: Structured, k: int) -> float | None:
     """The identity of output k's reduction when `compile_structured` runs it as one `ufunc.reduce`
-    (`PLAIN_REDUCE`: the op's one output, a reducer of it and a value not read from it, the inputs'
+    (a plain reduction: the op's one output, a reducer of it and a value not read from it, the inputs'
     maps one loop per axis, no contraction) and that reduction writes the output whole when a fill of its
     identity before it was dropped (`zero_init[k]`); None for any other op or output."""
-    if not PLAIN_REDUCE or not all(isinstance(e, AffineDimExpr) for m in op.get_indexing_maps().data[:len(op.inputs)]
-                                   for e in m.data.results):
+    if not all(isinstance(e, AffineDimExpr) for m in op.get_indexing_maps().data[:len(op.inputs)]
+               for e in m.data.results):
         return None
     if (len(op.outputs) != 1 or not any(str(it.data) == "reduction" for it in op.get_iterator_types())
             or contraction_pair(op, k) is not None):  # (several outputs may read each other: argmax's)
@@ -452,10 +433,9 @@ def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, capture
 
 def _ufunc_chain_program(body: BodyProgram | None, value: SSAValue, in_args: list, out_args: list, views: list,
                          n_in: int, reuse_views: list[bool]) -> Callable[[list], None] | None:
-    """For an elementwise op with one output whose body yields an input as it is (`DIRECT_COPIES`: one
-    `np.copyto`), or is a chain of one-result ufuncs, the first over block arguments and scalar
+    """For an elementwise op with one output whose body yields an input as it is (one `np.copyto`), or is a chain of one-result ufuncs, the first over block arguments and scalar
     constants, each later one over the one before it (used only there) and scalar constants, every
-    link of the output's type (`UFUNC_CHAINS`: each call writes into the output view, the next
+    link of the output's type (each call writes into the output view, the next
     reads it there): a function of the operand arrays that makes the loop-space views (kept for the
     same arrays while `reuse_views[0]`) and makes those calls, nothing else. None for any other body.
     Later links read no operand array, so an input the output was planned over is read only by the
@@ -464,13 +444,11 @@ def _ufunc_chain_program(body: BodyProgram | None, value: SSAValue, in_args: lis
         return None
     operands_of = {arg: i for i, arg in enumerate(in_args)} | {arg: n_in + i for i, arg in enumerate(out_args)}
     if body is None or not body.steps:
-        if not DIRECT_COPIES or value not in in_args:
+        if value not in in_args:
             return None
         links: list = []
         source = operands_of[value]
     else:
-        if not UFUNC_CHAINS:
-            return None
         constants, links, previous = {}, [], None
         for result, fn, operands in body.steps:
             if isinstance(result.owner, arith.ConstantOp) and not operands:

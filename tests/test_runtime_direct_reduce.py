@@ -1,6 +1,6 @@
 """A reduction of an input as it is over bare loops (a global average pool's sum, a softmax's max and
 sum) runs as one `ufunc.reduce` of the input's view straight into the output's view
-(linalg_structured.DIRECT_REDUCE); against numpy written here, on and off, with the planned buffers
+(linalg_structured._direct_reduce_program); against numpy written here, with the planned buffers
 set to NaN before each run, the output's earlier contents folded in when its fill was kept, and
 the path checked on the compiled op."""
 
@@ -32,11 +32,9 @@ def poison(program) -> None:
             array[...] = np.nan
 
 
-@pytest.mark.parametrize("direct", [True, False])
 @pytest.mark.parametrize("shape, layout", [((1, 7, 7, 24), "NHWC"), ((2, 3, 3, 5), "NHWC"), ((2, 6, 5, 4), "NCHW"),
                                            ((1, 1, 1, 8), "NHWC"), ((3, 1, 1, 1), "NHWC")])
-def test_global_average_pool(direct, shape, layout, monkeypatch):
-    monkeypatch.setattr(linalg_structured, "DIRECT_REDUCE", direct)
+def test_global_average_pool(shape, layout):
     module = module_of(nn.GlobalAvgPool2DOp, shape, layout=layout)
     x = RNG.standard_normal(shape).astype(np.float32)
     want = x.astype(np.float64).mean(axis=(1, 2) if layout == "NHWC" else (2, 3), keepdims=True)
@@ -45,13 +43,11 @@ def test_global_average_pool(direct, shape, layout, monkeypatch):
         poison(program)
         np.testing.assert_allclose(program(x * np.float32(scale))[0], want * scale, rtol=1e-5, atol=1e-6)
     (op,) = reductions(module)
-    assert getattr(linalg_structured.compile_structured(op, [True]), "direct_reduce", False) is direct
+    assert getattr(linalg_structured.compile_structured(op, [True]), "direct_reduce", False) is True
 
 
-@pytest.mark.parametrize("direct", [True, False])
 @pytest.mark.parametrize("shape", [(3, 40), (1, 1000), (2, 1)])
-def test_softmax(direct, shape, monkeypatch):
-    monkeypatch.setattr(linalg_structured, "DIRECT_REDUCE", direct)
+def test_softmax(shape):
     x = RNG.standard_normal(shape).astype(np.float32)
     module = module_of(nn.SoftmaxOp, x.shape)
     program = LinalgProgram(module)
@@ -62,18 +58,16 @@ def test_softmax(direct, shape, monkeypatch):
                                    rtol=1e-5, atol=1e-7)
     ops = reductions(module)  # the max (only an input) is direct; the sum of exp(x - max) too
     assert len(ops) == 2
-    assert all(getattr(linalg_structured.compile_structured(op, [True]), "direct_reduce", False) is direct
+    assert all(getattr(linalg_structured.compile_structured(op, [True]), "direct_reduce", False) is True
                for op in ops)
 
 
-@pytest.mark.parametrize("direct", [True, False])
-def test_kept_fill_is_folded_in(direct, monkeypatch):
+def test_kept_fill_is_folded_in():
     """Without the fill dropped (zero_init False) the output's contents are combined with the reduction."""
-    monkeypatch.setattr(linalg_structured, "DIRECT_REDUCE", direct)
     module = module_of(nn.GlobalAvgPool2DOp, (2, 5, 3, 7), layout="NHWC")
     (op,) = reductions(module)
     run = linalg_structured.compile_structured(op, [False])
-    assert getattr(run, "direct_reduce", False) is direct
+    assert getattr(run, "direct_reduce", False) is True
     x = RNG.standard_normal((2, 5, 3, 7)).astype(np.float32)
     out = RNG.standard_normal((2, 1, 1, 7)).astype(np.float32)
     want = out.astype(np.float64) + x.astype(np.float64).sum(axis=(1, 2), keepdims=True)

@@ -1,5 +1,5 @@
 """Reductions without windows (a global average pool's sum, a softmax's sum and max) run as one
-`ufunc.reduce` call (linalg_structured.PLAIN_REDUCE) instead of one ufunc call per reduced point, and
+`ufunc.reduce` call (linalg_structured.compile_structured) instead of one ufunc call per reduced point, and
 write their output whole, so the fill of their identity before them is dropped
 (linalg_exec._elide_zero_fill); against numpy written here, with every planned buffer set to NaN
 before each run (an output the dropped fill left unwritten shows up), the path checked on the
@@ -29,11 +29,9 @@ def reductions(module) -> list:
             and any(str(it.data) == "reduction" for it in op.get_iterator_types())]
 
 
-@pytest.mark.parametrize("plain", [True, False])
 @pytest.mark.parametrize("shape, layout", [((1, 7, 7, 24), "NHWC"), ((2, 3, 3, 5), "NHWC"), ((2, 6, 5, 4), "NCHW"),
                                            ((1, 1, 1, 8), "NHWC")])
-def test_global_average_pool_is_one_reduce(plain, shape, layout, monkeypatch):
-    monkeypatch.setattr(linalg_structured, "PLAIN_REDUCE", plain)
+def test_global_average_pool_is_one_reduce(shape, layout):
     module = module_of(nn.GlobalAvgPool2DOp, shape, layout=layout)
     x = RNG.standard_normal(shape).astype(np.float32)
     axes = (1, 2) if layout == "NHWC" else (2, 3)
@@ -43,9 +41,9 @@ def test_global_average_pool_is_one_reduce(plain, shape, layout, monkeypatch):
         poison(program)
         np.testing.assert_allclose(program(x * np.float32(scale))[0], want * scale, rtol=1e-5, atol=1e-6)
     (op,) = reductions(module)
-    assert linalg_structured.compile_structured(op, [True]).tap_by_tap is (not plain)
-    assert (plain_reduction_identity(op, 0) == 0.0) is plain
-    assert fills_run(program) == (0 if plain else 1)
+    assert linalg_structured.compile_structured(op, [True]).tap_by_tap is False
+    assert plain_reduction_identity(op, 0) == 0.0
+    assert fills_run(program) == 0
 
 
 def poison(program) -> None:
@@ -61,9 +59,7 @@ def fills_run(program) -> int:
     return sum(1 for op, (index, _) in program.fill_steps.items() if isinstance(op, FillOp))
 
 
-@pytest.mark.parametrize("plain", [True, False])
-def test_softmax_reductions_are_plain_and_right(plain, monkeypatch):
-    monkeypatch.setattr(linalg_structured, "PLAIN_REDUCE", plain)
+def test_softmax_reductions_are_plain_and_right():
     x = RNG.standard_normal((3, 40)).astype(np.float32)
     module = module_of(nn.SoftmaxOp, x.shape)
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
@@ -74,8 +70,8 @@ def test_softmax_reductions_are_plain_and_right(plain, monkeypatch):
         np.testing.assert_allclose(program(x * np.float32(scale))[0], y / y.sum(axis=1, keepdims=True),
                                    rtol=1e-5, atol=1e-7)
     ops = reductions(module)
-    assert len(ops) == 2 and [plain_reduction_identity(op, 0) for op in ops] == ([-np.inf, 0.0] if plain else [None] * 2)
-    assert fills_run(program) == (0 if plain else 2)
+    assert len(ops) == 2 and [plain_reduction_identity(op, 0) for op in ops] == [-np.inf, 0.0]
+    assert fills_run(program) == 0
 
 
 def test_a_pooling_window_is_still_folded_tap_by_tap():

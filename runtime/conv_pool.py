@@ -44,12 +44,6 @@ from xrelay.runtime.linalg_conv import MIN_SPLIT_MACS, PROCESSES_MIN_SPLIT_MACS,
 from xrelay.runtime.threads import run_parts, worth_splitting
 from xrelay.runtime.window_reduce import ClippedPooling, reduction_calls
 
-
-BLOCKED_CONV_POOL = True
-"""Whether a convolution that computes the pooling of its padded result (`conv_epilogue.ConvStep.pool`)
-does both block by block (`BlockedConvPool`; read when the program is built; off: the convolution
-whole, then the pooling from its result, for A/B runs)."""
-
 BLOCK_BYTES = 1 << 20
 """Bytes of patch matrix (views of the strips, a third of that copied) per block of convolution rows:
 15 of the stem's 112 rows, whose strips, results and half-pooled rows (1 MB) stay in a core's L2
@@ -58,15 +52,11 @@ cache (2 MB here). Measured on the stem, step time with/without, one thread, alt
 
 SMALL_GEMM_MACS = 1_000_000
 """A convolution row's GEMM of more multiply-adds than this runs as GEMMs of equal column chunks of
-at most this many (`SMALL_GEMMS`). OpenBLAS's SkylakeX kernels (used on this Sapphire Rapids VM)
+at most this many. OpenBLAS's SkylakeX kernels (used on this Sapphire Rapids VM)
 multiply matrices of at most 100^3 multiply-adds without packing them (its small-matrix kernels); a
 packed GEMM of the stem's row, 112 x 147 @ 147 x 64 (1.05 M), copies the patches once more. Measured
 alone (one thread, per 112 output columns): 31 us as one GEMM of 112 rows, 26 us as two of 56 (or
 one of 104, 96, 64, 48, 32)."""
-
-SMALL_GEMMS = True
-"""Whether each row's GEMM is cut into column chunks of at most `SMALL_GEMM_MACS` multiply-adds
-(read when a thread plans its part; off for A/B runs)."""
 
 
 def column_chunks(columns: int, macs_per_column: int) -> list[tuple[int, int]]:
@@ -98,7 +88,7 @@ class BlockedConvPool:
         """The blocked form of a convolution step and its fused pooling, or None when it does not
         apply: an accumulating convolution, or a pooling with windows on other axes than the
         convolution's output rows and columns (two windows, rows first)."""
-        if not BLOCKED_CONV_POOL or accumulate or len(pool.stages) != 2:
+        if accumulate or len(pool.stages) != 2:
             return None
         if (pool.stages[0][0], pool.stages[1][0]) != (geometry.out_axes[2], geometry.out_axes[3]):
             return None
@@ -213,7 +203,7 @@ class BlockedConvPool:
         strips, patches, rows, half = self._buffers(prepared)
         lows, highs = self.pool.spans
         block = prepared["block"]
-        chunks = column_chunks(ow, kh * run * f) if SMALL_GEMMS else [(0, ow)]
+        chunks = column_chunks(ow, kh * run * f)
         calls = []
         for image in range(n):
             o = o0

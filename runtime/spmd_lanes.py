@@ -41,17 +41,6 @@ from xrelay.runtime import threads
 from xrelay.runtime.memory_plan import plan_memory
 from xrelay.runtime.schedule import StepAccess
 
-LANES = True
-"""Whether the two-process mode runs independent branches one per process (off: every step splits
-itself). Their wrong answers on the ONNX zoo's Inception v2 (0.0129 off: the pads' kept borders of
-the plan before `plan_lanes` planned again; CONTRIBUTING) are fixed (`LinalgProgram.use_plan`):
-with lanes on every zoo model's two-process calls are within 6e-7 of the thread mode's.
-benchmarks/change_ab.py --threads 2 --threading processes --both --off
-xrelay.runtime.spmd_lanes.LANES: onnx:inception_v2 0.897 (100 rounds), onnx:inception_v1 0.974
-(100), onnx:shufflenet 0.993 (100); onnx:resnet50 laned none of its regions since
-`STEP_SPLIT_NS` (1.063 with them, 40 rounds); SqueezeNet, DenseNet-121 and ResNet-18 plan no
-lanes (their A/A: 0.981-0.991, 40 rounds)."""
-
 MAX_LANE_SHARE = 0.85
 """A region runs as lanes when its longer lane is estimated at most this share of the region's time
 (`StepAccess.cost_ns`). Splitting each step measured worse even for uneven lanes: Inception v2
@@ -196,7 +185,7 @@ def planned_lanes(program) -> list[tuple[list[int], list[int]]]:
     """The program's regions of independent branches worth running one lane per process, as two
     lists of step indices each (from the data dependencies: valid under any memory plan that
     keeps each region's buffers apart, `lane_holds`)."""
-    if not LANES or program.schedule is None or program.plan is None:
+    if program.schedule is None or program.plan is None:
         return []
     body = program.schedule.body
     deps = data_dependencies(program, body)

@@ -42,7 +42,6 @@ def test_regions_are_cut_where_every_costly_step_depends_or_is_depended_on():
 
 
 def test_two_lanes_deal_the_longest_branch_first_to_the_shorter_lane(monkeypatch):
-    monkeypatch.setattr(spmd_lanes, "LANES", True)  # (the default; a test may run with it off)
     monkeypatch.setattr(spmd_lanes, "MIN_REGION_NS", 0)
     monkeypatch.setattr(spmd_lanes, "CHEAP_NS", 50.0)
     costs = [0.0, 300.0, 100.0, 250.0, 120.0, 80.0]
@@ -141,7 +140,6 @@ def lanes_everywhere(blas_workers, monkeypatch):
     """Two threads; every region of two or more branches runs as lanes; rank 1's bindings checked."""
     blas_workers(2)
     monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
-    monkeypatch.setattr(spmd_lanes, "LANES", True)  # (the default; a test may run with it off)
     monkeypatch.setattr(spmd_lanes, "MIN_REGION_NS", 0)
     monkeypatch.setattr(spmd_lanes, "MAX_LANE_SHARE", 1.0)
     monkeypatch.setattr(spmd_lanes, "STEP_SPLIT_NS", float("inf"))
@@ -154,7 +152,7 @@ def phases(program) -> list:
 pytestmark = pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
 
 
-def test_inception_module_runs_its_branches_one_per_process(lanes_everywhere, monkeypatch):
+def test_inception_module_runs_its_branches_one_per_process(lanes_everywhere):
     module, reference = inception_module()
     linalg = lower(module, to="linalg")
     program = LinalgProgram(linalg)
@@ -172,14 +170,6 @@ def test_inception_module_runs_its_branches_one_per_process(lanes_everywhere, mo
         assert step_label(phase) == f"lanes of {len(phase.lanes[0])} | {len(phase.lanes[1])} steps"
     finally:
         program.close()
-    monkeypatch.setattr(spmd_lanes, "LANES", False)
-    unlaned = LinalgProgram(linalg)
-    unlaned.threading = "processes"
-    try:
-        unlaned(data)
-        assert not phases(unlaned)
-    finally:
-        unlaned.close()
 
 
 def test_after_the_second_process_is_killed_a_new_one_runs_the_lanes(lanes_everywhere):

@@ -11,8 +11,8 @@ slice of each operand. The body must not read `linalg.index`; each part length g
 convolution: bias-add, then ReLU, then the residual add): it runs as one step, each worker taking
 its part of the rows through the whole chain while they are in cache, instead of one full pass over
 the activation per op. A tail that runs whole (too small to split) and whose members are each one
-ufunc keeps, in a planned program, the ufunc calls it made while its arrays stay the same
-(`BIND_ONCE`): a run then makes no views and looks nothing up for it.
+ufunc keeps, in a planned program, the ufunc calls it made while its arrays stay the same: a run
+then makes no views and looks nothing up for it.
 """
 
 from __future__ import annotations
@@ -44,16 +44,11 @@ ResNet-18 0.957, ShuffleNet 0.935, SqueezeNet 0.980, Inception v2 0.969; 1 << 15
 planned contractions ran on both processes, 1 << 16 had measured slower on ShuffleNet (against the
 thread mode: 1.039, at 1 << 18 0.960)."""
 
-
-LONG_SPLIT_LOOPS = True
-"""Whether `split_loop` passes over a loop shorter than `SPLIT_LOOP_MIN_ROWS` for a later one that
-is long enough: a channels-first image's few channels (the input shift, 1x3x224x224, cut along its
-3 channels ran whole, in the two-process mode on the first process alone while the second waited:
-0.12 ms of ResNet's run) are too few rows for two parts of two (read when the op is compiled; off:
-the first loop that can be cut, for A/B runs)."""
 SPLIT_LOOP_MIN_ROWS = 4
-"""Two parts of at least two rows (`threads.run_parts`). Not more: a 7x7 stage's rows are the
-loop its tails run along inside the convolution's epilogue (runtime/conv_epilogue.py)."""
+"""`split_loop` passes over a loop shorter than this for a later one that is long enough (a
+channels-first image's 3 channels are too few rows): two parts of at least two rows
+(`threads.run_parts`). Not more: a 7x7 stage's rows are the loop its tails run along inside the
+convolution's epilogue (runtime/conv_epilogue.py)."""
 LONG_SPLIT_LOOP_MIN_POINTS = 1 << 16
 """... for ops of at least this many loop points (the least that splits in either mode): a smaller
 one never splits, and a tail over a 2x2 or 3x3 map keeps its rows, the loop a convolution's epilogue
@@ -65,8 +60,8 @@ def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[i
     loop as `coefficient * d + offset` (alone) or with other loops added, or None when it does not
     use it) for a parallel loop the op can be cut along; None if there is none. Outputs must index it
     as `d + offset` alone (the parts write disjoint slices); inputs may read it through a window
-    (`d * 2 + kh`: pooling). The first such loop, or with `LONG_SPLIT_LOOPS` the first of at least
-    `SPLIT_LOOP_MIN_ROWS` iterations when the first is shorter (ops of `LONG_SPLIT_LOOP_MIN_POINTS`)."""
+    (`d * 2 + kh`: pooling). The first such loop, or the first of at least `SPLIT_LOOP_MIN_ROWS`
+    iterations when the first is shorter (ops of `LONG_SPLIT_LOOP_MIN_POINTS`)."""
     iterators = [str(it.data) for it in op.get_iterator_types()]
     if any(inner.name == "linalg.index" for inner in op.body.walk()):
         return None
@@ -95,7 +90,7 @@ def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[i
                 break
             cuts.append(cut)
         else:
-            if size >= SPLIT_LOOP_MIN_ROWS or not LONG_SPLIT_LOOPS or points < LONG_SPLIT_LOOP_MIN_POINTS:
+            if size >= SPLIT_LOOP_MIN_ROWS or points < LONG_SPLIT_LOOP_MIN_POINTS:
                 return d, cuts
             first = first or (d, cuts)
     return first
@@ -148,11 +143,6 @@ class ChunkedOp:
                   worth_splitting(self.points, MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS))
 
 
-BIND_ONCE = True
-"""Whether a `FusedTail` run whole keeps its members' ufunc calls while their arrays stay the same
-(read when the tail is made; off: for A/B runs)."""
-
-
 def _call_all(calls: list) -> None:
     for ufunc, args, out in calls:
         ufunc(*args, out=out, casting="unsafe")
@@ -171,7 +161,8 @@ class FusedTail:
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
         self.rows, self.points = first.rows, first.points
-        self.bind_once = BIND_ONCE
+        self.bind_once = True
+        """Whether a run that ran whole keeps its calls (`_keep`; False once a member is not one ufunc)."""
         self.kept: tuple[list, Callable[[], None]] | None = None
         """(each member's operand arrays, a call of all members' ufuncs over them) of the last run
         that ran whole, while `bind_once` and every member is one ufunc call."""

@@ -350,7 +350,7 @@ def test_small_im2col_conv_runs_whole(threads, monkeypatch, blas_workers):
 
 @pytest.mark.parametrize("planned", [True, False])
 def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(planned, monkeypatch):
-    """A tail too small to split keeps its members' calls (plan.BIND_ONCE) in a planned program: runs
+    """A tail too small to split keeps its members' calls (`FusedTail.kept`) in a planned program: runs
     with new arrays bind again, runs with the same arrays (changed in place) read them as they are."""
     from xrelay.runtime import plan
 

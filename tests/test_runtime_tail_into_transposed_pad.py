@@ -2,7 +2,7 @@
 then the layout's transpose and the stem's pad) writes into the pad's interior through the inverse
 permutation (runtime/conv_epilogue.py `_fuse_tails_into_transposed_pads`), and an elementwise op over
 a channels-first image of 3 channels is cut along its rows, not its channels (runtime/plan.py
-`LONG_SPLIT_LOOPS`). Checked against numpy written here, on 1 and 2 threads and in two processes."""
+`split_loop`). Checked against numpy written here, on 1 and 2 threads and in two processes."""
 
 from __future__ import annotations
 
@@ -94,14 +94,12 @@ def test_without_the_flag_the_pad_copies_through_the_transpose(monkeypatch):
 BIG = (3, 160, 140, (0, 3, 3, 0), (0, 3, 3, 0))  # 67200 points: big enough to split (LONG_SPLIT_LOOP_MIN_POINTS)
 
 
-@pytest.mark.parametrize("long_loops, loop", [(True, 2), (False, 1)])
-def test_a_few_channels_first_are_not_the_rows(long_loops, loop, monkeypatch):
+def test_a_few_channels_first_are_not_the_rows():
     """The shift's loop: its rows (2) rather than its 3 channels (1), which are too few for two parts."""
-    monkeypatch.setattr(split_plan, "LONG_SPLIT_LOOPS", long_loops)
     c, h, w, low, high = BIG
     program = LinalgProgram(Parser(make_context(), source(c, h, w, low, high)).parse_module())
     (step,) = fused(program)
-    assert step.tail.members[0][0].loop == loop
+    assert step.tail.members[0][0].loop == 2
     x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
     np.testing.assert_allclose(program(x)[0], expected(x, low, high), rtol=1e-6, atol=1e-6)
     (step,) = fused(LinalgProgram(Parser(make_context(), source(16, 64, 64, low, high)).parse_module()))

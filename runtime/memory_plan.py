@@ -12,7 +12,7 @@ a `StorageTracker` learns, for every slot a step defines, where its memory comes
 `plan_memory` then finds each buffer's last use (the last step touching any slot that shares its
 storage; the returned values live to the end) and hands the buffers, in step order, blocks of
 memory: a block whose buffer has had its last use is reused by the next allocation it fits
-(best fit, else a new block). With `HOT_BLOCKS` it is planned a second way, each allocation taking
+(best fit, else a new block). It is also planned a second way, each allocation taking
 the free block that fits freed last, whatever its size (its memory most likely still in cache), and
 that plan is kept unless its blocks add up to more. The blocks are allocated once; a run allocates
 no activations.
@@ -31,15 +31,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
-
-PLACE_IN_SLICES = True
-"""Whether `plan_memory` places inserted buffers in their slice (off: every insert copies, for A/B runs)."""
-
-HOT_BLOCKS = True
-"""Whether `plan_memory` gives each allocation the free block that fits freed last (its memory most
-likely still in cache) where that plan needs no more memory than the best fit (off: best fit only,
-the block freed first among equal sizes; for A/B runs)."""
 
 
 @dataclass
@@ -170,7 +161,7 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         k = tracker.storage.get(slot)
         if k is not None:
             last_use[k] = n_steps
-    parent = place_in_slices(tracker, last_use) if PLACE_IN_SLICES else {}
+    parent = place_in_slices(tracker, last_use)
     root = list(range(len(buffers)))
     for k in range(len(buffers)):
         while root[k] in parent:
@@ -186,10 +177,9 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
             if start[r] <= b and end[r] >= a:
                 end[r] = max(end[r], b)
     block_of, block_sizes = _assign_blocks(buffers, start, end, n_steps, hot=False)
-    if HOT_BLOCKS:
-        hot_of, hot_sizes = _assign_blocks(buffers, start, end, n_steps, hot=True)
-        if sum(hot_sizes) <= sum(block_sizes):
-            block_of, block_sizes = hot_of, hot_sizes
+    hot_of, hot_sizes = _assign_blocks(buffers, start, end, n_steps, hot=True)
+    if sum(hot_sizes) <= sum(block_sizes):  # the hot plan unless it needs more memory
+        block_of, block_sizes = hot_of, hot_sizes
     for k in range(len(buffers)):
         if k not in tracker.unused:
             block_of[k] = block_of[root[k]]

@@ -10,7 +10,6 @@ import numpy as np
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime import memory_plan
 from xrelay.runtime.linalg_exec import LinalgProgram
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 
@@ -129,14 +128,11 @@ def hot_block_plan(later: bool):
     return plan_memory(t, 7, [3, 4] if later else [3])
 
 
-def test_an_allocation_takes_the_block_freed_last_when_the_peak_stays(monkeypatch):
-    """`HOT_BLOCKS`: buffer 3 takes the block freed last (block 2, at step 3: still in cache), bigger
-    than it needs, since the peak stays; off, the smallest that fits, the first freed of those (block 0)."""
+def test_an_allocation_takes_the_block_freed_last_when_the_peak_stays():
+    """Buffer 3 takes the block freed last (block 2, at step 3: still in cache), bigger than it
+    needs, since the peak stays."""
     hot = hot_block_plan(later=False)
     assert hot.block_of == [0, 1, 2, 2] and hot.peak_bytes == 64 + 64 + 256
-    monkeypatch.setattr(memory_plan, "HOT_BLOCKS", False)
-    cold = hot_block_plan(later=False)
-    assert cold.block_of == [0, 1, 2, 0] and cold.peak_bytes == hot.peak_bytes
 
 
 def test_hot_blocks_fall_back_to_the_best_fit_when_the_peak_would_grow():

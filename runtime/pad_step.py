@@ -31,12 +31,6 @@ if TYPE_CHECKING:
 RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp)
 LOOKBACK_STEPS = 32
 """How many steps back from the pad its source's transpose step is looked for."""
-STRIDED_BORDERS = True
-"""Whether a border of one row on each side of an axis is filled by one strided fill (rows 0 and
-size - 1) instead of two (read when the pad is compiled; off: for A/B runs)."""
-KEEP_BORDERS = True
-"""Whether a pad whose planned buffer's border already holds its fill skips the fill (`keep_borders`;
-read when the program is planned; off: for A/B runs)."""
 
 
 def shuffled_source(program: LinalgProgram, source: SSAValue) -> tuple[linalg.TransposeOp, int] | None:
@@ -79,7 +73,7 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     border = []
     for axis, (lo, size, n) in enumerate(zip(op.static_low.get_values(), shape, op.source.type.get_shape())):
         before = (slice(None),) * axis
-        if STRIDED_BORDERS and lo == 1 and size - n == 2:  # one row on each side (a 3x3 window's pad)
+        if lo == 1 and size - n == 2:  # one row on each side (a 3x3 window's pad): one strided fill
             border.append(before + (slice(0, size, size - 1),))
             continue
         if lo > 0:
@@ -220,7 +214,7 @@ def keep_borders(steps: list, plan) -> int:
                 pad.border_kept = False
                 if pad.constant_fill:
                     pads[pad.k] = pad
-    if not KEEP_BORDERS or plan is None:
+    if plan is None:
         return 0
     nested = {k for k in plan.parent} | {parent for parent, _ in plan.parent.values()}
     occupants: dict[int, list[int]] = {}

@@ -16,8 +16,6 @@ not returns to the two-process mode and resets it.
 
 from __future__ import annotations
 
-ADAPTIVE = True
-"""Whether a starved two-process mode falls back to threads (off: it always runs in two processes)."""
 STARVED_SHARE = 0.25
 """A run is starved when the first process waited at barriers for more than this share of it."""
 STARVED_RUNS = 2
@@ -41,7 +39,7 @@ class Starvation:
 
     def use_threads(self) -> bool:
         """Whether this call runs on threads; counts it."""
-        if not ADAPTIVE or self.on_threads <= 0:
+        if self.on_threads <= 0:
             return False
         self.on_threads -= 1
         self.probing = self.on_threads == 0  # the next call probes the two-process mode

@@ -178,7 +178,7 @@ def test_spmd_step_profile_times_each_rank_of_the_two_process_mode(blas_workers,
 
     blas_workers(2)
     monkeypatch.setattr(linalg_conv, "PROCESSES_MIN_SPLIT_MACS", 0)
-    monkeypatch.setattr(spmd_fallback, "ADAPTIVE", False)  # every call in two processes, however slow
+    monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))  # every call in two processes, however slow
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, 8, 8, 8)).astype(np.float32)
     w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)

@@ -120,7 +120,7 @@ def test_kept_epilogues_in_two_processes(keep, blas_workers, monkeypatch):
     """Both processes keep their epilogues (each its own copy, made in the first run before the fork
     or in its own first run) and compute the answer for new inputs, split by rows."""
     monkeypatch.setattr(conv_epilogue, "KEEP_EPILOGUES", keep)
-    monkeypatch.setattr(spmd_fallback, "ADAPTIVE", False)
+    monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))
     from xrelay.runtime import linalg_conv
 
     monkeypatch.setattr(linalg_conv, "PROCESSES_MIN_SPLIT_MACS", 0)

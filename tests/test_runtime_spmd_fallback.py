@@ -44,12 +44,6 @@ def test_two_starved_runs_in_a_row_fall_back_and_a_probe_decides(monkeypatch):
     assert calls_on_threads(policy, [ok, ok, starved, starved, None, None]) == [False] * 4 + [True] * 2
 
 
-def test_off_never_falls_back(monkeypatch):
-    monkeypatch.setattr(spmd_fallback, "ADAPTIVE", False)
-    policy = Starvation()
-    assert calls_on_threads(policy, [(100, 90)] * 6) == [False] * 6
-
-
 @pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
 def test_starved_program_runs_on_threads_then_probes_with_the_same_answers(blas_workers, monkeypatch):
     blas_workers(2)

@@ -213,7 +213,7 @@ def test_convolution_split_by_filters_with_contiguous_weight_shares(contiguous, 
     column slice; new inputs give numpy's answer, and with the second process skipping its parts,
     a wrong one."""
     monkeypatch.setattr(linalg_conv, "CONTIGUOUS_SHARES", contiguous)
-    monkeypatch.setattr(spmd_fallback, "ADAPTIVE", False)  # every call in two processes, however short
+    monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))  # every call in two processes, however short
     made = []  # the shares rank 0 asked for
     share = linalg_conv.contiguous_share
     monkeypatch.setattr(linalg_conv, "contiguous_share", lambda shares, m, f0, f1: made.append((f0, f1)) or
@@ -252,7 +252,7 @@ def test_winograd_convolution_with_its_max_pool_runs_on_both_processes(monkeypat
     step keeps its Winograd kernel (`conv_epilogue.WINOGRAD_POOLS`, not the blocked form), split over
     both processes, then pools; numpy's answer on new inputs, a wrong one with the second process
     skipping its parts."""
-    monkeypatch.setattr(spmd_fallback, "ADAPTIVE", False)
+    monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))
     x = RNG.standard_normal((1, 18, 18, 8)).astype(np.float32)
     w = RNG.standard_normal((3, 3, 8, 12)).astype(np.float32)
     b = GraphBuilder(None)

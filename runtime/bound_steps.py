@@ -3,7 +3,7 @@
 On one thread a planned contraction's step (`contraction_plan.ContractionStep`) ends in one
 `np.matmul` over views it keeps for the same arrays, and a fused elementwise tail run whole
 (`plan.FusedTail`, also as the tail of a `contraction_plan.SplitTail`) in the ufunc calls it keeps
-(`BIND_ONCE`). A run still pays each step's Python around them: its operands looked up, the kept
+(`FusedTail.kept`). A run still pays each step's Python around them: its operands looked up, the kept
 views checked against them, the split decided, its results bound again; in a run that Python is cold
 (CONTRIBUTING: ~9 us a step on ShuffleNet, where the same steps reduced to their calls made a run
 4.8% faster). When every slot such a step reads, binds or writes holds the same array on every run

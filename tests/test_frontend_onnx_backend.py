@@ -20,6 +20,7 @@ import pytest
 from onnx.backend.test.loader import load_model_tests
 
 from xrelay.frontend.onnx.graph import import_time_nodes
+from xrelay.frontend.onnx.model import model_opset
 from xrelay.frontend.onnx.registry import supported
 from xrelay.frontend.onnx_backend import XrelayBackend
 
@@ -62,7 +63,7 @@ class ModelBackendTest(onnx.backend.test.BackendTest):
 
 def missing_ops(model: onnx.ModelProto) -> list[str]:
     """Op types of run-time nodes whose nn ops the dialect does not have yet."""
-    evaluated = import_time_nodes(model.graph)
+    evaluated = import_time_nodes(model, model_opset(model))
     return sorted({n.op_type for i, n in enumerate(model.graph.node)
                    if i not in evaluated and n.domain in ("", "ai.onnx") and not supported(n.op_type)})
 

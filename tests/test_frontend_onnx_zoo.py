@@ -27,7 +27,7 @@ STAGES = ("nn", "opt3", "nhwc", "linalg")
 
 
 def _lacking(proto):
-    evaluated = import_time_nodes(proto.graph)
+    evaluated = import_time_nodes(proto, proto.opset_import[0].version)
     return sorted({n.op_type for i, n in enumerate(proto.graph.node) if i not in evaluated and not supported(n.op_type)})
 
 

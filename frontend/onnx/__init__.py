@@ -2,7 +2,7 @@
 
 Converters live by op family in `ops_nn` (convolution, pooling, normalisation, dense layers),
 `ops_elementwise` (unary, binary, activations, reductions) and `ops_shape` (shape and data
-movement, and the import-time evaluation of shape subgraphs).
+movement); `fold` evaluates nodes whose inputs are all known at import (ONNX's reference evaluator).
 """
 
 from xrelay.frontend.onnx.errors import OnnxImportError

@@ -1,10 +1,11 @@
 """Walks an ONNX graph in node order and builds `func.func @main` over nn ops.
 
 Every ONNX value is either an SSA value of the function or a numpy array known at import time:
-constants, shapes (every shape is static), integer initializers and whatever is computed from them
-only. A node whose inputs are all known is evaluated with numpy (`registry.STATIC`), so shape
-subgraphs never reach the module. Float initializers become `@main` parameters on first use as a
-tensor (their values go to `params`); their values stay readable where an op needs them at import.
+constants, shapes (every shape is static), integer and boolean initializers and whatever is computed
+from them only. A node whose inputs are all known is evaluated at import (`fold.py`: ONNX's reference
+evaluator), so shape subgraphs never reach the module. Float
+initializers become `@main` parameters on first use as a tensor (their values go to `params`); their
+values stay readable where an op needs them at import.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from xrelay.dialects import nn
 from xrelay.dialects.arguments import set_argument_names
 from xrelay.dialects.constant import dtype_of, element_type_of
 from xrelay.frontend.onnx.errors import OnnxImportError
-from xrelay.frontend.onnx.registry import CONVERTERS, STATIC
+from xrelay.frontend.onnx.fold import evaluate, foldable
+from xrelay.frontend.onnx.registry import CONVERTERS
 
-Value = SSAValue | np.ndarray
+Value = SSAValue | np.ndarray | list
+"""An ONNX value: computed at run time, or known at import (a tensor, or a sequence of tensors)."""
 
 
 class Node:
@@ -131,20 +134,19 @@ class GraphImporter:
 
     def _initializer(self, name: str) -> np.ndarray:
         if name not in self.initializer_values:
-            array = numpy_helper.to_array(self.initializers[name])
-            self.initializer_values[name] = array.astype(np.int64) if array.dtype == np.bool_ else array
+            self.initializer_values[name] = numpy_helper.to_array(self.initializers[name])
         return self.initializer_values[name]
 
     def is_parameter(self, name: str) -> bool:
         """Float initializers are parameters (integer ones are shape data, known at import)."""
         return name in self.initializers and self._initializer(name).dtype.kind == "f"
 
-    def known(self, name: str) -> np.ndarray | None:
+    def known(self, name: str) -> np.ndarray | list | None:
         """The value of `name` if known at import time (a parameter's too), else None."""
         if name in self.initializers:
             return self._initializer(name)
         value = self.values.get(name)
-        return value if isinstance(value, np.ndarray) else None
+        return value if isinstance(value, np.ndarray | list) else None
 
     def lookup(self, name: str) -> Value:
         if name not in self.values and name in self.initializers:
@@ -164,6 +166,9 @@ class GraphImporter:
 
     def tensor(self, name: str) -> SSAValue:
         value = self.lookup(name)
+        if isinstance(value, list):
+            raise OnnxImportError(f"value '{name}' is a sequence of tensors, which only import-time "
+                                  "evaluation takes (xrelay's run-time values are tensors)")
         if not isinstance(value, np.ndarray):
             return value
         if name not in self.materialised:  # one nn.constant per known value used as a tensor
@@ -201,12 +206,12 @@ class GraphImporter:
         arrays = [self.known(name) if name else None for name in node.inputs]
         all_known = all(a is not None for a, name in zip(arrays, node.inputs) if name)
         # A node of known inputs is evaluated, except initializers feeding real ops stay parameters.
-        if node.op_type in STATIC and all_known and not any(self.is_parameter(n) for n in present):
+        if all_known and foldable(proto, self.opset) and not any(self.is_parameter(n) for n in present):
             try:
-                outputs = STATIC[node.op_type](node, *arrays)
+                outputs = evaluate(proto, self.opset, arrays)
             except OnnxImportError:
                 raise
-            except Exception as err:  # noqa: BLE001 - numpy rejecting the node's values
+            except Exception as err:  # noqa: BLE001 - the evaluator rejecting the node's values
                 raise node.error(f"cannot evaluate at import time: {err}") from None
         elif node.op_type in CONVERTERS:
             outputs = CONVERTERS[node.op_type].convert(node)
@@ -233,14 +238,15 @@ ALWAYS_KNOWN = frozenset({"Shape", "Size"})
 """Op types whose outputs are known at import whatever their inputs (shapes are static)."""
 
 
-def import_time_nodes(graph: onnx.GraphProto) -> set[int]:
+def import_time_nodes(model: onnx.ModelProto, opset: int) -> set[int]:
     """Indices of the nodes `GraphImporter.convert` evaluates at import: the same rule, applied to
     which values are known rather than to the values themselves."""
+    graph = model.graph
     known = {init.name for init in graph.initializer if init.data_type not in _FLOAT_TYPES}
     static_nodes = set()
     for index, node in enumerate(graph.node):
         present = [name for name in node.input if name]
-        if node.op_type in ALWAYS_KNOWN or (node.op_type in STATIC and all(n in known for n in present)):
+        if node.op_type in ALWAYS_KNOWN or (all(n in known for n in present) and foldable(node, opset)):
             static_nodes.add(index)
             known.update(node.output)
     return static_nodes

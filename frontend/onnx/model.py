@@ -66,7 +66,7 @@ def model_opset(model: onnx.ModelProto) -> int:
 def check_supported(model: onnx.ModelProto, opset: int) -> None:
     """Raise one OnnxImportError listing every unsupported op type with its count."""
     counts: collections.Counter[str] = collections.Counter()
-    evaluated = import_time_nodes(model.graph)
+    evaluated = import_time_nodes(model, opset)
     for index, node in enumerate(model.graph.node):
         if index in evaluated and node.domain in _DEFAULT_DOMAINS:
             continue

@@ -1,7 +1,8 @@
-"""Shape and data-movement ops, and the import-time evaluation of shape subgraphs.
+"""Shape and data-movement ops.
 
 Shapes are static in xrelay, so `Shape` is always known at import and the `Shape -> Gather ->
-Unsqueeze -> Concat -> Reshape` chains that exporters write fold to a constant target shape here.
+Unsqueeze -> Concat -> Reshape` chains that exporters write fold to a constant target shape
+(`fold.py` evaluates them).
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ import math
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
-from xrelay.frontend.onnx.registry import as_int_list, converter, static
+from xrelay.frontend.onnx.registry import as_int_list, converter
 
 # --- helpers shared with the other families -------------------------------------------------------
 
@@ -140,136 +140,6 @@ def pad_params(node, rank):
     if mode not in ("constant", "reflect", "edge"):
         raise node.error(f"pad mode '{mode}' is not supported (constant, reflect, edge)")
     return widths, value, mode
-
-
-# --- import-time evaluation ---------------------------------------------------------------------
-
-
-@static("Identity", "Dropout")
-def _identity(node, x, *rest):
-    return [x] + [None] * (len(node.outputs) - 1)
-
-
-@static("Constant")
-def _constant(node):
-    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
-        if key in node.attrs:
-            value = node.attrs[key]
-            if key == "value":
-                return numpy_helper.to_array(value)
-            return np.asarray(value, dtype=np.float32 if "float" in key else np.int64)
-    raise node.error(f"Constant with {', '.join(node.attrs) or 'no value'} is not supported")
-
-
-@static("ConstantOfShape")
-def _constant_of_shape(node, shape):
-    value = node.attrs.get("value")
-    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
-    # A read-only broadcast view: weights made this way (the light zoo's) are copied once, into the IR.
-    return np.broadcast_to(fill[:1].reshape(()), as_int_list(shape))
-
-
-@static("Cast")
-def _cast(node, x):
-    return x.astype(onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))
-
-
-_NUMPY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Equal": np.equal, "Less": np.less,
-          "Greater": np.greater, "And": np.logical_and, "Or": np.logical_or, "Max": np.maximum,
-          "Min": np.minimum, "Pow": np.power}
-
-
-@static(*_NUMPY)
-def _binary(node, a, b, *more):
-    result = _NUMPY[node.op_type](a, b)
-    for c in more:
-        result = _NUMPY[node.op_type](result, c)
-    return result.astype(a.dtype) if node.op_type not in ("Equal", "Less", "Greater", "And", "Or") else result
-
-
-@static("Div")
-def _div(node, a, b):
-    return (a // b if a.dtype.kind in "iu" else a / b).astype(a.dtype)
-
-
-@static("Mod")
-def _mod(node, a, b):
-    return np.fmod(a, b) if node.attr("fmod", 0) else np.mod(a, b)
-
-
-@static("Neg", "Not", "Floor", "Ceil", "Abs", "Sqrt", "Relu")
-def _unary(node, x):
-    fn = {"Neg": np.negative, "Not": np.logical_not, "Floor": np.floor, "Ceil": np.ceil, "Abs": np.abs,
-          "Sqrt": np.sqrt, "Relu": lambda v: np.maximum(v, 0)}[node.op_type]
-    return fn(x).astype(x.dtype)
-
-
-@static("Where")
-def _where(node, cond, a, b):
-    return np.where(cond, a, b)
-
-
-@static("Range")
-def _range(node, start, limit, delta):
-    return np.arange(start, limit, delta).astype(start.dtype)
-
-
-@static("ReduceProd")
-def _reduce_prod(node, x, *axes_input):
-    axes = axes_of(node, x.ndim, attr_from=18)
-    return np.prod(x, axis=None if axes is None else tuple(axes), keepdims=bool(node.attr("keepdims", 1)))
-
-
-@static("Gather")
-def _gather(node, data, indices):
-    return np.take(data, indices, axis=node.attr("axis", 0))
-
-
-@static("Unsqueeze")
-def _unsqueeze(node, x, *axes):
-    return x.reshape(unsqueezed(node, x.shape, _unsqueeze_axes(node)))
-
-
-@static("Squeeze")
-def _squeeze(node, x, *axes):
-    return x.reshape(squeezed(node, x.shape, axes_of(node, x.ndim)))
-
-
-@static("Concat")
-def _concat(node, *arrays):
-    return np.concatenate(arrays, axis=node.attr("axis"))
-
-
-@static("Reshape")
-def _reshape(node, x, *shape):
-    target = node.attr("shape") if node.opset < 5 else shape[0]
-    return x.reshape(reshape_target(node, x.shape, as_int_list(target), bool(node.attr("allowzero", 0))))
-
-
-@static("Flatten")
-def _flatten(node, x):
-    axis = normalise_axis(node, node.attr("axis", 1), x.ndim + 1) if node.attr("axis", 1) else 0
-    return x.reshape(math.prod(x.shape[:axis]), -1)
-
-
-@static("Transpose")
-def _transpose(node, x):
-    return np.transpose(x, node.attr("perm"))
-
-
-@static("Slice")
-def _slice(node, x, *rest):
-    return x[tuple(slice_params(node, x.shape))]
-
-
-@static("Expand")
-def _expand(node, x, shape):
-    return x * np.ones(as_int_list(shape), dtype=x.dtype)
-
-
-@static("Tile")
-def _tile(node, x, repeats):
-    return np.tile(x, as_int_list(repeats))
 
 
 # --- converters ------------------------------------------------------------------------------------

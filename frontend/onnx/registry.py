@@ -24,9 +24,6 @@ class Converter:
 CONVERTERS: dict[str, Converter] = {}
 """ONNX op type -> converter for a node with at least one tensor computed at run time."""
 
-STATIC: dict[str, Callable[..., object]] = {}
-"""ONNX op type -> numpy evaluation for a node whose inputs are all known at import (shape
-subgraphs): `fn(node, *arrays)` returns an array or a list of arrays (None for absent inputs)."""
 
 
 def converter(*op_types: str, needs: tuple[str, ...] = ()) -> Callable:
@@ -40,20 +37,9 @@ def converter(*op_types: str, needs: tuple[str, ...] = ()) -> Callable:
     return register
 
 
-def static(*op_types: str) -> Callable:
-    """Register `fn(node, *arrays)` as the import-time evaluation of these ONNX op types."""
-
-    def register(fn: Callable) -> Callable:
-        for op_type in op_types:
-            STATIC[op_type] = fn
-        return fn
-
-    return register
-
-
 def supported(op_type: str) -> bool:
     """Whether a node of `op_type` computing at run time can be imported with the nn ops the
-    dialect has now (nodes evaluated at import only need an entry in STATIC)."""
+    dialect has now (nodes evaluated at import need none: `fold.py`)."""
     from xrelay.dialects import nn
 
     conv = CONVERTERS.get(op_type)

@@ -212,6 +212,28 @@ class BodyBuilder:
         """`arith.cmpf` with `predicate` (oeq, one, olt, ogt, ...)."""
         return self._add(arith.CmpfOp(lhs, rhs, predicate))
 
+    _ORDERED = {"eq": "oeq", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+    _SIGNED = {"eq": "eq", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "ne": "ne"}
+
+    def compare_values(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """The i1 `lhs <kind> rhs` for kind in eq, lt, le, gt, ge (ordered `arith.cmpf`: false
+        with a NaN, as numpy's) and, on integers, ne (signed `arith.cmpi`)."""
+        if is_float(lhs.type):
+            return self.compare(self._ORDERED[kind], lhs, rhs)
+        return self._add(arith.CmpiOp(lhs, rhs, self._SIGNED[kind]))
+
+    def truth(self, value: SSAValue) -> SSAValue:
+        """An integer read as a truth value: the i1 `value != 0`."""
+        return self.compare_values("ne", value, self.scalar(0, value.type))
+
+    def as_integer(self, flag: SSAValue, element_type: Attribute) -> SSAValue:
+        """An i1 as 0/1 of the integer `element_type` (an `arith.select`, which every executor runs)."""
+        return self.select(flag, self.scalar(1, element_type), self.scalar(0, element_type))
+
+    def logical(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`arith.andi`/`ori`/`xori` (kind and, or, xor) of two i1 values."""
+        return self._add({"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}[kind](lhs, rhs))
+
     def select(self, condition: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:
         """`arith.select`."""
         return self._add(arith.SelectOp(condition, if_true, if_false))

@@ -8,16 +8,20 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from xdsl.dialects.builtin import TensorType as T
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import IntegerType, TensorType as T, i64
+from xdsl.ir import Attribute
 from xdsl.irdl import attr_def, operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, fmt_shape, same
 from xrelay.dialects.attributes import FLOAT, float_, int_
 from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
 
-__all__ = ["AbsOp", "AddOp", "ClipOp", "DivideOp", "ErfOp", "ExpOp", "LeakyReluOp", "LogOp", "MaximumOp",
-           "MinimumOp", "MultiplyOp", "NegativeOp", "PowerOp", "PReluOp", "ReluOp", "SigmoidOp", "SqrtOp",
-           "SubtractOp", "TanhOp"]
+__all__ = ["AbsOp", "AddOp", "ClipOp", "DivideOp", "EqualOp", "ErfOp", "ExpOp", "GreaterEqualOp", "GreaterOp",
+           "LeakyReluOp", "LessEqualOp", "LessOp", "LogOp", "LogicalAndOp", "LogicalNotOp", "LogicalOrOp",
+           "LogicalXorOp", "MaximumOp", "MinimumOp", "MultiplyOp", "NegativeOp", "PowerOp", "PReluOp", "ReluOp",
+           "SigmoidOp", "SqrtOp", "SubtractOp", "TanhOp", "WhereOp"]
 
 
 def broadcast(shapes: list[Shape], a: dict) -> Shape:
@@ -185,3 +189,123 @@ class MinimumOp(_BinaryOp):
     """Elementwise minimum; NaN wins, as numpy's minimum."""
 
     name = "nn.minimum"
+
+
+# --- comparisons and logic: truth values are i64 tensors of 0 and 1 -----------------------------------------
+# xrelay has no boolean tensors (the ONNX importer widens booleans to i64 already): a comparison
+# yields i64 0/1, and the logical ops and nn.where read any nonzero integer as true.
+
+
+class _CompareOp(_BinaryOp):
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[T]:
+        return [T(i64, t.get_shape()) for t in super().infer_types(operand_types, attributes)]
+
+
+@nn_op
+class EqualOp(_CompareOp):
+    """`lhs == rhs` as i64 0/1 (NaN equals nothing)."""
+
+    name = "nn.equal"
+
+
+@nn_op
+class LessOp(_CompareOp):
+    """`lhs < rhs` as i64 0/1."""
+
+    name = "nn.less"
+
+
+@nn_op
+class LessEqualOp(_CompareOp):
+    """`lhs <= rhs` as i64 0/1."""
+
+    name = "nn.less_equal"
+
+
+@nn_op
+class GreaterOp(_CompareOp):
+    """`lhs > rhs` as i64 0/1."""
+
+    name = "nn.greater"
+
+
+@nn_op
+class GreaterEqualOp(_CompareOp):
+    """`lhs >= rhs` as i64 0/1."""
+
+    name = "nn.greater_equal"
+
+
+def _integer_operands(cls, operand_types: Sequence[Attribute]) -> None:
+    for name, t in zip(cls.operand_names(len(operand_types)), operand_types):
+        if isinstance(t, T) and not isinstance(t.get_element_type(), IntegerType):
+            raise ShapeError(f"{cls.name}: operand '{name}' must hold integer truth values, got "
+                             f"{t.get_element_type()}")
+
+
+class _LogicalBinaryOp(_BinaryOp):
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[T]:
+        _integer_operands(cls, operand_types)
+        return super().infer_types(operand_types, attributes)
+
+
+@nn_op
+class LogicalAndOp(_LogicalBinaryOp):
+    """1 where both operands are nonzero, else 0."""
+
+    name = "nn.logical_and"
+
+
+@nn_op
+class LogicalOrOp(_LogicalBinaryOp):
+    """1 where either operand is nonzero, else 0."""
+
+    name = "nn.logical_or"
+
+
+@nn_op
+class LogicalXorOp(_LogicalBinaryOp):
+    """1 where exactly one operand is nonzero, else 0."""
+
+    name = "nn.logical_xor"
+
+
+@nn_op
+class LogicalNotOp(_UnaryOp):
+    """1 where `data` is 0, else 0."""
+
+    name = "nn.logical_not"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[T]:
+        _integer_operands(cls, operand_types)
+        return super().infer_types(operand_types, attributes)
+
+
+def where(shapes: list[Shape], a: dict) -> Shape:
+    condition, x, y = shapes
+    return broadcast([broadcast([condition, x], a), y], a)
+
+
+@nn_op(shape=where, layout=LayoutRule.SENSITIVE)
+class WhereOp(NNOp):
+    """`condition ? x : y` elementwise (a nonzero integer condition is true), the three operands
+    broadcast together as numpy's where."""
+
+    name = "nn.where"
+    condition = operand_def(T)
+    x = operand_def(T)
+    y = operand_def(T)
+    result = result_def(T)
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[T]:
+        # The shared checks take the first operand's element type for all: the condition stands in
+        # with x's (its own is checked to be an integer type here).
+        condition, x, y = operand_types
+        _integer_operands(cls, [condition])
+        if isinstance(condition, T) and isinstance(x, T):
+            condition = T(x.get_element_type(), condition.get_shape())
+        return super().infer_types([condition, x, y], attributes)

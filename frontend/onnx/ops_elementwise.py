@@ -184,3 +184,30 @@ def _reduce(node):
 
 for _op_type, _op_name in _REDUCE.items():
     converter(_op_type, needs=(_op_name,))(_reduce)
+
+
+# --- comparisons and logic: truth values are i64 0/1 tensors (xrelay has no boolean tensors) -------------
+
+_COMPARE = {"Equal": "nn.equal", "Less": "nn.less", "LessOrEqual": "nn.less_equal", "Greater": "nn.greater",
+            "GreaterOrEqual": "nn.greater_equal", "And": "nn.logical_and", "Or": "nn.logical_or",
+            "Xor": "nn.logical_xor"}
+
+
+def _compare(node):
+    a, b = node.values_alike(0, 1)
+    return node.emit(_COMPARE[node.op_type], a, legacy_broadcast(node, a, b))
+
+
+for _op_type, _op_name in _COMPARE.items():
+    converter(_op_type, needs=(_op_name,))(_compare)
+
+
+@converter("Not", needs=("nn.logical_not",))
+def logical_not(node):
+    return node.emit("nn.logical_not", node.value(0))
+
+
+@converter("Where", needs=("nn.where",))
+def where(node):
+    x, y = node.values_alike(1, 2)
+    return node.emit("nn.where", node.value(0), x, y)

@@ -120,3 +120,43 @@ def lower_power(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.power → broadcasting generic: `math.powf(|x|, y)` with the sign and NaN of a negative base
     made explicit (see `_signed_pow`)."""
     return map_elementwise(e, op, lambda b, args: _signed_pow(b, args[0], args[1]))
+
+
+def _comparison(kind: str):
+    def lower(op: Operation, e: Emitter) -> list[SSAValue]:
+        return map_elementwise(
+            e, op, lambda b, args: b.as_integer(b.compare_values(kind, args[0], args[1]), element_of(op)))
+
+    lower.__doc__ = f"nn comparison → broadcasting linalg.generic: `cmpf`/`cmpi {kind}`, extended to 0/1."
+    return lower
+
+
+for _op, _kind in ((nn.EqualOp, "eq"), (nn.LessOp, "lt"), (nn.LessEqualOp, "le"), (nn.GreaterOp, "gt"),
+                   (nn.GreaterEqualOp, "ge")):
+    lowers(_op)(_comparison(_kind))
+
+
+def _logical(kind: str):
+    def lower(op: Operation, e: Emitter) -> list[SSAValue]:
+        return map_elementwise(e, op, lambda b, args: b.as_integer(
+            b.logical(kind, b.truth(args[0]), b.truth(args[1])), element_of(op)))
+
+    lower.__doc__ = f"nn.logical_{kind} → broadcasting linalg.generic: `{kind}i` of `x != 0`, extended to 0/1."
+    return lower
+
+
+for _op, _kind in ((nn.LogicalAndOp, "and"), (nn.LogicalOrOp, "or"), (nn.LogicalXorOp, "xor")):
+    lowers(_op)(_logical(_kind))
+
+
+@lowers(nn.LogicalNotOp)
+def lower_logical_not(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.logical_not → generic `x == 0` extended to 0/1."""
+    return map_elementwise(e, op, lambda b, args: b.as_integer(
+        b.compare_values("eq", args[0], b.scalar(0, args[0].type)), element_of(op)))
+
+
+@lowers(nn.WhereOp)
+def lower_where(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.where → broadcasting generic `select(condition != 0, x, y)`."""
+    return map_elementwise(e, op, lambda b, args: b.select(b.truth(args[0]), args[1], args[2]))

@@ -99,3 +99,26 @@ def prelu(attrs: dict, data, alpha):
     if alpha.shape != (data.shape[axis],):
         raise ValueError(f"nn.prelu: alpha {alpha.shape} does not match axis {axis} of data {data.shape}")
     return np.where(data > 0, data, data * along_axis(alpha, axis, data.ndim))
+
+
+def _truth(fn: Callable[..., np.ndarray], name: str) -> Kernel:
+    def truth(attrs: dict, *operands):
+        return np.asarray(fn(*operands)).astype(np.int64)
+
+    truth.__doc__ = f"``{name}`` as int64 0/1 (a nonzero integer operand reads as true)."
+    return truth
+
+
+for _op, _fn in ((nn.EqualOp, np.equal), (nn.LessOp, np.less), (nn.LessEqualOp, np.less_equal),
+                 (nn.GreaterOp, np.greater), (nn.GreaterEqualOp, np.greater_equal)):
+    kernel(_op)(_truth(_fn, _op.name))
+
+for _op, _fn in ((nn.LogicalAndOp, np.logical_and), (nn.LogicalOrOp, np.logical_or),
+                 (nn.LogicalXorOp, np.logical_xor), (nn.LogicalNotOp, np.logical_not)):
+    kernel(_op)(lambda attrs, *operands, _fn=_fn: _fn(*operands).astype(operands[0].dtype))
+
+
+@kernel(nn.WhereOp)
+def where(attrs: dict, condition, x, y):
+    """``condition ? x : y`` with numpy broadcasting (a nonzero condition is true)."""
+    return np.where(condition != 0, x, y).astype(x.dtype, copy=False)

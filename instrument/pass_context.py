@@ -69,6 +69,17 @@ def _name_list(value: Iterable[str] | None, what: str) -> tuple[str, ...]:
     return names
 
 
+def _resolved(names: tuple[str, ...], what: str) -> frozenset[str]:
+    if not names:
+        return frozenset()
+    from xrelay.instrument.pass_manager import resolve_pass_names  # it imports this module
+
+    try:
+        return resolve_pass_names(names, what)
+    except ValueError as error:
+        raise ValueError(f"PassContext: {error}") from None
+
+
 def _instrument_list(value: Iterable[object] | None) -> tuple[object, ...]:
     instruments = _as_tuple(value, "instruments", "PassInstrument")
     for index, inst in enumerate(instruments):
@@ -98,10 +109,15 @@ class PassContext:
     `required_pass` always run (and skip `should_run`); names in `disabled_pass` never run
     inside a Sequential; `config` is a free-form dict for passes; `instruments` observe and
     steer every pass run while the context is current.
+
+    A registered pass may be named by either of its names (`simplify-inference` or
+    `SimplifyInference`); a name close to a known pass's but no pass's (a typo) is a ValueError with
+    a "did you mean"; any other name is kept as the name of an unregistered pass, as TVM does
+    (`pass_manager.resolve_pass_names`).
     """
 
     __slots__ = ("_opt_level", "_required_pass", "_disabled_pass", "config", "_required", "_disabled",
-                 "_instruments", "_hooks")
+                 "_instruments", "_hooks", "_running", "_forced_by")
 
     def __init__(
         self,
@@ -116,11 +132,13 @@ class PassContext:
         self._opt_level = opt_level
         self._required_pass = _name_list(required_pass, "required_pass")
         self._disabled_pass = _name_list(disabled_pass, "disabled_pass")
-        self._required = frozenset(self._required_pass)
-        self._disabled = frozenset(self._disabled_pass)
+        self._required = _resolved(self._required_pass, "required_pass")
+        self._disabled = _resolved(self._disabled_pass, "disabled_pass")
         if config is not None and not isinstance(config, Mapping):
             raise TypeError(f"PassContext: config must be a dict, got {config!r}")
         self.config: dict[str, Any] = dict(config or {})
+        self._running: list[Any] = []
+        self._forced_by: str | None = None
         self._set_instruments(_instrument_list(instruments))
 
     @property
@@ -221,6 +239,21 @@ class PassContext:
         if name in self._required:
             return True
         return self._opt_level >= info.opt_level
+
+    @property
+    def running_passes(self) -> tuple[Any, ...]:
+        """The instrumented passes running in this context, outermost first: while an instrument's
+        `run_before_pass`, `run_after_pass` or `run_after_pass_failed` runs, the last is that pass
+        (the instance, with its options: the crash reproducer records them)."""
+        return tuple(self._running)
+
+    @property
+    def forced_by(self) -> str | None:
+        """While instruments are asked `should_run`: why this run cannot be left out, e.g.
+        "required by ConvertLayout" (a Sequential runs a child's `required` passes first) or
+        "InferType after SimplifyInference" (a pass's nested InferType); None for an optional run.
+        OptBisect neither counts nor skips such runs, as LLVM's does not count required passes."""
+        return self._forced_by
 
     def is_required(self, name: str) -> bool:
         """Whether `name` is in required_pass (such passes are not asked `should_run`)."""

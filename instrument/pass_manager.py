@@ -75,32 +75,44 @@ class Pass:
         return run_pass(self, mod, PassContext.current())
 
 
-def run_pass(pass_: Pass, mod: Any, pass_ctx: PassContext) -> Any:
-    """Run `pass_` on `mod` with `pass_ctx`'s instruments around it (TVM's Pass::operator())."""
+def run_pass(pass_: Pass, mod: Any, pass_ctx: PassContext, *, forced_by: str | None = None) -> Any:
+    """Run `pass_` on `mod` with `pass_ctx`'s instruments around it (TVM's Pass::operator()).
+
+    `forced_by` says why this run is not optional ("required by X", "InferType after X"); instruments
+    read it as `pass_ctx.forced_by` while asked `should_run` (OptBisect does not count such runs)."""
     info = pass_.info
     hooks = pass_ctx._hooks
     if hooks is None:
         return pass_.transform_module(mod, pass_ctx)
     if hooks.should_run and info.name not in pass_ctx._required:
         run = True
-        for should_run in hooks.should_run:
-            answer = should_run(mod, info)
-            if answer.__class__ is not bool:
-                raise TypeError(_bad_should_run_answer(should_run, answer, info))
-            run &= answer  # every instrument is asked, no short-circuit
+        pass_ctx._forced_by = forced_by
+        try:
+            for should_run in hooks.should_run:
+                answer = should_run(mod, info)
+                if answer.__class__ is not bool:
+                    raise TypeError(_bad_should_run_answer(should_run, answer, info))
+                run &= answer  # every instrument is asked, no short-circuit
+        finally:
+            pass_ctx._forced_by = None
         if not run:
             return mod
-    if hooks.failed:
-        return _run_tracking_failure(pass_, mod, pass_ctx, info, hooks)
-    for _, before in hooks.before:
-        before(mod, info)
-    new_mod = pass_.transform_module(mod, pass_ctx)
-    # Re-read: the body may have overridden this context's instruments (TVM reads them again too).
-    hooks = pass_ctx._hooks
-    if hooks is not None:
-        for _, after in hooks.after:
-            after(new_mod, info)
-    return new_mod
+    running = pass_ctx._running
+    running.append(pass_)
+    try:
+        if hooks.failed:
+            return _run_tracking_failure(pass_, mod, pass_ctx, info, hooks)
+        for _, before in hooks.before:
+            before(mod, info)
+        new_mod = pass_.transform_module(mod, pass_ctx)
+        # Re-read: the body may have overridden this context's instruments (TVM reads them again too).
+        hooks = pass_ctx._hooks
+        if hooks is not None:
+            for _, after in hooks.after:
+                after(new_mod, info)
+        return new_mod
+    finally:
+        running.pop()
 
 
 def _run_tracking_failure(
@@ -247,7 +259,7 @@ class Sequential(Pass):
             if not pass_ctx.pass_enabled(info):
                 continue
             for required_name in info.required:
-                mod = run_pass(get_pass(required_name), mod, pass_ctx)
+                mod = run_pass(get_pass(required_name), mod, pass_ctx, forced_by=f"required by {info.name}")
             mod = run_pass(child, mod, pass_ctx)
         return mod
 
@@ -306,21 +318,100 @@ def _load_builtin_passes() -> None:
     load_plugins()
 
 
+def _plugin_pass_factory(name: str) -> Callable[[], Any] | None:
+    """The factory of an installed plugin's pass named `name`, loading the plugins' pass classes:
+    a pass registered with `@register_xrelay_pass` is then in the registry under both its names; a
+    plain xDSL ModulePass a plugin lists is found by its pipeline name and wrapped."""
+    from xrelay.plugins import plugin_pass_classes
+
+    classes = plugin_pass_classes()
+    factory = _REGISTRY.get(name)
+    if factory is None and name in classes:
+        from xrelay.instrument.xdsl_pass import wrap
+
+        cls = classes[name]
+        factory = lambda: wrap(cls())  # noqa: E731 - a factory like the others in the registry
+    return factory
+
+
 def get_pass(name: str) -> Pass:
     """A new instance of the pass registered as `name` (TVM name or pipeline name).
 
-    Falls back to upstream xDSL passes by pipeline name (`cse`, `canonicalize`, ...),
-    wrapped as instrumented passes. Unknown names raise ValueError.
+    Falls back to installed plugins' passes (docs/writing-a-pass.md) and to upstream xDSL passes by
+    pipeline name (`cse`, `canonicalize`, ...), wrapped as instrumented passes. Unknown names raise
+    ValueError.
     """
     factory = _REGISTRY.get(name)
     if factory is None:
         _load_builtin_passes()
-        factory = _REGISTRY.get(name)
+        factory = _REGISTRY.get(name) or _plugin_pass_factory(name)
     if factory is None:
         from xrelay.instrument.xdsl_pass import upstream_xdsl_pass_factory
 
         factory = upstream_xdsl_pass_factory(name)
     if factory is None:
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise ValueError(f"get_pass: unknown pass '{name}' (registered: {known}; or any xDSL pass name)")
+        from xrelay.plugins import plugin_pass_errors
+
+        if name in plugin_pass_errors():
+            raise ValueError(f"get_pass: cannot load pass '{name}': {plugin_pass_errors()[name]}")
+        raise ValueError(f"get_pass: unknown pass '{name}'{_did_you_mean(name, known_pass_names())}")
     return _as_pass(factory(), f"get_pass({name!r})")
+
+
+def known_pass_names() -> list[str]:
+    """Every name a pass can be asked for by: registered names (both names of xrelay's and plugins'
+    passes), plugins' pipeline names, xDSL's pipeline names, and `sequential`."""
+    from xdsl.transforms import get_all_passes
+
+    from xrelay.plugins import plugin_pass_classes
+
+    _load_builtin_passes()
+    plugins = plugin_pass_classes()
+    return [*_REGISTRY, *plugins, *get_all_passes(), "sequential"]
+
+
+def pass_aliases(name: str) -> tuple[str, ...]:
+    """Every name of the registered pass `name` names (`simplify-inference` -> its TVM name
+    `SimplifyInference`, former names), `name` first; `(name,)` for a name no registered pass has."""
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        return (name,)
+    return (name, *(other for other, f in _REGISTRY.items() if f is factory and other != name))
+
+
+def resolve_pass_names(names: Iterable[str], where: str, *, strict: bool = False) -> frozenset[str]:
+    """`names` with every alias of each (`pass_aliases`), as PassContext compares PassInfo names.
+
+    A name no pass has is refused with ValueError and a "did you mean" when it is close to a known
+    name (a typo would be silent); with `strict` (the command line, where every pass is known) any
+    unknown name is refused. Other names are kept: a Python `module_pass` is registered nowhere, and
+    TVM takes any name."""
+    names = tuple(names)
+    if not names:
+        return frozenset()
+    _load_builtin_passes()
+    resolved: set[str] = set()
+    known: list[str] | None = None
+    for name in names:
+        if name not in _REGISTRY:
+            _plugin_pass_factory(name)  # a lazily listed plugin pass registers on load
+        if name not in _REGISTRY:
+            known = known_pass_names() if known is None else known
+            if name not in known:
+                hint = _did_you_mean(name, known, cutoff=0.6 if strict else 0.8)
+                if strict or hint:
+                    raise ValueError(f"unknown pass '{name}' in {where}{hint}")
+        resolved.update(pass_aliases(name))
+    return frozenset(resolved)
+
+
+def _did_you_mean(name: str, known: Iterable[str], cutoff: float = 0.6) -> str:
+    import difflib
+
+    known = list(dict.fromkeys(known))
+    squashed = {other.replace("-", "").replace("_", "").lower(): other for other in known}
+    close = squashed.get(name.replace("-", "").replace("_", "").lower())
+    if close is None:
+        matches = difflib.get_close_matches(name, known, n=1, cutoff=cutoff)
+        close = matches[0] if matches else None
+    return f" (did you mean '{close}'?)" if close else ""

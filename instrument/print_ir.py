@@ -129,7 +129,8 @@ class PrintIR(NestingInstrument):
 
     `before` / `after`: pass names or regexes; `before_all` / `after_all`: every pass;
     `after_change`: only print an after-dump when the pass changed the IR — alone it means "after every
-    pass that changed the IR", with `after`/`after_all` it restricts those. `max_constant_elements`
+    pass that changed the IR", with `after`/`after_all` it restricts those; `changed_after`: names or
+    regexes of passes to print after only when they changed the IR. `max_constant_elements`
     elides larger constants (None prints them in full, as `str(mod)` does).
     """
 
@@ -141,6 +142,7 @@ class PrintIR(NestingInstrument):
         before_all: bool = False,
         after_all: bool = False,
         after_change: bool = False,
+        changed_after: Iterable[str] | str | None = (),
         stream: IO[str] | None = None,
         max_constant_elements: int | None = None,
     ) -> None:
@@ -150,6 +152,7 @@ class PrintIR(NestingInstrument):
         self.before_all = before_all
         self.after_all = after_all
         self.after_change = after_change
+        self.changed_after = compile_selectors(changed_after, "PrintIR changed_after")
         self.stream = stream
         self.max_constant_elements = max_constant_elements
 
@@ -172,6 +175,10 @@ class PrintIR(NestingInstrument):
 
     def left(self, frame: PassFrame, mod: Any) -> None:
         name = frame.info.name
+        if selected(self.changed_after, name):
+            if module_changed(frame.received, mod):
+                self._print("After", mod, name, frame.depth)
+            return
         if not self._prints_after(name):
             return
         if self.after_change and not module_changed(frame.received, mod):

@@ -27,11 +27,12 @@ verifier rejecting a pass's output after the pass returned) is reported at that 
 xrelay-opt's pipeline that is `sequential`, the whole pipeline on its input (MLIR's default reproducer).
 Nothing is kept but a reference to the received module: passes never mutate their input.
 
-`pipeline` is the failing pass's pipeline text: `pass_specs[name]` when given (xrelay-opt maps each
-pipeline pass with its options, and `sequential` to the whole pipeline), else the pipeline name of the
-xrelay or xDSL pass registered under that PassInfo name, else the PassInfo name itself if it is
-spelled like a pipeline name (`transform.wrap` names an xDSL pass so). A pass with none (a Python
-`module_pass` named `PythonOnly`) gets an empty pipeline, which the replay rejects with a clear error.
+`pipeline` is the failing pass's pipeline text: `pass_specs[name]` when given (xrelay-opt maps
+`sequential` to the whole pipeline), else the failing instance's own spec with its options when it is
+an xDSL ModulePass (every xrelay pass, a wrapped xDSL pass: `boom{fail_in="apply"}`), else the
+pipeline name of the pass registered under that PassInfo name, else the PassInfo name itself if it
+is spelled like a pipeline name. A pass with none (a Python `module_pass` named `PythonOnly`) gets an
+empty pipeline, which the replay rejects with a clear error.
 """
 
 from __future__ import annotations
@@ -166,11 +167,13 @@ def run_reproducer(
     from xrelay.dialects import make_context
     from xrelay.instrument.pass_manager import Sequential
     from xrelay.instrument.xdsl_pass import registered_pipeline_passes
+    from xrelay.plugins import multiverse
 
     reproducer = read_reproducer(path)
     with open(path) as f:
         module = Parser(make_context(), f.read(), os.fspath(path)).parse_module()
-    available = {**get_all_passes(), **registered_pipeline_passes(), **(extra_passes or {})}
+    available = {**get_all_passes(), **multiverse(plugins_only=True).all_passes, **registered_pipeline_passes(),
+                 **(extra_passes or {})}
     passes = PassPipeline.parse_spec(available, reproducer.pipeline).passes
     with reproducer.pass_context(instruments):
         return Sequential(list(passes))(module)
@@ -201,12 +204,16 @@ class CrashReproducer(NestingInstrument):
         super().enter_pass_ctx()
         self._reported = None
 
+    def entered(self, frame: PassFrame) -> None:
+        running = PassContext.current().running_passes
+        frame.state = running[-1] if running and running[-1].info is frame.info else None
+
     def failed(self, frame: PassFrame) -> None:
         error = sys.exc_info()[1]
         if error is not None and self._already_reported(error):
             return
         self._reported = error
-        self.write(frame.received, frame.info, error, depth=frame.depth)
+        self.write(frame.received, frame.info, error, depth=frame.depth, pass_=frame.state)
 
     def _already_reported(self, error: BaseException) -> bool:
         seen: set[int] = set()
@@ -218,22 +225,25 @@ class CrashReproducer(NestingInstrument):
             cause = cause.__cause__ or cause.__context__
         return False
 
-    def pipeline_of(self, pass_name: str) -> str:
-        """The pipeline text that runs the pass named `pass_name` ("" when it has none)."""
+    def pipeline_of(self, pass_name: str, pass_: Any = None) -> str:
+        """The pipeline text that runs the pass named `pass_name` ("" when it has none); `pass_`, the
+        running instance, gives its options."""
         spec = self.pass_specs.get(pass_name)
+        if spec is None and pass_ is not None:
+            spec = _instance_spec(pass_)
         if spec is None:
             spec = registered_pipeline_name(pass_name)
         if spec is None and _PIPELINE_NAME.fullmatch(pass_name):
             spec = pass_name  # `transform.wrap` names an xDSL pass by its pipeline name
         return spec or ""
 
-    def write(self, mod: Any, info: Any, error: BaseException | None = None, *, depth: int | None = None
-              ) -> Reproducer:
-        """Write the reproducer for `info`'s pass failing on `mod` at `depth` (default: the number of
-        passes running) (`open_output`: never a partial file)."""
+    def write(self, mod: Any, info: Any, error: BaseException | None = None, *, depth: int | None = None,
+              pass_: Any = None) -> Reproducer:
+        """Write the reproducer for `info`'s pass (the instance `pass_` when known) failing on `mod` at
+        `depth` (default: the number of passes running) (`open_output`: never a partial file)."""
         ctx = PassContext.current()
         reproducer = Reproducer(
-            pipeline=self.pipeline_of(info.name),
+            pipeline=self.pipeline_of(info.name, pass_),
             opt_level=ctx.opt_level,
             required_pass=tuple(ctx.required_pass),
             disabled_pass=tuple(ctx.disabled_pass),
@@ -248,3 +258,14 @@ class CrashReproducer(NestingInstrument):
             f.write(str(mod).rstrip("\n") + "\n")
         self.written.append(reproducer)
         return reproducer
+
+
+def _instance_spec(pass_: Any) -> str | None:
+    """`pass_`'s pipeline text with its options (`boom{fail_in="apply"}`) when it is an xDSL
+    ModulePass (an xrelay pass) or wraps one (`transform.wrap`), else None."""
+    from xdsl.passes import ModulePass
+
+    module_pass = getattr(pass_, "module_pass", pass_)
+    if not isinstance(module_pass, ModulePass):
+        return None
+    return str(module_pass.pipeline_pass_spec())

@@ -58,10 +58,12 @@ def _class_loader(cls: type[ModulePass]) -> Callable[[], type[ModulePass]]:
 
 
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    name: _class_loader(cls) for name, cls in XRELAY_PASSES.items()
+    name: _class_loader(cls) for name, cls in XRELAY_PASSES.items() if cls.__module__.startswith("xrelay.")
 }
 """Pipeline name (`fold-constant`, ...) -> callable returning that pass's ModulePass class, for every
-registered xrelay pass. The names avoid xDSL's own (`dce`, `canonicalize`)."""
+pass of xrelay itself (a plugin's passes, even registered with `@register_xrelay_pass` and imported
+first, are its own universe's: two universes naming one pass would break the stock `xdsl-opt`).
+The names avoid xDSL's own (`dce`, `canonicalize`)."""
 
 # Build the shared xDSL context (loading its dialects takes ~0.1 s) now, when passes are imported,
 # rather than inside the first pass that runs: that pass's timing should show its own work.

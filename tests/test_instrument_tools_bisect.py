@@ -48,9 +48,29 @@ def test_opt_bisect_negative_limit_runs_everything_and_required_passes_are_not_c
         transform.Sequential([noop, outer, drop_relu])(parse())
     assert out.getvalue() == (
         "BISECT: running pass (1) Noop on module\n"
+        "BISECT: running pass (required) Outer on module\n"
         "BISECT: running pass (2) DropRelu on module\n"
         "BISECT: running pass (3) DropRelu on module\n"
     )
+
+
+def test_opt_bisect_names_forced_runs_and_neither_counts_nor_skips_them():
+    # A child's required InferType and the InferType a pass runs after itself are forced (LLVM does not
+    # count required passes): limit 1 runs FoldConstant (1) and both InferTypes, skips only (2).
+    out = io.StringIO()
+    needs_types = transform.module_pass(lambda mod, ctx: mod, opt_level=0, name="NeedsTypes", required=["InferType"])
+    bisect = OptBisect(1, stream=out)
+    with transform.PassContext(instruments=[bisect]):
+        transform.Sequential([passes.FoldConstant(), needs_types])(parse())
+    assert out.getvalue() == (
+        "BISECT: running pass (1) FoldConstant on module\n"
+        "BISECT: running pass (forced: InferType after FoldConstant) InferType on module\n"
+        "BISECT: running pass (forced: required by NeedsTypes) InferType on module\n"
+        "BISECT: NOT running pass (2) NeedsTypes on module\n"
+    )
+    assert bisect.decisions == [(1, "FoldConstant", True), (2, "NeedsTypes", False)]
+    assert bisect.forced == [("InferType", "forced: InferType after FoldConstant"),
+                             ("InferType", "forced: required by NeedsTypes")]
 
 
 def test_opt_bisect_limit_zero_skips_all_and_counting_restarts_per_context():

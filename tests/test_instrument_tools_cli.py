@@ -164,3 +164,76 @@ def test_print_ir_elides_large_constants_when_asked(capsys, model, tmp_path):
     status, _, err = opt(capsys, model, "-p", "fold-constant", "--print-ir-after=FoldConstant", "-o",
                          tmp_path / "o.mlir")
     assert '"0x' in err  # without the flag, dumps are complete
+
+
+@dataclass(frozen=True)
+class FailOn(ModulePass):
+    """Fails only with its option: raises when the module has an op named `op`."""
+
+    name = "test-fail-on"
+    op: str = "none"
+
+    def apply(self, ctx, module):
+        if any(o.name == self.op for o in module.walk()):
+            raise RuntimeError(f"{self.op} found")
+
+
+def test_a_python_reproducer_records_the_options_and_replays_on_the_command_line(capsys, model, tmp_path,
+                                                                               monkeypatch):
+    from xrelay.instrument.reproducer import CrashReproducer
+
+    monkeypatch.setitem(ALL_PASSES, FailOn.name, lambda: FailOn)
+    repro = tmp_path / "repro.mlir"
+    module = transform.get_pass("infer-type")(parse_file(model))
+    with pytest.raises(RuntimeError, match="nn.softmax found"):
+        with transform.PassContext(instruments=[CrashReproducer(repro)]):
+            transform.Sequential([transform.wrap(FailOn(op="nn.softmax"))])(module)
+    assert '// xrelay-reproducer: pipeline: "test-fail-on{op=\\"nn.softmax\\"}"\n' in repro.read_text()
+    status, out, err = opt(capsys, "--run-reproducer", repro)
+    assert (status, out, err) == (1, "", "xrelay-opt: error: pass 'test-fail-on' failed: RuntimeError: "
+                                         "nn.softmax found\n")
+
+
+def test_run_reproducer_fails_when_the_recorded_failure_does_not_happen(capsys, model, tmp_path, monkeypatch):
+    repro = tmp_path / "repro.mlir"
+    status, _, _ = opt(capsys, model, "-p", "test-raise-on-softmax", "--crash-reproducer", repro)
+    assert status == 1
+    monkeypatch.setitem(ALL_PASSES, RaiseOnSoftmax.name, lambda: FixedSoftmax)  # the pass is fixed
+    status, out, err = opt(capsys, "--run-reproducer", repro, "-o", tmp_path / "out.mlir")
+    assert (status, out) == (1, "")
+    assert err == (f"{repro}: error: the reproducer recorded pass 'test-raise-on-softmax' failing with RuntimeError: "
+                   "softmax is not supported, but pipeline 'test-raise-on-softmax' ran without error (not reproduced)\n")
+    assert not (tmp_path / "out.mlir").exists()
+
+
+@dataclass(frozen=True)
+class FixedSoftmax(ModulePass):
+    name = "test-raise-on-softmax"
+
+    def apply(self, ctx, module):
+        pass
+
+
+def parse_file(path):
+    from xdsl.parser import Parser
+
+    from xrelay.dialects import make_context
+
+    return Parser(make_context(), path.read_text()).parse_module()
+
+
+@pytest.mark.parametrize("name", ["SimplifyInference", "simplify-inference", "Simplify.*"])
+def test_print_ir_after_change_takes_pass_names(capsys, model, tmp_path, name):
+    # The second SimplifyInference finds nothing left to change: only the first is printed, and no other pass.
+    status, out, err = opt(capsys, model, "-p", "simplify-inference,simplify-inference",
+                           f"--print-ir-after-change={name}", "-o", tmp_path / "out.mlir")
+    assert status == 0
+    headers = [line for line in err.splitlines() if line.startswith("// -----//")]
+    assert headers == ["// -----// IR Dump After SimplifyInference (depth 1) //----- //"]
+    assert "nn.batch_norm" not in err.split(headers[0], 1)[1]
+
+
+def test_print_ir_after_change_rejects_an_unknown_name(capsys, model):
+    status, out, err = opt(capsys, model, "-p", "simplify-inference", "--print-ir-after-change=SimplifyInferenc")
+    assert (status, out, err) == (1, "", "xrelay-opt: error: unknown pass 'SimplifyInferenc' in "
+                                         "--print-ir-after-change (did you mean 'SimplifyInference'?)\n")

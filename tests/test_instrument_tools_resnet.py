@@ -110,16 +110,21 @@ def test_ir_diff_shows_the_layout_change(bound_resnet18):
 
 
 def test_opt_bisect_decisions_on_the_tutorial_pipeline(bound_resnet18):
+    # Limit 1: FoldConstant runs; the passes ConvertLayout requires are forced (not counted, always run),
+    # so bias_add is canonicalized; ConvertLayout and the last FoldConstant are skipped.
     out = io.StringIO()
-    bisect = OptBisect(5, stream=out)
+    bisect = OptBisect(1, stream=out)
     result = run(bound_resnet18, bisect)
-    assert [(n, name) for n, name, _ in bisect.decisions] == [
-        (1, "FoldConstant"), (2, "InferType"), (3, "InferType"), (4, "CanonicalizeOps"), (5, "InferType"),
-        (6, "ConvertLayout"), (7, "FoldConstant"),
-    ]
-    assert out.getvalue().splitlines()[4:6] == [
-        "BISECT: running pass (5) InferType on module",
-        "BISECT: NOT running pass (6) ConvertLayout on module",
+    assert [(n, name) for n, name, _ in bisect.decisions] == [(1, "FoldConstant"), (2, "ConvertLayout"),
+                                                              (3, "FoldConstant")]
+    assert out.getvalue().splitlines() == [
+        "BISECT: running pass (1) FoldConstant on module",
+        "BISECT: running pass (forced: InferType after FoldConstant) InferType on module",
+        "BISECT: running pass (forced: required by ConvertLayout) InferType on module",
+        "BISECT: running pass (forced: required by ConvertLayout) CanonicalizeOps on module",
+        "BISECT: running pass (forced: InferType after CanonicalizeOps) InferType on module",
+        "BISECT: NOT running pass (2) ConvertLayout on module",
+        "BISECT: NOT running pass (3) FoldConstant on module",
     ]
     ops = [op.name for op in result.walk()]
     assert "nn.bias_add" not in ops and "nn.layout_transform" not in ops  # canonicalized, not converted

@@ -79,18 +79,23 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 def _pass_selectors(values: Sequence[str] | None, tool: XRelayOptMain, flag: str) -> list[str]:
     """`--print-ir-after=fold-constant,Infer.*`: names or regexes; a pipeline name also selects its TVM name.
     Selectors match whole names, so a plain name no pass has (a typo) is an error."""
+    from xrelay.instrument.pass_manager import known_pass_names, pass_aliases
+    from xrelay.tools.xrelay_opt import load_pass_class
+
     selectors = []
     known = None
     for name in split_names(values):
         if _PLAIN_NAME.fullmatch(name):
             if known is None:
-                known = ["sequential", *tool.available_passes, *transform.registered_pass_names()]
+                known = [*tool.available_passes, *known_pass_names()]
             if name not in known:
                 raise ToolError(f"unknown pass '{name}' in {flag}{did_you_mean(name, known)}")
-        selectors.append(name)
+            selectors.extend(pass_aliases(name))
+        else:
+            selectors.append(name)
         if name in tool.available_passes:
-            info_name = getattr(tool.available_passes[name](), "tvm_name", name)
-            if info_name != name:
+            info_name = getattr(load_pass_class(tool.available_passes, name, flag), "tvm_name", name)
+            if info_name not in selectors:
                 selectors.append(info_name)
     return selectors
 
@@ -98,8 +103,9 @@ def _pass_selectors(values: Sequence[str] | None, tool: XRelayOptMain, flag: str
 def _make_print_ir(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
     from xrelay.instrument.print_ir import PrintIR
 
+    after_change = args.print_ir_after_change or []
     if not (args.print_ir_before or args.print_ir_after or args.print_ir_before_all or args.print_ir_after_all
-            or args.print_ir_after_change):
+            or after_change):
         if args.elide_constants_if_larger is not None and not args.print_ir_diff:
             raise ToolError("--elide-constants-if-larger needs a --print-ir-* flag or --print-ir-diff")
         return None
@@ -107,7 +113,9 @@ def _make_print_ir(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrum
         return PrintIR(_pass_selectors(args.print_ir_before, tool, "--print-ir-before"),
                        _pass_selectors(args.print_ir_after, tool, "--print-ir-after"),
                        before_all=args.print_ir_before_all, after_all=args.print_ir_after_all,
-                       after_change=args.print_ir_after_change, max_constant_elements=args.elide_constants_if_larger)
+                       after_change="" in after_change,
+                       changed_after=_pass_selectors(after_change, tool, "--print-ir-after-change"),
+                       max_constant_elements=args.elide_constants_if_larger)
     except ValueError as error:
         raise ToolError(str(error)) from None
 
@@ -224,8 +232,10 @@ INSTRUMENT_FLAGS.extend([
                    make=_option, options={"action": "append", "metavar": "PASS"}),
     InstrumentFlag("--print-ir-before-all", "print the IR before every pass", make=_option),
     InstrumentFlag("--print-ir-after-all", "print the IR after every pass", make=_option),
-    InstrumentFlag("--print-ir-after-change", "print the IR after a pass only if it changed the IR "
-                   "(alone: after every pass that changed it)", make=_option),
+    InstrumentFlag("--print-ir-after-change", "print the IR after a pass only if it changed the IR: "
+                   "=PASS,... after these passes (names or regexes); alone, after every pass that changed "
+                   "it, or only those --print-ir-after/-after-all select", make=_option,
+                   options={"action": "append", "nargs": "?", "const": "", "metavar": "PASS"}),
     InstrumentFlag("--elide-constants-if-larger", "print constants of more than N elements as a digest in "
                    "--print-ir-* dumps (--print-ir-diff: 16 unless given)", make=_option,
                    options={"type": _count, "metavar": "N"}),

@@ -42,7 +42,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, ShrinkExcepti
 from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from xrelay import transform
+from xrelay import plugins, transform
 from xrelay.instrument import PassInstrument
 from xrelay.instrument.nesting import NestingInstrument, PassFrame
 from xrelay.pass_base import FORMER_PASS_NAMES
@@ -129,30 +129,43 @@ class XRelayOptMain(xDSLOptMain):
 
     # registration
 
+    # xDSL's `Universe.get_multiverse()` raises on a name two plugins define, which would break every
+    # run; `xrelay.plugins.multiverse()` fails only when such a name is used (docs/writing-a-pass.md).
+
     def register_all_dialects(self) -> None:
         # xrelay's dialects (nn; linalg, memref and bufferization as upstream writes them) first, then
         # every other dialect xdsl-opt knows.
-        from xdsl.universe import Universe
-
         from xrelay.dialects import xrelay_dialects
 
         for name, factory in xrelay_dialects().items():
             self.ctx.register_dialect(name, factory)
-        for name, factory in Universe.get_multiverse().all_dialects.items():
+        for name, factory in plugins.multiverse().all_dialects.items():
             if name not in self.ctx.registered_dialect_names:
                 self.ctx.register_dialect(name, factory)
 
     def register_all_frontends(self) -> None:
-        super().register_all_frontends()
+        for name, factory in plugins.multiverse().all_frontends.items():
+            self.available_frontends.setdefault(name, factory)
         # `.onnx` models are imported with their weights as nn.constant ops (see parse_chunk).
         self.available_frontends["onnx"] = lambda io: None
 
+    def register_all_targets(self) -> None:
+        for name, factory in plugins.multiverse().all_targets.items():
+            self.available_targets.setdefault(name, factory)
+
     def register_all_passes(self) -> None:
-        super().register_all_passes()
+        from xrelay.pass_base import XRELAY_PASSES
         from xrelay.passes import ALL_PASSES
 
+        for name, factory in plugins.multiverse().all_passes.items():
+            self.register_pass(name, factory)
         for name, factory in ALL_PASSES.items():
             self.register_pass(name, factory)
+        # A plugin's pass registered only by `@register_xrelay_pass` (its module imported by its entry point).
+        for name, cls in XRELAY_PASSES.items():
+            if name not in self.available_passes:
+                self.register_pass(name, lambda cls=cls: cls)
+        plugins.warn_problems(PROG)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -215,22 +228,22 @@ class XRelayOptMain(xDSLOptMain):
         return context, flagged
 
     def pass_names(self, values: Sequence[str] | None, flag: str) -> list[str]:
-        """Names as PassContext compares them (PassInfo names): a pipeline name such as `fold-constant`
-        also adds its TVM name `FoldConstant`. Names no pass has are an error (a typo would be silent)."""
+        """The names given (pipeline or TVM names; PassContext matches either). A name no pass has is
+        an error here (a typo would be silent)."""
+        from xrelay.instrument.pass_manager import resolve_pass_names
+
         names: list[str] = []
-        known = None
         for name in split_names(values):
             names.append(name)
-            if name in self.available_passes:
-                pass_class = self.available_passes[name]()
-                info_name = getattr(pass_class, "tvm_name", name)
+            if name in self.available_passes:  # also a pass only this tool has: its TVM name too
+                info_name = getattr(load_pass_class(self.available_passes, name, flag), "tvm_name", name)
                 if info_name != name:
                     names.append(info_name)
                 continue
-            if known is None:
-                known = [*self.available_passes, *transform.registered_pass_names()]
-            if name not in known:
-                raise ToolError(f"unknown pass '{name}' in {flag}{did_you_mean(name, known)}")
+            try:
+                resolve_pass_names([name], flag, strict=True)
+            except ValueError as error:
+                raise ToolError(str(error)) from None
         return names
 
     def run_pipeline(self, module: ModuleOp) -> ModuleOp:
@@ -290,7 +303,8 @@ class XRelayOptMain(xDSLOptMain):
             check_output_path(self.args.output_file)
         chunks, file_extension = self.prepare_input()
         to_file = self.args.output_file is not None
-        output = StringIO() if to_file else sys.stdout
+        replaying = getattr(self.args, "run_reproducer", None) is not None
+        output = StringIO() if to_file or replaying else sys.stdout
         context, flagged = self.make_pass_context()
         try:
             with context:
@@ -312,6 +326,8 @@ class XRelayOptMain(xDSLOptMain):
         if self.args.shrink:
             print("Failure, can't shrink")
             sys.exit(1)
+        if replaying:
+            raise _not_reproduced(self.args.run_reproducer, self.args.passes)
         if to_file:
             with atomic_output(self.args.output_file) as f:
                 f.write(output.getvalue().encode())
@@ -348,6 +364,16 @@ class XRelayOptMain(xDSLOptMain):
             _print_like_xdsl(error)
 
 
+def _not_reproduced(path: str, pipeline: str) -> ToolError:
+    """The error of a `--run-reproducer` whose pipeline ran without the failure it recorded."""
+    from xrelay.instrument.reproducer import read_reproducer
+
+    recorded = read_reproducer(path)
+    what = f"pass '{recorded.failed_pass}' failing with {recorded.error}" if recorded.error else "a failure"
+    return ToolError(f"the reproducer recorded {what}, but pipeline '{pipeline}' ran without error "
+                     "(not reproduced)", path)
+
+
 def _failing_op_lines(error: BaseException) -> list[str]:
     """The failing op's line and its underline from the note xrelay leaves of xDSL's module print."""
     from xrelay.instrument.xdsl_pass import FAILING_OP_NOTE
@@ -368,6 +394,15 @@ def _print_like_xdsl(error: DiagnosticException) -> None:
 
 def _with_line_offset(span: Span, offset: int) -> Span:
     return dataclasses.replace(span, line_offset=offset)
+
+
+def load_pass_class(available: dict[str, Callable[[], type[ModulePass]]], name: str, where: str) -> type[ModulePass]:
+    """`available[name]()`; a plugin's pass that fails to load (or two plugins defining the name
+    differently) is a ToolError naming `where`."""
+    try:
+        return available[name]()
+    except Exception as error:  # noqa: BLE001 - a plugin's import or class lookup can raise anything
+        raise ToolError(f"cannot load pass '{name}' ({where}): {type(error).__name__}: {error}") from None
 
 
 def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]]]) -> list[ModulePass]:

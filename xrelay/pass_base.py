@@ -71,7 +71,7 @@ class XRelayPass(XDSLModulePass, Pass):
         new_mod = mod.clone()
         apply_xdsl_pass(self, new_mod)
         if self.infer_type_after:
-            new_mod = run_pass(get_pass("InferType"), new_mod, pass_ctx)
+            new_mod = run_pass(get_pass("InferType"), new_mod, pass_ctx, forced_by=f"InferType after {self.info.name}")
         return new_mod
 
 

@@ -1,4 +1,7 @@
-"""The `xdsl.universe` entry point: lets the stock `xdsl-opt` load the nn dialect and xrelay's passes."""
+"""The `xdsl.universe` entry point: lets the stock `xdsl-opt` load the nn dialect and xrelay's passes.
+
+Only xrelay's own passes (`ALL_PASSES`): a plugin's pass belongs to the plugin's universe, even when the
+plugin registered it with `@register_xrelay_pass` before this module was imported."""
 
 from xdsl.universe import Universe
 

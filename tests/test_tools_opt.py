@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
 from tool_passes import DENSE_MODEL
 
 from xrelay.instrument import PassInstrument
+from xrelay.pass_base import XRelayPass, rewrite_module
 from xrelay.passes import ALL_PASSES
 from xrelay.tools import xrelay_opt
 from xrelay.tools.diagnostics import run_tool
@@ -306,6 +309,35 @@ def test_a_pass_producing_invalid_ir_is_caught_at_the_op(capsys, model, test_pas
     line = assert_one_diagnostic(err)
     assert line.startswith(f"{model}:4:3: error: 'nn.relu' op ")
     assert line.endswith("(in the IR produced by pass 'test-break-types')")
+
+
+class _RaiseOnRelu(RewritePattern):
+    """Raises `error` (a class) on the first nn.relu, as a pattern checking its input would."""
+
+    def __init__(self, error: type[Exception]):
+        self.error = error
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter) -> None:
+        if op.name == "nn.relu":
+            raise self.error("relu is not allowed here")
+
+
+@pytest.mark.parametrize("error", [VerifyException, PassFailedException, DiagnosticException, ValueError])
+def test_an_exception_of_any_kind_in_a_pattern_is_located_at_its_op(capsys, model, monkeypatch, error):
+    @dataclass(frozen=True)
+    class Refuse(XRelayPass):
+        name = "test-refuse"
+        tvm_name = "Refuse"
+
+        def apply(self, ctx, op: ModuleOp) -> None:
+            rewrite_module(_RaiseOnRelu(error), op)
+
+    monkeypatch.setitem(ALL_PASSES, "test-refuse", lambda: Refuse)
+    status, out, err = opt(capsys, str(model), "-p", "test-refuse")
+    assert (status, out) == (1, "")
+    assert err.splitlines()[0] == (f"{model}:4:3: error: pass 'Refuse' failed on 'nn.relu': "
+                                   f"{error.__name__}: relu is not allowed here")
+    assert err.splitlines()[2].strip() == "^"
 
 
 def test_verify_diagnostics_prints_and_succeeds(capsys, tmp_path):

@@ -255,19 +255,21 @@ class XRelayOptMain(xDSLOptMain):
             return pipeline(module)
         except ToolError:
             raise
-        except DiagnosticException as error:
-            failed = self.checks.failed_pass
-            raise from_verify_error(module, error, f"in pass '{failed}'" if failed else None) from error
         except Exception as error:
             from xrelay.instrument.numerical_bisect import NumericalBisectError
 
+            failed = self.checks.failed_pass
+            # Set by xrelay's rewrite_module on any exception a pattern raised, xDSL's
+            # VerifyException and PassFailedException included: the op it was rewriting.
+            op = getattr(error, "failing_op", None)
+            if op is not None:
+                raise ToolError(f"pass '{failed or 'pipeline'}' failed on '{op.name}': {type(error).__name__}: "
+                                f"{error}", location_of(op), source_line(op)) from error
+            if isinstance(error, DiagnosticException):
+                raise from_verify_error(module, error, f"in pass '{failed}'" if failed else None) from error
             if isinstance(error, NumericalBisectError):  # the instrument refused the input: no pass failed
                 raise ToolError(str(error)) from error
-            failed = self.checks.failed_pass or "pipeline"
-            op = getattr(error, "failing_op", None)  # set by xrelay's rewrite_module
-            if op is not None:
-                raise ToolError(f"pass '{failed}' failed on '{op.name}': {type(error).__name__}: {error}",
-                                location_of(op), source_line(op)) from error
+            failed = failed or "pipeline"
             raise ToolError(f"pass '{failed}' failed: {type(error).__name__}: {error}",
                             context=_failing_op_lines(error)) from error
 

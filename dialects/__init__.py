@@ -1,8 +1,10 @@
-"""xrelay.dialects: the nn dialect and the context every parser and pass uses."""
+"""xrelay.dialects: the nn dialect, the context every parser and pass uses, and `parse_mlir`."""
 
+import os
 from collections.abc import Callable
 
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Dialect
 
 import xrelay.dialects.string_literal_lexing  # noqa: F401 - installs the linear-time lexer pattern
@@ -51,3 +53,16 @@ def make_context() -> Context:
     for dialect in (Builtin, Func, Arith, Math, Affine, Tensor, Scf, *(f() for f in xrelay_dialects().values())):
         ctx.load_dialect(dialect)
     return ctx
+
+
+def parse_mlir(source: str | os.PathLike[str], name: str | None = None) -> ModuleOp:
+    """Parse `.mlir` text, or the file at a path (a `pathlib.Path`), into a module with every dialect of
+    `make_context()`; xDSL's ParseError names `name` (default: the file, or "<string>"). What xrelay-opt
+    adds (file:line:col on every op, reworded errors) is `xrelay.tools.diagnostics.parse_module_file`."""
+    from xdsl.parser import Parser
+
+    if isinstance(source, os.PathLike):
+        name = name or os.fspath(source)
+        with open(source) as f:
+            source = f.read()
+    return Parser(make_context(), source, name or "<string>").parse_module()

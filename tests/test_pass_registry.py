@@ -93,3 +93,72 @@ def test_fold_scale_axis_is_a_pass_class_like_the_others():
         "BackwardFoldScaleAxis", "ForwardFoldScaleAxis", "FoldConstant"
     ]
     assert xrelay.passes.FoldScaleAxisPass is FoldScaleAxis  # the class's name until it became FoldScaleAxis
+
+
+# --- one pass, two names -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given", ["simplify-inference", "SimplifyInference"])
+def test_pass_context_takes_either_name_of_a_pass(given):
+    from xrelay import transform
+
+    required = transform.PassContext(required_pass=[given])
+    assert required.is_required("SimplifyInference") and required.is_required("simplify-inference")
+    assert required.required_pass == (given,)  # kept as given (reproducers record it so)
+    disabled = transform.PassContext(opt_level=3, disabled_pass=[given])
+    assert not disabled.pass_enabled(transform.get_pass("simplify-inference").info)
+    assert disabled.pass_enabled(transform.get_pass("fold-constant").info)
+
+
+def test_pass_context_refuses_a_near_miss_and_keeps_other_names():
+    from xrelay import transform
+
+    with pytest.raises(ValueError, match=r"^PassContext: unknown pass 'SimplifyInferense' in required_pass "
+                                         r"\(did you mean 'SimplifyInference'\?\)$"):
+        transform.PassContext(required_pass=["SimplifyInferense"])
+    with pytest.raises(ValueError, match=r"in disabled_pass \(did you mean 'fold-constant'\?\)$"):
+        transform.PassContext(disabled_pass=["foldconstant"])
+    # A Python module_pass is registered nowhere: its name is taken, as TVM takes any name.
+    assert transform.PassContext(disabled_pass=["MyScriptPass"]).disabled_pass == ("MyScriptPass",)
+
+
+def test_get_pass_says_did_you_mean():
+    from xrelay import transform
+
+    with pytest.raises(ValueError, match=r"^get_pass: unknown pass 'fold-constnt' \(did you mean 'fold-constant'\?\)$"):
+        transform.get_pass("fold-constnt")
+
+
+def test_infer_type_after_is_off_unless_a_pass_asks():
+    """The decision docs/writing-a-pass.md records: no nested InferType after a pass by default."""
+    from dataclasses import dataclass
+
+    from xrelay import transform
+    from xrelay.dialects import parse_mlir
+    from xrelay.instrument import PassInstrument
+    from xrelay.pass_base import XRelayPass
+
+    @dataclass(frozen=True)
+    class Plain(XRelayPass):
+        name = "test-plain"
+        tvm_name = "Plain"
+
+        def apply(self, ctx, op):
+            pass
+
+    @dataclass(frozen=True)
+    class Typed(Plain):
+        infer_type_after = True
+
+    seen = []
+
+    class Names(PassInstrument):
+        def run_before_pass(self, mod, info):
+            seen.append(info.name)
+
+    module = parse_mlir("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  func.return %x : tensor<2xf32>\n}\n")
+    with transform.PassContext(instruments=[Names()]):
+        Plain()(module)
+        Typed()(module)
+    assert XRelayPass.infer_type_after is False
+    assert seen == ["Plain", "Plain", "InferType"]

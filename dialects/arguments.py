@@ -80,10 +80,9 @@ def checked_argument(value: object, expected: Attribute, name: str, where: str |
     the value as `where` (default: `argument 'NAME'`); `runner` names what cannot feed a type that is
     not a static tensor or memref.
     """
-    shaped = isinstance(expected, TensorType | MemRefType)
-    if not shaped or any(dim < 0 for dim in expected.get_shape()):  # `?` is a negative sentinel in xDSL
-        dynamic = " with a dynamic dimension" if shaped else ""
-        raise ValueError(f"argument '{name}' has type {expected}{dynamic}, which {runner} cannot feed")
+    problem = argument_type_problem(expected, name, runner)
+    if problem is not None:
+        raise ValueError(problem)
     where = where or f"argument '{name}'"
     array = np.asarray(value)
     shape = tuple(expected.get_shape())
@@ -95,3 +94,17 @@ def checked_argument(value: object, expected: Attribute, name: str, where: str |
             raise ValueError(f"{where} has dtype {array.dtype}, but the argument is {expected} ({dtype})")
         array = array.astype(dtype)
     return array
+
+
+def argument_type_problem(expected: Attribute, name: str, runner: str = "xrelay") -> str | None:
+    """Why no array can feed an argument `name` of type `expected` (not a static tensor or memref, or
+    an element type `dtype_of` has no numpy dtype for), or None when one can."""
+    shaped = isinstance(expected, TensorType | MemRefType)
+    if not shaped or any(dim < 0 for dim in expected.get_shape()):  # `?` is a negative sentinel in xDSL
+        dynamic = " with a dynamic dimension" if shaped else ""
+        return f"argument '{name}' has type {expected}{dynamic}, which {runner} cannot feed"
+    try:
+        dtype_of(expected.get_element_type())
+    except TypeError as error:
+        return f"argument '{name}' has type {expected}, which {runner} cannot feed: {error}"
+    return None

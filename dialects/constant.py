@@ -21,11 +21,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     TensorType,
-    f16,
-    f32,
-    f64,
-    i32,
-    i64,
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import IRDLOperation, attr_def, result_def, traits_def
@@ -35,27 +30,20 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from xrelay.dialects.infer import ShapeError
-from xrelay.dialects.op_base import LayoutRule, nn_op
+from xrelay.dialects.op_base import NN_ELEMENT_TYPE_NAMES, NN_ELEMENT_TYPES, LayoutRule, nn_op
 
-_DTYPE_TO_ELEMENT: dict[np.dtype, Attribute] = {
-    np.dtype("float32"): f32,
-    np.dtype("float16"): f16,
-    np.dtype("float64"): f64,
-    np.dtype("int32"): i32,
-    np.dtype("int64"): i64,
-}
 
 # Decimal lists are kept for tiny constants only (readable scalars in lit tests).
 SMALL_CONSTANT_ELEMENTS = 16
 
 
 def element_type_of(dtype: np.dtype | type) -> Attribute:
-    """The xDSL element type for a numpy dtype (f32, f16, f64, i32, i64)."""
+    """The xDSL element type for a numpy dtype (one of NN_ELEMENT_TYPES)."""
     dtype = np.dtype(dtype)  # any byte order: the data is stored little-endian
     try:
         return _DTYPE_TO_ELEMENT[dtype.newbyteorder("<")]
     except KeyError:
-        raise TypeError(f"nn.constant: unsupported dtype {dtype} (use f32, f16, f64, i32, i64)") from None
+        raise TypeError(f"nn.constant: unsupported dtype {dtype} (use {NN_ELEMENT_TYPE_NAMES})") from None
 
 
 def dtype_of(element_type: Attribute) -> np.dtype:
@@ -71,7 +59,12 @@ def dtype_of(element_type: Attribute) -> np.dtype:
             return np.dtype(np.bool_)
         kind = "u" if element_type.signedness.data == Signedness.UNSIGNED else "i"
         return np.dtype(f"<{kind}{width // 8}")
-    raise TypeError(f"unsupported element type {element_type} (use f16, f32, f64 or i1..i64)")
+    raise TypeError(f"unsupported element type {element_type} (xrelay runs f16, f32, f64, i1, i8, i16, i32, "
+                    "i64, their si/ui forms and index)")
+
+
+_DTYPE_TO_ELEMENT: dict[np.dtype, Attribute] = {dtype_of(element): element for element in NN_ELEMENT_TYPES}
+"""numpy dtype -> nn element type, built from `dtype_of` so that the two agree."""
 
 
 def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
@@ -197,13 +190,13 @@ class ConstantOp(IRDLOperation):
         return {"value": self.numpy()}
 
     def infer_result_types(self) -> list[TensorType]:
-        """The value's type; raises ShapeError unless it is a tensor of f32/f16/f64/i32/i64."""
+        """The value's type; raises ShapeError unless it is a tensor of one of NN_ELEMENT_TYPES."""
         value_type = self.value.type
         if not isinstance(value_type, TensorType):
             raise ShapeError(f"nn.constant: value type {value_type} is not a tensor")
         element = value_type.get_element_type()
-        if element not in _DTYPE_TO_ELEMENT.values():
-            raise ShapeError(f"nn.constant: unsupported element type {element} (use f32, f16, f64, i32, i64)")
+        if element not in NN_ELEMENT_TYPES:
+            raise ShapeError(f"nn.constant: unsupported element type {element} (use {NN_ELEMENT_TYPE_NAMES})")
         return [value_type]
 
     def verify_(self) -> None:

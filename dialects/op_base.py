@@ -21,6 +21,11 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     IntegerType,
     TensorType,
+    f16,
+    f32,
+    f64,
+    i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -41,6 +46,14 @@ from xdsl.utils.exceptions import VerifyException
 from xrelay.dialects.attributes import fits, kind, to_attr, to_python
 from xrelay.dialects.layout import pad4, pair
 from xrelay.dialects.infer import ShapeError, check_size
+
+
+NN_ELEMENT_TYPES: tuple[Attribute, ...] = (f32, f16, f64, i32, i64)
+"""The element types of nn tensors: what every nn op's verifier and `nn.constant` accept, and what
+the kernels and every lowering level run alike (`constant.dtype_of` maps them, and the further types
+lowered IR uses: i1, i8, i16, signed and unsigned integers, index)."""
+
+NN_ELEMENT_TYPE_NAMES = ", ".join(map(str, NN_ELEMENT_TYPES))
 
 
 # --- the registry ------------------------------------------------------------------------
@@ -187,7 +200,7 @@ class NNOp(IRDLOperation):
     """Attributes given in Relay's short 2-D forms (strides=2 -> (2, 2)); an op whose attribute of the
     same name is not a 2-D window attribute (strided_slice's strides) sets its own."""
     INTEGER_OPERANDS: ClassVar[tuple[str, ...]] = ()
-    """Operands holding integer tensors (indices) of any width, exempt from the shared element type."""
+    """Operands holding integer tensors (indices, i32 or i64), exempt from the shared element type."""
 
     # An op's operands (or results) are either fixed or one variadic list (`var_operand_def`:
     # nn.concatenate's inputs; `var_result_def`: nn.split's pieces).
@@ -272,18 +285,19 @@ class NNOp(IRDLOperation):
             if any(dim < 0 for dim in t.get_shape()):  # `?` is a negative sentinel in xDSL
                 raise ShapeError(f"{cls.name}: operand '{name}' has a dynamic shape ({t}); nn ops need static shapes")
         element = operand_types[0].get_element_type()
-        if not isinstance(element, AnyFloat | IntegerType):  # complex, index: no kernel or lowering
-            raise ShapeError(f"{cls.name}: operand '{names[0]}' must have an integer or float element type, "
-                             f"got {element}")
+        if element not in NN_ELEMENT_TYPES:  # bf16, f80, i0, i1, ui8, complex, index: no kernel or lowering
+            raise ShapeError(f"{cls.name}: operand '{names[0]}' has element type {element}, which nn ops do not "
+                             f"support (use {NN_ELEMENT_TYPE_NAMES})")
         for name, t in zip(names, operand_types):
             check_size(tuple(t.get_shape()), f"{cls.name}: operand '{name}'")
         if cls.FLOAT_ONLY and not isinstance(element, AnyFloat):
             raise ShapeError(f"{cls.name}: operand '{names[0]}' must have a float element type, got {element}")
         for name, t in zip(names[1:], operand_types[1:]):
             if name in cls.INTEGER_OPERANDS:
-                if not isinstance(t.get_element_type(), IntegerType):
-                    raise ShapeError(f"{cls.name}: operand '{name}' must have an integer element type, got "
-                                     f"{t.get_element_type()}")
+                if not isinstance(t.get_element_type(), IntegerType) or t.get_element_type() not in NN_ELEMENT_TYPES:
+                    integers = ", ".join(str(e) for e in NN_ELEMENT_TYPES if isinstance(e, IntegerType))
+                    raise ShapeError(f"{cls.name}: operand '{name}' must have an integer element type, "
+                                     f"got {t.get_element_type()} (use {integers})")
             elif t.get_element_type() != element:
                 raise ShapeError(
                     f"{cls.name}: operand '{name}' element type {t.get_element_type()} differs from "

@@ -41,6 +41,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from xrelay.dialects.structured import captured_values
+from xrelay.lowering.builders import check_static_indices
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
 Structured = LinalgStructuredOperation
@@ -69,6 +70,7 @@ class FunctionBufferizer:
         self.new_ops: list[Operation] = []
 
     def emit(self, op: Operation) -> Operation:
+        check_static_indices(op)  # the static indices of unverified tensor ops are copied into memref ones
         self.new_ops.append(op)
         return op
 

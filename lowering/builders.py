@@ -12,12 +12,15 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
     ArrayAttr,
+    DYNAMIC_INDEX,
     BytesAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
+    ShapedType,
     TensorType,
     i64,
 )
@@ -53,7 +56,9 @@ class Emitter:
         self.ops: list[Operation] = []
 
     def add(self, op: Operation) -> SSAValue:
-        """Append `op` and return its single result."""
+        """Append `op` and return its single result (ValueError if it holds a static index that is not
+        one, see `check_static_indices`)."""
+        check_static_indices(op)
         self.ops.append(op)
         return op.results[0]
 
@@ -148,6 +153,22 @@ class Emitter:
                 )
             )
         return value
+
+
+def check_static_indices(op: Operation) -> None:
+    """ValueError unless every static index `op` holds is one: an entry of a `static_*` index list
+    (offsets, sizes, strides, pads, output shapes) equal to xDSL's dynamic-index marker would make
+    the op claim a dynamic operand it lacks (printing fails), and a result type needs sizes >= 0.
+
+    Only unverified input (`--disable-verify`) gets here with such values: the nn verifiers reject
+    them first."""
+    for name, prop in op.properties.items():
+        if name.startswith("static_") and isinstance(prop, DenseArrayBase) and DYNAMIC_INDEX in prop.get_values():
+            raise ValueError(f"{op.name} would get {DYNAMIC_INDEX} in {name}, xDSL's marker of a dynamic index, "
+                             "which a static index cannot be")
+    for result in op.results:
+        if isinstance(result.type, ShapedType) and any(size < 0 for size in result.type.get_shape()):
+            raise ValueError(f"{op.name} would have a negative or dynamic size in its result type {result.type}")
 
 
 def reassociation(groups: Sequence[Sequence[int]]) -> ArrayAttr:

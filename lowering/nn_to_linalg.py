@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.utils.exceptions import VerifyException
 
 from xrelay.dialects.op_base import NNOp
 from xrelay.lowering.builders import Emitter
@@ -36,9 +37,12 @@ class LowerNNOp(RewritePattern):
             return
         emitter = Emitter()
         try:
+            # The lowerings build from the op's attributes and types as the verifier accepts them;
+            # unverified input (--disable-verify) is rejected here rather than lowered to malformed IR.
+            op.verify()
             values = lower(op, emitter)
-        except ValueError as err:
-            raise ValueError(f"convert-nn-to-linalg: cannot lower {op.name}: {err}") from None
+        except (VerifyException, ValueError) as err:
+            raise ValueError(f"convert-nn-to-linalg: cannot lower {op.name}: {str(err).removeprefix(op.name + ': ')}") from None
         rewriter.replace(op, emitter.ops, values)
 
 

@@ -108,7 +108,7 @@ PARSE_AND_VERIFY_CASES = {
         "-> tensor<1x1x2x2xcomplex<f32>> {\n"
         "  %0 = nn.conv2d(%x, %w) : (tensor<1x1x3x3xcomplex<f32>>, tensor<1x1x2x2xcomplex<f32>>) "
         "-> tensor<1x1x2x2xcomplex<f32>>\n  func.return %0 : tensor<1x1x2x2xcomplex<f32>>\n}\n",
-        "2:3: error: 'nn.conv2d' op operand 'data' must have an integer or float element type, got complex<f32>",
+        "2:3: error: 'nn.conv2d' op operand 'data' has element type complex<f32>, which nn ops do not support (use f32, f16, f64, i32, i64)",
     ),
 }
 

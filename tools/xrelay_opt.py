@@ -275,6 +275,15 @@ class XRelayOptMain(xDSLOptMain):
 
     # input and output
 
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        try:
+            return super().output_resulting_program(prog)
+        except Exception:
+            # xDSL's printer fails on some malformed ops (a static index equal to its dynamic-index
+            # marker); only unverified IR (--disable-verify) gets here: name the op as the verifier does.
+            verify_module(prog, "so the output cannot be printed")
+            raise
+
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         frontend = self.args.frontend or file_extension
         if frontend == "onnx":

@@ -37,7 +37,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 
-from xrelay.dialects.arguments import argument_names, find_main
+from xrelay.dialects.arguments import argument_names, argument_type_problem, find_main
 from xrelay.dialects.levels import LOWERING_LEVELS, module_level
 from xrelay.tools.diagnostics import (
     ToolError,
@@ -265,6 +265,12 @@ def entry_function(module: ModuleOp) -> func.FuncOp:
     if len(main.body.blocks) > 1:  # a CFG: no executor runs branches between blocks
         raise ToolError(f"@main has {len(main.body.blocks)} blocks; xrelay runs single-block functions only",
                         location_of(main), source_line(main))
+    # Checked here, before any input file is read, so the message points at @main.
+    for name, arg in zip(argument_names(main), main.body.block.args):
+        problem = argument_type_problem(arg.type, name, PROG)
+        if problem is not None:
+            where = location_of(main)  # none for an imported .onnx model
+            raise ToolError(f"'{main.name}' op {problem}" if where else problem, where, source_line(main))
     return main
 
 

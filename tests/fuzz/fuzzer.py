@@ -2,10 +2,12 @@
 
 Seeds are valid programs: every `.mlir` lit test (split at `// -----`), the tiny network, and the nn
 seeds lowered to the linalg, memref and loops levels. Each case mutates one seed (token mutations:
-delete, duplicate, swap, replace with an interesting token, change a number, truncate; structural:
+delete, duplicate, swap, replace with an interesting token, change a number (to xDSL's dynamic-index
+marker among others), truncate, retype the whole program (every f32 an f80, i0, bf16, ...); structural:
 delete, duplicate, swap or splice lines) and runs it through `xrelay-opt` with a random pipeline
-and opt level, or through `xrelay-run` at a random level with generated inputs, good or bad (wrong
-shape or dtype, NaN, pickled, truncated, an `.npz` with a member that is not an array, ...).
+and opt level (sometimes with --disable-verify), or through `xrelay-run` at a random level with
+generated inputs, good or bad (wrong shape or dtype, NaN, pickled, truncated, an `.npz` with a member
+that is not an array, ...).
 
 Every case is classified:
 
@@ -57,7 +59,17 @@ INTERESTING_TOKENS = [
     "array<i64: 1, 2>", "array<i64>", "affine_map<(d0) -> (d0)>", "scf.yield", "linalg.yield", "func.return",
     "nn.relu", "nn.add", "nn.conv2d", "nn.dense", "nn.reshape", "nn.expand_dims", "unit", "true",
     "\"NHWC\"", "\"HWIO\"", "\"parallel\"", "\"reduction\"", "loc(unknown)", "//", "\n",
+    "i0", "i2", "f80", "bf16", "ui8", "-9223372036854775808", "9223372036854775807",
 ]
+ELEMENT_TYPES = ("f32", "f16", "f64", "i32", "i64", "i1", "i8", "index")
+"""Element types a retype mutation replaces, everywhere in the program at once."""
+EXOTIC_ELEMENT_TYPES = ELEMENT_TYPES + ("i0", "i2", "i128", "ui8", "si32", "bf16", "f80", "f128", "tf32",
+                                        "f8E4M3FN", "complex<f32>")
+"""What they are replaced by: xrelay's element types and ones it does not support (issue 31)."""
+DYNAMIC_INDEX = "-9223372036854775808"
+"""xDSL's marker of a dynamic index (a `?`); as a static index it made lowered IR unprintable (issue 31)."""
+DISABLE_VERIFY = 0.15
+"""The share of xrelay-opt cases run with --disable-verify: passes and the printer see unverified IR."""
 PASSES = [
     "infer-type", "fold-constant", "simplify-inference", "backward-fold-scale-axis", "forward-fold-scale-axis",
     "fold-scale-axis", "canonicalize-ops", "dead-code-elimination", 'convert-layout{desired-layouts="nn.conv2d=NHWC,HWIO"}',
@@ -119,7 +131,7 @@ def _tokens(text: str) -> list[re.Match]:
 
 def _number_mutation(token: str, rng: random.Random) -> str:
     choices = ["0", "-1", "1", str(int(token) + 1) if token.isdigit() else "2", "2147483648", "4294967296",
-               "99999999999", "-" + token, token * 3]
+               "99999999999", "-" + token, token * 3, DYNAMIC_INDEX, "9223372036854775807"]
     return rng.choice(choices)
 
 
@@ -130,10 +142,26 @@ def mutate(text: str, rng: random.Random, seeds: list[str]) -> str:
     return text
 
 
+def _retype(text: str, rng: random.Random) -> str:
+    """Every use of one element type in `text` replaced by another (a consistent program of an element
+    type xrelay may not support, which a single token replacement rarely gives: it breaks the types)."""
+    present = [t for t in ELEMENT_TYPES if re.search(_element_type_pattern(t), text)]
+    if not present:
+        return text
+    return re.sub(_element_type_pattern(rng.choice(present)), rng.choice(EXOTIC_ELEMENT_TYPES), text)
+
+
+def _element_type_pattern(element_type: str) -> str:
+    # After a shape's `x`, `<`, a space, `:`, `(` or `,`: `tensor<2x3xf32>`, `: f32`, `(f32, ...`.
+    return rf"(?<=[x<\s:(,]){re.escape(element_type)}(?![\w.])"
+
+
 def _token_mutation(text: str, rng: random.Random, seeds: list[str]) -> str:
     tokens = _tokens(text)
     if not tokens:
         return text + rng.choice(INTERESTING_TOKENS)
+    if rng.random() < 0.05:
+        return _retype(text, rng)
     t = rng.choice(tokens)
     a, b = t.span()
     kind = rng.randrange(7)
@@ -202,6 +230,8 @@ def make_case(rng: random.Random, seeds: list[str]) -> Case:
     if rng.random() < 0.5:
         pipeline = ",".join(rng.sample(PASSES, rng.randrange(0, 4)))
         argv = [MODEL] + (["-p", pipeline] if pipeline else []) + ["--opt-level", str(rng.randrange(4))]
+        if rng.random() < DISABLE_VERIFY:
+            argv.append("--disable-verify")
         if rng.random() < 0.5:
             argv += ["-o", OUTPUT]
         return Case("opt", text, argv)

@@ -112,3 +112,45 @@ def test_classify_outcomes():
     # "Traceback" inside an echoed source line (a lit test's VERIFY-NOT line) is not a traceback.
     assert fuzzer.classify(case, fuzzer.Outcome(1, "in.mlir:1:1: error: bad\n// NOT: Traceback\n^\n")) == ("error", "")
     assert fuzzer.classify(case, fuzzer.Outcome(1, "in.mlir: error: x\nTraceback (most recent call last):\n"))[0] == "crash"
+
+
+def test_retype_changes_every_use_of_one_element_type():
+    text = ("func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+            "  %0 = nn.relu(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+            "  func.return %0 : tensor<2x3xf32>\n}\n")
+
+    class Pick:  # the first present type, replaced by f80
+        def choice(self, options):
+            return "f80" if "f80" in options else options[0]
+
+    assert fuzzer._retype(text, Pick()) == text.replace("f32", "f80")
+
+
+# Issue 31's three classes, each an internal error before: now one located diagnostic (class "error").
+ISSUE_31_CASES = [
+    ("run", "func.func @main(%x: tensor<2xi0>) -> tensor<2xi0> {\n"
+            "  %0 = nn.relu(%x) : (tensor<2xi0>) -> tensor<2xi0>\n  func.return %0 : tensor<2xi0>\n}\n", []),
+    ("run", "func.func @main(%x: memref<2xbf16>, %y: memref<2xbf16>) {\n"
+            "  \"memref.copy\"(%x, %y) : (memref<2xbf16>, memref<2xbf16>) -> ()\n  func.return\n}\n", []),
+    ("opt", "func.func @main(%x: tensor<0x3xf80>, %w: tensor<4x3xf80>) -> tensor<0x4xf80> {\n"
+            "  %0 = nn.dense(%x, %w) : (tensor<0x3xf80>, tensor<4x3xf80>) -> tensor<0x4xf80>\n"
+            "  %1 = nn.softmax(%0) : (tensor<0x4xf80>) -> tensor<0x4xf80>\n  func.return %1 : tensor<0x4xf80>\n}\n",
+     ["-p", "convert-nn-to-linalg,nn-bufferize,linalg-to-loops", "--disable-verify"]),
+    ("opt", "func.func @main() -> f80 {\n  %c = arith.constant 1.5 : f80\n  func.return %c : f80\n}\n", []),
+    ("opt", "func.func @main(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32> {\n"
+            "  %0 = nn.conv2d(%x, %w) {padding = array<i64: -9223372036854775808, 1, 1, 1>} : "
+            "(tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>\n"
+            "  func.return %0 : tensor<1x2x4x4xf32>\n}\n", ["-p", "convert-nn-to-linalg", "--disable-verify"]),
+]
+
+
+def test_issue_31_classes_are_located_errors():
+    runner = fuzzer.Runner(time_limit=20.0)
+    try:
+        for tool, text, extra in ISSUE_31_CASES:
+            case = fuzzer.Case(tool, text, [fuzzer.MODEL, *extra])
+            outcome = runner.run(case)
+            assert fuzzer.classify(case, outcome) == ("error", ""), (text, outcome)
+            assert outcome.stderr.startswith(f"{fuzzer.MODEL}:"), outcome.stderr  # located
+    finally:
+        runner.close()

@@ -16,7 +16,7 @@ from xdsl.irdl import attr_def, operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, fmt_shape, same
 from xrelay.dialects.attributes import FLOAT, float_, int_
-from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
+from xrelay.dialects.op_base import NN_ELEMENT_TYPES, DataOp, LayoutRule, NNOp, nn_op
 
 __all__ = ["AbsOp", "AddOp", "ClipOp", "DivideOp", "EqualOp", "ErfOp", "ExpOp", "GreaterEqualOp", "GreaterOp",
            "LeakyReluOp", "LessEqualOp", "LessOp", "LogOp", "LogicalAndOp", "LogicalNotOp", "LogicalOrOp",
@@ -238,10 +238,11 @@ class GreaterEqualOp(_CompareOp):
 
 
 def _integer_operands(cls, operand_types: Sequence[Attribute]) -> None:
+    integers = [e for e in NN_ELEMENT_TYPES if isinstance(e, IntegerType)]
     for name, t in zip(cls.operand_names(len(operand_types)), operand_types):
-        if isinstance(t, T) and not isinstance(t.get_element_type(), IntegerType):
+        if isinstance(t, T) and t.get_element_type() not in integers:
             raise ShapeError(f"{cls.name}: operand '{name}' must hold integer truth values, got "
-                             f"{t.get_element_type()}")
+                             f"{t.get_element_type()} (use {', '.join(map(str, integers))})")
 
 
 class _LogicalBinaryOp(_BinaryOp):

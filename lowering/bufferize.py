@@ -55,7 +55,12 @@ def memref_type(value_type: Attribute) -> Attribute:
 
 
 class BufferizationError(Exception):
-    """An op `linalg-bufferize` does not know how to bufferize (the message names it)."""
+    """An op `linalg-bufferize` does not know how to bufferize (the message names it); `failing_op`
+    is that op, so that tools report its source location."""
+
+    def __init__(self, message: str, op: Operation):
+        super().__init__(message)
+        self.failing_op = op
 
 
 class FunctionBufferizer:
@@ -122,11 +127,11 @@ class FunctionBufferizer:
                 self.buffers[old] = res
         elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
             if not isinstance(op.value, DenseIntOrFPElementsAttr):
-                raise BufferizationError(f"linalg-bufferize: unsupported tensor constant {op.value}")
+                raise BufferizationError(f"linalg-bufferize: unsupported tensor constant {op.value}", op)
             self.buffers[op.result] = self.global_constant(op.value, op.result.type)
         elif isinstance(op, tensor.EmptyOp):
             if op.dynamic_sizes:
-                raise BufferizationError("linalg-bufferize: tensor.empty with dynamic sizes is not supported")
+                raise BufferizationError("linalg-bufferize: tensor.empty with dynamic sizes is not supported", op)
             self.buffers[op.tensor] = self.alloc(op.tensor.type)
         elif isinstance(op, Structured):
             self.bufferize_structured(op)
@@ -166,7 +171,8 @@ class FunctionBufferizer:
                 values.append(buf)
             self.emit(func.ReturnOp(*values))
         else:
-            raise BufferizationError(f"linalg-bufferize: cannot bufferize {op.name}")
+            hint = "; lower the module to linalg first (convert-nn-to-linalg)" if op.name.startswith("nn.") else ""
+            raise BufferizationError(f"linalg-bufferize: cannot bufferize {op.name}{hint}", op)
 
     def writable(self, value: SSAValue) -> SSAValue:
         """The buffer of `value` if this function allocated it and nothing else reads it, else a copy."""
@@ -180,7 +186,7 @@ class FunctionBufferizer:
     def subview(self, buf: SSAValue, op: tensor.ExtractSliceOp | tensor.InsertSliceOp) -> SSAValue:
         """The `memref.subview` of `buf` that the slice op's static offsets, sizes and strides select."""
         if op.offsets or op.sizes or op.strides:
-            raise BufferizationError(f"linalg-bufferize: {op.name} with dynamic offsets, sizes or strides is not supported")
+            raise BufferizationError(f"linalg-bufferize: {op.name} with dynamic offsets, sizes or strides is not supported", op)
         offsets, sizes, strides = (p.get_values() for p in (op.static_offsets, op.static_sizes, op.static_strides))
         sliced_rank = len(op.result.type.get_shape() if isinstance(op, tensor.ExtractSliceOp) else op.source.type.get_shape())
         reduce_rank = sliced_rank != len(sizes)
@@ -203,11 +209,11 @@ class FunctionBufferizer:
         """A padded buffer filled with the pad value, the source copied into its interior subview
         (upstream's bufferization of `tensor.pad`)."""
         if op.low or op.high:
-            raise BufferizationError("linalg-bufferize: tensor.pad with dynamic padding is not supported")
+            raise BufferizationError("linalg-bufferize: tensor.pad with dynamic padding is not supported", op)
         yielded = op.region.block.last_op.operands[0]
         constant = yielded.owner
         if not isinstance(constant, arith.ConstantOp):
-            raise BufferizationError("linalg-bufferize: tensor.pad must yield a constant")
+            raise BufferizationError("linalg-bufferize: tensor.pad must yield a constant", op)
         value = self.buffer(yielded) if constant.parent_block() is not op.region.block else None
         if value is None:
             value = self.emit(constant.clone()).result

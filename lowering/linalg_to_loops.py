@@ -15,7 +15,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp, TensorType
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, Operation, Region
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -82,12 +82,22 @@ class LinalgToLoops(XRelayPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for inner in op.walk():
+            # Either would be left as it is: an nn- or tensor-level module would come out unchanged.
+            if inner.name.startswith("nn."):
+                raise _at(PassFailedException(f"linalg-to-loops: {inner.name} is an nn op; lower the module "
+                                              "first (convert-nn-to-linalg,linalg-bufferize)"), inner)
             if isinstance(inner, LinalgStructuredOperation) and any(
                 isinstance(t, TensorType) for t in inner.operand_types
             ):
-                raise PassFailedException(
+                raise _at(PassFailedException(
                     f"linalg-to-loops: {inner.name} works on tensors; bufferize first (linalg-bufferize)"
-                )
+                ), inner)
         rewrite_module(GreedyRewritePatternApplier([CopyToGeneric(), BroadcastToGeneric()]), op,
                        apply_recursively=False)
         ConvertLinalgToLoopsPass().apply(ctx, op)
+
+
+def _at(error: Exception, op: Operation) -> Exception:
+    """`error` naming `op` as the op the pass failed on (tools report its location)."""
+    error.failing_op = op  # type: ignore[attr-defined]
+    return error

@@ -181,10 +181,10 @@ BAD_CASES = {
     "not-numpy": (["--input", "data={d}/garbage.npy"],
                   "xrelay-run: error: cannot load input 'data' from '{d}/garbage.npy': not a .npy or .npz file"),
     "wrong-shape": (["--input", "data={d}/tall.npy"],
-                    "xrelay-run: error: input 'data' from '{d}/tall.npy' has shape (3, 3), but the argument is "
+                    "{d}/model.mlir:1:17: error: input 'data' from '{d}/tall.npy' has shape (3, 3), but the argument is "
                     "tensor<2x3xf32> (shape (2, 3))"),
     "wrong-kind": (["--input", "data={d}/ints.npy"],
-                   "xrelay-run: error: input 'data' from '{d}/ints.npy' has dtype int32, but the argument is "
+                   "{d}/model.mlir:1:17: error: input 'data' from '{d}/ints.npy' has dtype int32, but the argument is "
                    "tensor<2x3xf32> (float32)"),
     "unknown-input": (["--input", "{d}/x.npy", "--input", "weights={d}/w.npy"],
                       "xrelay-run: error: input 'weights' from '{d}/w.npy' is not an argument of @main "
@@ -222,7 +222,8 @@ def test_bad_input_gives_one_error_and_no_output(capsys, files, case):
     status, out, err = run(capsys, files / "model.mlir", *argv, "-o", out_file)
     assert status == 1 and out == ""
     assert "Traceback" not in err
-    assert len(err.splitlines()) == 1, err
+    # A value wrong for its argument is located there (the line and a caret under the argument follow).
+    assert len(err.splitlines()) == (3 if expected.startswith("{d}/model.mlir:") else 1), err
     assert err.startswith(expected.format(d=files)), err
     assert out_file.read_bytes() == b"previous"
     assert sorted(p.name for p in files.iterdir()) == before
@@ -326,8 +327,10 @@ def test_console_script(files):
     done = subprocess.run([script, files / "model.mlir", "--input", f"data={files / 'tall.npy'}",
                            "--params", files / "p.npz", "-o", files / "out.npy"], capture_output=True, text=True, env=env)
     assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr == (f"xrelay-run: error: input 'data' from '{files / 'tall.npy'}' has shape (3, 3), but the "
-                           "argument is tensor<2x3xf32> (shape (2, 3))\n")
+    assert done.stderr == (f"{files / 'model.mlir'}:1:17: error: input 'data' from '{files / 'tall.npy'}' has shape "
+                           "(3, 3), but the argument is tensor<2x3xf32> (shape (2, 3))\n"
+                           "func.func @main(%data: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> "
+                           "tensor<2x4xf32> {\n" + " " * 16 + "^^^^^\n")
     assert not (files / "out.npy").exists()
     done = subprocess.run([script, files / "model.mlir", "--input", files / "x.npy", "--params", files / "p.npz",
                            "-o", files / "out.npy"], capture_output=True, text=True, env=env)

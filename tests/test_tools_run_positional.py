@@ -131,10 +131,10 @@ BAD = {
     "index-and-name": (["--input", "0={d}/x.npy", "--input", "arg0={d}/x.npy"],
                        "xrelay-run: error: argument 'arg0' is given twice: by '{d}/x.npy' and '{d}/x.npy'"),
     "wrong-shape-in-order": (["--input", "{d}/w.npy", "--input", "{d}/x.npy", "--input", "{d}/b.npy"],
-                             "xrelay-run: error: input 'arg0' from '{d}/w.npy' has shape (3, 4), but the argument is "
+                             "{d}/model.mlir:4:20: error: input 'arg0' from '{d}/w.npy' has shape (3, 4), but the argument is "
                              "tensor<2x3xf32> (shape (2, 3))"),
     "wrong-dtype-by-index": (["--input", "0={d}/x_int.npy", "--params", "{d}/named.npz"],
-                             "xrelay-run: error: input '0' from '{d}/x_int.npy' has dtype int32, but the argument is "
+                             "{d}/model.mlir:4:20: error: input '0' from '{d}/x_int.npy' has dtype int32, but the argument is "
                              "tensor<2x3xf32> (float32)"),
     "unknown-name": (["--input", "data={d}/x.npy"],
                      "xrelay-run: error: input 'data' from '{d}/x.npy' is not an argument of @main "
@@ -152,6 +152,10 @@ def test_bad_positional_binding_is_one_error(capsys, d, case):
     (d / "out.npy").write_bytes(b"previous")
     status, err = run(capsys, d, *argv)
     assert status == 1
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    # A value wrong for its argument is located there (the line and a caret under the argument follow).
+    located = expected.startswith("{d}/model.mlir:")
+    assert "Traceback" not in err and len(err.splitlines()) == (3 if located else 1), err
     assert err.startswith(expected.format(d=d)), err
+    if located:
+        assert err.splitlines()[2] == " " * 19 + "^^^^^"
     assert (d / "out.npy").read_bytes() == b"previous"

@@ -59,7 +59,7 @@ INSTRUMENT_FLAGS: list[InstrumentFlag] = [
     InstrumentFlag(
         "--pass-timing",
         "print the time spent in every pass as TVM's PassTimingInstrument tree on stderr",
-        make=lambda args, tool: PassTimingInstrument() if args.pass_timing else None,
+        make=lambda args, tool: PassTimingInstrument() if args.pass_timing or args.time_passes else None,
         finish=_print_timing,
     ),
 ]

@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from typing import IO
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
 
-from xrelay.dialects.arguments import argument_names, checked_argument
+from xrelay.dialects.arguments import argument_names, checked_argument, ssa_name_hint
 from xrelay.tools.diagnostics import ToolError
 
 # --- loading arrays ---------------------------------------------------------------------------------
@@ -148,15 +149,29 @@ def param_arguments(path: str, names: Sequence[str]) -> list[Argument]:
     return arguments + [argument for _, argument in sorted(positional, key=lambda p: p[0])]
 
 
-def bind_arguments(main: func.FuncOp, given: Sequence[Argument]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _aliases(main: func.FuncOp, names: Sequence[str]) -> dict[str, str]:
+    """Other spellings of argument names -> the name: an ONNX name's SSA hint (`gpu_0_data_0` for
+    `gpu_0/data_0`) and the hint as the IR prints it (`%gpu_0_data`); a spelling two arguments share,
+    or that is another argument's name, binds none."""
+    spellings: dict[str, set[str]] = {}
+    for name, arg in zip(names, main.body.block.args):
+        hint = arg.name_hint or ""
+        for spelling in {hint, re.sub(r"_\d+$", "", hint), ssa_name_hint(name)} - {"", name}:
+            spellings.setdefault(spelling, set()).add(name)
+    return {s: next(iter(owners)) for s, owners in spellings.items() if len(owners) == 1 and s not in names}
+
+
+def bind_arguments(main: func.FuncOp, given: Sequence[Argument], stderr: IO[str] | None = None
+                   ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Match inputs and parameters to `@main`'s arguments and check every shape and dtype.
 
     Named and indexed values bind first; positional ones (bare `--input` files in order, then the
     `arr_<i>` arrays of `--params` files) fill the arguments left, in argument order. Returns (inputs,
     params) as the runtime takes them, arrays cast to the argument's dtype when that is a same-kind cast
-    (float64 data for an f32 argument).
+    (float64 data for an f32 argument; said once on `stderr`, not for an `--params` archive).
     """
     names = argument_names(main)
+    aliases = _aliases(main, names)
     arguments = dict(zip(names, main.body.block.args))
     entry = f"@{main.sym_name.data}"
     bound: dict[str, Argument] = {}
@@ -178,6 +193,7 @@ def bind_arguments(main: func.FuncOp, given: Sequence[Argument]) -> tuple[dict[s
                                 f"#{key} (positions count from 0: {_name_list([f'{i}={n}' for i, n in enumerate(names)])})")
             bind(names[key], argument)
         elif key is not None:
+            key = argument.key = aliases.get(key, key)
             if key not in arguments:
                 hint = ""
                 if argument.kind == "parameter" and not any(a.key in arguments for a in given if a.kind == "parameter"):
@@ -203,9 +219,14 @@ def bind_arguments(main: func.FuncOp, given: Sequence[Argument]) -> tuple[dict[s
         )
     inputs: dict[str, np.ndarray] = {}
     parameters: dict[str, np.ndarray] = {}
+    cast = []
     for name, argument in bound.items():
         value = _checked(name, argument, arguments[name].type, describe(argument))
         (parameters if argument.kind == "parameter" else inputs)[name] = value
+        if value.dtype != argument.value.dtype and argument.kind == "input":
+            cast.append(f"'{name}' ({argument.value.dtype} -> {value.dtype})")
+    if cast and stderr is not None:
+        print(f"xrelay-run: warning: input(s) {_name_list(cast)} cast to the argument's element type", file=stderr)
     return inputs, parameters
 
 
@@ -213,4 +234,6 @@ def _checked(name: str, argument: Argument, expected, where: str) -> np.ndarray:
     try:
         return checked_argument(argument.value, expected, name, where, runner="xrelay-run")
     except ValueError as error:
-        raise ToolError(str(error)) from None
+        located = ToolError(str(error))
+        located.argument = name  # type: ignore[attr-defined] # xrelay-run puts the caret under it
+        raise located from None

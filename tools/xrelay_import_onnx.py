@@ -18,6 +18,7 @@ import numpy as np
 
 from xrelay.tools.diagnostics import ToolError, atomic_output, check_output_path, one_line_usage_errors, run_tool
 from xrelay.tools.onnx_input import import_onnx, parse_shapes
+from xrelay.tools.opt_cli import add_version_flag
 from xrelay.tools.progress import Progress
 
 PROG = "xrelay-import-onnx"
@@ -33,6 +34,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="the shape of input NAME (fixes dynamic dimensions; repeatable)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show progress on stderr (default: only when stderr is a terminal)")
+    add_version_flag(parser, PROG)
     return one_line_usage_errors(parser)
 
 

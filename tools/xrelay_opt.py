@@ -29,9 +29,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import time
 from collections.abc import Callable, Sequence
-from io import StringIO
+from io import BytesIO, StringIO
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
@@ -54,13 +53,11 @@ from xrelay.tools.diagnostics import (
     did_you_mean,
     error_at_span,
     file_error,
-    from_verify_error,
-    location_of,
     one_line_usage_errors,
     run_tool,
-    source_line,
     verify_module,
 )
+from xrelay.tools.opt_cli import add_list_passes_flag, pipeline_failure, report_opt_level_skips, version_line
 
 from xrelay.tools.instrument_flags import (  # noqa: F401 - register_instrument_flag is the extension point
     INSTRUMENT_FLAGS,
@@ -79,15 +76,14 @@ class PipelineChecks(NestingInstrument):
     """What `xdsl-opt` does between the pipeline's passes, as an instrument (installed last).
 
     After each direct child of the pipeline's Sequential (depth 1): verify the module (unless
-    --disable-verify), print `Pass NAME took S seconds` (--time-passes); before the next one print the
-    IR (--print-between-passes). It also remembers which pass failed first (the innermost), for the
+    --disable-verify); before the next one print the IR (--print-between-passes). (`--time-passes`
+    means `--pass-timing` here: tools/opt_cli.py.) It also remembers which pass failed first (the innermost), for the
     error message; a failed verification counts as its pass failing.
     """
 
-    def __init__(self, verify: bool, time_passes: bool, print_between: bool):
+    def __init__(self, verify: bool, print_between: bool):
         super().__init__()
         self.verify = verify
-        self.time_passes = time_passes
         self.print_between = print_between
         self.last_done: str | None = None
         self.failed_pass: str | None = None
@@ -97,14 +93,11 @@ class PipelineChecks(NestingInstrument):
             print(f"IR after {self.last_done}:")
             Printer(stream=sys.stdout).print_op(frame.received)
             print("\n\n\n")
-        frame.state = time.perf_counter()
 
     def left(self, frame: PassFrame, mod: ModuleOp) -> None:
         if frame.depth != 1:
             return
         name = frame.info.name
-        if self.time_passes:
-            print(f"Pass {name} took {time.perf_counter() - frame.state} seconds")
         if self.verify:
             verify_module(mod, f"in the IR produced by pass '{name}'")
         self.last_done = name
@@ -121,7 +114,7 @@ class XRelayOptMain(xDSLOptMain):
     """xDSLOptMain with the nn dialect, xrelay's passes, a PassContext around the pipeline, instrument
     flags, MLIR-style diagnostics and an `-o` file written only on success."""
 
-    version_format = "xrelay-opt built from xdsl version {xdsl_version}"
+    version_format = version_line(PROG)
     pipeline_passes: list[ModulePass]
 
     def __init__(self, args: Sequence[str] | None = None):
@@ -170,6 +163,7 @@ class XRelayOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         one_line_usage_errors(arg_parser)
+        add_list_passes_flag(arg_parser, self.available_passes)
         group = arg_parser.add_argument_group("xrelay pass context")
         group.add_argument(
             "--opt-level", type=int, default=2, metavar="N",
@@ -215,7 +209,6 @@ class XRelayOptMain(xDSLOptMain):
         instruments: list[PassInstrument] = [inst for _, inst in flagged]
         self.checks = PipelineChecks(
             verify=not self.args.disable_verify,
-            time_passes=self.args.time_passes,
             print_between=self.args.print_between_passes,
         )
         instruments.append(self.checks)
@@ -257,21 +250,15 @@ class XRelayOptMain(xDSLOptMain):
             raise
         except Exception as error:
             from xrelay.instrument.numerical_bisect import NumericalBisectError
+            from xrelay.instrument.reproducer import CrashReproducer
 
-            failed = self.checks.failed_pass
-            # Set by xrelay's rewrite_module on any exception a pattern raised, xDSL's
-            # VerifyException and PassFailedException included: the op it was rewriting.
-            op = getattr(error, "failing_op", None)
-            if op is not None:
-                raise ToolError(f"pass '{failed or 'pipeline'}' failed on '{op.name}': {type(error).__name__}: "
-                                f"{error}", location_of(op), source_line(op)) from error
-            if isinstance(error, DiagnosticException):
-                raise from_verify_error(module, error, f"in pass '{failed}'" if failed else None) from error
             if isinstance(error, NumericalBisectError):  # the instrument refused the input: no pass failed
                 raise ToolError(str(error)) from error
-            failed = failed or "pipeline"
-            raise ToolError(f"pass '{failed}' failed: {type(error).__name__}: {error}",
-                            context=_failing_op_lines(error)) from error
+            # Located at `failing_op` (set by xrelay's rewrite_module on any exception a pattern raised,
+            # and by the lowering passes) or at the op xDSL's verifier blames; names the reproducer.
+            written = [inst.path for inst in transform.PassContext.current().instruments or ()
+                       if isinstance(inst, CrashReproducer) and inst.written]
+            raise pipeline_failure(error, module, self.checks.failed_pass, written) from error
 
     # input and output
 
@@ -297,8 +284,14 @@ class XRelayOptMain(xDSLOptMain):
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         # With -f, the file's extension does not matter (xDSL would still reject `.txt`).
-        stream, extension = super().get_input_stream()
+        if self.args.input_file in (None, "-"):  # `-` is standard input, as for MLIR's tools
+            stream, extension = BytesIO(sys.stdin.buffer.read()), "mlir"
+        else:
+            stream, extension = super().get_input_stream()
         return stream, parse_spec(self.args.frontend).name if self.args.frontend else extension
+
+    def get_input_name(self) -> str:
+        return "<stdin>" if self.args.input_file in (None, "-") else self.args.input_file
 
     def prepare_input(self):
         try:
@@ -308,7 +301,7 @@ class XRelayOptMain(xDSLOptMain):
         except ValueError as error:  # unrecognised extension
             raise ToolError(f"{error} (use -f mlir to read it as MLIR)", self.get_input_name()) from None
 
-    def run(self) -> None:
+    def run(self) -> int:
         """Parse each input chunk, run the pipeline, print; `-o` is written only if everything succeeded."""
         if self.args.output_file is not None:
             check_output_path(self.args.output_file)
@@ -317,6 +310,7 @@ class XRelayOptMain(xDSLOptMain):
         replaying = getattr(self.args, "run_reproducer", None) is not None
         output = StringIO() if to_file or replaying else sys.stdout
         context, flagged = self.make_pass_context()
+        report_opt_level_skips(self.pipeline_passes, context)
         try:
             with context:
                 try:
@@ -342,6 +336,8 @@ class XRelayOptMain(xDSLOptMain):
         if to_file:
             with atomic_output(self.args.output_file) as f:
                 f.write(output.getvalue().encode())
+        # The output is the pipeline's (valid) result; a drift found is the run's answer, for scripts.
+        return 1 if any(getattr(inst, "first_drift", None) is not None for _, inst in flagged) else 0
 
     def process_chunk(self, chunk: IO[bytes], file_extension: str, offset: int, output: IO[str]) -> None:
         """One input module: parse, verify, run the pipeline, print (xdsl-opt's diagnostics flags kept)."""
@@ -383,17 +379,6 @@ def _not_reproduced(path: str, pipeline: str) -> ToolError:
     what = f"pass '{recorded.failed_pass}' failing with {recorded.error}" if recorded.error else "a failure"
     return ToolError(f"the reproducer recorded {what}, but pipeline '{pipeline}' ran without error "
                      "(not reproduced)", path)
-
-
-def _failing_op_lines(error: BaseException) -> list[str]:
-    """The failing op's line and its underline from the note xrelay leaves of xDSL's module print."""
-    from xrelay.instrument.xdsl_pass import FAILING_OP_NOTE
-
-    for note in getattr(error, "__notes__", ()):
-        lines = note.split("\n")
-        if lines[0].startswith(FAILING_OP_NOTE) and len(lines) >= 3:
-            return [lines[1], lines[2].rstrip().rstrip("-")]
-    return []
 
 
 def _print_like_xdsl(error: DiagnosticException) -> None:

@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import io
+import os
+import re
 import statistics
 import sys
 import time
@@ -49,6 +52,7 @@ from xrelay.tools.diagnostics import (
     run_tool,
     source_line,
 )
+from xrelay.tools.opt_cli import add_version_flag
 from xrelay.tools.progress import Progress
 from xrelay.tools.run_inputs import Argument, bind_arguments, input_spec, load_array, param_arguments
 
@@ -83,16 +87,24 @@ def lower_to(module: ModuleOp, current: str, target: str) -> ModuleOp:
         return lower(module, to=target, start=current)
     except Exception as error:
         message = str(error).strip().split("\n")[0]
-        raise ToolError(f"cannot lower the module to {target}: {type(error).__name__}: {message}") from error
+        op = getattr(error, "failing_op", None)  # the lowering pass names the op it stopped at
+        where = (location_of(op), source_line(op)) if op is not None else (None, [])
+        raise ToolError(f"cannot lower the module to {target}: {type(error).__name__}: {message}", *where) from error
 
 
 # --- outputs --------------------------------------------------------------------------------------------
 
 
+def _is_device(path: str) -> bool:
+    """A path that exists and is no regular file: a device or FIFO (`/dev/null`, `/dev/stdout`)."""
+    return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
+
+
 def check_output_kind(path: str, n_results: int) -> None:
-    """`.npy` for one result, `.npz` for any number; checked before the (possibly long) run."""
+    """`.npy` for one result, `.npz` for any number (a device takes either: .npz for several results);
+    checked before the (possibly long) run."""
     check_output_path(path)
-    if path.endswith(".npz"):
+    if path.endswith(".npz") or _is_device(path):
         return
     if not path.endswith(".npy"):
         raise ToolError(f"output file '{path}' must end in .npy (one result) or .npz (several results)")
@@ -102,11 +114,13 @@ def check_output_kind(path: str, n_results: int) -> None:
 
 def save_outputs(path: str, results: list[np.ndarray]) -> None:
     """Write the results to `path` atomically (a failure leaves no file)."""
+    data = io.BytesIO()  # numpy seeks while writing; a pipe behind /dev/stdout cannot
+    if path.endswith(".npz") or (len(results) > 1 and _is_device(path)):
+        np.savez(data, **{f"output_{i}": r for i, r in enumerate(results)})
+    else:
+        np.save(data, results[0], allow_pickle=False)
     with atomic_output(path) as f:
-        if path.endswith(".npz"):
-            np.savez(f, **{f"output_{i}": r for i, r in enumerate(results)})
-        else:
-            np.save(f, results[0], allow_pickle=False)
+        f.write(data.getvalue())
 
 
 def summarise(results: list[np.ndarray], stream: IO[str]) -> None:
@@ -159,6 +173,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="with --repeat: untimed runs before the timed ones (default 1)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show progress on stderr (default: only when stderr is a terminal)")
+    add_version_flag(parser, PROG)
     return one_line_usage_errors(parser)
 
 
@@ -191,7 +206,10 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
             key, path = input_spec(spec, names)
             label = None if key is None else str(key)
             given.append(Argument(load_array(path, f"input '{label}'" if label else "input"), path, key, "input", label))
-        inputs, parameters = bind_arguments(main, given)
+        try:
+            inputs, parameters = bind_arguments(main, given, stderr)
+        except ToolError as error:  # a value wrong for its argument: at the argument's place in @main
+            raise _at_argument(error, main) from None
 
         current = module_level(module)
         level = args.level or current
@@ -274,6 +292,40 @@ def entry_function(module: ModuleOp) -> func.FuncOp:
     return main
 
 
+def _at_argument(error: ToolError, main: func.FuncOp) -> ToolError:
+    """`error` about one argument's value located at `main` (a parsed file's `@main` line), the caret
+    under that argument."""
+    names = argument_names(main)
+    argument = getattr(error, "argument", None)
+    if error.location is not None or location_of(main) is None or argument not in names:
+        return error  # a binding error (an unknown name, too many files) is the command line's
+    location, context = location_of(main), source_line(main)
+    if context and not context[0].startswith("..."):
+        hint = main.body.block.args[names.index(argument)].name_hint or ""
+        for spelling in (hint, re.sub(r"_\d+$", "", hint)):
+            column = context[0].find(f"%{spelling}:") if spelling else -1
+            if column != -1:
+                context[1] = " " * column + "^" * (len(spelling) + 1)
+                location = f"{location.rsplit(':', 1)[0]}:{column + 1}"
+                break
+    return ToolError(error.message, location, context)
+
+
+_NAMED_OP = re.compile(r"unsupported op ([\w.]+)|^([\w]+\.[\w.]+) on operands")
+"""The op an executor's message names (ExecutionError's "unsupported op X", KernelError's "X on ...")."""
+
+
+def _at_op(message: str, module: ModuleOp) -> tuple[str | None, list[str]]:
+    """The location and source line of the first op of `module` the executor's `message` names."""
+    match = _NAMED_OP.search(message)
+    if match is not None:
+        name = match.group(1) or match.group(2)
+        for op in module.walk():
+            if op.name == name and location_of(op) is not None:
+                return location_of(op), source_line(op)
+    return None, []
+
+
 def _full_context(ctx):
     """`make_context()` plus every other xDSL dialect, loaded on demand (lowered IR may use them)."""
     from xdsl.universe import Universe
@@ -309,12 +361,13 @@ def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, 
     try:
         outcome = run(module, inputs, params)
     except (ValueError, DiagnosticException) as error:
-        raise ToolError(str(error).strip().split("\n")[0]) from error
+        message = str(error).strip().split("\n")[0]
+        raise ToolError(message, *_at_op(message, module)) from error
     except ArithmeticError as error:  # the inputs' values (an integer division by zero): not a bug
         raise ToolError(f"execution failed: {type(error).__name__}: {error}") from error
     except Exception as error:
         if type(error).__name__ in ("KernelError", "ExecutionError"):
-            raise ToolError(f"execution failed: {error}") from error
+            raise ToolError(f"execution failed: {error}", *_at_op(str(error), module)) from error
         raise
     outputs = list(outcome) if isinstance(outcome, (list, tuple)) else [outcome]
     return [np.asarray(output) for output in outputs]

@@ -54,6 +54,14 @@ def open_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
         yield stream
         stream.flush()
         return
+    try:  # the kernel follows /dev/stdout's /proc link to a pipe, which realpath cannot name
+        followed: os.stat_result | None = os.stat(path)
+    except OSError:
+        followed = None
+    if followed is not None and not stat.S_ISREG(followed.st_mode) and not stat.S_ISDIR(followed.st_mode):
+        with open(path, mode) as f:  # a device, FIFO or socket: never replaced
+            yield f
+        return
     target = os.path.realpath(path)  # through symlinks (a dangling one names the file to create)
     try:
         existing: os.stat_result | None = os.stat(target)

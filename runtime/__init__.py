@@ -1,19 +1,21 @@
 """xrelay.runtime: reference execution of nn-level modules.
 
 ``run(module, inputs, params=None)`` executes ``@main`` with xDSL's interpreter; ``KERNELS`` maps
-each nn op name to its numpy kernel. Both are imported on first use, so ``import xrelay.runtime``
+each nn op name to its numpy kernel; ``compile_linalg(module)`` compiles a linalg- or memref-level
+module once into a program to call with arrays (``linalg_exec.py``). Both are imported on first use, so ``import xrelay.runtime``
 stays cheap (no xDSL import until ``run`` is touched).
 """
 
 from typing import Any
 
-__all__ = ["KERNELS", "KernelError", "NnFunctions", "run"]
+__all__ = ["KERNELS", "KernelError", "NnFunctions", "compile_linalg", "run"]
 
 _LAZY = {
     "KERNELS": "xrelay.runtime.kernels",
     "run": "xrelay.runtime.interpreter",
     "KernelError": "xrelay.runtime.interpreter",
     "NnFunctions": "xrelay.runtime.interpreter",
+    "compile_linalg": "xrelay.runtime.linalg_exec",
 }
 
 

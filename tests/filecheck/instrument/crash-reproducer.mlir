@@ -15,11 +15,11 @@ func.func @main(%x: tensor<1x3xf32>, %b: tensor<3xf32>) -> tensor<1x3xf32> {
   func.return %y : tensor<1x3xf32>
 }
 
-// FAIL: xrelay-opt: error: pass 'LinalgBufferize' failed: BufferizationError: linalg-bufferize: cannot bufferize nn.add
+// FAIL: error: pass 'LinalgBufferize' failed on 'nn.add': BufferizationError: linalg-bufferize: cannot bufferize nn.add; lower the module to linalg first (convert-nn-to-linalg)
 
 // CHECK:      // xrelay-reproducer: failed-pass: "LinalgBufferize"
 // CHECK-NEXT: // xrelay-reproducer: depth: 1
-// CHECK-NEXT: // xrelay-reproducer: error: "BufferizationError: linalg-bufferize: cannot bufferize nn.add"
+// CHECK-NEXT: // xrelay-reproducer: error: "BufferizationError: linalg-bufferize: cannot bufferize nn.add; lower the module to linalg first (convert-nn-to-linalg)"
 // CHECK-NEXT: // xrelay-reproducer: pipeline: "linalg-bufferize"
 // CHECK-NEXT: // xrelay-reproducer: opt-level: 3
 // CHECK-NEXT: // xrelay-reproducer: required-pass: []

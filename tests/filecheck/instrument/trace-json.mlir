@@ -55,10 +55,10 @@ func.func @main(%x: tensor<1x3xf32>, %b: tensor<3xf32>) -> tensor<1x3xf32> {
 // TIMING-NEXT: {{^}}{{\t\t}}InferType: {{.*}}
 
 // A pass that raises still gets its event (ending at the failure), and so do the passes around it.
-// FAILMSG: xrelay-opt: error: pass 'LinalgBufferize' failed: BufferizationError: linalg-bufferize: cannot bufferize nn.add
+// FAILMSG: xrelay-opt: error: pass 'LinalgBufferize' failed on 'nn.add': BufferizationError: linalg-bufferize: cannot bufferize nn.add; lower the module to linalg first (convert-nn-to-linalg)
 // FAILED:      "name": "sequential",
 // FAILED:        "failed": true,
-// FAILED-NEXT:   "error": "BufferizationError: linalg-bufferize: cannot bufferize nn.add"
+// FAILED-NEXT:   "error": "BufferizationError: linalg-bufferize: cannot bufferize nn.add; lower the module to linalg first (convert-nn-to-linalg)"
 // FAILED:      "name": "CanonicalizeOps",
 // FAILED:        "changed": true,
 // FAILED:      "name": "LinalgBufferize",

@@ -13,7 +13,7 @@ import xrelay.dialects.string_literal_lexing  # noqa: F401 - installs the linear
 def xrelay_dialects() -> dict[str, Callable[[], Dialect]]:
     """Factories of the dialects xrelay defines or replaces, by name: nn, and xDSL's linalg, memref and
     bufferization with upstream MLIR's ops and syntax (`upstream_linalg`, `upstream_memref`,
-    `upstream_bufferization`). Registered ahead of xDSL's own by `make_context` and `xrelay-opt`."""
+    `upstream_bufferization`), and `kernel` (kernel formation, dialects/kernel.py). Registered ahead of xDSL's own by `make_context` and `xrelay-opt`."""
 
     def nn():
         from xrelay.dialects.nn import NN
@@ -35,7 +35,12 @@ def xrelay_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return BUFFERIZATION
 
-    return {"nn": nn, "linalg": linalg, "memref": memref, "bufferization": bufferization}
+    def kernel():
+        from xrelay.dialects.kernel import KERNEL
+
+        return KERNEL
+
+    return {"nn": nn, "linalg": linalg, "memref": memref, "bufferization": bufferization, "kernel": kernel}
 
 
 def make_context() -> Context:

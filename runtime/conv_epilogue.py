@@ -29,7 +29,7 @@ from xdsl.ir import SSAValue
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.body_program import REDUCERS
 from xrelay.runtime.conv_pool import BlockedConvPool
-from xrelay.runtime.linalg_conv import ConvGeometry, conv_geometry
+from xrelay.runtime.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry, conv_geometry
 from xrelay.runtime.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.plan import FusedTail
@@ -149,8 +149,11 @@ class ConvStep:
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
-           prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,)) -> ConvStep | None:
-        if len(op.outputs) != 1 or len(op.results) != 1:
+           prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,),
+           algorithm: str | None = None) -> ConvStep | None:
+        """The step of `op` if it is a convolution; `algorithm` as `ConvGeometry.runner` takes it
+        ("generic": None, the op is contracted generically)."""
+        if len(op.outputs) != 1 or len(op.results) != 1 or algorithm == "generic":
             return None
         pair = contraction_pair(op, 0)
         if pair is None:
@@ -164,14 +167,15 @@ class ConvStep:
         if geometry is None:
             return None
         accumulate = not (zero_init and zero_init[0])
-        runner = geometry.runner(ranges, constant, reuse_views)
+        runner = geometry.runner(ranges, constant, reuse_views, algorithm)
         step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
         step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views
         out_shape = op.results[0].type.get_shape()
         n, f, oh, ow = (out_shape[a] for a in geometry.out_axes)
         c = op.inputs[geometry.weight].type.get_shape()[geometry.weight_axes[1]]
-        step.winograd = geometry.winograd_applies(ranges, constant, (n, c, f, oh, ow))
+        step.winograd = (algorithm in WINOGRAD_ALGORITHMS if algorithm is not None
+                         else geometry.winograd_applies(ranges, constant, (n, c, f, oh, ow)))
         step.pointwise = (tuple(ranges[d] for d in geometry.kernel_loops) == (1, 1)
                           and geometry.strides == (1, 1) and geometry.offset == (0, 0))
         return step
@@ -337,33 +341,13 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         conv = steps[c] if c >= 0 else None
         if not isinstance(conv, ConvStep) or conv.tail is not None or c not in accesses or t not in accesses:
             continue
-        if not _reads_result_row_for_row(step, conv):
+        if not give_tail(steps, accesses, memory, c, t):
             continue
-        conv_access, tail_access = accesses[c], accesses[t]
-        buffer = lambda s: memory.storage.get(s, ("slot", s))  # noqa: E731
-        written = {buffer(s) for s in conv_access.writes | conv_access.binds}  # its out, which it also reads
-        read = {buffer(s) for s in conv_access.reads} - written
-        if any(buffer(s) in read for s in tail_access.writes):
-            continue
-        tail = RowTail.of(step, conv.geometry.out_axes[2])
-        if tail is None:
-            continue
-        conv.tail = tail
-        steps[t], steps[c] = conv, _no_op
-        tail_access.merge(accesses.pop(c))
-        memory.touch(t, sorted(conv_access.reads | conv_access.binds | conv_access.writes))
         fused += 1
         p = t + 1
         while p < len(steps) and _inert(accesses.get(p)):
             p += 1
-        pad = steps[p] if p < len(steps) else None
-        if (FUSE_PADS and isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses
-                and pad.source == slot(tail.result) and pad.source_shape == tuple(tail.result.type.get_shape())):
-            conv.pad, conv.pad_only_reader = pad, tail.result.has_one_use()
-            steps[p] = _no_op
-            tail_access.merge(accesses.pop(p))
-            memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
-            memory.touch(t, [pad.source, pad.out])
+        if FUSE_PADS and p < len(steps) and give_pad(steps, accesses, memory, slot, t, p):
             fused += 1
     for p, pad in enumerate(steps if FUSE_PADS else ()):  # a pad of a convolution without a tail
         if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
@@ -380,12 +364,7 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         if FUSE_POOLS and _fuse_pool(steps, accesses, memory, slot, c, p, pad):
             fused += 2
             continue
-        conv.pad = pad  # the convolution stays; the pad's copy moves into it
-        steps[p] = _no_op
-        accesses[c].merge(accesses.pop(p))
-        memory.buffers[pad.k].step = c
-        memory.touch(c, [pad.source, pad.out])
-        fused += 1
+        fused += give_pad(steps, accesses, memory, slot, c, p)
     for c, conv in enumerate(steps if FUSE_POOLS and FUSE_UNPADDED_POOLS else ()):  # a pool reading the result
         if (isinstance(conv, ConvStep) and conv.tail is None and conv.pad is None and conv.pool is None
                 and tuple(conv.geometry.strides) != (1, 1)  # see FUSE_UNPADDED_POOLS
@@ -398,6 +377,47 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         if TAILS_INTO_PADS:
             fused += _fuse_tails_into_pads(steps, accesses, memory, slot)
     return fused
+
+
+def give_tail(steps: list, accesses: dict, memory, c: int, t: int) -> bool:
+    """Give the fused tail at step `t` to the convolution at step `c` as its epilogue (row block by row
+    block); the convolution moves to step `t`. False (nothing changed) when the tail does not read the
+    result row for row, writes a buffer the convolution reads, or a member is not one ufunc."""
+    conv, step = steps[c], steps[t]
+    if not _reads_result_row_for_row(step, conv):
+        return False
+    conv_access, tail_access = accesses[c], accesses[t]
+    buffer = lambda s: memory.storage.get(s, ("slot", s))  # noqa: E731
+    written = {buffer(s) for s in conv_access.writes | conv_access.binds}  # its out, which it also reads
+    read = {buffer(s) for s in conv_access.reads} - written
+    if any(buffer(s) in read for s in tail_access.writes):
+        return False
+    tail = RowTail.of(step, conv.geometry.out_axes[2])
+    if tail is None:
+        return False
+    conv.tail = tail
+    steps[t], steps[c] = conv, _no_op
+    tail_access.merge(accesses.pop(c))
+    memory.touch(t, sorted(conv_access.reads | conv_access.binds | conv_access.writes))
+    return True
+
+
+def give_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], c: int, p: int) -> bool:
+    """Give the pad at step `p` of the result of the convolution at step `c` (of its tail's, if it has
+    one) to the convolution, which then writes its rows into the pad's interior; False if it does not
+    pad that result by a constant."""
+    conv, pad = steps[c], steps[p]
+    result = conv.tail.result if conv.tail is not None else conv.op.results[0]
+    if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses
+            and pad.source == slot(result) and pad.source_shape == tuple(result.type.get_shape())):
+        return False
+    conv.pad = pad
+    conv.pad_only_reader = conv.tail is not None and result.has_one_use()
+    steps[p] = _no_op
+    accesses[c].merge(accesses.pop(p))
+    memory.buffers[pad.k].step = c  # the padded buffer is now allocated and written here
+    memory.touch(c, [pad.source, pad.out])
+    return True
 
 
 class TailIntoPad:
@@ -468,26 +488,34 @@ def _fuse_tail_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValu
         t = p - 1
         while t >= 0 and _inert(accesses.get(t)):
             t -= 1
-        tail = steps[t] if t >= 0 else None
-        if not (isinstance(tail, FusedTail) and t in accesses):
-            continue
-        result = tail.members[-1][0].op.results[0]
-        if (pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape())
-                or not (result.has_one_use() or COPIED_TAIL_PADS)):
-            continue
-        first = tail.members[0][0]
-        cut = first.cuts[len(first.op.inputs)]  # the output axis the tail's loop runs along
-        rows = RowTail.of(tail, cut[0]) if cut is not None else None
-        if rows is None or (not result.has_one_use() and rows.loop != cut[0]):  # copies along the loop's axis
-            continue
-        fused_step = TailIntoPad(tail, rows, pad)
-        fused_step.copies = not result.has_one_use()
-        steps[t], steps[p] = fused_step, _no_op
-        accesses[t].merge(accesses.pop(p))
-        memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
-        memory.touch(t, [pad.source, pad.out])
-        fused += 1
+        if t >= 0 and isinstance(steps[t], FusedTail) and t in accesses and tail_into_pad(steps, accesses, memory, slot, t, p):
+            fused += 1
     return fused
+
+
+def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], t: int, p: int) -> bool:
+    """Make the fused tail at step `t` and the pad at step `p` of its result one `TailIntoPad` at `t`;
+    False (nothing changed) when the pad does not pad the tail's result by a constant or the tail
+    cannot run by rows."""
+    tail, pad = steps[t], steps[p]
+    if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
+        return False
+    result = tail.members[-1][0].op.results[0]
+    if (pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape())
+            or not (result.has_one_use() or COPIED_TAIL_PADS)):
+        return False
+    first = tail.members[0][0]
+    cut = first.cuts[len(first.op.inputs)]  # the output axis the tail's loop runs along
+    rows = RowTail.of(tail, cut[0]) if cut is not None else None
+    if rows is None or (not result.has_one_use() and rows.loop != cut[0]):  # copies along the loop's axis
+        return False
+    fused_step = TailIntoPad(tail, rows, pad)
+    fused_step.copies = not result.has_one_use()
+    steps[t], steps[p] = fused_step, _no_op
+    accesses[t].merge(accesses.pop(p))
+    memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
+    memory.touch(t, [pad.source, pad.out])
+    return True
 
 
 def _fuse_tails_into_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:

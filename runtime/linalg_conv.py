@@ -61,6 +61,9 @@ arrays for the next call with the same arrays (`ConvGeometry.im2col_runner`; off
 for A/B runs)."""
 
 
+WINOGRAD_ALGORITHMS = ("winograd-f2", "winograd-f4")
+
+
 @dataclass(frozen=True)
 class ConvGeometry:
     """A contraction that is a 2-D convolution `out[n, f, oh, ow] += data[n, c, oh*s + kh*d + o, ...] *
@@ -112,7 +115,7 @@ class ConvGeometry:
                 and tuple(ranges[d] for d in self.kernel_loops) == (3, 3) and self.strides == (1, 1)
                 and self.dilation == (1, 1) and winograd_tile(*shape) is not None)
 
-    def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool]):
+    def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], tile: int | None = None):
         """`run(ins, out, accumulate) -> bool` computing this conv by Winograd, or returning False
         having done nothing (arrays not all of one float dtype, or `winograd_tile` picks no tile
         for the shape); None when Winograd does not apply: not 3x3 stride-1 undilated, or a weight
@@ -126,8 +129,8 @@ class ConvGeometry:
         def compute(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool,
                     epilogue=None) -> bool:
             n, f, oh, ow = y.shape
-            m = winograd_tile(n, x.shape[1], f, oh, ow)
-            if m is None:
+            m = winograd_tile(n, x.shape[1], f, oh, ow) if tile is None else tile
+            if m is None or oh % m or ow % m:
                 return False
             if cache[0] is not weight or cache[1][0] != m:
                 cache[0] = weight
@@ -137,10 +140,15 @@ class ConvGeometry:
 
         return self.float_runner(compute)
 
-    def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], reuse_views: Sequence[bool] = (False,)):
+    def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], reuse_views: Sequence[bool] = (False,),
+               algorithm: str | None = None):
         """`run(ins, out, accumulate) -> bool`: Winograd where it applies and wins, else im2col + GEMM
-        (`im2col_runner`); False when neither takes the arrays (the caller contracts generically)."""
-        winograd = self.winograd_runner(ranges, constant_inputs)
+        (`im2col_runner`); False when neither takes the arrays (the caller contracts generically).
+        `algorithm` (a `kernel.dispatch`'s, set by `choose-conv-algorithm`) fixes the choice:
+        "winograd-f2"/"winograd-f4" (tile 2 or 4), "im2col"."""
+        tile = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
+        winograd = self.winograd_runner(ranges, constant_inputs, tile) if algorithm in (None, *WINOGRAD_ALGORITHMS) \
+            else None
         im2col = self.im2col_runner(constant_inputs, reuse_views)
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:

@@ -27,9 +27,12 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
+from xrelay.dialects.kernel import DispatchOp, is_built
+from xrelay.dialects.kernel import YieldOp as KernelYieldOp
 from xrelay.runtime import bound_steps, hoist_bindings, spmd
 from xrelay.runtime.threads import blas_own_threads, split_blas_threads, split_threads
 from xrelay.runtime.insert_slice import insert_step
+from xrelay.runtime.kernel_steps import assemble
 from xrelay.runtime.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime.pad_step import compile_pad, keep_borders
 from xrelay.runtime.plan import ChunkedOp, FusedTail
@@ -122,24 +125,21 @@ class LinalgProgram:
         self.planned_slots: dict[int, int] = {}
         """A pad's result slot -> its planned buffer, which `PadStep.buffer` binds it to when planned."""
         self._views_cached = [True]  # whether steps keep the views they made (`bind_view`): planned programs
-        tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
+        self._tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
+        self.built = is_built(main)
+        """Whether kernel formation ran (`passes/kernels`): the program then runs each `kernel.dispatch`
+        as its attributes say and every other op by itself, and fuses nothing on its own."""
+        self.kernels: list[tuple[DispatchOp, int]] = []
+        """Each `kernel.dispatch` and the index of the step that runs it (its last member's)."""
+        self._kernel: DispatchOp | None = None  # the dispatch whose members are being compiled
         check_no_use_after_dealloc(main.body.block)
         for op in main.body.block.ops:
-            step = len(self.steps)
-            self._compile(op)
-            if not isinstance(op, PLANNED_OP_KINDS):
-                self.memory.refuse(f"{op.name}: where its results' memory comes from is not tracked")
-            values = [*op.operands, *op.results]
-            if isinstance(op, Structured):
-                values += captured_values(op)
-            self.memory.touch(step, [self._slot(v) for v in values])
-            tensor_level = tensor_level and not any(isinstance(r.type, MemRefType) for r in op.results)
-            if len(self.steps) > step:
-                self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
-        fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
-        fuse_padded_pools(self.steps, self.accesses, self.memory, self._slot)
-        fuse_shuffled_pads(self.steps, self.accesses, self.memory)
-        fuse_contraction_tails(self.steps, self.accesses, self.memory)
+            self._add(op)
+        if not self.built:  # a module no kernel pass has seen: find what to fuse in its steps
+            fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
+            fuse_padded_pools(self.steps, self.accesses, self.memory, self._slot)
+            fuse_shuffled_pads(self.steps, self.accesses, self.memory)
+            fuse_contraction_tails(self.steps, self.accesses, self.memory)
         self.plan = None
         self.peak_bytes = None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
@@ -150,7 +150,6 @@ class LinalgProgram:
         self._bound: list | None = None  # with a schedule: the environment after its prologue
         self._fast: tuple[list, list] | None = None  # (`_bound`, the body on one thread: runtime/bound_steps.py)
         self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/hoist_bindings.py)
-        self._tensor_level = tensor_level
         bind_split_tails(self.steps, self._planned)  # the list whose arrays `use_plan` sets
         self.use_plan(plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None)
         self.threading = "auto"
@@ -159,6 +158,37 @@ class LinalgProgram:
         threads, steps run in a forked second process as well (runtime/spmd.py); "auto" (the
         default): "split" for a program's first calls, "processes" from its
         `spmd.AUTO_FORK_CALLS`th on where that mode can run (docs/architecture.md, "Threading")."""
+
+    def _add(self, op: Operation) -> None:
+        """Compile `op` into steps and record what they touch (memory plan, schedule)."""
+        if isinstance(op, DispatchOp):
+            self._compile_kernel(op)
+            return
+        step = len(self.steps)
+        self._compile(op)
+        if not isinstance(op, PLANNED_OP_KINDS):
+            self.memory.refuse(f"{op.name}: where its results' memory comes from is not tracked")
+        values = [*op.operands, *op.results]
+        if isinstance(op, Structured):
+            values += captured_values(op)
+        self.memory.touch(step, [self._slot(v) for v in values])
+        self._tensor_level = self._tensor_level and not any(isinstance(r.type, MemRefType) for r in op.results)
+        if len(self.steps) > step:
+            self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
+
+    def _compile_kernel(self, dispatch: DispatchOp) -> None:
+        """The steps of a `kernel.dispatch`: its members', then made one step as its ops say
+        (`kernel_steps.assemble`); its results are the yielded values' slots."""
+        self._tail, self._kernel = None, dispatch
+        start = len(self.steps)
+        for op in dispatch.body.block.ops:
+            if isinstance(op, KernelYieldOp):
+                for result, value in zip(dispatch.results, op.values, strict=True):
+                    self.slots[result] = self._slot(value)
+            else:
+                self._add(op)
+        self._tail, self._kernel = None, None
+        self.kernels.append((dispatch, assemble(self, start)))
 
     def use_plan(self, plan) -> None:
         """Run on `plan` (a `MemoryPlan` of this program's buffers, or None: unplanned) from now on:
@@ -211,12 +241,19 @@ class LinalgProgram:
             self.slots[value] = len(self.slots)
         return self.slots[value]
 
+    def _fusing(self) -> bool:
+        """Whether the op being compiled may join a fused tail, write over its input or drop its
+        init's fill: in a program not built, anywhere; in a built one, inside a kernel only."""
+        return not self.built or self._kernel is not None
+
     def _elide_zero_fill(self, op: Structured, k: int) -> bool:
         """Whether output k of `op` is a contraction output whose init is a zero `linalg.fill` used only
         here, or a pooling's or a reduction without windows' (`plain_reduction_identity`) whose fill
         is its reduction's identity; if so the fill's step is dropped (the contraction, the window
         reduction or the one `ufunc.reduce` overwrites every element)."""
         init = op.outputs[k]
+        if not self._fusing():
+            return False
         if isinstance(init.owner, linalg.FillOp):  # tensor level: the fill's result feeds only this op
             fill = init.owner
             if not init.has_one_use():
@@ -243,6 +280,16 @@ class LinalgProgram:
             self.accesses[index].cost_ns = 500.0
         return True
 
+    def _algorithm(self) -> str | None:
+        """The convolution algorithm the op being compiled runs by: its kernel's ("generic" when no
+        pass chose one, or outside a kernel of a built program); None (the step's own choice) in a
+        program not built."""
+        if not self.built:
+            return None
+        if self._kernel is None or self._kernel.algorithm is None:
+            return "generic"
+        return self._kernel.algorithm.data
+
     def _fresh_single_use(self, value: SSAValue) -> bool:
         owner = value.owner
         fresh = isinstance(owner, tensor.EmptyOp | tensor.InsertSliceOp | Structured)
@@ -253,7 +300,7 @@ class LinalgProgram:
         from a fresh single-use `tensor.empty`, and all-parallel loops; the input has the output's
         type and map, is used only here (so not returned either), and is the result of another
         structured op (a buffer this program allocated, not an argument, a constant or a view)."""
-        if len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
+        if not self._fusing() or len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
                 or not op.outputs[0].has_one_use() or not op.results:
             return None
         if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
@@ -431,7 +478,8 @@ class LinalgProgram:
                 step.spmd = chunked is not None  # writes only in ChunkedOp.run's parts (runtime/spmd.py)
                 step.binds_out_operands = True  # `finish` (runtime/hoist_bindings.py)
 
-                step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached)
+                step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached,
+                                    self._algorithm())
                         or ContractionStep.of(run, prepare, finish, n_in, zero_init,
                                                 op.results[0] if len(op.results) == 1 else None)
                         or DepthwiseStep.of(op, run, prepare, finish, zero_init) or step)

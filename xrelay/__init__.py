@@ -17,10 +17,12 @@ _SUBMODULES = (
     "tools",
 )
 
-__all__ = list(_SUBMODULES)
+__all__ = [*_SUBMODULES, "build", "Executable"]
 
 
 def __getattr__(name: str):
+    if name in ("build", "Executable"):  # TVM's relay.build (xrelay/builder.py)
+        return getattr(importlib.import_module("xrelay.builder"), name)
     if name in _SUBMODULES:
         return importlib.import_module(f"xrelay.{name}")
     raise AttributeError(f"module 'xrelay' has no attribute {name!r}")

@@ -1,0 +1,89 @@
+"""`build`: the whole pipeline from the nn graph to what the executor runs (`xrelay.build`'s passes).
+
+    Build
+      optimize         graph passes, each filtered by the context's opt level as usual (TVM's
+                       tutorials build under PassContext(opt_level=3): the fastest pipeline)
+      lower-to-linalg  convert-nn-to-linalg
+      kernels          form-kernels, choose-conv-algorithm (target "cpu");
+                       conv-space-to-depth, conv-to-matmul, pool-as-window-slices (target "iree")
+
+On a module already at the linalg level (what upstream tools write) only `kernels` runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from xrelay.dialects.levels import module_level
+from xrelay.pass_base import XRelayPass, register_xrelay_pass
+
+TARGETS = ("cpu", "iree")
+DESIRED_LAYOUTS = {"nn.conv2d": ["NHWC", "HWIO"]}
+"""The layout `build` converts convolutions to: what the CPU executor's GEMMs and IREE run fastest."""
+
+
+def graph_passes() -> list[XRelayPass]:
+    """The graph passes `build` runs, in order."""
+    from xrelay import passes
+
+    return [
+        passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant(), passes.ConcatFirst(),
+        passes.MaxPoolFirst(), passes.PoolAfterPointwiseConv(), passes.ShuffleIntoConv(),
+        passes.PreActivationShift(), passes.ConvertLayout(DESIRED_LAYOUTS), passes.FoldConstant(),
+    ]
+
+
+def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
+    """The passes after lowering that shape the linalg for `target`."""
+    if target == "iree":
+        from xrelay.lowering.conv_as_matmul import ConvToMatmul
+        from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
+        from xrelay.lowering.pool_as_window_slices import PoolAsWindowSlices
+
+        return [ConvSpaceToDepth(), ConvToMatmul(), PoolAsWindowSlices()]
+    from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
+    from xrelay.passes.kernels.form_kernels import FormKernels
+
+    return [FormKernels(), ChooseConvAlgorithm()]
+
+
+def phases(module: ModuleOp, target: str) -> list:
+    """The Sequentials `build` runs on `module` for `target`."""
+    from xrelay import lowering
+    from xrelay.transform import Sequential
+
+    if target not in TARGETS:
+        raise ValueError(f"build: unknown target {target!r}; expected one of {', '.join(TARGETS)}")
+    found = []
+    if module_level(module) == "nn":
+        found += [Sequential(graph_passes(), name="optimize"), lowering.pipeline("linalg")]
+    return [*found, Sequential(kernel_passes(target), name="kernels")]
+
+
+@register_xrelay_pass("build", opt_level=0)
+@dataclass(frozen=True)
+class Build(XRelayPass):
+    """nn (or linalg on tensors) to the linalg the `target`'s executor runs: the graph passes,
+    lowering and kernel formation (see the module docstring)."""
+
+    target: str = "cpu"
+
+    def transform_module(self, mod: ModuleOp, pass_ctx) -> ModuleOp:
+        from xrelay.instrument.pass_manager import run_pass
+
+        for phase in phases(mod, self.target):
+            mod = run_pass(phase, mod, pass_ctx)
+        return mod
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """In place, for the stock `xdsl-opt` (the current PassContext's instruments still see it)."""
+        from xrelay.instrument.pass_context import PassContext
+
+        built = self.transform_module(op, PassContext.current())
+        if built is not op:
+            for block in list(op.body.blocks):
+                op.body.detach_block(block).erase()
+            op.body.add_block(built.body.detach_block(built.body.block))

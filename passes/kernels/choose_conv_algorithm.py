@@ -1,0 +1,76 @@
+"""`choose-conv-algorithm`: each convolution kernel's algorithm, written as its `algorithm` attribute.
+
+For every `kernel.dispatch` whose root is a 2-D convolution (any axis order: read from its indexing
+maps), the pass sets `algorithm`:
+- "winograd-f4" / "winograd-f2": F(m x m, 3 x 3) for a 3x3 stride-1 undilated convolution with a
+  constant weight (its transform is made once), when `winograd` is on and a tile m divides the output
+  and leaves enough tiles (`runtime.conv.winograd_tile`, measured on OpenBLAS);
+- "im2col": one GEMM per block of output rows over copied patches (a 1x1 stride-1 convolution's
+  patches are its data, no copy);
+- "generic": what the executor contracts generically (a root that is not a 2-D convolution with
+  static shapes).
+The executor runs exactly the algorithm the attribute names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+
+from xrelay.dialects.kernel import DispatchOp
+from xrelay.pass_base import XRelayPass, register_xrelay_pass
+from xrelay.runtime.conv import winograd_tile
+from xrelay.runtime.linalg_conv import conv_geometry
+from xrelay.runtime.linalg_structured import contraction_pair, is_constant
+
+
+def conv_algorithm(root: LinalgStructuredOperation, winograd: bool) -> str:
+    """The algorithm for convolution `root` (see the module docstring)."""
+    pair = contraction_pair(root, 0)
+    if pair is None:
+        return "generic"
+    try:
+        ranges = tuple(root.get_static_loop_ranges())
+    except NotImplementedError:
+        return "generic"
+    maps = [m.data for m in root.get_indexing_maps()]
+    geometry = conv_geometry(maps, ranges, *pair, len(root.inputs))
+    if geometry is None:
+        return "generic"
+    three_by_three = tuple(ranges[d] for d in geometry.kernel_loops) == (3, 3)
+    if winograd and three_by_three and geometry.strides == (1, 1) and geometry.dilation == (1, 1) \
+            and is_constant(root.inputs[geometry.weight]):
+        out_shape = root.results[0].type.get_shape()
+        n, f, oh, ow = (out_shape[a] for a in geometry.out_axes)
+        c = root.inputs[geometry.weight].type.get_shape()[geometry.weight_axes[1]]
+        tile = winograd_tile(n, c, f, oh, ow)
+        if tile is not None:
+            return f"winograd-f{tile}"
+    return "im2col"
+
+
+def kernel_root(dispatch: DispatchOp) -> LinalgStructuredOperation | None:
+    """The root op of a kernel: its structured op with a reduction loop."""
+    for op in dispatch.body.block.ops:
+        if isinstance(op, LinalgStructuredOperation) and any(
+                str(it.data) == "reduction" for it in op.get_iterator_types()):
+            return op
+    return None
+
+
+@register_xrelay_pass("choose-conv-algorithm")
+@dataclass(frozen=True)
+class ChooseConvAlgorithm(XRelayPass):
+    """Set `algorithm` on every convolution kernel (`winograd`: whether Winograd may be chosen)."""
+
+    winograd: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for dispatch in op.walk():
+            if isinstance(dispatch, DispatchOp) and dispatch.root.data == "conv":
+                root = kernel_root(dispatch)
+                if root is not None:
+                    dispatch.algorithm = StringAttr(conv_algorithm(root, self.winograd))

@@ -1,0 +1,85 @@
+"""`xrelay.build`: TVM's `relay.build`, one pipeline from the nn graph to what executes.
+
+`build(mod, params=None, target="cpu")` binds `params`, then runs the `Build` pass (`-p build` in
+`xrelay-opt`; its phases in passes/build.py) under the current PassContext, so every instrument sees
+every phase: the graph passes (each filtered by the context's opt level: build under
+`PassContext(opt_level=3)`, as TVM's tutorials do, for the fastest pipeline), lowering to linalg, and
+kernel formation.
+
+It returns an `Executable`: called with arrays it runs the built module (`runtime.run`'s argument
+conventions); `.module` is the final IR, every decision the CPU executor applies written in it
+(`kernel.dispatch` ops and their attributes); `.save(path)` writes it as `.mlir`, which `xrelay-run`
+executes without running any pass (`Executable.load` does the same in Python).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+def build(mod: ModuleOp, params: Mapping[str, np.ndarray] | None = None, target: str = "cpu") -> Executable:
+    """Build `mod` (nn, or linalg on tensors) for `target` under the current PassContext."""
+    from xrelay.frontend import bind_params_by_name
+    from xrelay.passes.build import Build
+
+    if params:
+        mod = bind_params_by_name(mod, dict(params))
+    return Executable(Build(target)(mod), target)
+
+
+class Executable:
+    """A built module and its compiled program (TVM's `relay.build` result with its graph executor)."""
+
+    def __init__(self, module: ModuleOp, target: str = "cpu"):
+        from xrelay.runtime.interpreter import find_main
+
+        self.module = module
+        """The final IR: what runs, every executor decision in it."""
+        self.target = target
+        main = find_main(module)
+        self._main = main
+        if target == "iree":
+            from xrelay.runtime.iree_backend import compile_module
+
+            self._program = compile_module(module)
+        else:
+            from xrelay.runtime.linalg_exec import LinalgProgram
+
+            self._program = LinalgProgram(module)
+
+    @property
+    def program(self):
+        """The compiled program (`LinalgProgram` for "cpu", IREE's `CompiledModule` for "iree")."""
+        return self._program
+
+    def __call__(self, *args: np.ndarray | Mapping[str, np.ndarray] | Sequence[np.ndarray]):
+        """Run on arrays in argument order, or on one mapping of argument names to arrays; one
+        result comes back as an array, several as a list (as `runtime.run`)."""
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            from xrelay.runtime.interpreter import checked_arguments
+
+            args = checked_arguments(self._main, args[0])
+        results = self._program(*args)
+        return results[0] if len(results) == 1 else results
+
+    def save(self, path: str | Path) -> None:
+        """Write the built module as `.mlir` (what `xrelay-run` executes without planning passes)."""
+        Path(path).write_text(str(self.module))
+
+    @staticmethod
+    def load(path: str | Path) -> Executable:
+        """The executable of a saved built module (no pass runs)."""
+        from xrelay.dialects import make_context
+        from xdsl.parser import Parser
+
+        text = Path(path).read_text()
+        return Executable(Parser(make_context(), text, str(path)).parse_module())
+
+    def close(self) -> None:
+        """End the CPU program's second process, if it started one."""
+        close = getattr(self._program, "close", None)
+        if close is not None:
+            close()

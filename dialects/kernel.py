@@ -148,7 +148,8 @@ KERNEL = Dialect("kernel", [DispatchOp, YieldOp], [])
 
 
 FORMED = "kernel.formed"
-"""The unit attribute `form-kernels` sets on each function it formed the kernels of."""
+"""The unit attribute `form-kernels` (and the `build` pass) set on each function whose kernels passes
+decided: the executor fuses nothing there that no `kernel.dispatch` says."""
 
 
 def is_built(function: Operation) -> bool:

@@ -7,7 +7,9 @@
       kernels          form-kernels, choose-conv-algorithm (target "cpu");
                        conv-space-to-depth, conv-to-matmul, pool-as-window-slices (target "iree")
 
-On a module already at the linalg level (what upstream tools write) only `kernels` runs.
+On a module already at the linalg level (what upstream tools write) only `kernels` runs. For "cpu"
+every function ends marked `kernel.formed`: the executor then fuses only what `kernel.dispatch` ops
+say, so with a kernel pass skipped (`--opt-bisect-limit`, `disabled_pass`) the module runs op by op.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 
+from xrelay.dialects.kernel import FORMED
 from xrelay.dialects.levels import module_level
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
@@ -76,6 +80,10 @@ class Build(XRelayPass):
 
         for phase in phases(mod, self.target):
             mod = run_pass(phase, mod, pass_ctx)
+        if self.target == "cpu":  # what the executor fuses is decided, even if a kernel pass was skipped
+            for function in mod.walk():
+                if isinstance(function, func.FuncOp):
+                    function.attributes[FORMED] = UnitAttr()
         return mod
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -18,7 +18,7 @@ ROOT_MODULES = {
     "pass_base": "pass_base",
     "transform": "pass_base",  # TVM's names for instrument/ and the pass base
     "universe": "tools",  # the xdsl-opt entry point: every dialect and pass
-    "builder": "frontend",  # relay.build: graph passes, lowering, kernel passes and the executable
+    "executable": "frontend",  # relay.build: graph passes, lowering, kernel passes and the executable
 }
 
 # (file, imported module) -> the reason docs/architecture.md §1 gives. None today: lower layers learn

@@ -21,8 +21,8 @@ __all__ = [*_SUBMODULES, "build", "Executable"]
 
 
 def __getattr__(name: str):
-    if name in ("build", "Executable"):  # TVM's relay.build (xrelay/builder.py)
-        return getattr(importlib.import_module("xrelay.builder"), name)
+    if name in ("build", "Executable"):  # TVM's relay.build (xrelay/executable.py)
+        return getattr(importlib.import_module("xrelay.executable"), name)
     if name in _SUBMODULES:
         return importlib.import_module(f"xrelay.{name}")
     raise AttributeError(f"module 'xrelay' has no attribute {name!r}")

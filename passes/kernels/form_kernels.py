@@ -97,7 +97,7 @@ def constant_pad(op: Operation, value: SSAValue) -> bool:
     if not isinstance(op, tensor.PadOp) or op.source is not value or op.low or op.high:
         return False
     yielded = op.region.block.last_op.operands[0]
-    return isinstance(yielded.owner, arith.ConstantOp) and yielded.owner.parent_block() is op.region.block
+    return isinstance(yielded.owner, arith.ConstantOp)
 
 
 def init_fill(root: LinalgStructuredOperation) -> list[Operation]:

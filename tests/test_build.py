@@ -1,0 +1,206 @@
+"""xrelay.build and kernel formation (passes/kernels, dialects/kernel.py, runtime/kernel_steps.py):
+which ops form each kernel, the algorithm the executor then runs, and the answers against numpy."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.parser import Parser
+
+import xrelay
+from xrelay import lowering, transform
+from xrelay.dialects import make_context
+from xrelay.dialects.kernel import DispatchOp
+from xrelay.instrument import PassTimingInstrument
+from xrelay.passes.kernels.form_kernels import FormKernels
+from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
+from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.plan import FusedTail
+
+RNG = np.random.default_rng(7)
+W1 = (RNG.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32)
+B1 = RNG.standard_normal(16).astype(np.float32)
+W2 = (RNG.standard_normal((16, 16, 1, 1)) * 0.2).astype(np.float32)
+WD = (RNG.standard_normal((10, 16)) * 0.1).astype(np.float32)
+BD = RNG.standard_normal(10).astype(np.float32)
+
+
+def dense(array: np.ndarray) -> str:
+    return "dense<" + np.array2string(array, separator=", ", threshold=10**9, floatmode="unique").replace("\n", "") + ">"
+
+
+def shape_type(shape) -> str:
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+
+# conv 3x3 + bias + relu; an unrelated negate of the input in between the conv and its bias; a 1x1
+# conv + residual add + relu; a 2x2 max pool; global average pool, dense, bias, softmax.
+MODEL = f"""
+func.func @main(%data: tensor<1x8x16x16xf32>) -> tensor<1x10xf32> {{
+  %w1 = nn.constant {dense(W1)} : {shape_type(W1.shape)}
+  %b1 = nn.constant {dense(B1)} : {shape_type(B1.shape)}
+  %w2 = nn.constant {dense(W2)} : {shape_type(W2.shape)}
+  %wd = nn.constant {dense(WD)} : {shape_type(WD.shape)}
+  %bd = nn.constant {dense(BD)} : {shape_type(BD.shape)}
+  %c1 = nn.conv2d(%data, %w1) {{padding = array<i64: 1, 1, 1, 1>, channels = 16, kernel_size = array<i64: 3, 3>}} : (tensor<1x8x16x16xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x16x16xf32>
+  %n = nn.negative(%data) : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %a1 = nn.bias_add(%c1, %b1) : (tensor<1x16x16x16xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32>
+  %r1 = nn.relu(%a1) : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %c2 = nn.conv2d(%r1, %w2) {{channels = 16, kernel_size = array<i64: 1, 1>}} : (tensor<1x16x16x16xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x16x16xf32>
+  %s = nn.add(%c2, %r1) : (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %r2 = nn.relu(%s) : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %p = nn.max_pool2d(%r2) {{pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : (tensor<1x16x16x16xf32>) -> tensor<1x16x8x8xf32>
+  %g = nn.global_avg_pool2d(%p) : (tensor<1x16x8x8xf32>) -> tensor<1x16x1x1xf32>
+  %f = nn.batch_flatten(%g) : (tensor<1x16x1x1xf32>) -> tensor<1x16xf32>
+  %d = nn.dense(%f, %wd) {{units = 10}} : (tensor<1x16xf32>, tensor<10x16xf32>) -> tensor<1x10xf32>
+  %db = nn.bias_add(%d, %bd) {{axis = 1 : i64}} : (tensor<1x10xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+  %o = nn.softmax(%db) : (tensor<1x10xf32>) -> tensor<1x10xf32>
+  func.return %o : tensor<1x10xf32>
+}}
+"""
+
+
+def reference(x: np.ndarray) -> np.ndarray:
+    """MODEL in numpy (NCHW)."""
+    def conv(data, weight, pad):
+        padded = np.pad(data, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        windows = sliding_window_view(padded, weight.shape[2:], axis=(2, 3))  # N, C, H, W, KH, KW
+        return np.einsum("nchwij,fcij->nfhw", windows, weight)
+
+    r1 = np.maximum(conv(x, W1, 1) + B1[None, :, None, None], 0)
+    r2 = np.maximum(conv(r1, W2, 0) + r1, 0)
+    pooled = r2.reshape(1, 16, 8, 2, 8, 2).max(axis=(3, 5))
+    flat = pooled.mean(axis=(2, 3))
+    logits = flat @ WD.T + BD
+    e = np.exp(logits - logits.max())
+    return e / e.sum()
+
+
+def parse(text: str):
+    return Parser(make_context(), text).parse_module()
+
+
+def kernels_of(module) -> list[DispatchOp]:
+    return [op for op in module.walk() if isinstance(op, DispatchOp)]
+
+
+def members(dispatch: DispatchOp) -> list[str]:
+    """The names of the ops a kernel computes with (not the allocations and scalar constants)."""
+    return [op.name for op in dispatch.body.block.ops
+            if op.name not in ("tensor.empty", "arith.constant", "kernel.yield")]
+
+
+X = RNG.standard_normal((1, 8, 16, 16)).astype(np.float32)
+
+
+def test_kernels_follow_dataflow_not_adjacency():
+    formed = FormKernels()(lowering.lower(parse(MODEL)))
+    found = [(k.root.data, members(k)) for k in kernels_of(formed)]
+    generic = "linalg.generic"
+    assert found[:3] == [
+        # the 3x3 conv, its fill, bias and ReLU, though the negate of the input sits in between
+        ("conv", ["linalg.fill", "linalg.conv_2d_nchw_fchw", generic, generic]),
+        # the 1x1 conv, its residual add and ReLU
+        ("conv", ["linalg.fill", "linalg.conv_2d_nchw_fchw", generic, generic]),
+        ("pool", ["linalg.fill", "linalg.pooling_nchw_max"]),
+    ]
+    assert ("matmul", ["linalg.fill", "linalg.matmul", generic]) in found  # dense + bias
+    negate = [op for op in formed.walk() if isinstance(op, linalg.GenericOp)
+              and any(inner.name == "arith.negf" for inner in op.body.block.ops)]
+    assert len(negate) == 1 and not isinstance(negate[0].parent_op(), DispatchOp)
+
+
+@pytest.mark.parametrize("opt_level", [2, 3])
+def test_built_model_equals_numpy(opt_level):
+    with transform.PassContext(opt_level=opt_level):
+        executable = xrelay.build(parse(MODEL))
+    np.testing.assert_allclose(executable(X), reference(X), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(executable({"data": X}), reference(X), rtol=1e-4, atol=1e-6)
+    for _ in range(3):  # new data every call
+        x = RNG.standard_normal(X.shape).astype(np.float32)
+        np.testing.assert_allclose(executable(x), reference(x), rtol=1e-4, atol=1e-6)
+
+
+def test_kernel_passes_skipped_run_op_by_op():
+    with transform.PassContext(opt_level=3, disabled_pass=["FormKernels"]):
+        executable = xrelay.build(parse(MODEL))
+    assert not kernels_of(executable.module)
+    program = executable.program
+    assert not any(isinstance(step, ConvStep | TailIntoPad) for step in program.steps)
+    np.testing.assert_allclose(executable(X), reference(X), rtol=1e-4, atol=1e-6)
+
+
+def assert_executor_follows_ir(program: LinalgProgram) -> None:
+    """Every fused step of `program` is a kernel's, and each kernel ran as its ops and attributes say."""
+    hosts = {index for _, index in program.kernels}
+    for index, step in enumerate(program.steps):
+        if isinstance(step, ConvStep | TailIntoPad):
+            assert index in hosts, f"step {index} ({type(step).__name__}) fused outside any kernel"
+    for dispatch, index in program.kernels:
+        step = program.steps[index]
+        names = members(dispatch)
+        epilogue = sum(1 for op in dispatch.body.block.ops if isinstance(op, linalg.GenericOp)
+                       and all(str(it.data) == "parallel" for it in op.get_iterator_types()))
+        padded = "tensor.pad" in names
+        algorithm = dispatch.algorithm.data if dispatch.algorithm else None
+        if dispatch.root.data == "conv" and algorithm not in (None, "generic"):
+            assert isinstance(step, ConvStep), f"{names}: {type(step).__name__}"
+            assert step.winograd == algorithm.startswith("winograd")
+            assert (step.tail is not None) == bool(epilogue)
+            assert (step.pad is not None) == padded
+        else:
+            assert not isinstance(step, ConvStep)
+            if epilogue and padded:
+                assert isinstance(step, TailIntoPad)
+            elif epilogue > 1 and dispatch.root.data == "elementwise":
+                assert isinstance(step, FusedTail)
+
+
+def test_executor_runs_the_algorithm_the_ir_names():
+    with transform.PassContext(opt_level=3):
+        executable = xrelay.build(parse(MODEL))
+    module = executable.module
+    algorithms = [k.algorithm.data for k in kernels_of(module) if k.root.data == "conv"]
+    # 16x16 output: F(4x4, 3x3) would leave 16 tiles (too few to beat im2col), F(2x2) 64; a 1x1 conv's
+    # data is its patch matrix
+    assert algorithms == ["winograd-f2", "im2col"]
+    assert_executor_follows_ir(executable.program)
+    for name in ("im2col", "generic", "winograd-f4"):
+        edited = module.clone()
+        first = next(k for k in kernels_of(edited) if k.root.data == "conv")
+        first.algorithm = type(first.algorithm)(name)
+        program = LinalgProgram(edited)
+        assert_executor_follows_ir(program)
+        np.testing.assert_allclose(program(X)[0], reference(X), rtol=1e-4, atol=1e-6)
+
+
+def test_build_shows_every_phase_to_instruments():
+    timing = PassTimingInstrument()
+    with transform.PassContext(opt_level=3, instruments=[timing]):
+        xrelay.build(parse(MODEL))
+        lines = timing.render().splitlines()
+    names = [(len(line) - len(line.lstrip("\t")), line.strip().split(":")[0]) for line in lines]
+    assert names[0] == (0, "Build")
+    assert (1, "optimize") in names and (1, "lower-to-linalg") in names
+    assert names[-3:] == [(1, "kernels"), (2, "FormKernels"), (2, "ChooseConvAlgorithm")]
+
+
+def test_saved_build_runs_in_xrelay_run(tmp_path):
+    with transform.PassContext(opt_level=3):
+        executable = xrelay.build(parse(MODEL))
+    executable.save(tmp_path / "built.mlir")
+    np.testing.assert_allclose(xrelay.Executable.load(tmp_path / "built.mlir")(X), reference(X), rtol=1e-4, atol=1e-6)
+    np.save(tmp_path / "x.npy", X)
+    done = subprocess.run([sys.executable, "-m", "xrelay.tools.xrelay_run", str(tmp_path / "built.mlir"),
+                           "--input", f"data={tmp_path / 'x.npy'}", "-o", str(tmp_path / "out.npy")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), reference(X), rtol=1e-4, atol=1e-6)
+
+
+def test_unknown_target_is_refused():
+    with pytest.raises(ValueError, match="unknown target 'gpu'"):
+        xrelay.build(parse(MODEL), target="gpu")

@@ -204,3 +204,39 @@ def test_saved_build_runs_in_xrelay_run(tmp_path):
 def test_unknown_target_is_refused():
     with pytest.raises(ValueError, match="unknown target 'gpu'"):
         xrelay.build(parse(MODEL), target="gpu")
+
+
+W3 = (RNG.standard_normal((4, 8, 1, 1)) * 0.3).astype(np.float32)
+W4 = (RNG.standard_normal((4, 8, 1, 1)) * 0.3).astype(np.float32)
+W5 = (RNG.standard_normal((4, 8, 3, 3)) * 0.3).astype(np.float32)
+
+# SqueezeNet's fire module: the squeeze's ReLU is read by a 1x1 conv, then padded for a 3x3 conv.
+FIRE = f"""
+func.func @main(%data: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {{
+  %w3 = nn.constant {dense(W3)} : tensor<4x8x1x1xf32>
+  %w4 = nn.constant {dense(W4.reshape(8, 4, 1, 1))} : tensor<8x4x1x1xf32>
+  %w5 = nn.constant {dense(W5.reshape(8, 4, 3, 3) / 3)} : tensor<8x4x3x3xf32>
+  %s = nn.conv2d(%data, %w3) {{channels = 4, kernel_size = array<i64: 1, 1>}} : (tensor<1x8x6x6xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %r = nn.relu(%s) : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %e1 = nn.conv2d(%r, %w4) {{channels = 8, kernel_size = array<i64: 1, 1>}} : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %e3 = nn.conv2d(%r, %w5) {{padding = array<i64: 1, 1, 1, 1>, channels = 8, kernel_size = array<i64: 3, 3>}} : (tensor<1x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %o = nn.add(%e1, %e3) : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  func.return %o : tensor<1x8x6x6xf32>
+}}
+"""
+
+
+def test_a_reader_before_the_pad_keeps_the_pad_out_of_the_kernel():
+    from xrelay.dialects.dominance import verify_dominance
+
+    formed = FormKernels()(lowering.lower(parse(FIRE)))
+    verify_dominance(formed)
+    squeeze = next(k for k in kernels_of(formed) if k.root.data == "conv")
+    assert "tensor.pad" not in members(squeeze)  # the 1x1 conv reads the ReLU before the pad
+    x = RNG.standard_normal((1, 8, 6, 6)).astype(np.float32)
+    r = np.maximum(np.einsum("nchw,fc->nfhw", x, W3[:, :, 0, 0]), 0)
+    padded = np.pad(r, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = sliding_window_view(padded, (3, 3), axis=(2, 3))
+    expected = (np.einsum("nchw,fc->nfhw", r, W4.reshape(8, 4))
+                + np.einsum("nchwij,fcij->nfhw", windows, W5.reshape(8, 4, 3, 3) / 3))
+    np.testing.assert_allclose(LinalgProgram(formed)(x)[0], expected, rtol=1e-4, atol=1e-5)

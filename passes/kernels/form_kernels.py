@@ -11,7 +11,8 @@ its iterator types and indexing maps, never by op names or a model's shapes:
   nothing else; each member writes over the value before it;
 - a chain of such elementwise ops that follows no root forms an "elementwise" kernel of its own;
 - the **destination**: a `tensor.pad` of the chain's last value by a constant joins the kernel, which
-  then writes its result into the pad's interior (the value stays a result if others read it too).
+  then writes its result into the pad's interior (the value stays a result if others read it too:
+  only readers after the pad, since the kernel is placed at its last member).
 
 Ops in between that the kernel does not take stay where they are: the kernel is placed at its last
 member, where every value it reads is defined. `test-drop-epilogue` (a test-only option) drops the
@@ -141,7 +142,9 @@ def grow(first: Operation, root: str, taken: set[Operation]) -> Kernel:
         value = user.results[0]
     results = [value]
     pad = next((u.operation for u in value.uses if constant_pad(u.operation, value)), None)
-    if pad is not None and pad not in taken:
+    # The kernel is placed at its last member: with the pad, every other reader must come after it.
+    if pad is not None and pad not in taken and all(
+            u.operation is pad or _after_in_block(u.operation, pad) for u in value.uses):
         members.append(pad)
         results = ([] if value.has_one_use() else [value]) + [pad.results[0]]
     return Kernel(root, members, results)
@@ -205,6 +208,14 @@ def _drop_last_epilogue(kernel: Kernel) -> None:
         kernel.members.remove(output)
         output.detach()
         output.erase()
+
+
+def _after_in_block(op: Operation, anchor: Operation) -> bool:
+    """Whether `op` (or its ancestor in `anchor`'s block) comes after `anchor`."""
+    block = anchor.parent_block()
+    while op is not None and op.parent_block() is not block:
+        op = op.parent_op()
+    return op is not None and anchor.is_before_in_block(op)
 
 
 def _inside(op: Operation, ancestor: Operation) -> bool:

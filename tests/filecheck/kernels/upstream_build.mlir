@@ -1,0 +1,23 @@
+// RUN: xrelay-opt %S/../../data/upstream/small_cnn.mlir -p build | filecheck %s
+// RUN: xrelay-opt %S/../../data/upstream/small_cnn.mlir -p build -o %t.built.mlir
+// RUN: python -c "import numpy as np; np.save('%t.x.npy', np.random.default_rng(0).random((1, 3, 8, 8), dtype=np.float32))"
+// RUN: xrelay-run %t.built.mlir --input %t.x.npy -o %t.built.npy
+// RUN: xrelay-run %S/../../data/upstream/small_cnn.mlir --input %t.x.npy -o %t.plain.npy
+// RUN: python -c "import numpy as np; a, b = np.load('%t.built.npy'), np.load('%t.plain.npy'); assert np.allclose(a, b, rtol=1e-5, atol=1e-6), abs(a - b).max()"
+
+// Upstream's linalg (torch-mlir's ONNX path, as IREE writes it): `build` on a linalg module runs only
+// the kernel passes, which read each op's kind from its iterator types and maps, not its origin. The
+// convolution accumulates into the broadcast bias (no fill joins it); the max pool writes into the
+// next pool's pad.
+
+// CHECK:      func.func @small_cnn(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x5xf32> attributes {kernel.formed} {
+// CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col"} -> (tensor<1x4x8x8xf32>) {
+// CHECK-NEXT:     linalg.conv_2d_nchw_fchw
+// CHECK-NEXT:     kernel.yield
+// CHECK:        kernel.dispatch {root = "pool"} -> (tensor<1x4x6x6xf32>) {
+// CHECK-NEXT:     linalg.fill
+// CHECK-NEXT:     linalg.pooling_nchw_max
+// CHECK-NEXT:     tensor.pad
+// CHECK:        kernel.dispatch {root = "pool"} -> (tensor<1x4x4x4xf32>) {
+// CHECK-NEXT:     linalg.fill
+// CHECK-NEXT:     linalg.pooling_nchw_sum

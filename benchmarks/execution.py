@@ -66,6 +66,8 @@ CONTENDERS = {
     "opt3": "xrelay linalg, opt-level-3 passes",
     "opt3-nhwc": "xrelay linalg, opt-level-3 + NHWC",
     "opt3-nhwc-processes": "xrelay opt3+NHWC, 2 processes (dflt)",
+    "build": "xrelay.build (opt level 3)",
+    "build-processes": "xrelay.build, 2 processes",
     "numpy": "plain numpy forward",
     "ort": "onnxruntime",
 }
@@ -317,6 +319,14 @@ class Contender:
             self.program = compile_linalg(lower(graph, to="linalg"))
             self.program.threading = threading
             self.fn = lambda threads: self.program(self.data)
+        elif kind == "build":  # xrelay.build's defaults at opt level 3: what a user calls
+            import xrelay
+
+            with transform.PassContext(opt_level=3):
+                self.executable = xrelay.build(module, params)
+            self.program = self.executable.program
+            self.program.threading = threading
+            self.fn = lambda threads: self.program(self.data)
         elif kind == "numpy":
             forward = numpy_forward(bound)
             self.fn = lambda threads: forward(self.data)
@@ -527,6 +537,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="compare the executor's BLAS threading modes, idle and with one core busy")
     parser.add_argument("--processes", action="store_true",
                         help="also run the opt-level-3 + NHWC program with threading='processes'")
+    parser.add_argument("--kinds", default="",
+                        help="contenders to run (comma-separated, e.g. build,opt3-nhwc,ort; default: all but "
+                             "the -processes ones and build)")
     parser.add_argument("--skip-loops", action="store_true")
     parser.add_argument("--skip-stock", action="store_true", help="skip xDSL's (slow) stock interpreter")
     parser.add_argument("--worker", nargs=2, metavar=("CONTENDER", "MODEL"), help=argparse.SUPPRESS)
@@ -537,11 +550,17 @@ def main(argv: list[str] | None = None) -> int:
     thread_counts = [int(t) for t in args.threads.split(",")]
     models = [m for m in args.models.split(",") if m]
     extra = ("opt3-nhwc-processes",) if args.processes else ()
+    chosen = tuple(k for k in args.kinds.split(",") if k)
+    unknown = [k for k in chosen if k not in CONTENDERS]
+    if unknown:
+        raise SystemExit(f"unknown contender(s) {', '.join(unknown)}; expected {', '.join(CONTENDERS)}")
     for model in models:
         bench_model(model, thread_counts, args.rounds, args.block,
-                    kinds=(*(k for k in CONTENDERS if not k.endswith("-processes")), *extra))
+                    kinds=chosen or (*(k for k in CONTENDERS if not k.endswith("-processes") and not k.startswith("build")),
+                                     *extra))
     for name in [m for m in args.onnx_models.split(",") if m]:
-        bench_model(f"onnx:{name}", thread_counts, args.rounds, args.block, kinds=("opt3-nhwc", *extra, "ort"))
+        bench_model(f"onnx:{name}", thread_counts, args.rounds, args.block,
+                    kinds=chosen or ("opt3-nhwc", *extra, "ort"))
     if args.threading:
         bench_threading(models[0] if models else "resnet18", max(thread_counts), args.rounds, args.block)
     if not args.skip_inprocess and models:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.body_program import REDUCERS
@@ -48,23 +49,35 @@ class RowTail:
         """(each member's arrays, `last_out`, the `rows` made for them) of the last `bind`, while `keep`."""
 
     @staticmethod
-    def of(tail: FusedTail, out_axis: int) -> RowTail | None:
+    def of(tail: FusedTail, out_axis: int, row_for_row: bool = False) -> RowTail | None:
         """The tail as a `RowTail` whose rows are axis `out_axis` of its outputs, or None when a member
-        is not one ufunc or reads or writes its operands other than row for row along that axis."""
-        members = []
+        is not one ufunc or reads or writes its operands other than row for row along that axis.
+        `row_for_row`: a kernel's epilogue (passes/kernels/form_kernels.py), whose members read the
+        values made inside the kernel with their own output's map: its rows are the loop its output
+        map places at `out_axis`, whichever loop the members' own split would take."""
+        members, loops = [], set()
         for chunked, prepare, finish in tail.members:
             call = getattr(chunked.whole, "ufunc_call", None)
             if call is None:
                 return None
             n_in = len(chunked.op.inputs)
-            for i, cut in enumerate(chunked.cuts):
-                if cut is None:
-                    continue
-                axis, coefficient, offset, alone = cut
-                if (coefficient, offset, alone) != (1, 0, True) or (i >= n_in and axis != out_axis):
+            if row_for_row:
+                row = chunked.op.get_indexing_maps().data[n_in].data.results[out_axis]
+                if not isinstance(row, AffineDimExpr):
                     return None
+                loops.add(row.position)
+            else:
+                for i, cut in enumerate(chunked.cuts):
+                    if cut is None:
+                        continue
+                    axis, coefficient, offset, alone = cut
+                    if (coefficient, offset, alone) != (1, 0, True) or (i >= n_in and axis != out_axis):
+                        return None
+                loops.add(chunked.loop)
             members.append((call, prepare, finish, n_in))
-        return RowTail(members, tail.members[0][0].loop, tail.members[-1][0].op.results[0])
+        if len(loops) != 1:
+            return None
+        return RowTail(members, loops.pop(), tail.members[-1][0].op.results[0])
 
     def bind(self, env: list, last_out: np.ndarray | None = None) -> Callable[[int, int], None]:
         """`rows(r0, r1)` for this run; with `last_out`, the last member writes there instead of in
@@ -379,10 +392,11 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
     return fused
 
 
-def give_tail(steps: list, accesses: dict, memory, c: int, t: int) -> bool:
+def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: bool = False) -> bool:
     """Give the fused tail at step `t` to the convolution at step `c` as its epilogue (row block by row
     block); the convolution moves to step `t`. False (nothing changed) when the tail does not read the
-    result row for row, writes a buffer the convolution reads, or a member is not one ufunc."""
+    result row for row, writes a buffer the convolution reads, or a member is not one ufunc
+    (`row_for_row`: as `RowTail.of` takes it)."""
     conv, step = steps[c], steps[t]
     if not _reads_result_row_for_row(step, conv):
         return False
@@ -392,7 +406,7 @@ def give_tail(steps: list, accesses: dict, memory, c: int, t: int) -> bool:
     read = {buffer(s) for s in conv_access.reads} - written
     if any(buffer(s) in read for s in tail_access.writes):
         return False
-    tail = RowTail.of(step, conv.geometry.out_axes[2])
+    tail = RowTail.of(step, conv.geometry.out_axes[2], row_for_row)
     if tail is None:
         return False
     conv.tail = tail

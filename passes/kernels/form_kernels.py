@@ -3,14 +3,16 @@
 Dispatch region formation (IREE's, TVM's FuseOps) over any op sequence, by what each op is, read from
 its iterator types and indexing maps, never by op names or a model's shapes:
 
-- a **root** is a structured op with one result and a reduction loop (convolution, matmul, pooling,
-  reduction); its init, when a `linalg.fill` only it reads, joins it (the root then overwrites it);
+- a **root** is a structured op with one result and a reduction loop: a convolution or a matmul (a
+  contraction `out += a * b`, with or without a window), a pooling or a reduction; its init, when a
+  `linalg.fill` only it reads, joins it (the root then overwrites it);
 - its **epilogue** is the chain of elementwise ops after it: each member an all-parallel
   `linalg.generic` with one result and one scalar op in its body, reading the value before it with
   its own output's map and type (row r of the member is row r of the value), that value read by
   nothing else; each member writes over the value before it;
 - a chain of such elementwise ops that follows no root forms an "elementwise" kernel of its own;
-- the **destination**: a `tensor.pad` of the chain's last value by a constant joins the kernel, which
+- the **destination** (of a convolution or an elementwise chain, `DESTINATION_ROOTS`): a `tensor.pad`
+  of the chain's last value by a constant joins the kernel, which
   then writes its result into the pad's interior (the value stays a result if others read it too:
   only readers after the pad, since the kernel is placed at its last member).
 
@@ -33,12 +35,18 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from xrelay.dialects.kernel import FORMED, DispatchOp, YieldOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
+from xrelay.runtime.linalg_structured import contraction_pair
 
 ONE_OP_BODIES = (
     arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp,
     arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MaxSIOp, arith.MinSIOp,
 )
 """Scalar ops an epilogue member's body may be (one numpy ufunc each, run row block by row block)."""
+
+
+DESTINATION_ROOTS = ("conv", "elementwise")
+"""Kernels that take a destination pad: the CPU executor writes a convolution's rows, and an elementwise
+chain's, into the pad's interior; a pool's, a matmul's or a reduction's it does not."""
 
 
 def root_kind(op: Operation) -> str | None:
@@ -51,9 +59,7 @@ def root_kind(op: Operation) -> str | None:
     if not any(str(it.data) == "reduction" for it in op.get_iterator_types()):
         return None
     windowed = any(_has_window(m.data) for m in op.get_indexing_maps().data[:len(op.inputs)])
-    body = [inner for inner in op.body.block.ops if not isinstance(inner, linalg.YieldOp)]
-    multiplies = any(isinstance(inner, arith.MulfOp | arith.MuliOp) for inner in body)
-    if multiplies:
+    if contraction_pair(op, 0) is not None:  # out += a * b
         return "conv" if windowed else "matmul"
     return "pool" if windowed else "reduce"
 
@@ -143,7 +149,7 @@ def grow(first: Operation, root: str, taken: set[Operation]) -> Kernel:
     results = [value]
     pad = next((u.operation for u in value.uses if constant_pad(u.operation, value)), None)
     # The kernel is placed at its last member: with the pad, every other reader must come after it.
-    if pad is not None and pad not in taken and all(
+    if root in DESTINATION_ROOTS and pad is not None and pad not in taken and all(
             u.operation is pad or _after_in_block(u.operation, pad) for u in value.uses):
         members.append(pad)
         results = ([] if value.has_one_use() else [value]) + [pad.results[0]]

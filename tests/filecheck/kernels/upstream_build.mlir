@@ -7,17 +7,18 @@
 
 // Upstream's linalg (torch-mlir's ONNX path, as IREE writes it): `build` on a linalg module runs only
 // the kernel passes, which read each op's kind from its iterator types and maps, not its origin. The
-// convolution accumulates into the broadcast bias (no fill joins it); the max pool writes into the
-// next pool's pad.
+// convolution accumulates into the broadcast bias (no fill joins it); a pool takes its fill but not
+// the next pool's pad (the executor writes only a convolution's or an elementwise chain's rows into a
+// pad).
 
 // CHECK:      func.func @small_cnn(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x5xf32> attributes {kernel.formed} {
 // CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col"} -> (tensor<1x4x8x8xf32>) {
 // CHECK-NEXT:     linalg.conv_2d_nchw_fchw
 // CHECK-NEXT:     kernel.yield
-// CHECK:        kernel.dispatch {root = "pool"} -> (tensor<1x4x6x6xf32>) {
+// CHECK:        kernel.dispatch {root = "pool"} -> (tensor<1x4x4x4xf32>) {
 // CHECK-NEXT:     linalg.fill
 // CHECK-NEXT:     linalg.pooling_nchw_max
-// CHECK-NEXT:     tensor.pad
+// CHECK-NEXT:     kernel.yield
 // CHECK:        kernel.dispatch {root = "pool"} -> (tensor<1x4x4x4xf32>) {
 // CHECK-NEXT:     linalg.fill
 // CHECK-NEXT:     linalg.pooling_nchw_sum

@@ -26,8 +26,13 @@ from module_builder import RandomGraph
 from xrelay.dialects import nn
 from xrelay.frontend.builder import shape_of
 from xrelay.instrument import PassContext
+from xrelay.transform import Sequential
 from xrelay.lowering import lower
+from xrelay.lowering import pipeline as lowering_pipeline
 from xrelay.pass_base import XRELAY_PASSES
+from xrelay.passes.build import Build
+from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
+from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.passes import (
     BackwardFoldScaleAxis,
     CanonicalizeOps,
@@ -288,6 +293,11 @@ PASSES = {
     "PreActivationShift": PreActivationShift,
     "ConvertLayout(NHWC)": lambda: ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}),
     "ConvertLayout(NCHW)": lambda: ConvertLayout({"nn.conv2d": ["NCHW", "OIHW"]}),
+    "Build": Build,  # graph passes, lowering and kernel formation: the built program runs as its kernels say
+    "FormKernels": FormKernels,  # on nn: nothing to form
+    "ChooseConvAlgorithm": ChooseConvAlgorithm,
+    "kernels(lowered)": lambda: Sequential(
+        [lowering_pipeline("linalg"), FormKernels(), ChooseConvAlgorithm(winograd=False)], name="kernels"),
 }
 
 

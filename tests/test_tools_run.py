@@ -109,7 +109,8 @@ def test_repeat_prints_the_median_latency(capsys, files):
     assert status == 0 and err == ""  # stderr is not a terminal: no progress by default
     match = re.fullmatch(
         r"median latency: (\d+\.\d{3}) ms over 3 timed run\(s\) at nn level "
-        r"\(min (\d+\.\d{3}) ms, max (\d+\.\d{3}) ms; 1 warm-up run\(s\) not timed\)\n",
+        r"\(min (\d+\.\d{3}) ms, max (\d+\.\d{3}) ms; 1 warm-up run\(s\) not timed\)\n"
+        r"time to first result: \d+\.\d{3} s \(parsing, set-up and the first run\)\n",
         out,
     )
     assert match

@@ -240,3 +240,12 @@ def test_a_reader_before_the_pad_keeps_the_pad_out_of_the_kernel():
     expected = (np.einsum("nchw,fc->nfhw", r, W4.reshape(8, 4))
                 + np.einsum("nchwij,fcij->nfhw", windows, W5.reshape(8, 4, 3, 3) / 3))
     np.testing.assert_allclose(LinalgProgram(formed)(x)[0], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_build_for_iree_lets_iree_form_its_dispatches():
+    pytest.importorskip("iree.compiler")
+    with transform.PassContext(opt_level=3):
+        executable = xrelay.build(parse(MODEL), target="iree")
+    assert not kernels_of(executable.module)
+    assert any(op.name == "linalg.matmul" for op in executable.module.walk())  # conv-to-matmul ran
+    np.testing.assert_allclose(executable(X), reference(X), rtol=1e-4, atol=1e-6)

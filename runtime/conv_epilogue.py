@@ -34,7 +34,7 @@ from xrelay.runtime.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry, conv_g
 from xrelay.runtime.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.pad_step import PadStep
 from xrelay.runtime.plan import FusedTail
-from xrelay.runtime.threads import run_alone, run_parts, split_threads, spmd, worth_splitting
+from xrelay.runtime.threads import run_alone, run_parts, spmd, worth_splitting
 from xrelay.runtime.window_reduce import IDENTITIES, ClippedPooling, pooling_reducer
 
 
@@ -44,9 +44,8 @@ class RowTail:
 
     def __init__(self, members: list[tuple[Callable, Callable, Callable, int]], loop: int, result: SSAValue):
         self.members, self.loop, self.result = members, loop, result
-        self.keep = KEEP_EPILOGUES
         self.kept: tuple[list, np.ndarray | None, Callable[[int, int], None]] | None = None
-        """(each member's arrays, `last_out`, the `rows` made for them) of the last `bind`, while `keep`."""
+        """(each member's arrays, `last_out`, the `rows` made for them) of the last `bind`."""
 
     @staticmethod
     def of(tail: FusedTail, out_axis: int, row_for_row: bool = False) -> RowTail | None:
@@ -115,8 +114,7 @@ class RowTail:
             for ufunc, args, out in calls:
                 ufunc(*[a[index] if s else a for a, s in args], out=out[index], casting="unsafe")
 
-        if self.keep:
-            self.kept = (prepared, last_out, rows)
+        self.kept = (prepared, last_out, rows)
         return rows
 
 
@@ -141,16 +139,15 @@ class ConvStep:
         self.pool: tuple[ClippedPooling, Callable, Callable, int] | None = None
         """Without a tail or pad: the pooling of the pad of this step's result that this step computes
         from the unpadded result (`fuse_conv_epilogues`), and the pooling's prepare, finish and input count."""
-        self.pool_in_parts = POOL_IN_PARTS
-        """Whether, split over threads, each part pools the rows it completes (read when built)."""
         self.kept: tuple | None = None
         """(the pad's buffer, its interior view, (the tail's rows, the result, their epilogue with the
-        pad's copy) or None) of the last run, while `KEEP_EPILOGUES`."""
+        pad's copy) or None) of the last run: kept while the arrays are the same objects, as a planned
+        program's are on every run (making it again costs 100-150 us of Python a run)."""
         self.after: TailIntoPad | None = None
         """With a tail and no pad: a tail into a pad that reads the tail's result row for row, run on
-        each block of rows after this step's tail (`_fuse_tails_into_pads`, `TAILS_INTO_PADS`)."""
+        each block of rows after this step's tail (`_fuse_tails_into_pads`)."""
         self.kept_after: tuple | None = None
-        """(the tail's rows, the after's rows, both in one call) of the last run, while `KEEP_EPILOGUES`."""
+        """(the tail's rows, the after's rows, both in one call) of the last run."""
         self.blocked: BlockedConvPool | None = None
         """With `pool`, when the pooling is the only reader of the result: both computed block by block
         of rows (`runtime/conv_pool.py`)."""
@@ -225,8 +222,7 @@ class ConvStep:
                 if kept[2] is None or kept[2][0] is not rows or kept[2][1] is not result:
                     kept = (padded, interior, (rows, result, self._copying(rows, result, interior)))
                 epilogue = kept[2][2]
-            if KEEP_EPILOGUES:
-                self.kept = kept
+            self.kept = kept
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             # A kernel the runner does not take (not float, ...): whole, then the tail.
             run_alone(lambda: (self.run(arrays), epilogue(0, self.rows)))
@@ -244,7 +240,7 @@ class ConvStep:
         if self.blocked is not None and self.blocked(arrays[:self.n_in], result, target):
             return
         progress = None
-        if (self.pool_in_parts or split_threads() == 1) and spmd.rank is None:  # a process sees only its blocks
+        if spmd.rank is None:  # a process sees only its blocks
             progress = pool.progress(result, target)
         if not self.runner(arrays[:self.n_in], result, self.accumulate, progress and progress.finished):
             run_alone(functools.partial(self.run, arrays))  # contracted generically
@@ -264,8 +260,7 @@ class ConvStep:
             first(r0, r1)
             second(r0, r1)
 
-        if KEEP_EPILOGUES:
-            self.kept_after = (first, second, both)
+        self.kept_after = (first, second, both)
         return both
 
     def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
@@ -280,59 +275,6 @@ class ConvStep:
         return rows_and_copy
 
 
-KEEP_EPILOGUES = True
-"""Whether a convolution step keeps the epilogue it made for the last run (its tail's views, the pad's
-interior view) while the arrays are the same objects, as a planned program's are on every run (off:
-made on every run, for A/B runs). Measured in the two-process mode (benchmarks/split_profile.py
---processes --steps): making them cost rank 0 and rank 1 each 100-150 us of Python per convolution
-with a tail and a pad, run after run."""
-FUSE_TAILS = True
-"""Whether `fuse_conv_epilogues` fuses (off: every tail runs as a step of its own, for A/B runs)."""
-FUSE_PADS = True
-"""Whether a fused tail also takes the pad of its result (off: the pad runs as a step of its own)."""
-FUSE_TAIL_PADS = True
-"""Whether a fused tail run as a step of its own writes into the pad that alone reads its result
-(`TailIntoPad`; off: the pad copies the tail's result, for A/B runs)."""
-FUSE_POOLS = True
-"""Whether a convolution without a tail computes the pooling of its padded result from the unpadded
-result (`ConvStep.pool`; off: the pad and the pooling run as they did, for A/B runs)."""
-FUSE_UNPADDED_POOLS = True
-"""Whether a convolution without a tail whose result a pooling reads unpadded (SqueezeNet's stem: a
-3x3/2 convolution, then a 3x3/2 max pool, its bias and ReLU moved behind the pool) computes that
-pooling too, as it does a pooling of its padded result (off: the pooling runs as a step of its own,
-for A/B runs). Strided convolutions only: VGG-19's stride-1 3x3 convolutions before their 2x2 pools ran
-3.5x slower fused (change_ab.py --model onnx:vgg19 --off this flag, 1 thread: 318 vs 1082 ms), as the
-blocked convolution + pooling replaced their Winograd kernel."""
-WINOGRAD_POOLS = True
-"""Whether a convolution computed by Winograd that also computes the pooling of its (padded) result
-keeps its Winograd kernel, the pooling done as blocks of its rows finish (`window_reduce.PoolingProgress`;
-in the two-process mode after it), instead of `conv_pool.BlockedConvPool`'s im2col GEMMs per row
-(off: blocked, for A/B runs; read when the program is built). Inception v2's 3x3/1 64->192 at 56x56
-before its 3x3/2 max pool, one thread (benchmarks/step_ab.py --steps 39, 30 rounds): blocked
-7.94 ms, Winograd and the pooling 5.01 ms: its blocked rows are GEMMs of 56 x 576 @ 576 x 192 cut
-into column chunks of 8 (`conv_pool.SMALL_GEMM_MACS`), 2.25x the multiply-adds of F(4x4, 3x3)."""
-POINTWISE_POOLS = True
-"""Whether a 1x1 stride-1 convolution (one GEMM of the data in place) that computes the pooling of its
-result keeps that GEMM, the pooling done as its rows finish, instead of `conv_pool.BlockedConvPool`
-(which copies the data into strips and multiplies it row by row; Inception v2's pool projections, 1x1
-convolutions before a 3x3/1 average pool: `passes/pool_after_pointwise_conv.py`)."""
-TAILS_INTO_PADS = True
-"""Whether a tail into a pad (`TailIntoPad`) that reads the tail's result of the convolution before it
-row for row runs on that convolution's blocks of rows, after its tail (`ConvStep.after`; off: a step
-of its own, for A/B runs)."""
-COPIED_TAIL_PADS = True
-"""Whether a fused tail whose result a pad copies and other steps also read copies its rows into the
-pad's interior in its own parts, while they are in cache (ResNet-18's stem tail, read by the first
-block's pad and its 1x1 shortcut; off: the pad's copy is a step of its own, for A/B runs)."""
-TAILS_INTO_TRANSPOSED_PADS = True
-"""Whether a fused tail whose result a pad copies through a transpose (ResNet's input shift before the
-layout's transpose and the stem's pad) writes into the pad's interior through the inverse
-permutation (`_fuse_tails_into_transposed_pads`; off: the tail, then the pad's transposing copy)."""
-POOL_IN_PARTS = True
-"""Whether such a convolution split over threads pools the rows each part completes inside that part
-(off: on several threads, the pooling runs after the convolution, split again; for A/B runs)."""
-
-
 def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
     """Give each fused tail that follows a `ConvStep` to it (see the module docstring), and the pad
     of the tail's result, or of the convolution's when it has no tail; returns how many tails and
@@ -345,7 +287,7 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
     tail must read the convolution's result with the result's own indexing (row r of the tail is row
     r of the convolution), and must not write a buffer the convolution reads."""
     fused = 0
-    for t, step in enumerate(steps if FUSE_TAILS else ()):
+    for t, step in enumerate(steps):
         if not isinstance(step, FusedTail):
             continue
         c = t - 1
@@ -360,9 +302,9 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         p = t + 1
         while p < len(steps) and _inert(accesses.get(p)):
             p += 1
-        if FUSE_PADS and p < len(steps) and give_pad(steps, accesses, memory, slot, t, p):
+        if p < len(steps) and give_pad(steps, accesses, memory, slot, t, p):
             fused += 1
-    for p, pad in enumerate(steps if FUSE_PADS else ()):  # a pad of a convolution without a tail
+    for p, pad in enumerate(steps):  # a pad of a convolution without a tail
         if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
             continue
         c = p - 1
@@ -374,21 +316,20 @@ def fuse_conv_epilogues(steps: list, accesses: dict, memory, slot: Callable[[SSA
         result = conv.op.results[0]
         if pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape()):
             continue
-        if FUSE_POOLS and _fuse_pool(steps, accesses, memory, slot, c, p, pad):
+        if _fuse_pool(steps, accesses, memory, slot, c, p, pad):
             fused += 2
             continue
         fused += give_pad(steps, accesses, memory, slot, c, p)
-    for c, conv in enumerate(steps if FUSE_POOLS and FUSE_UNPADDED_POOLS else ()):  # a pool reading the result
+    # A pooling reading the result unpadded (SqueezeNet's stem): strided convolutions only, as the
+    # blocked form would replace VGG-19's stride-1 Winograd 3x3s before their pools (3.5x slower).
+    for c, conv in enumerate(steps):
         if (isinstance(conv, ConvStep) and conv.tail is None and conv.pad is None and conv.pool is None
-                and tuple(conv.geometry.strides) != (1, 1)  # see FUSE_UNPADDED_POOLS
+                and tuple(conv.geometry.strides) != (1, 1)
                 and c in accesses and _fuse_pool(steps, accesses, memory, slot, c, c, None)):
             fused += 1
-    if FUSE_TAIL_PADS:
-        fused += _fuse_tail_pads(steps, accesses, memory, slot)
-    if TAILS_INTO_TRANSPOSED_PADS:
-        fused += _fuse_tails_into_transposed_pads(steps, accesses, memory, slot)
-        if TAILS_INTO_PADS:
-            fused += _fuse_tails_into_pads(steps, accesses, memory, slot)
+    fused += _fuse_tail_pads(steps, accesses, memory, slot)
+    fused += _fuse_tails_into_transposed_pads(steps, accesses, memory, slot)
+    fused += _fuse_tails_into_pads(steps, accesses, memory, slot)
     return fused
 
 
@@ -447,16 +388,16 @@ class TailIntoPad:
         self.tail, self.row_tail, self.pad = tail, rows, pad
         self.members = tail.members  # benchmarks/split_profile.py and the like read a tail's members
         self.kept: tuple[np.ndarray, np.ndarray] | None = None
-        """(the pad's buffer, its interior view) of the last run, while `KEEP_EPILOGUES`."""
+        """(the pad's buffer, its interior view) of the last run."""
         self.through: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         """With a pad that copies a transpose of the tail's result (`PadStep.folded_transpose`): the
         transpose's result shape and the inverse of its permutation, through which the interior is
         viewed as the tail's result (`_fuse_tails_into_transposed_pads`)."""
         self.copies = False
-        """Whether the tail's result is also read elsewhere (`COPIED_TAIL_PADS`): the tail writes it as
-        it is and each part copies its rows into the pad's interior, while they are in cache."""
+        """Whether the tail's result is also read elsewhere: the tail writes it as it is and each part
+        copies its rows into the pad's interior, while they are in cache."""
         self.kept_copy: tuple | None = None
-        """(the tail's rows, the result, the interior, both in one call) of the last run, while `KEEP_EPILOGUES`."""
+        """(the tail's rows, the result, the interior, both in one call) of the last run."""
 
     def rows(self, env: list) -> Callable[[int, int], None]:
         """Bind the pad's buffer (its border filled) and the tail for this run: `rows(r0, r1)` writes
@@ -467,8 +408,7 @@ class TailIntoPad:
             if self.through is not None:
                 inside = np.reshape(inside, self.through[0], copy=False).transpose(self.through[1])
             kept = (padded, inside)
-            if KEEP_EPILOGUES:
-                self.kept = kept
+            self.kept = kept
         if not self.copies:
             return self.row_tail.bind(env, kept[1])
         rows, result, interior = self.row_tail.bind(env), env[self.pad.source], kept[1]
@@ -482,8 +422,7 @@ class TailIntoPad:
                 interior[index] = result[index]
 
             copy = (rows, result, interior, rows_and_copy)
-            if KEEP_EPILOGUES:
-                self.kept_copy = copy
+            self.kept_copy = copy
         return copy[3]
 
     def __call__(self, env: list) -> None:
@@ -493,8 +432,8 @@ class TailIntoPad:
 
 def _fuse_tail_pads(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int]) -> int:
     """Make each fused tail step followed (after bindings) by a pad of its result that nothing else
-    reads a `TailIntoPad` (with `COPIED_TAIL_PADS`, also one whose result is read elsewhere: it then
-    copies its rows into the pad); how many."""
+    reads a `TailIntoPad` (also one whose result is read elsewhere: it then copies its rows into the
+    pad); how many."""
     fused = 0
     for p, pad in enumerate(steps):
         if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
@@ -515,8 +454,7 @@ def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue]
     if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
         return False
     result = tail.members[-1][0].op.results[0]
-    if (pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape())
-            or not (result.has_one_use() or COPIED_TAIL_PADS)):
+    if pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape()):
         return False
     first = tail.members[0][0]
     cut = first.cuts[len(first.op.inputs)]  # the output axis the tail's loop runs along
@@ -665,9 +603,9 @@ def _fuse_pool(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], i
         return False
     conv.pool = (pool, prepare, finish, len(op.inputs))
     # The pad (the pooling) alone reads the result: it need not be written, unless the convolution
-    # runs by Winograd, which the blocked form (per-row GEMMs) would replace (WINOGRAD_POOLS).
-    if (conv.op.results[0].has_one_use() and not (WINOGRAD_POOLS and conv.winograd)
-            and not (POINTWISE_POOLS and conv.pointwise)):
+    # runs by Winograd or is a 1x1 GEMM of the data in place, which the blocked form's per-row GEMMs
+    # would replace (2.25x Winograd's multiply-adds; a copy of the data into strips).
+    if conv.op.results[0].has_one_use() and not conv.winograd and not conv.pointwise:
         conv.blocked = BlockedConvPool.of(conv.geometry, pool, conv.accumulate, conv.constant_weight,
                                           conv.reuse_views)
     steps[q], steps[c], steps[p] = conv, _no_op, _no_op

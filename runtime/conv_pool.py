@@ -9,8 +9,8 @@ those rows complete, keeping the rows the next windows still need (`window - str
 the next block: everything stays in cache, and the convolution's result is never written (its only
 reader is the pad that the pooling replaces, `conv_epilogue._fuse_pool`, or the pooling itself when it
 reads the result unpadded: SqueezeNet's and Inception v1's stems). Not for a convolution computed by
-Winograd (`conv_epilogue.WINOGRAD_POOLS`): its per-row GEMMs do 2.25-4x Winograd's multiply-adds; nor a
-1x1 stride-1 one, whose data is its patch matrix, one GEMM in place (`conv_epilogue.POINTWISE_POOLS`).
+Winograd: its per-row GEMMs do 2.25-4x Winograd's multiply-adds; nor a 1x1 stride-1 one, whose data
+is its patch matrix, one GEMM in place (`conv_epilogue._fuse_pool`).
 
 No patch matrix is copied. Channels-last, a kernel row's (kw, c) is one contiguous run of an input
 row (21 floats for the stem), so the block's input rows are copied once into *strips*: per output

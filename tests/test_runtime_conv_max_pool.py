@@ -147,11 +147,9 @@ def test_conv_computes_the_max_pool_of_its_padded_result(threads, layout, case, 
                                         ((1, 34, 34, 8), 8)])
 def test_winograd_conv_computes_the_max_pool_in_row_blocks(threads, x_shape, f, blas_workers, monkeypatch):
     """A constant-weight 3x3 conv followed by ResNet's pool, the pool its result's only reader: the
-    convolution keeps its Winograd kernel (in blocks of tile rows; `conv_epilogue.WINOGRAD_POOLS`), not
-    the blocked im2col form, and pools the rows each block completes; F(2x2) and F(4x4), a batch, unequal
-    sides, 1 and 2 threads. With the flag off the blocked form replaces Winograd."""
+    convolution keeps its Winograd kernel (in blocks of tile rows), not the blocked im2col form, and
+    pools the rows each block completes; F(2x2) and F(4x4), a batch, unequal sides, 1 and 2 threads."""
     from xrelay.runtime import conv as conv_kernels
-    from xrelay.runtime import conv_epilogue
 
     monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 20_000)
     calls = []
@@ -175,14 +173,6 @@ def test_winograd_conv_computes_the_max_pool_in_row_blocks(threads, x_shape, f, 
         want, _ = expected("nhwc", data, w, 1, (1, 1), (1, 1), 3, 2, 1, -np.inf)
         np.testing.assert_allclose(program(data)[0], want, rtol=1e-4, atol=1e-4)
     assert len(calls) >= 2  # Winograd ran, in more than one block or part per call
-    monkeypatch.setattr(conv_epilogue, "WINOGRAD_POOLS", False)
-    program = LinalgProgram(Parser(make_context(), text).parse_module())
-    convs = [step for step in program.steps if isinstance(step, ConvStep)]
-    assert convs[0].winograd and convs[0].blocked is not None
-    calls.clear()
-    np.testing.assert_allclose(program(x)[0], expected("nhwc", x, w, 1, (1, 1), (1, 1), 3, 2, 1, -np.inf)[0],
-                               rtol=1e-4, atol=1e-4)
-    assert calls == []
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -190,27 +180,24 @@ def test_winograd_conv_computes_the_max_pool_in_row_blocks(threads, x_shape, f, 
 def test_pointwise_conv_computes_the_pool_from_its_result(threads, x_shape, f, pool_stride, blas_workers,
                                                           monkeypatch):
     """A 1x1 stride-1 convolution (Inception v2's pool projections) before a padded pool, the pool its
-    only reader: it stays one GEMM of the data, the pool computed from its rows
-    (`conv_epilogue.POINTWISE_POOLS`), not the blocked form; numpy's answer on 1 and 2 threads, a batch,
-    odd sizes. With the flag off the blocked form takes it."""
-    from xrelay.runtime import conv_epilogue, linalg_conv
+    only reader: it stays one GEMM of the data, the pool computed from its rows, not the blocked form;
+    numpy's answer on 1 and 2 threads, a batch, odd sizes."""
+    from xrelay.runtime import linalg_conv
 
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
     rng = np.random.default_rng(23)
     x = rng.standard_normal(x_shape).astype(np.float32)
     w = rng.standard_normal((1, 1, x_shape[3], f)).astype(np.float32)
     text, _ = source("nhwc", x.shape, w.shape, 1, (1, 1), (1, 1), 3, pool_stride, 1, NEG_INF, w)
-    for flag in (True, False):
-        monkeypatch.setattr(conv_epilogue, "POINTWISE_POOLS", flag)
-        program = LinalgProgram(Parser(make_context(), text).parse_module())
-        convs = [step for step in program.steps if isinstance(step, ConvStep)]
-        assert len(convs) == 1 and convs[0].pool is not None and convs[0].pointwise
-        assert (convs[0].blocked is None) == flag
-        blas_workers(threads)
-        for scale in (1.0, -2.0):
-            data = x * np.float32(scale)
-            want, _ = expected("nhwc", data, w, 1, (1, 1), (1, 1), 3, pool_stride, 1, -np.inf)
-            np.testing.assert_allclose(program(data)[0], want, rtol=1e-4, atol=1e-4)
+    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    convs = [step for step in program.steps if isinstance(step, ConvStep)]
+    assert len(convs) == 1 and convs[0].pool is not None and convs[0].pointwise
+    assert convs[0].blocked is None
+    blas_workers(threads)
+    for scale in (1.0, -2.0):
+        data = x * np.float32(scale)
+        want, _ = expected("nhwc", data, w, 1, (1, 1), (1, 1), 3, pool_stride, 1, -np.inf)
+        np.testing.assert_allclose(program(data)[0], want, rtol=1e-4, atol=1e-4)
 
 
 def test_winograd_applies_hand_cases():
@@ -465,11 +452,10 @@ UNPADDED_CASES = [  # x (N, H, W, C), kernel, conv stride, pool, pool stride, po
 @pytest.mark.parametrize("layout", ["nhwc", "nchw"])
 @pytest.mark.parametrize("case", UNPADDED_CASES)
 def test_conv_computes_the_max_pool_of_its_unpadded_result(threads, layout, case, blas_workers, monkeypatch):
-    """A max pool reading a convolution's result with no pad between (conv_epilogue.FUSE_UNPADDED_POOLS):
-    the convolution's step computes it (block by block with the convolution, the pool being the
-    result's only reader; channels-first, from the whole result), no pooling step is left, and the answer is numpy's. With
-    the flag off the pooling stays a step of its own."""
-    from xrelay.runtime import conv_epilogue, linalg_conv
+    """A max pool reading a convolution's result with no pad between: the convolution's step computes
+    it (block by block with the convolution, the pool being the result's only reader; channels-first,
+    from the whole result), no pooling step is left, and the answer is numpy's."""
+    from xrelay.runtime import linalg_conv
 
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
     x_shape, k, conv_stride, pool, pool_stride, dilation = case
@@ -493,10 +479,6 @@ def test_conv_computes_the_max_pool_of_its_unpadded_result(threads, layout, case
         data = x * np.float32(scale)
         want, _ = expected(layout, data, w, conv_stride, (0, 0), (0, 0), pool, pool_stride, dilation, -np.inf)
         np.testing.assert_allclose(program(data, w)[0], want, rtol=1e-4, atol=1e-4)
-    monkeypatch.setattr(conv_epilogue, "FUSE_UNPADDED_POOLS", False)
-    program = LinalgProgram(Parser(make_context(), text).parse_module())
-    assert not any(getattr(step, "pool", None) is not None for step in program.steps)
-    assert sum(isinstance(step, FusedTail) for step in program.steps) == 1
 
 
 def test_unpadded_pool_of_a_result_read_elsewhere():
@@ -519,7 +501,7 @@ def test_unpadded_pool_of_a_result_read_elsewhere():
 @pytest.mark.parametrize("layout", ["nhwc", "nchw"])
 def test_unpadded_pool_after_a_stride_1_conv_stays_a_step(layout):
     """A stride-1 convolution keeps its kernel (Winograd for VGG's 3x3s) and the pooling reading its
-    result unpadded stays a step of its own (FUSE_UNPADDED_POOLS takes strided convolutions only)."""
+    result unpadded stays a step of its own (only strided convolutions take it)."""
     rng = np.random.default_rng(21)
     x_shape, w_shape = ((1, 14, 14, 8), (3, 3, 8, 6)) if layout == "nhwc" else ((1, 8, 14, 14), (6, 8, 3, 3))
     x = rng.standard_normal(x_shape).astype(np.float32)

@@ -1,5 +1,5 @@
 """A convolution step (and a tail written into a pad) keeps the epilogue it made for the last run while
-its arrays are the same objects (runtime/conv_epilogue.py `KEEP_EPILOGUES`): a planned program's
+its arrays are the same objects (runtime/conv_epilogue.py `ConvStep.kept`): a planned program's
 later runs reuse it and still compute numpy's answer written here for new inputs, on 1 and 2
 threads and in two processes; arrays that change (a pad buffer, a tail's operand) make a new one."""
 
@@ -12,7 +12,7 @@ from xdsl.parser import Parser
 from tests.test_runtime_conv_epilogue import expected_outputs, source
 from tests.test_runtime_tail_into_pad import source as tail_into_pad_source
 from xrelay.dialects import make_context
-from xrelay.runtime import conv_epilogue, spmd, spmd_fallback
+from xrelay.runtime import spmd, spmd_fallback
 from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
 from xrelay.runtime.linalg_exec import LinalgProgram
 
@@ -88,13 +88,6 @@ def test_conv_step_makes_a_new_epilogue_for_new_arrays(blas_workers):
         assert (kept[0][0][0] is kept[1][0][0]) is plan  # the pad's buffer
 
 
-def test_kept_epilogues_off_makes_them_every_run(blas_workers, monkeypatch):
-    monkeypatch.setattr(conv_epilogue, "KEEP_EPILOGUES", False)
-    program, step, inputs, expected = conv_program(relu_also_returned=False, winograd=True)
-    blas_workers(1)
-    assert run_three_times(program, step, inputs, expected) == [(None, None)] * 3
-
-
 def test_tail_into_pad_reuses_its_views_for_new_inputs(blas_workers):
     shape, low, high = (1, 9, 7, 16), (0, 1, 2, 0), (0, 1, 1, 0)
     program = LinalgProgram(Parser(make_context(), tail_into_pad_source(shape, 3, low, high, False)).parse_module())
@@ -115,11 +108,9 @@ def test_tail_into_pad_reuses_its_views_for_new_inputs(blas_workers):
 
 
 @pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
-@pytest.mark.parametrize("keep", [True, False])
-def test_kept_epilogues_in_two_processes(keep, blas_workers, monkeypatch):
+def test_kept_epilogues_in_two_processes(blas_workers, monkeypatch):
     """Both processes keep their epilogues (each its own copy, made in the first run before the fork
     or in its own first run) and compute the answer for new inputs, split by rows."""
-    monkeypatch.setattr(conv_epilogue, "KEEP_EPILOGUES", keep)
     monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))
     from xrelay.runtime import linalg_conv
 
@@ -133,6 +124,6 @@ def test_kept_epilogues_in_two_processes(keep, blas_workers, monkeypatch):
             for got, want in zip(program(*args), expected(args), strict=True):
                 np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
         assert program.steps.index(step) in program._processes.spmd_steps
-        assert (step.kept is not None) is keep
+        assert step.kept is not None
     finally:
         program.close()

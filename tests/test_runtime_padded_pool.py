@@ -47,7 +47,7 @@ def reference(x: np.ndarray, size, strides, padding, count_include_pad: bool) ->
 
 def program(layout, shape, size, strides, padding, count_include_pad, out_shape):
     """The average pool of the argument, returned with it (a tail before the pad would write into it:
-    `TailIntoPad`, or copy its rows there, `conv_epilogue.COPIED_TAIL_PADS`)."""
+    `TailIntoPad`, or copy its rows there)."""
     x_type = f"tensor<{'x'.join(map(str, shape))}xf32>"
     y_type = f"tensor<{'x'.join(map(str, out_shape))}xf32>"
     text = f"""func.func @main(%x: {x_type}) -> ({y_type}, {x_type}) {{

@@ -1,6 +1,6 @@
 """A fused elementwise tail run as a step of its own whose result only the pad after it reads writes
 its last member into the pad's interior (runtime/conv_epilogue.py `TailIntoPad`): no copy; one whose
-result is also read elsewhere copies its rows into the pad in its own parts (`COPIED_TAIL_PADS`).
+result is also read elsewhere copies its rows into the pad in its own parts.
 Checked against numpy written here, on 1 and 2 threads, channels-last and channels-first."""
 
 from __future__ import annotations
@@ -87,23 +87,6 @@ def test_tail_writes_into_the_pad_that_alone_reads_it(threads, shape, channel_ax
         x = rng.standard_normal(shape).astype(np.float32)
         relu = np.maximum(x.astype(np.float64) + b, 0)
         padded = np.pad(relu, list(zip(low, high)), constant_values=0.5)
-
-
-def test_without_copied_tail_pads_a_tail_also_returned_is_padded_by_its_own_step(monkeypatch):
-    from xrelay.runtime import conv_epilogue
-
-    monkeypatch.setattr(conv_epilogue, "COPIED_TAIL_PADS", False)
-    shape, low, high = (1, 9, 7, 4), (0, 1, 1, 0), (0, 2, 1, 0)
-    program = LinalgProgram(Parser(make_context(), source(shape, 3, low, high, True)).parse_module())
-    assert not any(isinstance(step, TailIntoPad) for step in program.steps)
-    assert any(isinstance(step, PadStep) for step in program.steps)
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal(shape).astype(np.float32)
-    b = rng.standard_normal((1, 1, 1, 4)).astype(np.float32)
-    relu = np.maximum(x.astype(np.float64) + b, 0)
-    got = program(x, b)
-    np.testing.assert_allclose(got[0], np.pad(relu, list(zip(low, high)), constant_values=0.5), rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(got[1], relu, rtol=1e-6, atol=1e-6)
 
 
 def test_split_profile_counts_a_tail_into_pad_as_a_tail():

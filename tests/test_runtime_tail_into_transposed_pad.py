@@ -11,7 +11,7 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime import conv_epilogue, spmd
+from xrelay.runtime import spmd
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.conv_epilogue import TailIntoPad
 from xrelay.runtime.linalg_exec import LinalgProgram
@@ -21,14 +21,15 @@ from xrelay.runtime.plan import FusedTail
 RNG = np.random.default_rng(41)
 
 
-def source(c: int, h: int, w: int, low, high) -> str:
-    """x (1, c, h, w) + a per-channel constant -> transpose to (1, h, w, c) -> pad with -0.5."""
+def source(c: int, h: int, w: int, low, high, shift_returned: bool = False) -> str:
+    """x (1, c, h, w) + a per-channel constant -> transpose to (1, h, w, c) -> pad with -0.5 (and the
+    shifted x, with `shift_returned`)."""
     x, t = f"tensor<1x{c}x{h}x{w}xf32>", f"tensor<1x{h}x{w}x{c}xf32>"
     padded = [n + lo + hi for n, lo, hi in zip((1, h, w, c), low, high)]
     p = f"tensor<{'x'.join(map(str, padded))}xf32>"
     shift = ", ".join(f"[[{v!r}]]" for v in (np.arange(c, dtype=np.float32) * 0.25 - 0.5).tolist())
     return f"""
-func.func @main(%x: {x}) -> {p} {{
+func.func @main(%x: {x}) -> ({p}{f", {x}" if shift_returned else ""}) {{
   %shift = arith.constant dense<[{shift}]> : tensor<{c}x1x1xf32>
   %e0 = tensor.empty() : {x}
   %s = linalg.generic {{indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (b, 0, 0)>,
@@ -45,7 +46,7 @@ func.func @main(%x: {x}) -> {p} {{
     %c = arith.constant -0.5 : f32
     tensor.yield %c : f32
   }} : {t} to {p}
-  func.return %p : {p}
+  func.return %p{", %s" if shift_returned else ""} : {p}{f", {x}" if shift_returned else ""}
 }}
 """
 
@@ -81,14 +82,17 @@ def test_tail_writes_into_the_transposed_pad(threads, c, h, w, low, high, blas_w
         np.testing.assert_allclose(program(x)[0], expected(x, low, high), rtol=1e-6, atol=1e-6)
 
 
-def test_without_the_flag_the_pad_copies_through_the_transpose(monkeypatch):
-    monkeypatch.setattr(conv_epilogue, "TAILS_INTO_TRANSPOSED_PADS", False)
+def test_a_shift_also_returned_is_copied_through_the_transpose():
+    """The tail's result read elsewhere too: it is written as it is, and the pad copies it."""
     c, h, w, low, high = CASES[0]
-    program = LinalgProgram(Parser(make_context(), source(c, h, w, low, high)).parse_module())
+    program = LinalgProgram(Parser(make_context(), source(c, h, w, low, high, True)).parse_module())
     assert not fused(program)
     assert any(isinstance(step, PadStep) and step.folded_transpose for step in program.steps)
     x = RNG.standard_normal((1, c, h, w)).astype(np.float32)
-    np.testing.assert_allclose(program(x)[0], expected(x, low, high), rtol=1e-6, atol=1e-6)
+    padded, shifted = program(x)
+    np.testing.assert_allclose(padded, expected(x, low, high), rtol=1e-6, atol=1e-6)
+    shift = (np.arange(c, dtype=np.float32) * 0.25 - 0.5).reshape(c, 1, 1)
+    np.testing.assert_allclose(shifted, x + shift, rtol=1e-6, atol=1e-6)
 
 
 BIG = (3, 160, 140, (0, 3, 3, 0), (0, 3, 3, 0))  # 67200 points: big enough to split (LONG_SPLIT_LOOP_MIN_POINTS)

@@ -1,7 +1,7 @@
 """A tail into a pad that reads the residual sum a convolution's own tail computes (ResNet's blocks:
 the sum is also the next block's residual, so its bias-add and ReLU into the next convolution's pad
 are a step of their own) runs on that convolution's blocks of rows, after its tail
-(runtime/conv_epilogue.py `ConvStep.after`, `TAILS_INTO_PADS`). Checked against numpy written here,
+(runtime/conv_epilogue.py `ConvStep.after`). Checked against numpy written here,
 on 1 and 2 threads and in two processes, 1x1 and 3x3, stride 1 and 2, odd sizes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime import conv, conv_epilogue, linalg_conv, spmd
+from xrelay.runtime import conv, linalg_conv, spmd
 from xrelay.runtime import plan as split_plan
 from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
 from xrelay.runtime.linalg_exec import LinalgProgram
@@ -130,16 +130,6 @@ def test_tail_into_pad_runs_on_the_convolutions_rows(threads, h, c, f, k, stride
         got = program(x, r)
         np.testing.assert_allclose(got[0], padded, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(got[1], total, rtol=1e-4, atol=1e-4)
-
-
-def test_without_the_flag_the_tail_into_pad_is_a_step_of_its_own(monkeypatch):
-    monkeypatch.setattr(conv_epilogue, "TAILS_INTO_PADS", False)
-    text, w, bias, inputs = case(*CASES[0])
-    program = LinalgProgram(Parser(make_context(), text).parse_module())
-    assert not fused_steps(program)
-    assert sum(isinstance(step, TailIntoPad) for step in program.steps) == 1
-    x, r = inputs()
-    np.testing.assert_allclose(program(x, r)[0], expected(x, r, w, bias, 1)[0], rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")

@@ -42,25 +42,6 @@ matrix is computed in blocks of output rows with a patch matrix about this big (
 too). Measured on ResNet's 7x7/2 stem (a 7.4 MB patch matrix): 5.7 -> 4.5 ms on one thread."""
 
 
-CONTIGUOUS_SHARES = True
-"""Whether, in the two-process mode, a convolution split by output channels (few output pixels, many
-filters: ResNet's 7x7 stage) gives each process its share of a constant weight matrix as a
-contiguous copy, made once (`contiguous_share`), instead of a column slice: OpenBLAS packs the
-weight at every call, and a share of whole rows streams from memory faster than half of each row.
-A/B (benchmarks/change_ab.py --threading processes --both --off
-xrelay.runtime.linalg_conv.CONTIGUOUS_SHARES, 2 threads): ResNet-18 0.947, 0.948 and 0.988 (40
-rounds, load 1.7-2.0), ResNet-50 0.986 and 1.006 (20 rounds, load 2.3-2.8); in the thread mode it
-measured level (1.005, load 3.2), so that mode keeps the slices. Costs memory: each process copies
-the shares it computes, together one more copy of those weights (ResNet-18: its 7x7 stage's
-convolutions and the strided ones into the 14x14 and 7x7 stages, about 35 MB)."""
-
-
-PREPARED_VIEWS = True
-"""Whether an im2col convolution built while this is True keeps the views it made for the last call's
-arrays for the next call with the same arrays (`ConvGeometry.im2col_runner`; off: made on every call,
-for A/B runs)."""
-
-
 WINOGRAD_ALGORITHMS = ("winograd-f2", "winograd-f4")
 
 
@@ -170,10 +151,9 @@ class ConvGeometry:
         While `reuse_views[0]` (a planned program: its buffers are the same arrays on every run), the
         views a call makes (patch views and output matrices per part of the rows) are kept for the next
         call with the same arrays, which then costs the copies, the GEMMs and little Python (a one-pixel
-        conv: 30 us a call with `PREPARED_VIEWS` off)."""
+        conv: 30 us a call less)."""
         cache: list = [None, None]
         last: list = [None]  # (data, weight, out, accumulate, the prepared call) of the last call
-        keep_views = PREPARED_VIEWS  # read when the program is built (benchmarks/change_ab.py --off)
 
         def weight_matrix(weight: np.ndarray, w: np.ndarray, k_axes: list[int], f_first: bool) -> np.ndarray:
             if cache[0] is weight:
@@ -186,11 +166,12 @@ class ConvGeometry:
                 return cache[1]
             return matrix
 
+        # In the two-process mode a process's share of a constant weight's filters is a contiguous copy,
+        # made once: OpenBLAS packs the weight every call, and whole rows stream faster than half-rows.
         shares: dict = {}  # contiguous shares of the constant weight matrix (`contiguous_share`)
-        contiguous_shares = CONTIGUOUS_SHARES  # read when the program is built (benchmarks/change_ab.py --off)
 
         def filter_share(matrix: np.ndarray, f0: int, f1: int) -> np.ndarray:
-            if not (contiguous_shares and cache[1] is matrix and spmd.rank is not None):
+            if not (cache[1] is matrix and spmd.rank is not None):
                 return matrix[:, f0:f1]  # a weight that may change, or the thread mode
             return contiguous_share(shares, matrix, f0, f1)
 
@@ -300,7 +281,7 @@ class ConvGeometry:
             call = prepare(weight, x, weight.transpose(self.weight_axes), out.transpose(self.out_axes), accumulate)
             if call is None:
                 return False
-            if keep_views and reuse_views[0]:  # views only: the same arrays give the same views next run
+            if reuse_views[0]:  # views only: the same arrays give the same views next run
                 last[0] = (data, weight, out, accumulate, call)
             call(epilogue)
             return True

@@ -206,13 +206,11 @@ def test_contiguous_share_of_a_weight_matrix_is_made_once():
     assert np.array_equal(linalg_conv.contiguous_share(shares, other, 5, 10), other[:, 5:10])
 
 
-@pytest.mark.parametrize("contiguous", [True, False])
-def test_convolution_split_by_filters_with_contiguous_weight_shares(contiguous, monkeypatch):
+def test_convolution_split_by_filters_with_contiguous_weight_shares(monkeypatch):
     """Few output pixels and many filters: each process multiplies the patches by its share of the
-    constant weight's filters, a contiguous copy made once (`linalg_conv.CONTIGUOUS_SHARES`) or a
-    column slice; new inputs give numpy's answer, and with the second process skipping its parts,
+    constant weight's filters, a contiguous copy made once (`linalg_conv.contiguous_share`); new
+    inputs give numpy's answer, and with the second process skipping its parts,
     a wrong one."""
-    monkeypatch.setattr(linalg_conv, "CONTIGUOUS_SHARES", contiguous)
     monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))  # every call in two processes, however short
     made = []  # the shares rank 0 asked for
     share = linalg_conv.contiguous_share
@@ -244,12 +242,12 @@ def test_convolution_split_by_filters_with_contiguous_weight_shares(contiguous, 
                 assert close != skip
         finally:
             program.close()
-    assert set(made) == ({(0, 48)} if contiguous else set())  # rank 0's share of the 96 filters
+    assert set(made) == {(0, 48)}  # rank 0's share of the 96 filters
 
 
 def test_winograd_convolution_with_its_max_pool_runs_on_both_processes(monkeypatch):
     """Inception v2's 3x3/1 convolution before a 3x3/2 max pool (pad 1), the pool its only reader: the
-    step keeps its Winograd kernel (`conv_epilogue.WINOGRAD_POOLS`, not the blocked form), split over
+    step keeps its Winograd kernel (not the blocked form), split over
     both processes, then pools; numpy's answer on new inputs, a wrong one with the second process
     skipping its parts."""
     monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))

@@ -22,11 +22,6 @@ from xrelay.runtime.contraction_plan import ContractionStep, SplitTail
 from xrelay.runtime.plan import FusedTail
 from xrelay.runtime.threads import worth_splitting
 
-BIND_STEPS = True
-"""Whether a planned program on one thread runs its steps' kept kernel calls (read after each run;
-off: every step runs whole, for A/B runs)."""
-
-
 def bind(program, env: list) -> list:
     """`program`'s body as functions of the environment, each step whose slots are all fixed and whose
     calls are kept for this run's arrays (`env`, as a run on one thread left it) replaced by them."""

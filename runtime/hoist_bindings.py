@@ -37,11 +37,6 @@ from xrelay.runtime.depthwise import DepthwiseStep
 from xrelay.runtime.plan import FusedTail
 from xrelay.runtime.shuffle_tail import ShuffledTail
 
-HOIST_BINDINGS = True
-"""Whether a planned program's binding steps are hoisted into the prologue (read when the plan is
-bound; off: every binding step runs on every run, for A/B runs)."""
-
-
 def binds_out_operands(step) -> bool:
     """Whether `step` binds every result slot it binds to its out operand's array as it is bound when
     the step runs (the `finish` of `LinalgProgram._compile` on arrays `prepare` gave)."""

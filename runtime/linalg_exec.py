@@ -208,8 +208,8 @@ class LinalgProgram:
             # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
             self._bound = [None] * len(self.slots)
             self.schedule.bind(self.steps, self._bound)
-            if hoist_bindings.HOIST_BINDINGS:  # and the steps binding only views of them
-                self.schedule.hoist(hoist_bindings.hoist(self, self._bound))
+            # and the steps binding only views of them (runtime/hoist_bindings.py)
+            self.schedule.hoist(hoist_bindings.hoist(self, self._bound))
 
     def close(self) -> None:
         """End the second process of the "processes" threading, if any (also when collected)."""
@@ -512,15 +512,14 @@ class LinalgProgram:
                     steps[index](env)
             else:  # one thread: the steps' kept calls once made for these bindings (runtime/bound_steps.py)
                 fast = self._fast
-                if fast is not None and fast[0] is self._bound and bound_steps.BIND_STEPS:
+                if fast is not None and fast[0] is self._bound:
                     for step in fast[1]:
                         step(env)
                 else:
                     steps = self.steps
                     for index in self.schedule.body:
                         steps[index](env)
-                    if bound_steps.BIND_STEPS:
-                        self._fast = (self._bound, bound_steps.bind(self, env))
+                    self._fast = (self._bound, bound_steps.bind(self, env))
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 

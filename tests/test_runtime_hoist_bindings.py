@@ -9,7 +9,7 @@ from test_runtime_shuffle_tail import case, reference, unit_head
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime import hoist_bindings, spmd
+from xrelay.runtime import spmd
 from xrelay.runtime.linalg_exec import LinalgProgram
 from xrelay.runtime.threads import set_blas_threads
 
@@ -61,25 +61,20 @@ def check_hoisted_bindings(program: LinalgProgram, x: np.ndarray) -> int:
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("groups, group_channels, h, w, stride, residual",
                          [(3, 4, 7, 6, 1, True), (3, 5, 9, 8, 2, False), (2, 3, 1, 1, 1, True)])
-def test_the_unit_head_hoists_its_views_and_matches_numpy(groups, group_channels, h, w, stride, residual, threads,
-                                                          monkeypatch):
+def test_the_unit_head_hoists_its_views_and_matches_numpy(groups, group_channels, h, w, stride, residual, threads):
     x, w_gcf, hwio, bias, dw = case(groups, group_channels, h, w, residual)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), groups, stride, residual), to="linalg")
     hoisted = LinalgProgram(module)
-    monkeypatch.setattr(hoist_bindings, "HOIST_BINDINGS", False)
-    plain = LinalgProgram(module)
     # The shuffle's reshapes and the dropped fills' aliases run once, at bind time: only the
     # argument's transpose (it reads the argument) is left binding in the body.
-    assert len(hoisted_steps(hoisted)) >= 4 and hoisted_steps(plain) == []
-    assert binding_steps_in_body(hoisted) <= 1 < binding_steps_in_body(plain)
-    assert len(hoisted.schedule.body) + len(hoisted_steps(hoisted)) == len(plain.schedule.body)
+    assert len(hoisted_steps(hoisted)) >= 4
+    assert binding_steps_in_body(hoisted) <= 1
     set_blas_threads(threads)
     try:
         for run in range(3):  # a new argument each run, and the same one changed in place
             expected = reference(x, w_gcf, bias, dw, groups, stride, residual)
-            for program in (hoisted, plain):
-                (got,) = program(x)
-                np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+            (got,) = hoisted(x)
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
             if run == 0:
                 x = RNG.standard_normal(x.shape).astype(np.float32)
             else:
@@ -107,7 +102,7 @@ def residual_unit(x_shape, w1, w2):
     return make_module({"x": x_shape}, body)
 
 
-def test_a_residual_unit_with_views_of_results_matches_numpy(monkeypatch):
+def test_a_residual_unit_with_views_of_results_matches_numpy():
     """Views of results (reshapes, a channel slice that the last reshape must copy) next to a residual
     add: the copying reshape stays in the body, every run matches numpy."""
     n, h, w, c = 1, 5, 6, 8
@@ -115,20 +110,18 @@ def test_a_residual_unit_with_views_of_results_matches_numpy(monkeypatch):
     w1, w2 = (RNG.standard_normal((1, 1, c, c)).astype(np.float32) for _ in range(2))
     module = lower(residual_unit(x.shape, w1, w2), to="linalg")
     program = LinalgProgram(module)
-    monkeypatch.setattr(hoist_bindings, "HOIST_BINDINGS", False)
-    plain = LinalgProgram(module)
-    assert hoisted_steps(program) and binding_steps_in_body(program) < binding_steps_in_body(plain)
+    assert hoisted_steps(program)
     for _ in range(3):
         y = np.maximum(np.einsum("nhwc,cf->nhwf", x.astype(np.float64), w1[0, 0]), 0)
         out = np.maximum(np.einsum("nhwc,cf->nhwf", y, w2[0, 0]) + x, 0)
         expected = out[..., : c // 2].reshape(n, -1)
-        for p in (program, plain):
-            (got,) = p(x)
-            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+        (got,) = program(x)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
         x = RNG.standard_normal(x.shape).astype(np.float32)
     check_hoisted_bindings(program, x)
     # The last reshape copies (a channel slice is not contiguous): never hoisted.
-    last_view = max(i for i in plain.schedule.body if getattr(plain.steps[i], "binding", False))
+    steps = [*program.schedule.body, *hoisted_steps(program)]  # the body before hoisting
+    last_view = max(i for i in steps if getattr(program.steps[i], "binding", False))
     assert last_view in program.schedule.body
 
 

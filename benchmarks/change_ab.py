@@ -1,7 +1,7 @@
 """A change measured A/B: the model built without it and with it, run alternately in one process.
 
     .venv/bin/python benchmarks/change_ab.py --model onnx:densenet121 [--threads 1,2] [--rounds 30]
-        [--off xrelay.runtime.conv_epilogue.FUSE_POOLS ...] [--without-pass PreActivationShift ...]
+        [--off xrelay.runtime.plan.MIN_SPLIT_ELEMENTS=0 ...] [--without-pass PreActivationShift ...]
         [--threading processes [--both]]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights

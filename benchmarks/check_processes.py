@@ -8,7 +8,7 @@ Each model (an ONNX zoo model's name, or `resnet18` for xrelay's own; default: a
 on 2 threads from a program's third call, runtime/spmd.py), each printed as its largest difference
 relative to the reference's largest magnitude. The benchmarks' error columns check a program's first
 call, which runs on threads; this checks the mode users get from then on. Above 1e-4 is a bug (exit
-status 1). `--off`/`--on` set a module flag before compiling (e.g. `--off xrelay.runtime.conv_epilogue.FUSE_POOLS`).
+status 1). `--off`/`--on` set a module flag before compiling (e.g. `--on xrelay.runtime.spmd.CHECK_BINDINGS`).
 """
 
 from __future__ import annotations

@@ -195,3 +195,22 @@ def test_devices_are_output_files(capsys, tmp_path, onnx_relu):
                            str(tmp_path / "x.npy"), "-o", "/dev/stdout"], capture_output=True, check=False)
     assert done.returncode == 0, done.stderr
     np.testing.assert_array_equal(np.load(io.BytesIO(done.stdout)), np.maximum(x, 0))
+
+
+def test_upstream_dealloc_left_unlowered_says_how_to_lower_it(capsys, tmp_path):
+    path = tmp_path / "dealloc.mlir"
+    path.write_text("""\
+func.func @main(%a: memref<2xf32>) -> memref<2xf32> {
+  %true = arith.constant true
+  bufferization.dealloc (%a : memref<2xf32>) if (%true)
+  func.return %a : memref<2xf32>
+}
+""")
+    np.save(tmp_path / "a.npy", np.ones(2, np.float32))
+    status, out, err = call(capsys, xrelay_run.main, path, "--input", tmp_path / "a.npy")
+    assert (status, out) == (1, "")
+    assert err.splitlines() == [
+        f"{path}:3:3: error: Operation bufferization.dealloc is not registered (xrelay runs upstream's bufferized "
+        "code after its deallocation is lowered: iree-opt --ownership-based-buffer-deallocation "
+        "--buffer-deallocation-simplification --bufferization-lower-deallocations, as README.md shows)",
+        "  bufferization.dealloc (%a : memref<2xf32>) if (%true)", "  " + "^" * len("bufferization.dealloc")]

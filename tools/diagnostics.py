@@ -106,6 +106,13 @@ _OP_NAME = re.compile(r'(?:[%][^=]*=\s*)?"?([A-Za-z_][\w.$-]*)')
 
 _UNREGISTERED = re.compile(r"Operation (\S+) is not registered")
 
+_UNREGISTERED_HINTS = {
+    "bufferization.dealloc": " (xrelay runs upstream's bufferized code after its deallocation is lowered: "
+    "iree-opt --ownership-based-buffer-deallocation --buffer-deallocation-simplification "
+    "--bufferization-lower-deallocations, as README.md shows)",
+}
+"""What to do about an op upstream pipelines leave that xrelay does not run."""
+
 MAX_CONSTANT_ELEMENTS = 2**27
 """Most elements of a dense constant in parsed text (a splat is expanded element by element)."""
 
@@ -201,8 +208,10 @@ class LocatingParser(Parser):
             # xDSL points after the name; MLIR (and the user) at the name itself.
             text = error.span.input.content
             start = text.rfind(unknown.group(1), 0, error.span.start + 1)
+            message = error.msg + _UNREGISTERED_HINTS.get(unknown.group(1), "")
             if start != -1 and not text[start + len(unknown.group(1)):error.span.start].strip(' "'):
-                return ParseError(Span(start, start + len(unknown.group(1)), error.span.input), error.msg)
+                return ParseError(Span(start, start + len(unknown.group(1)), error.span.input), message)
+            return ParseError(error.span, message)
         if error.msg.strip() == "in block definition":  # xDSL expected a block label: `^bb0`
             if self._current_token.kind is MLIRTokenKind.EOF:
                 return ParseError(error.span, "unexpected end of input: expected '}' to close the region")

@@ -80,7 +80,7 @@ def _pass_selectors(values: Sequence[str] | None, tool: XRelayOptMain, flag: str
     """`--print-ir-after=fold-constant,Infer.*`: names or regexes; a pipeline name also selects its TVM name.
     Selectors match whole names, so a plain name no pass has (a typo) is an error."""
     from xrelay.instrument.pass_manager import known_pass_names, pass_aliases
-    from xrelay.tools.xrelay_opt import load_pass_class
+    from xrelay.tools.pipeline_spec import load_pass_class
 
     selectors = []
     known = None

@@ -8,11 +8,12 @@ STAMP := $(VENV)/.xrelay-installed
 
 setup: $(STAMP)
 
-# Re-installs only when the project's dependencies change; quick when already done.
+# Re-installs only when the project's dependencies change; quick when already done. The venv's own
+# pip (Python 3.11's) installs everything here, so it is not upgraded first (a round trip to the index);
+# --no-compile: Python compiles only the modules that get imported, on first import.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,iree]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev,iree]'
 	touch $(STAMP)
 
 demo: setup
@@ -23,8 +24,11 @@ test: lint pytest lit
 lint: setup
 	$(BIN)/ruff check --no-cache .
 
+# On PYTEST_WORKERS processes (pytest-xdist), each test file on one worker so that a file's cached
+# models are built once; PYTEST_WORKERS=0 runs in this process.
+PYTEST_WORKERS ?= 2
 pytest: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # Whole networks through upstream tools: ResNet-18 from IREE's ONNX import run by xrelay, and every
 # ResNet-50 variant compiled by IREE (minutes).

@@ -356,6 +356,7 @@ def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(plann
 
     monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 30)  # every tail runs whole
     program = LinalgProgram(Parser(make_context(), SOURCE).parse_module(), plan=planned)
+    program.threading = "split"  # in one process: the two-process mode copies the arguments into shared memory
     (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
     rng = np.random.default_rng(1)
     x = rng.standard_normal(SHAPE).astype(np.float32)

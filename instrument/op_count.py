@@ -1,9 +1,10 @@
 """OpCountDiff: the TVM tutorial's RelayCallNodeDiffer as a library instrument.
 
-For every pass that changes how many times some `nn` op occurs, it records
+For every pass that changes how many times some `nn` op or `kernel.dispatch` occurs, it records
 `(depth, pass name, {op name: count after - count before})`, in the order the passes finish (so a
 Sequential comes after its children). `nn.constant`, `func.*` and `builtin.*` ops are not counted —
-Relay's CallNode count sees neither constants nor functions.
+Relay's CallNode count sees neither constants nor functions; a `kernel.dispatch` is counted so that
+kernel formation (passes/kernels) shows in the diff, as Relay's FuseOps shows as new function calls.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from xrelay.instrument.nesting import NestingInstrument, PassFrame
 
 
 def count_ops(mod: Any) -> dict[str, int]:
-    """How many times each `nn` op except `nn.constant` occurs in `mod` (nested regions included)."""
+    """How many times each `nn` op except `nn.constant`, and `kernel.dispatch`, occurs in `mod` (nested
+    regions included)."""
     counts: dict[str, int] = {}
     for op in mod.walk():
         name = op.name
-        if name.startswith("nn.") and name != "nn.constant":
+        if name.startswith("nn.") and name != "nn.constant" or name == "kernel.dispatch":
             counts[name] = counts.get(name, 0) + 1
     return counts
 

@@ -249,3 +249,14 @@ def test_build_for_iree_lets_iree_form_its_dispatches():
     assert not kernels_of(executable.module)
     assert any(op.name == "linalg.matmul" for op in executable.module.walk())  # conv-to-matmul ran
     np.testing.assert_allclose(executable(X), reference(X), rtol=1e-4, atol=1e-6)
+
+
+def test_op_count_diff_shows_kernel_formation():
+    from xrelay.instrument import OpCountDiff
+
+    differ = OpCountDiff()
+    with transform.PassContext(opt_level=3, instruments=[differ]):
+        xrelay.build(parse(MODEL))
+        diff = {name: delta for _, name, delta in differ.get_pass_to_op_diff()}
+    # two convolutions, the max pool, the global average pool's sum, the dense, softmax's max and sum
+    assert diff["FormKernels"] == {"kernel.dispatch": 7}

@@ -133,6 +133,13 @@ class Emitter:
         if src_shape == shape:
             return value
         element_type = ttype.get_element_type()
+        if not shape or not src_shape:  # to or from rank 0: one op, its reassociation empty
+            if not shape:
+                return self.add(tensor.CollapseShapeOp.build(
+                    operands=[value], result_types=[TensorType(element_type, [])],
+                    properties={"reassociation": reassociation([])}))
+            return self.add(tensor.ExpandShapeOp(value, [], reassociation([]), list(shape),
+                                                 TensorType(element_type, shape)))
         if len(src_shape) != 1:
             flat_type = TensorType(element_type, [int(np.prod(src_shape))])
             value = self.add(

@@ -129,6 +129,7 @@ def test_conversion_matches_onnxruntime_at_every_level(name):
             assert g.shape == e.shape and close(g, e.astype(g.dtype)), f"{level}: {g} != {e}"
 
 
+@pytest.mark.slow  # one IREE compilation: 9-50 s on the shared machine
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 def test_every_conversion_through_iree_matches_onnxruntime():
     """All cases in one IREE module (one compilation), each a function of its own."""

@@ -289,6 +289,10 @@ class BodyBuilder:
         """An `index` constant."""
         return self._add(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
+    def add_index_cast(self, value: SSAValue, integer_type: Attribute) -> SSAValue:
+        """An `index` as an integer of `integer_type` (`arith.index_cast`)."""
+        return self._add(arith.IndexCastOp(value, integer_type))
+
     def to_index(self, value: SSAValue) -> SSAValue:
         """An integer scalar as an `index` (`arith.index_cast`)."""
         return self._add(arith.IndexCastOp(value, IndexType()))

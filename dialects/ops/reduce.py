@@ -5,14 +5,17 @@ Kernels: runtime/kernels/reduce.py; lowerings: lowering/to_linalg/reduce.py.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
+from xdsl.dialects.builtin import TensorType, i64
+from xdsl.ir import Attribute
 
 from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape
 from xrelay.dialects.attributes import bool_, ints
 from xrelay.dialects.op_base import DataOp, LayoutRule, nn_op
 
-__all__ = ["MaxOp", "MeanOp", "SumOp"]
+__all__ = ["ArgMaxOp", "ArgMinOp", "MaxOp", "MeanOp", "SumOp"]
 
 
 def reduced_axes(shape: Shape, a: dict) -> tuple[int, ...]:
@@ -69,3 +72,36 @@ class MeanOp(_ReduceOp):
 @nn_op(shape=reduce_nonempty)
 class MaxOp(_ReduceOp):
     name = "nn.max"
+
+
+def arg_reduce(shapes: list[Shape], a: dict) -> Shape:
+    """`reduce_nonempty` over exactly one axis (ONNX's ArgMax and ArgMin take one)."""
+    (data,) = shapes
+    axes = reduced_axes(data, a)
+    if len(axes) != 1:
+        raise ShapeError(f"folds {len(axes)} axes of 'data' {fmt_shape(data)}; it takes exactly one")
+    return reduce_nonempty(shapes, a)
+
+
+class _ArgReduceOp(_ReduceOp):
+    select_last_index = bool_(False)
+    SHAPE_RULE = staticmethod(arg_reduce)
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[TensorType]:
+        return [TensorType(i64, t.get_shape()) for t in super().infer_types(operand_types, attributes)]
+
+
+@nn_op
+class ArgMaxOp(_ArgReduceOp):
+    """The i64 position of the largest element along the one reduced axis: the first such (the
+    first NaN, as numpy's), the last with `select_last_index`."""
+
+    name = "nn.argmax"
+
+
+@nn_op
+class ArgMinOp(_ArgReduceOp):
+    """As nn.argmax, of the smallest element."""
+
+    name = "nn.argmin"

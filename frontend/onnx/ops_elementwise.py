@@ -211,3 +211,14 @@ def logical_not(node):
 def where(node):
     x, y = node.values_alike(1, 2)
     return node.emit("nn.where", node.value(0), x, y)
+
+
+@converter("ArgMax", "ArgMin", needs=("nn.argmax", "nn.argmin"))
+def arg_reduce(node):
+    rank = len(node.shape(0))
+    axis = node.attr("axis", 0)
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    return node.emit("nn.argmax" if node.op_type == "ArgMax" else "nn.argmin", node.value(0), axis=[axis % rank],
+                     keepdims=bool(node.attr("keepdims", 1)),
+                     select_last_index=bool(node.attr("select_last_index", 0)))

@@ -12,7 +12,7 @@ from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
 from xrelay.dialects.ops.reduce import reduced_axes
-from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims, lowest, reassociation
+from xrelay.lowering.builders import PARALLEL, REDUCTION, Emitter, affine_map, dims, is_float, lowest, reassociation
 from xrelay.lowering.to_linalg.base import element_of, lowers, shape_of
 
 
@@ -64,6 +64,48 @@ def _reduction(combine: str, mean: bool = False):
     return lower
 
 
+def _arg_reduction(combine: str):
+    def lower(op: Operation, e: Emitter) -> list[SSAValue]:
+        (data,) = op.operands
+        shape = shape_of(data)
+        rank = len(shape)
+        element_type = data.type.get_element_type()
+        attrs = op.attrs()
+        (axis,) = reduced_axes(shape, attrs)
+        kept = [i for i in range(rank) if i != axis]
+        kept_shape = [shape[i] for i in kept]
+        loops = dims(rank)
+        iterators = [REDUCTION if i == axis else PARALLEL for i in range(rank)]
+        to_kept = affine_map(rank, [loops[i] for i in kept])
+        start = lowest(element_type) if combine == "max" else -lowest(element_type) if is_float(element_type) \
+            else (1 << (element_type.width.data - 1)) - 1
+        extreme = e.generic([data], e.filled(start, kept_shape, element_type), [affine_map(rank, loops), to_kept],
+                            iterators, lambda b, args: b.binary(combine, args[0], args[1]))
+        # The position: the first (last) where the element is the extreme, or is NaN (the extreme is
+        # then NaN: numpy's argmax and argmin give the first NaN).
+        last = bool(attrs["select_last_index"])
+        none = -1 if last else shape[axis]
+
+        def position(b, args):
+            x, best, acc = args
+            hit = b.compare_values("eq", x, best)
+            if is_float(x.type):
+                hit = b.logical("or", hit, b.compare("une", x, x))  # x is NaN
+            here = b.add_index_cast(b.loop_index(axis), acc.type)
+            return b.binary("max" if last else "min", acc, b.select(hit, here, b.scalar(none, acc.type)))
+
+        index = e.generic([data, extreme], e.filled(none, kept_shape, element_of(op)),
+                          [affine_map(rank, loops), to_kept, to_kept], iterators, position)
+        out_shape = shape_of(op.results[0])
+        return [index if list(out_shape) == kept_shape else _keep_dims(e, index, out_shape, kept)]
+
+    lower.__doc__ = (f"nn.arg{combine} → a reduction generic for the {combine}imum, then one for the first (last) "
+                     "position holding it (`linalg.index`).")
+    return lower
+
+
+lowers(nn.ArgMaxOp)(_arg_reduction("max"))
+lowers(nn.ArgMinOp)(_arg_reduction("min"))
 lowers(nn.SumOp)(_reduction("add"))
 lowers(nn.MeanOp)(_reduction("add", mean=True))
 lowers(nn.MaxOp)(_reduction("max"))

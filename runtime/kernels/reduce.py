@@ -30,3 +30,21 @@ def mean(attrs: dict, data):
 def max_(attrs: dict, data):
     """Maximum over the reduced axes (NaN wins, as numpy's)."""
     return np.max(data, axis=_axes(attrs, data), keepdims=bool(attrs.get("keepdims", False)))
+
+
+def _arg(fn):
+    def arg_reduce(attrs: dict, data):
+        (axis,) = _axes(attrs, data)
+        keepdims = bool(attrs.get("keepdims", False))
+        if attrs.get("select_last_index", False):
+            last = data.shape[axis] - 1
+            return (last - fn(np.flip(data, axis), axis=axis, keepdims=keepdims)).astype(np.int64)
+        return fn(data, axis=axis, keepdims=keepdims).astype(np.int64)
+
+    arg_reduce.__doc__ = f"``np.{fn.__name__}`` along the one reduced axis, as int64 (the last position " \
+                         "with select_last_index)."
+    return arg_reduce
+
+
+kernel(nn.ArgMaxOp)(_arg(np.argmax))
+kernel(nn.ArgMinOp)(_arg(np.argmin))

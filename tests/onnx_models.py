@@ -132,3 +132,33 @@ def zoo_inputs(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     inits = {init.name for init in proto.graph.initializer}
     (name,) = [i.name for i in proto.graph.input if i.name not in inits]
     return {name: np.random.default_rng(1).random((1, 3, 224, 224), dtype=np.float32)}
+
+
+def run_through_iree(cases: Mapping[str, tuple[onnx.ModelProto, Mapping[str, np.ndarray]]]) -> dict[str, list]:
+    """Each model imported by `from_onnx`, lowered to linalg and compiled by IREE as one function of
+    a single module (one compilation for all), run on its inputs: name -> its outputs."""
+    import iree.runtime as ireert
+    from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+    from xrelay.dialects.arguments import argument_names
+    from xrelay.frontend import from_onnx
+    from xrelay.lowering import lower
+    from xrelay.runtime import iree_backend
+
+    functions, calls = [], {}
+    for name, (proto, inputs) in cases.items():
+        module, params = from_onnx(proto)
+        (function,) = lower(module, to="linalg").body.block.ops
+        calls[name] = [{**inputs, **params}[n] for n in argument_names(function)]
+        function.detach()
+        function.sym_name = StringAttr(name)
+        functions.append(function)
+    vmfb = iree_backend.compile_vmfb(str(ModuleOp(functions)))
+    context = ireert.SystemContext(config=ireert.Config("local-task"))
+    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
+    results = {}
+    for name, arguments in calls.items():
+        got = context.modules.module[name](*arguments)
+        got = list(got) if isinstance(got, list | tuple) else [got]
+        results[name] = [np.asarray(g.to_host() if hasattr(g, "to_host") else g) for g in got]
+    return results

@@ -7,11 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_models import close, model, run_onnxruntime
+from onnx_models import close, model, run_onnxruntime, run_through_iree
 from op_levels import LEVELS
-from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from xrelay.dialects.arguments import argument_names
 from xrelay.frontend import from_onnx
 from xrelay.frontend.onnx import OnnxImportError
 from xrelay.lowering import lower
@@ -65,26 +63,10 @@ def test_attention_scores_are_one_batch_matmul_without_transposes():
 @pytest.mark.slow  # one IREE compilation: 9-50 s on the shared machine
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 def test_every_einsum_through_iree_matches_onnxruntime():
-    """All cases in one IREE module (one compilation), each a function of its own."""
-    import iree.runtime as ireert
-
-    functions, runs = [], []
-    for name in sorted(CASES):
-        proto, inputs, _ = _case(name)
-        module, params = from_onnx(proto)
-        (function,) = lower(module, to="linalg").body.block.ops
-        arguments = [{**inputs, **params}[n] for n in argument_names(function)]
-        function.detach()
-        function.sym_name = StringAttr(name)
-        functions.append(function)
-        runs.append((name, arguments, run_onnxruntime(proto, inputs)[0]))
-    vmfb = iree_backend.compile_vmfb(str(ModuleOp(functions)))
-    context = ireert.SystemContext(config=ireert.Config("local-task"))
-    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
-    for name, arguments, expected in runs:
-        got = context.modules.module[name](*arguments)
-        got = np.asarray(got.to_host() if hasattr(got, "to_host") else got)
-        assert close(got, expected, rtol=1e-5), name
+    cases = {name: _case(name)[:2] for name in sorted(CASES)}
+    for name, (got,) in run_through_iree(cases).items():
+        proto, inputs = cases[name]
+        assert close(got, run_onnxruntime(proto, inputs)[0], rtol=1e-5), name
 
 
 @pytest.mark.parametrize("equation, shapes, message", [

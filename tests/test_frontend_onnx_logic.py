@@ -7,11 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_models import close, model, run_onnxruntime
+from onnx_models import close, model, run_onnxruntime, run_through_iree
 from op_levels import LEVELS, run_lowered, run_nn, single_op_module
-from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from xrelay.dialects.arguments import argument_names
 from xrelay.frontend import from_onnx
 from xrelay.lowering import lower
 from xrelay.runtime import iree_backend, run
@@ -132,25 +130,8 @@ def test_conversion_matches_onnxruntime_at_every_level(name):
 @pytest.mark.slow  # one IREE compilation: 9-50 s on the shared machine
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 def test_every_conversion_through_iree_matches_onnxruntime():
-    """All cases in one IREE module (one compilation), each a function of its own."""
-    functions, runs = [], []
-    for name in sorted(CASES):
-        proto, inputs = _case(name)
-        module, params = from_onnx(proto)
-        (function,) = lower(module, to="linalg").body.block.ops
-        arguments = [{**inputs, **params}[n] for n in argument_names(function)]
-        function.detach()
-        function.sym_name = StringAttr(name)
-        functions.append(function)
-        runs.append((name, arguments, run_onnxruntime(proto, inputs)))
-    import iree.runtime as ireert
-
-    vmfb = iree_backend.compile_vmfb(str(ModuleOp(functions)))
-    context = ireert.SystemContext(config=ireert.Config("local-task"))
-    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
-    for name, arguments, expected in runs:
-        got = context.modules.module[name](*arguments)
-        got = list(got) if isinstance(got, list | tuple) else [got]
-        for g, e in zip(got, expected, strict=True):
-            g = np.asarray(g.to_host() if hasattr(g, "to_host") else g)
+    cases = {name: _case(name) for name in sorted(CASES)}
+    for name, got in run_through_iree(cases).items():
+        proto, inputs = cases[name]
+        for g, e in zip(got, run_onnxruntime(proto, inputs), strict=True):
             assert g.shape == e.shape and close(g, e.astype(g.dtype)), name

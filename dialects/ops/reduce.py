@@ -12,10 +12,10 @@ from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Attribute
 
 from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape
-from xrelay.dialects.attributes import bool_, ints
+from xrelay.dialects.attributes import bool_, int_, ints
 from xrelay.dialects.op_base import DataOp, LayoutRule, nn_op
 
-__all__ = ["ArgMaxOp", "ArgMinOp", "MaxOp", "MeanOp", "SumOp"]
+__all__ = ["ArgMaxOp", "ArgMinOp", "CumSumOp", "MaxOp", "MeanOp", "SumOp"]
 
 
 def reduced_axes(shape: Shape, a: dict) -> tuple[int, ...]:
@@ -105,3 +105,22 @@ class ArgMinOp(_ArgReduceOp):
     """As nn.argmax, of the smallest element."""
 
     name = "nn.argmin"
+
+
+def cumsum(shapes: list[Shape], a: dict) -> Shape:
+    (data,) = shapes
+    if a["axis"] is None:
+        raise ShapeError("needs an axis (Relay's flattened form, axis None, is not taken)")
+    check_axis(a["axis"], len(data), "data", data)
+    return data
+
+
+@nn_op(shape=cumsum, layout=LayoutRule.SENSITIVE)
+class CumSumOp(DataOp):
+    """Running sums along `axis`: element i sums 0..i (`exclusive`: 0..i-1; `reverse`: i..n-1, or
+    i+1..n-1 with both), in the operand's type."""
+
+    name = "nn.cumsum"
+    axis = int_()
+    exclusive = bool_(False)
+    reverse = bool_(False)

@@ -222,3 +222,13 @@ def arg_reduce(node):
     return node.emit("nn.argmax" if node.op_type == "ArgMax" else "nn.argmin", node.value(0), axis=[axis % rank],
                      keepdims=bool(node.attr("keepdims", 1)),
                      select_last_index=bool(node.attr("select_last_index", 0)))
+
+
+@converter("CumSum", needs=("nn.cumsum",))
+def cumsum(node):
+    rank = len(node.shape(0))
+    axis = int(node.required_static(1, "the axis").reshape(-1)[0])
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    return node.emit("nn.cumsum", node.value(0), axis=axis % rank, exclusive=bool(node.attr("exclusive", 0)),
+                     reverse=bool(node.attr("reverse", 0)))

@@ -106,6 +106,30 @@ def _arg_reduction(combine: str):
 
 lowers(nn.ArgMaxOp)(_arg_reduction("max"))
 lowers(nn.ArgMinOp)(_arg_reduction("min"))
+@lowers(nn.CumSumOp)
+def lower_cumsum(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.cumsum → one generic over the result's loops and a reduction loop k along the axis:
+    element i adds `x[k]` where k <= i (k < i exclusive; k >= i, k > i reversed)."""
+    (data,) = op.operands
+    shape = shape_of(data)
+    rank = len(shape)
+    attrs = op.attrs()
+    axis = attrs["axis"] % rank
+    loops = dims(rank + 1)
+    source = affine_map(rank + 1, [loops[rank] if i == axis else loops[i] for i in range(rank)])
+    kind = {(False, False): "le", (True, False): "lt", (False, True): "ge", (True, True): "gt"}[
+        (bool(attrs["exclusive"]), bool(attrs["reverse"]))]
+
+    def body(b, args):
+        x, acc = args
+        taken = b.compare_values(kind, b.loop_index(rank), b.loop_index(axis))
+        return b.binary("add", acc, b.select(taken, x, b.scalar(0, x.type)))
+
+    out = e.generic([data], e.filled(0, shape, element_of(op)), [source, affine_map(rank + 1, loops[:rank])],
+                    [PARALLEL] * rank + [REDUCTION], body)
+    return [out]
+
+
 lowers(nn.SumOp)(_reduction("add"))
 lowers(nn.MeanOp)(_reduction("add", mean=True))
 lowers(nn.MaxOp)(_reduction("max"))

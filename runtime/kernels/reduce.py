@@ -48,3 +48,15 @@ def _arg(fn):
 
 kernel(nn.ArgMaxOp)(_arg(np.argmax))
 kernel(nn.ArgMinOp)(_arg(np.argmin))
+
+
+@kernel(nn.CumSumOp)
+def cumsum(attrs: dict, data):
+    """``np.cumsum`` along the axis, shifted by one for exclusive, from the end for reverse."""
+    axis = attrs["axis"] % data.ndim
+    source = np.flip(data, axis) if attrs.get("reverse", False) else data
+    out = np.cumsum(source, axis=axis, dtype=data.dtype)
+    if attrs.get("exclusive", False):
+        out = np.concatenate([np.zeros_like(np.take(out, [0], axis)), np.take(out, range(data.shape[axis] - 1), axis)],
+                             axis=axis)
+    return np.flip(out, axis) if attrs.get("reverse", False) else out

@@ -1,16 +1,15 @@
-"""nn.argmax / nn.argmin against numpy at every level (ties, NaN, integers, select_last_index), and
-ONNX ArgMax / ArgMin against ONNX Runtime at the nn, linalg, memref and loops levels and through IREE."""
+"""nn.argmax / nn.argmin (ties, NaN, integers, select_last_index) and nn.cumsum (exclusive, reverse)
+against numpy at every level, and ONNX ArgMax / ArgMin / CumSum against ONNX Runtime at the nn,
+linalg, memref and loops levels and through IREE."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_models import model, run_onnxruntime
+from onnx_models import model, run_onnxruntime, run_through_iree
 from op_levels import LEVELS, run_lowered, run_nn
-from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from xrelay.dialects.arguments import argument_names
 from xrelay.frontend import from_onnx
 from xrelay.lowering import lower
 from xrelay.runtime import iree_backend, run
@@ -44,6 +43,33 @@ def test_nn_arg_reductions_match_numpy(case, level):
     np.testing.assert_array_equal(got, expected)
 
 
+def _cumsum(data, axis, exclusive, reverse):
+    """Running sums written out: element i adds the elements before it (and itself)."""
+    data = np.moveaxis(data, axis, -1)
+    n = data.shape[-1]
+    out = np.zeros_like(data)
+    for i in range(n):
+        ks = [k for k in range(n) if (k > i if exclusive else k >= i)] if reverse else \
+            [k for k in range(n) if (k < i if exclusive else k <= i)]
+        for k in ks:
+            out[..., i] += data[..., k]
+    return np.moveaxis(out, -1, axis)
+
+
+CUMSUM_CASES = [(data, axis, exclusive, reverse) for data in (TIES + 0.25, INTEGERS.astype(np.int64))
+                for axis in (0, -1) for exclusive in (False, True) for reverse in (False, True)]
+
+
+@pytest.mark.parametrize("level", ("nn",) + LEVELS)
+@pytest.mark.parametrize("case", range(len(CUMSUM_CASES)))
+def test_nn_cumsum_matches_numpy(case, level):
+    data, axis, exclusive, reverse = CUMSUM_CASES[case]
+    attrs = {"axis": axis, "exclusive": exclusive, "reverse": reverse}
+    got = run_nn("nn.cumsum", [data], attrs) if level == "nn" else run_lowered("nn.cumsum", [data], attrs, level)
+    assert got.dtype == data.dtype
+    np.testing.assert_allclose(got, _cumsum(data, axis, exclusive, reverse), rtol=1e-6, atol=1e-6)
+
+
 def test_more_than_one_axis_is_refused():
     with pytest.raises(Exception, match=r"nn.argmax: folds 2 axes of 'data' \[3, 4, 5\]; it takes exactly one"):
         run_nn("nn.argmax", [TIES], {"axis": [0, 1]})
@@ -55,48 +81,39 @@ CASES = {
     "argmax_last_index": ("ArgMax", {"axis": 1, "select_last_index": 1}, TIES),
     "argmin_axis": ("ArgMin", {"axis": 2}, TIES),
     "argmin_int64_last": ("ArgMin", {"axis": 0, "select_last_index": 1}, TIES.astype(np.int64)),
+    "cumsum": ("CumSum", {}, TIES),
+    "cumsum_exclusive_reverse": ("CumSum", {"exclusive": 1, "reverse": 1}, TIES),
 }
 
 
 def _case(name):
     op_type, attrs, data = CASES[name]
-    proto = model([helper.make_node(op_type, ["x"], ["y"], **attrs)], {"x": data.shape}, ["y"])
-    proto.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+    inputs = ["x", "axis"] if op_type == "CumSum" else ["x"]
+    axis = {"axis": np.array(-2 if attrs else 1, np.int64)} if op_type == "CumSum" else None
+    proto = model([helper.make_node(op_type, inputs, ["y"], **attrs)], {"x": data.shape}, ["y"], axis)
+    if op_type != "CumSum":
+        proto.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
     if data.dtype == np.int64:
         proto.graph.input[0].type.tensor_type.elem_type = TensorProto.INT64
     return proto, {"x": data}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_onnx_arg_reductions_match_onnxruntime_at_every_level(name):
+def test_onnx_cases_match_onnxruntime_at_every_level(name):
     proto, inputs = _case(name)
     (expected,) = run_onnxruntime(proto, inputs)
     module, params = from_onnx(proto)
     for level in ("nn",) + LEVELS:
         got = run(module if level == "nn" else lower(module, to=level), inputs, params)
-        assert got.dtype == np.int64 and got.shape == expected.shape, level
-        np.testing.assert_array_equal(got, expected, err_msg=level)
+        assert got.dtype == expected.dtype and got.shape == expected.shape, level
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, err_msg=level)
 
 
 @pytest.mark.slow  # one IREE compilation: several seconds on the shared machine
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
-def test_onnx_arg_reductions_through_iree_match_onnxruntime():
-    import iree.runtime as ireert
-
-    functions, runs = [], []
-    for name in sorted(CASES):
-        proto, inputs = _case(name)
-        module, params = from_onnx(proto)
-        (function,) = lower(module, to="linalg").body.block.ops
-        arguments = [{**inputs, **params}[n] for n in argument_names(function)]
-        function.detach()
-        function.sym_name = StringAttr(name)
-        functions.append(function)
-        runs.append((name, arguments, run_onnxruntime(proto, inputs)[0]))
-    vmfb = iree_backend.compile_vmfb(str(ModuleOp(functions)))
-    context = ireert.SystemContext(config=ireert.Config("local-task"))
-    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
-    for name, arguments, expected in runs:
-        got = context.modules.module[name](*arguments)
-        got = np.asarray(got.to_host() if hasattr(got, "to_host") else got)
-        np.testing.assert_array_equal(got, expected, err_msg=name)
+def test_onnx_cases_through_iree_match_onnxruntime():
+    cases = {name: _case(name) for name in sorted(CASES)}
+    for name, got in run_through_iree(cases).items():
+        proto, inputs = cases[name]
+        for g, e in zip(got, run_onnxruntime(proto, inputs), strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=name)

@@ -1,5 +1,5 @@
 """Shape and data-movement ops: reshapes, transposes, layout transforms, concatenate/split, slices,
-take (gather), pad, broadcast_to and squeeze (values move, none change).
+take (gather), scatter_nd, pad, broadcast_to and squeeze (values move, none change).
 
 Kernels: runtime/kernels/shape.py; lowerings: lowering/to_linalg/shape.py.
 """
@@ -20,7 +20,7 @@ from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
 
 __all__ = [
     "BatchFlattenOp", "BroadcastToOp", "ConcatenateOp", "ExpandDimsOp", "LayoutTransformOp", "PadOp", "ReshapeOp",
-    "SplitOp", "SqueezeOp", "StridedSliceOp", "TakeOp", "TransposeOp",
+    "ScatterNDOp", "SplitOp", "SqueezeOp", "StridedSliceOp", "TakeOp", "TransposeOp",
 ]
 
 
@@ -383,3 +383,29 @@ class BroadcastToOp(DataOp):
 class SqueezeOp(DataOp):
     name = "nn.squeeze"
     axis = ints()
+
+
+def scatter_nd(shapes: list[Shape], a: dict) -> Shape:
+    data, indices, updates = shapes
+    if a["mode"] not in ("update", "add"):
+        raise ShapeError(f"mode '{a['mode']}' is not update or add")
+    if not indices or not 1 <= indices[0] <= len(data):
+        raise ShapeError(f"'indices' {fmt_shape(indices)} must lead with M in 1..{len(data)} (the rank of 'data')")
+    expected = indices[1:] + data[indices[0]:]
+    if updates != expected:
+        raise ShapeError(f"'updates' {fmt_shape(updates)} must be {fmt_shape(expected)} for 'indices' "
+                         f"{fmt_shape(indices)} and 'data' {fmt_shape(data)}")
+    return data
+
+
+@nn_op(shape=scatter_nd, layout=LayoutRule.SENSITIVE)
+class ScatterNDOp(DataOp):
+    """`data` with `updates[y...]` written (mode update; the last of repeated positions wins) or added
+    (mode add) at the first M coordinates `indices[:, y...]` (Relay's layout; negative ones count
+    from the end)."""
+
+    name = "nn.scatter_nd"
+    indices = operand_def(T)
+    updates = operand_def(T)
+    mode = str_("update")
+    INTEGER_OPERANDS: ClassVar[tuple[str, ...]] = ("indices",)

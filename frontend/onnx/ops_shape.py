@@ -289,3 +289,19 @@ def tile(node):
     spread = reshape_to(node, node.value(0), [v for d in shape_ for v in (1, d)])
     wide = node.emit("nn.broadcast_to", spread, shape=[v for r, d in zip(reps, shape_) for v in (r, d)])
     return reshape_to(node, wide, [r * d for r, d in zip(reps, shape_)])
+
+
+@converter("ScatterND", needs=("nn.scatter_nd", "nn.transpose"))
+def scatter_nd(node):
+    reduction = node.attr("reduction", "none")
+    if reduction not in ("none", "add"):
+        raise node.error(f"reduction '{reduction}' is not supported (none, add)")
+    data, updates = node.values_alike(0, 2)
+    # ONNX puts each position's coordinates last, Relay's scatter_nd first.
+    rank = len(node.shape(1))
+    known = node.static(1)
+    if known is not None:
+        indices = node.constant(np.moveaxis(known.astype(np.int64), -1, 0))
+    else:
+        indices = node.emit("nn.transpose", node.value(1), axes=(rank - 1,) + tuple(range(rank - 1)))
+    return node.emit("nn.scatter_nd", data, indices, updates, mode="add" if reduction == "add" else "update")

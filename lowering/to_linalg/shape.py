@@ -19,7 +19,7 @@ from xrelay.dialects import nn
 from xrelay.dialects.infer import normalize_axis
 from xrelay.dialects.layout import layout_permutation
 from xrelay.dialects.ops.shape import pad_pairs, slice_ranges, split_bounds, squeeze_axes
-from xrelay.lowering.builders import PARALLEL, BodyBuilder, Emitter, affine_map, dims, reassociation
+from xrelay.lowering.builders import PARALLEL, REDUCTION, BodyBuilder, Emitter, affine_map, dims, reassociation
 from xrelay.lowering.to_linalg.base import broadcast_map, element_of, lowers, shape_of
 
 
@@ -201,3 +201,51 @@ def lower_squeeze(op: Operation, e: Emitter) -> list[SSAValue]:
     assert isinstance(result_type, TensorType)
     return [e.add(tensor.CollapseShapeOp.build(operands=[data], result_types=[result_type],
                                                properties={"reassociation": reassociation(groups)}))]
+
+
+@lowers(nn.ScatterNDOp)
+def lower_scatter_nd(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.scatter_nd → a reduction generic over the result's loops and the updates' positions j
+    (the last j whose coordinates `indices[:, j]` are this element, for update; the sum of those
+    updates, for add), then an elementwise generic reading that update (`tensor.extract`) or the data."""
+    data, indices, updates = op.operands
+    shape = shape_of(data)
+    rank, m = len(shape), shape_of(indices)[0]
+    count = math.prod(shape_of(indices)[1:])
+    indices = e.reshape(indices, (m, count))
+    updates = e.reshape(updates, (count,) + shape[m:])
+    add = op.attrs()["mode"] == "add"
+    loops = dims(rank + 1)
+
+    def here(b: BodyBuilder) -> SSAValue:
+        """Whether update j's coordinates are this element's (negative ones counted from the end)."""
+        hit = None
+        for k in range(m):
+            raw = b.extract(indices, [b.index(k), b.loop_index(rank)])
+            wrapped = b.select(b.compare_values("lt", raw, b.scalar(0, raw.type)),
+                               b.binary("add", raw, b.scalar(shape[k], raw.type)), raw)
+            same = b.compare_values("eq", b.to_index(wrapped), b.loop_index(k))
+            hit = same if hit is None else b.logical("and", hit, same)
+        return hit
+
+    out_map = affine_map(rank + 1, loops[:rank])
+    update_map = affine_map(rank + 1, [loops[rank]] + loops[m:rank])  # also what spans the loop over j
+    iterators = [PARALLEL] * rank + [REDUCTION]
+    if add:
+        added = e.generic([updates], e.filled(0, shape, element_of(op)), [update_map, out_map], iterators,
+                          lambda b, args: b.binary("add", args[1], b.select(here(b), args[0], b.scalar(0, args[0].type))))
+        identity = affine_map(rank, dims(rank))
+        return [e.generic([data, added], e.empty(shape, element_of(op)), [identity] * 3, [PARALLEL] * rank,
+                          lambda b, args: b.binary("add", args[0], args[1]))]
+    position = e.generic([updates], e.filled(-1, shape, i64), [update_map, out_map], iterators, lambda b, args: b.binary(
+        "max", args[1], b.select(here(b), b.add_index_cast(b.loop_index(rank), i64), b.scalar(-1, i64))))
+
+    def written(b: BodyBuilder, args) -> SSAValue:
+        x, j = args[:2]
+        found = b.compare_values("ge", j, b.scalar(0, i64))
+        safe = b.to_index(b.binary("max", j, b.scalar(0, i64)))
+        value = b.extract(updates, [safe] + [b.loop_index(i) for i in range(m, rank)])
+        return b.select(found, value, x)
+
+    identity = affine_map(rank, dims(rank))
+    return [e.generic([data, position], e.empty(shape, element_of(op)), [identity] * 3, [PARALLEL] * rank, written)]

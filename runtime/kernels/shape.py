@@ -136,3 +136,17 @@ def squeeze(attrs: dict, data):
     """Drop the listed size-1 axes (None: every size-1 axis)."""
     axes = squeeze_axes(data.shape, {"axis": attrs.get("axis")})
     return data.reshape([n for i, n in enumerate(data.shape) if i not in axes])
+
+
+@kernel(nn.ScatterNDOp)
+def scatter_nd(attrs: dict, data, indices, updates):
+    """A copy of ``data`` with each ``updates[y]`` written (or added) at ``indices[:, y]``, in order."""
+    out = np.array(data, copy=True)
+    positions = indices.reshape(indices.shape[0], -1).T
+    values = updates.reshape((positions.shape[0],) + data.shape[indices.shape[0]:])
+    for position, value in zip(positions, values):
+        if attrs.get("mode", "update") == "add":
+            out[tuple(position)] += value
+        else:
+            out[tuple(position)] = value
+    return out

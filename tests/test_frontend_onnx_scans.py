@@ -1,6 +1,6 @@
-"""nn.argmax / nn.argmin (ties, NaN, integers, select_last_index) and nn.cumsum (exclusive, reverse)
-against numpy at every level, and ONNX ArgMax / ArgMin / CumSum against ONNX Runtime at the nn,
-linalg, memref and loops levels and through IREE."""
+"""nn.argmax / nn.argmin (ties, NaN, integers, select_last_index), nn.cumsum (exclusive, reverse) and
+nn.topk (ties, ascending, integers) against references written here at every level, and ONNX ArgMax /
+ArgMin / CumSum / TopK against ONNX Runtime at the nn, linalg, memref and loops levels and through IREE."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 from onnx_models import model, run_onnxruntime, run_through_iree
-from op_levels import LEVELS, run_lowered, run_nn
+from op_levels import LEVELS, run_lowered, run_nn, single_op_module
 
 from xrelay.frontend import from_onnx
 from xrelay.lowering import lower
 from xrelay.runtime import iree_backend, run
+from xrelay.runtime.linalg_exec import run_linalg
+from xrelay.runtime.loops_exec import run_loops
 
 RNG = np.random.default_rng(55)
 TIES = RNG.integers(-2, 3, (3, 4, 5)).astype(np.float32)  # few values: many ties
@@ -70,6 +72,36 @@ def test_nn_cumsum_matches_numpy(case, level):
     np.testing.assert_allclose(got, _cumsum(data, axis, exclusive, reverse), rtol=1e-6, atol=1e-6)
 
 
+def _topk(data, k, axis, ascend):
+    """Python's sort of (value, position) pairs along the axis: ties in position order."""
+    moved = np.moveaxis(data, axis, -1)
+    values, positions = np.empty(moved.shape[:-1] + (k,), data.dtype), np.empty(moved.shape[:-1] + (k,), np.int64)
+    for where in np.ndindex(moved.shape[:-1]):
+        row = moved[where].tolist()
+        order = sorted(range(len(row)), key=lambda i: (row[i] if ascend else -row[i], i))[:k]
+        values[where], positions[where] = [row[i] for i in order], order
+    return np.moveaxis(values, -1, axis), np.moveaxis(positions, -1, axis)
+
+
+TOPK_CASES = [(data, attrs) for data in (TIES, INTEGERS.astype(np.int64))
+              for attrs in ({"k": 3, "axis": 1}, {"k": 2, "axis": 0, "is_ascend": True}, {"k": 5})]
+
+
+@pytest.mark.parametrize("level", ("nn",) + LEVELS)
+@pytest.mark.parametrize("case", range(len(TOPK_CASES)))
+def test_nn_topk_matches_a_sort(case, level):
+    data, attrs = TOPK_CASES[case]
+    if level == "nn":
+        got = run(single_op_module("nn.topk", [data], attrs), {"a0": data})
+    else:
+        lowered = lower(single_op_module("nn.topk", [data], attrs), to=level)
+        got = (run_loops if level == "loops" else run_linalg)(lowered, {"a0": data})
+    expected = _topk(data, attrs["k"], attrs.get("axis", -1), attrs.get("is_ascend", False))
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(g, e)
+
+
 def test_more_than_one_axis_is_refused():
     with pytest.raises(Exception, match=r"nn.argmax: folds 2 axes of 'data' \[3, 4, 5\]; it takes exactly one"):
         run_nn("nn.argmax", [TIES], {"axis": [0, 1]})
@@ -81,6 +113,8 @@ CASES = {
     "argmax_last_index": ("ArgMax", {"axis": 1, "select_last_index": 1}, TIES),
     "argmin_axis": ("ArgMin", {"axis": 2}, TIES),
     "argmin_int64_last": ("ArgMin", {"axis": 0, "select_last_index": 1}, TIES.astype(np.int64)),
+    "topk_largest": ("TopK", {"axis": 1}, TIES),
+    "topk_smallest": ("TopK", {"largest": 0}, TIES.astype(np.int64)),
     "cumsum": ("CumSum", {}, TIES),
     "cumsum_exclusive_reverse": ("CumSum", {"exclusive": 1, "reverse": 1}, TIES),
 }
@@ -88,11 +122,14 @@ CASES = {
 
 def _case(name):
     op_type, attrs, data = CASES[name]
-    inputs = ["x", "axis"] if op_type == "CumSum" else ["x"]
-    axis = {"axis": np.array(-2 if attrs else 1, np.int64)} if op_type == "CumSum" else None
-    proto = model([helper.make_node(op_type, inputs, ["y"], **attrs)], {"x": data.shape}, ["y"], axis)
-    if op_type != "CumSum":
-        proto.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+    inputs = ["x", "axis"] if op_type == "CumSum" else ["x", "k"] if op_type == "TopK" else ["x"]
+    extra = {"axis": np.array(-2 if attrs else 1, np.int64)} if op_type == "CumSum" else \
+        {"k": np.array([3], np.int64)} if op_type == "TopK" else None
+    outputs = ["y", "i"] if op_type == "TopK" else ["y"]
+    proto = model([helper.make_node(op_type, inputs, outputs, **attrs)], {"x": data.shape}, outputs, extra)
+    for out in proto.graph.output:
+        if op_type in ("ArgMax", "ArgMin") or out.name == "i" or data.dtype == np.int64:
+            out.type.tensor_type.elem_type = TensorProto.INT64
     if data.dtype == np.int64:
         proto.graph.input[0].type.tensor_type.elem_type = TensorProto.INT64
     return proto, {"x": data}
@@ -101,12 +138,13 @@ def _case(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_onnx_cases_match_onnxruntime_at_every_level(name):
     proto, inputs = _case(name)
-    (expected,) = run_onnxruntime(proto, inputs)
+    expected = run_onnxruntime(proto, inputs)
     module, params = from_onnx(proto)
     for level in ("nn",) + LEVELS:
         got = run(module if level == "nn" else lower(module, to=level), inputs, params)
-        assert got.dtype == expected.dtype and got.shape == expected.shape, level
-        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, err_msg=level)
+        for g, e in zip(got if isinstance(got, list) else [got], expected, strict=True):
+            assert g.dtype == e.dtype and g.shape == e.shape, level
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=level)
 
 
 @pytest.mark.slow  # one IREE compilation: several seconds on the shared machine

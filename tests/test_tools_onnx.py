@@ -35,8 +35,8 @@ def files(tmp_path):
     (tmp_path / "text.onnx").write_text("this is not a model\n")
     dynamic = model([helper.make_node("Relu", ["x"], ["y"])], {"x": ("batch", 3)}, ["y"])
     (tmp_path / "dynamic.onnx").write_bytes(dynamic.SerializeToString())
-    unsupported = model([helper.make_node("TopK", ["x", "k"], ["y", "i"]), helper.make_node("Relu", ["y"], ["z"]),
-                         helper.make_node("NonZero", ["z"], ["n"])], {"x": (3,)}, ["n"], {"k": np.array([1])})
+    unsupported = model([helper.make_node("Round", ["x"], ["y"]), helper.make_node("Relu", ["y"], ["z"]),
+                         helper.make_node("NonZero", ["z"], ["n"])], {"x": (3,)}, ["n"])
     (tmp_path / "unsupported.onnx").write_bytes(unsupported.SerializeToString())
     np.save(tmp_path / "x.npy", X)
     np.save(tmp_path / "wrong.npy", X[:, :, :4])
@@ -85,7 +85,7 @@ BAD = {
     "truncated.onnx": "'{path}' is not an ONNX model (truncated or corrupt",
     "text.onnx": "'{path}' is not an ONNX model",
     "dynamic.onnx": "input 'x' has a dynamic dimension 0 ('batch')",
-    "unsupported.onnx": "The following operators are not supported for frontend ONNX: NonZero (1), TopK (1) "
+    "unsupported.onnx": "The following operators are not supported for frontend ONNX: NonZero (1), Round (1) "
                         "(model opset 13)",
     "missing.onnx": "cannot read '{path}'",
 }

@@ -10,12 +10,13 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Attribute
+from xdsl.irdl import attr_def, operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape
-from xrelay.dialects.attributes import bool_, int_, ints
-from xrelay.dialects.op_base import DataOp, LayoutRule, nn_op
+from xrelay.dialects.attributes import INT, bool_, int_, ints
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
 
-__all__ = ["ArgMaxOp", "ArgMinOp", "CumSumOp", "MaxOp", "MeanOp", "SumOp"]
+__all__ = ["ArgMaxOp", "ArgMinOp", "CumSumOp", "MaxOp", "MeanOp", "SumOp", "TopKOp"]
 
 
 def reduced_axes(shape: Shape, a: dict) -> tuple[int, ...]:
@@ -124,3 +125,31 @@ class CumSumOp(DataOp):
     axis = int_()
     exclusive = bool_(False)
     reverse = bool_(False)
+
+
+def topk(shapes: list[Shape], a: dict) -> list[Shape]:
+    (data,) = shapes
+    axis = check_axis(a["axis"], len(data), "data", data)
+    if not 1 <= a["k"] <= data[axis]:
+        raise ShapeError(f"k {a['k']} is not in 1..{data[axis]} (axis {a['axis']} of 'data' {fmt_shape(data)})")
+    out = tuple(a["k"] if i == axis else d for i, d in enumerate(data))
+    return [out, out]
+
+
+@nn_op(shape=topk, layout=LayoutRule.SENSITIVE)
+class TopKOp(NNOp):
+    """The `k` largest elements along `axis` (the smallest with `is_ascend`), in order, and their i64
+    positions; equal elements in the order of their positions (ONNX's rule). Relay's ret_type "both"."""
+
+    name = "nn.topk"
+    data = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    k = attr_def(INT)
+    axis = int_(-1)
+    is_ascend = bool_(False)
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[TensorType]:
+        values, indices = super().infer_types(operand_types, attributes)
+        return [values, TensorType(i64, indices.get_shape())]

@@ -232,3 +232,16 @@ def cumsum(node):
         raise node.error(f"axis {axis} is out of range for rank {rank}")
     return node.emit("nn.cumsum", node.value(0), axis=axis % rank, exclusive=bool(node.attr("exclusive", 0)),
                      reverse=bool(node.attr("reverse", 0)))
+
+
+@converter("TopK", needs=("nn.topk",))
+def topk(node):
+    rank = len(node.shape(0))
+    k = node.attr("k") if node.opset < 10 else int(node.required_static(1, "k").reshape(-1)[0])
+    axis = node.attr("axis", -1)
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    # sorted=0 lets any order through: the sorted one is among them.
+    op = node.emit_op("nn.topk", node.value(0), k=int(k), axis=axis % rank,
+                      is_ascend=not node.attr("largest", 1))
+    return list(op.results)

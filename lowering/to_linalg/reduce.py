@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects import tensor
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Operation, SSAValue
 
 from xrelay.dialects import nn
@@ -128,6 +128,47 @@ def lower_cumsum(op: Operation, e: Emitter) -> list[SSAValue]:
     out = e.generic([data], e.filled(0, shape, element_of(op)), [source, affine_map(rank + 1, loops[:rank])],
                     [PARALLEL] * rank + [REDUCTION], body)
     return [out]
+
+
+@lowers(nn.TopKOp)
+def lower_topk(op: Operation, e: Emitter) -> list[SSAValue]:
+    """nn.topk → three generics with a loop j along the axis: each element's rank (how many elements
+    come before it: larger, or equal at a smaller position), then for each output position r the
+    sum over j of the value (and of j) where rank j is r: exactly one j has each rank."""
+    (data,) = op.operands
+    shape = shape_of(data)
+    rank = len(shape)
+    attrs = op.attrs()
+    axis, ascend = attrs["axis"] % rank, bool(attrs["is_ascend"])
+    loops = dims(rank + 1)
+    here = affine_map(rank + 1, loops[:rank])
+    along_j = affine_map(rank + 1, [loops[rank] if i == axis else loops[i] for i in range(rank)])
+    iterators = [PARALLEL] * rank + [REDUCTION]
+
+    def count_before(b, args):
+        x_i, x_j, acc = args
+        ahead = b.compare_values("lt" if ascend else "gt", x_j, x_i)
+        tie = b.logical("and", b.compare_values("eq", x_j, x_i),
+                        b.compare_values("lt", b.loop_index(rank), b.loop_index(axis)))
+        one = b.select(b.logical("or", ahead, tie), b.scalar(1, i64), b.scalar(0, i64))
+        return b.binary("add", acc, one)
+
+    ranks = e.generic([data, data], e.filled(0, shape, i64), [here, along_j, here], iterators, count_before)
+    out_shape = shape_of(op.results[0])
+
+    def picked(take_position: bool):
+        def body(b, args):
+            rank_j, x_j, acc = args
+            hit = b.compare_values("eq", rank_j, b.add_index_cast(b.loop_index(axis), i64))
+            value = b.add_index_cast(b.loop_index(rank), i64) if take_position else x_j
+            return b.binary("add", acc, b.select(hit, value, b.scalar(0, value.type)))
+
+        return body
+
+    values = e.generic([ranks, data], e.filled(0, out_shape, element_of(op)), [along_j, along_j, here], iterators,
+                       picked(False))
+    indices = e.generic([ranks, data], e.filled(0, out_shape, i64), [along_j, along_j, here], iterators, picked(True))
+    return [values, indices]
 
 
 lowers(nn.SumOp)(_reduction("add"))

@@ -60,3 +60,12 @@ def cumsum(attrs: dict, data):
         out = np.concatenate([np.zeros_like(np.take(out, [0], axis)), np.take(out, range(data.shape[axis] - 1), axis)],
                              axis=axis)
     return np.flip(out, axis) if attrs.get("reverse", False) else out
+
+
+@kernel(nn.TopKOp)
+def topk(attrs: dict, data):
+    """The k largest (smallest with is_ascend) along the axis, ties in position order: a stable sort."""
+    axis = attrs["axis"] % data.ndim
+    keys = data if attrs.get("is_ascend", False) else -data if data.dtype.kind == "f" else ~data
+    order = np.take(np.argsort(keys, axis=axis, kind="stable"), range(attrs["k"]), axis=axis)
+    return np.take_along_axis(data, order, axis=axis), order.astype(np.int64)

@@ -71,6 +71,7 @@ _TOOLS = {
     "PassMemoryInstrument": "memory",
     "PassStatisticsInstrument": "statistics",
     "Statistic": "statistics",
+    "PatternTrace": "pattern_trace",
 }
 __all__ += list(_TOOLS)
 _infrastructure_getattr = __getattr__

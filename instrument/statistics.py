@@ -8,8 +8,8 @@ A pass declares named counters with a description and increments them while it r
     ...
         FOLDED.add()
 
-A counter counts for the innermost pass run that a collecting instrument (`PassStatisticsInstrument`,
-the pipeline report) is watching; with none installed `add` only tests an empty list, so passes pay
+A counter counts for the innermost pass run that each collecting instrument (`PassStatisticsInstrument`,
+the pipeline report) is watching; with none installed `add` loops over an empty list, so passes pay
 nothing for their counters. The report has MLIR's two displays, printed on stderr after the run:
 
 - `list`: one entry per pass name, the counters of all its runs summed, passes sorted by name, only
@@ -36,7 +36,7 @@ from xrelay.instrument.nesting import NestingInstrument, PassFrame
 DISPLAY_MODES = ("list", "pipeline")
 
 _DECLARED: dict[str, tuple[Statistic, ...]] = {}
-_COUNTING: list[dict[Statistic, int]] = []  # the counters of the watched pass runs, innermost last
+_COLLECTORS: list[StatisticsCollector] = []  # collectors watching a pass run
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,8 @@ class Statistic:
 
     def add(self, amount: int = 1) -> None:
         """Count `amount` for the innermost watched pass run (nothing when no instrument watches)."""
-        if _COUNTING:
-            counts = _COUNTING[-1]
+        for collector in _COLLECTORS:
+            counts = collector.running[-1].state.counts
             counts[self] = counts.get(self, 0) + amount
 
 
@@ -92,29 +92,33 @@ class StatisticsCollector(NestingInstrument):
         run = PassRun(frame.info.name, frame.depth)
         (self.running[-1].state.children if self.running else self.runs).append(run)
         frame.state = run
-        _COUNTING.append(run.counts)
+        if not self.running:
+            _COLLECTORS.append(self)
 
     def _close(self, frame: PassFrame) -> None:
         run = frame.state
-        if _COUNTING and _COUNTING[-1] is run.counts:
-            _COUNTING.pop()
         counted = run.counts
         run.counts = {stat: counted.get(stat, 0) for stat in declared_statistics(run.name)}
         run.counts.update(counted)
 
+    def _stop_watching(self) -> None:
+        if self in _COLLECTORS:
+            _COLLECTORS.remove(self)
+
     def left(self, frame: PassFrame, mod: Any) -> None:
         self._close(frame)
+        if len(self.running) == 1:  # the outermost watched run ends
+            self._stop_watching()
 
     def failed(self, frame: PassFrame) -> None:
         frame.state.failed = True
         self._close(frame)
+        if not self.running:
+            self._stop_watching()
 
     def exit_pass_ctx(self) -> None:
-        # A run whose end was never seen must not keep counting.
-        for frame in self.running:
-            if _COUNTING and _COUNTING[-1] is frame.state.counts:
-                _COUNTING.pop()
         self.running = []
+        self._stop_watching()
 
 
 def _walk(runs: list[PassRun]) -> Iterable[PassRun]:

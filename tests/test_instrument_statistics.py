@@ -156,3 +156,11 @@ def test_xrelay_opt_pass_statistics_flags(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == "xrelay-opt: error: --pass-statistics-display needs --pass-statistics\n"
+
+
+def test_two_collectors_both_count():
+    first, second = (PassStatisticsInstrument(print_on_exit=False) for _ in range(2))
+    with transform.PassContext(opt_level=3, instruments=[first, second]):
+        passes.FoldConstant()(parse(FOLDABLE))
+    assert counts_of(first, "FoldConstant") == counts_of(second, "FoldConstant") == [
+        {"num-folded": 2, "num-constants-erased": 3, "num-rewrites": 2}]

@@ -293,6 +293,26 @@ INSTRUMENT_FLAGS.extend([
 ])
 
 
+def _make_pattern_trace(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    if not (args.trace_patterns or args.trace_patterns_log):
+        return None
+    return _instrument("pattern_trace", "PatternTrace")(log=args.trace_patterns_log)
+
+
+def _print_patterns(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    sys.stderr.write(instrument.render())
+    sys.stderr.flush()
+
+
+INSTRUMENT_FLAGS.extend([
+    InstrumentFlag("--trace-patterns", "print, per pass, how often each rewrite pattern was tried and applied, the "
+                   "ops it created and erased, and its time (stderr)", make=_make_pattern_trace,
+                   finish=_print_patterns),
+    InstrumentFlag("--trace-patterns-log", "--trace-patterns plus a line per rewrite with the op's location",
+                   make=_option),
+])
+
+
 def _instrument(module: str, name: str) -> Any:
     """An instrument class from `xrelay.instrument.<module>`, imported when its flag is used."""
     import importlib

@@ -145,6 +145,8 @@ class _PatternFailure(BaseException):
 
 
 class _ReportFailingOp(RewritePattern):
+    wraps_pattern = True  # PatternTrace traces `pattern`, not this wrapper
+
     def __init__(self, pattern: RewritePattern):
         self.pattern = pattern
 

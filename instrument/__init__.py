@@ -72,6 +72,7 @@ _TOOLS = {
     "PassStatisticsInstrument": "statistics",
     "Statistic": "statistics",
     "PatternTrace": "pattern_trace",
+    "PipelineReport": "pipeline_report",
 }
 __all__ += list(_TOOLS)
 _infrastructure_getattr = __getattr__

@@ -191,8 +191,8 @@ def _make_numerical_bisect(args: argparse.Namespace, tool: XRelayOptMain) -> Pas
         if not sep or not name or not path:
             raise ToolError(f"--numerical-bisect-input: expected NAME=FILE.npy, got '{entry}'")
         inputs[name] = load_array(path, f"input '{name}'")
-    return NumericalBisect(inputs, seed=args.numerical_bisect_seed, rtol=args.numerical_bisect_rtol,
-                           atol=args.numerical_bisect_atol)
+    return _shared(tool, "numerical-bisect", NumericalBisect(
+        inputs, seed=args.numerical_bisect_seed, rtol=args.numerical_bisect_rtol, atol=args.numerical_bisect_atol))
 
 
 def _print_memory(instrument: PassInstrument, tool: XRelayOptMain) -> None:
@@ -296,7 +296,7 @@ INSTRUMENT_FLAGS.extend([
 def _make_pattern_trace(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
     if not (args.trace_patterns or args.trace_patterns_log):
         return None
-    return _instrument("pattern_trace", "PatternTrace")(log=args.trace_patterns_log)
+    return _shared(tool, "trace-patterns", _instrument("pattern_trace", "PatternTrace")(log=args.trace_patterns_log))
 
 
 def _print_patterns(instrument: PassInstrument, tool: XRelayOptMain) -> None:
@@ -311,6 +311,37 @@ INSTRUMENT_FLAGS.extend([
     InstrumentFlag("--trace-patterns-log", "--trace-patterns plus a line per rewrite with the op's location",
                    make=_option),
 ])
+
+
+def _shared(tool: XRelayOptMain, flag: str, instrument: PassInstrument) -> PassInstrument:
+    """Remember a flag's instrument on the tool, for --pipeline-report to read instead of running its own."""
+    tool.__dict__.setdefault("flag_instruments", {})[flag] = instrument
+    return instrument
+
+
+def _make_pipeline_report(args: argparse.Namespace, tool: XRelayOptMain) -> PassInstrument | None:
+    if args.pipeline_report is None:
+        return None
+    check_output_path(args.pipeline_report)
+    shared = tool.__dict__.get("flag_instruments", {})
+    limit = args.elide_constants_if_larger
+    return _instrument("pipeline_report", "PipelineReport")(
+        transform.Sequential(tool.pipeline_passes), numerical=shared.get("numerical-bisect"),
+        patterns=shared.get("trace-patterns"), max_constant_elements=16 if limit is None else limit,
+        title=f"xrelay-opt {tool.get_input_name()}")
+
+
+def _write_pipeline_report(instrument: PassInstrument, tool: XRelayOptMain) -> None:
+    try:  # also after a failed pass: the page shows where it failed
+        instrument.write(tool.args.pipeline_report)
+    except OSError as error:
+        raise ToolError(f"cannot write output file '{tool.args.pipeline_report}': {error.strerror or error}") from None
+
+
+INSTRUMENT_FLAGS.append(
+    InstrumentFlag("--pipeline-report", "write FILE, an HTML page to explore the run: the pass tree, each pass's IR "
+                   "diff side by side, op-count delta, statistics, patterns and (with --numerical-bisect) drift",
+                   make=_make_pipeline_report, finish=_write_pipeline_report, options={"metavar": "FILE"}))
 
 
 def _instrument(module: str, name: str) -> Any:

@@ -141,7 +141,12 @@ class GlobalOp(memref.GlobalOp):
         printer.print_attribute(self.type)
         printer.print_string(" = ")
         if isinstance(self.initial_value, DenseIntOrFPElementsAttr):
-            self.initial_value.print_without_type(printer)
+            # A printer that elides large constants (the instruments' dumps) prints it its way.
+            print_elements = getattr(printer, "print_elements_without_type", None)
+            if print_elements is not None:
+                print_elements(self.initial_value)
+            else:
+                self.initial_value.print_without_type(printer)
         else:
             printer.print_string("uninitialized")
         _print_alignment(printer, self.alignment)

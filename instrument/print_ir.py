@@ -31,20 +31,18 @@ from xrelay.instrument.nesting import NestingInstrument, PassFrame
 
 
 class ElidingPrinter(Printer):
-    """xDSL's Printer, except that an `nn.constant` with more than `max_constant_elements` elements
-    (and not a splat) prints its value as `dense_resource<__elided_<digest>__>` — MLIR's elided form
-    plus the first 12 hex digits of the SHA-1 of its bytes, so two dumps still differ exactly where a
-    constant's value differs. The hex text of the weights is never built, which is what makes printing
-    a model with bound weights slow."""
+    """xDSL's Printer, except that a dense elements attribute with more than `max_constant_elements`
+    elements (and not a splat) prints as `dense_resource<__elided_<digest>__>` — MLIR's elided form
+    (`--mlir-elide-elementsattrs-if-larger`) plus the first 12 hex digits of the SHA-1 of its bytes, so
+    two dumps still differ exactly where a constant's value differs: an `nn.constant`'s value, and after
+    lowering an `arith.constant`'s or a `memref.global`'s. The hex text of the weights is never built,
+    which is what makes printing a model with bound weights slow."""
 
     def __init__(self, *args: Any, max_constant_elements: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.max_constant_elements = max_constant_elements
 
-    def _elided_value(self, op: Operation) -> str | None:
-        value = op.attributes.get("value")
-        if value is None:
-            value = op.properties.get("value")
+    def _elided(self, value: Any) -> str | None:
         if not isinstance(value, DenseIntOrFPElementsAttr):
             return None
         if math.prod(value.type.get_shape()) <= self.max_constant_elements:
@@ -55,6 +53,28 @@ class ElidingPrinter(Printer):
         if len(first) == len(data) or (first == data[size : 2 * size] and data == first * (len(data) // size)):
             return None  # a splat prints as one number anyway
         return f"dense_resource<__elided_{hashlib.sha1(data).hexdigest()[:12]}__>"
+
+    def _elided_value(self, op: Operation) -> str | None:
+        value = op.attributes.get("value")
+        if value is None:
+            value = op.properties.get("value")
+        return self._elided(value)
+
+    def print_elements_without_type(self, value: DenseIntOrFPElementsAttr) -> None:
+        """`value` without its type, elided if large (what a `memref.global` prints)."""
+        elided = self._elided(value)
+        if elided is None:
+            value.print_without_type(self)
+        else:
+            self.print_string(elided)
+
+    def print_attribute(self, attribute: Any) -> None:
+        elided = self._elided(attribute)
+        if elided is None:
+            super().print_attribute(attribute)
+            return
+        self.print_string(f"{elided} : ")
+        super().print_attribute(attribute.get_type())
 
     def print_op(self, op: Operation) -> None:
         elided = None

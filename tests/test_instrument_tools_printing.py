@@ -172,3 +172,37 @@ def test_instruments_stay_balanced_when_a_pass_raises():
         out.seek(0)
         noop(parse())  # a later top-level pass is at depth 0 again
     assert out.getvalue() == header("After", "Noop", 0) + BEFORE + "\n"
+
+
+def test_lowered_constants_are_elided_too():
+    """After lowering, weights are `arith.constant`s and `memref.global`s: elided like `nn.constant`s
+    (MLIR's --mlir-elide-elementsattrs-if-larger elides any elements attribute); small ones and splats kept."""
+    import hashlib
+
+    import numpy as np
+    from xdsl.parser import Parser
+
+    from xrelay.dialects import make_context
+    from xrelay.instrument.print_ir import module_text
+
+    values = np.arange(32, dtype=np.float32).reshape(4, 8)
+    text = f"""
+memref.global "private" constant @w : memref<4x8xf32> = dense<{values.tolist()}>
+memref.global "private" constant @v : memref<2xf32> = dense<[1.0, 2.0]>
+func.func @main() -> tensor<4x8xf32> {{
+  %c = arith.constant dense<{values.tolist()}> : tensor<4x8xf32>
+  %s = arith.constant dense<1.0> : tensor<4x8xf32>
+  func.return %c : tensor<4x8xf32>
+}}
+"""
+    digest = hashlib.sha1(values.tobytes()).hexdigest()[:12]
+    assert module_text(Parser(make_context(), text).parse_module(), 16) == f"""builtin.module {{
+  memref.global "private" constant @w : memref<4x8xf32> = dense_resource<__elided_{digest}__>
+  memref.global "private" constant @v : memref<2xf32> = dense<[1.000000e+00, 2.000000e+00]>
+  func.func @main() -> tensor<4x8xf32> {{
+    %c = arith.constant dense_resource<__elided_{digest}__> : tensor<4x8xf32>
+    %s = arith.constant dense<1.000000e+00> : tensor<4x8xf32>
+    func.return %c : tensor<4x8xf32>
+  }}
+}}
+"""

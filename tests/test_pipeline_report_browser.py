@@ -8,6 +8,9 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -73,13 +76,18 @@ def screenshot(path, index, out):
     assert len(png) > 20_000  # not a blank page
 
 
-def test_small_lowering_pipeline_in_chromium(tmp_path):
+@pytest.fixture(scope="module")
+def tiny_page(tmp_path_factory):
     mod, params = tiny.get_workload(batch_size=1, image_shape=(3, 8, 8))
     pipeline = transform.Sequential([
         passes.SimplifyInference(), passes.FoldConstant(), passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}),
         passes.FoldConstant(), transform.get_pass("convert-nn-to-linalg")])
-    path = tmp_path / "tiny.html"
-    data = make_page(pipeline, bind_params_by_name(mod, params), path)
+    path = tmp_path_factory.mktemp("page") / "tiny.html"
+    return path, make_page(pipeline, bind_params_by_name(mod, params), path)
+
+
+def test_small_lowering_pipeline_in_chromium(tiny_page, tmp_path):
+    path, data = tiny_page
     index = next(i for i, p in enumerate(data["passes"]) if p["name"] == "ConvertLayout")
     body = shown(path, index, "nn.layout_transform")
     old, new = check_selected(body, data, index)
@@ -115,3 +123,45 @@ def test_resnet18_page_in_chromium(tmp_path):
     assert re.findall(r"<td[^>]*>(nn\.[a-z_]+)</td><td[^>]*>(-?\d+)</td>", op_delta) == [
         ("nn.expand_dims", "1"), ("nn.layout_transform", "23")]
     screenshot(path, index, tmp_path / "resnet18.png")
+
+
+def test_keyboard_navigation_and_search_in_chromium(tiny_page):
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from report_page_load import DevTools
+
+    path, data = tiny_page
+    changed = [i for i, p in enumerate(data["passes"]) if p["changed"]]
+    tools = DevTools(CHROMIUM)
+    try:
+        target = tools.call("Target.createTarget", url="about:blank")["targetId"]
+        session = tools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        tools.call("Page.navigate", session, url=path.as_uri())
+
+        def evaluate(expression):
+            return tools.call("Runtime.evaluate", session, expression=expression, returnByValue=True)["result"].get("value")
+
+        def press(key, code, key_code):
+            for kind in ("keyDown", "keyUp"):
+                tools.call("Input.dispatchKeyEvent", session, type=kind, key=key, code=code, windowsVirtualKeyCode=key_code)
+            return evaluate("+document.querySelector('#pass-list li.selected').dataset.id")
+
+        deadline = time.monotonic() + 120
+        while evaluate("document.body && document.body.dataset.ready") != "1":
+            assert time.monotonic() < deadline, "the page did not get ready"
+            time.sleep(0.05)
+        # Opened without a fragment: the first pass inside the pipeline that changed the IR.
+        first = next(i for i in changed if data["passes"][i]["depth"] > 0)
+        assert evaluate("+document.querySelector('#pass-list li.selected').dataset.id") == first
+        assert press("ArrowDown", "ArrowDown", 40) == first + 1
+        assert press("n", "KeyN", 78) == next(i for i in changed if i > first + 1)
+        assert press("p", "KeyP", 80) == first
+        assert press("/", "Slash", 191) == first
+        assert evaluate("document.activeElement.id") == "search"
+        tools.call("Input.insertText", session, text="Linalg.Generic")  # case does not matter
+        with_it = [i for i, p in enumerate(data["passes"]) if "linalg.generic" in p["diff"].lower()]
+        # Enter: the next pass (round the end of the list) whose diff has it.
+        assert press("Enter", "Enter", 13) == min(with_it, key=lambda i: (i - first - 1) % len(data["passes"]))
+        assert evaluate("document.getElementById('search-status').textContent") == f"in {len(with_it)} passes"
+        assert evaluate("document.querySelectorAll('#diff mark.hit').length") > 0
+    finally:
+        tools.close()

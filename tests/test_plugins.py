@@ -115,7 +115,8 @@ def test_xrelay_opt_runs_every_plugin_style_and_takes_either_name_in_pass_lists(
         "pass-pipeline:1:1: error: cannot load pass 'dup-pass': ValueError: pass 'dup-pass' is defined "
         "differently by the plugins 'dupa', 'dupb'")
     boom = "xrelay-opt: error: pass 'Boom' failed: RuntimeError: boom in apply\n"
-    assert results[6] == (1, "", boom)
+    written = f" (crash reproducer written to {reproducer}; replay: xrelay-opt --run-reproducer {reproducer})"
+    assert results[6] == (1, "", boom.replace("\n", written + "\n"))
     assert '// xrelay-reproducer: pipeline: "boom{fail_in=\\"apply\\"}"' in open(reproducer).read()
     assert results[7] == (1, "", boom)
 

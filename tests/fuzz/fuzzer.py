@@ -474,8 +474,9 @@ def classify(case: Case, outcome: Outcome | None) -> tuple[str, str]:
         return "ok", ""
     lines = outcome.stderr.splitlines()
     errors = diagnostics(lines)
-    if "internal error" in outcome.stderr:
-        return "crash", _signature(next((line for line in lines if "internal error" in line), outcome.stderr))
+    internal = next((line for line in errors if ": error: internal error" in line), None)
+    if internal is not None:  # not a source line echoed under a diagnostic (a lit test's comment)
+        return "crash", _signature(internal)
     if outcome.status != 1 or len(errors) != 1 or TRACEBACK.search(outcome.stderr):
         return "crash", _signature(f"malformed diagnostic (status {outcome.status}): {outcome.stderr[:200]}")
     problem = misplacement(case.text, errors[0])

@@ -112,6 +112,9 @@ def test_classify_outcomes():
     # "Traceback" inside an echoed source line (a lit test's VERIFY-NOT line) is not a traceback.
     assert fuzzer.classify(case, fuzzer.Outcome(1, "in.mlir:1:1: error: bad\n// NOT: Traceback\n^\n")) == ("error", "")
     assert fuzzer.classify(case, fuzzer.Outcome(1, "in.mlir: error: x\nTraceback (most recent call last):\n"))[0] == "crash"
+    # ... nor is "internal error" in an echoed source line (found by make fuzz FUZZ_SECONDS=1800 FUZZ_SEED=310507).
+    echoed = "in.mlir:1:1: error: bad\n// (was an internal error)\n^\n"
+    assert fuzzer.classify(case, fuzzer.Outcome(1, echoed)) == ("error", "")
 
 
 def test_retype_changes_every_use_of_one_element_type():

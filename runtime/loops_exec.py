@@ -360,7 +360,11 @@ class LoopsCompiler:
             if any(isinstance(t.layout, StridedLayoutAttr) for t in (op.source.type, op.destination.type)):
                 # A subview on either side: copy element positions computed once from the layouts.
                 src, dst = (self.constant_array(flat_positions(t)) for t in (op.source.type, op.destination.type))
-                emit(f"{self.buffer(op.destination)}[{dst}] = {self.buffer(op.source)}[{src}]")
+                if self.lists is None:
+                    emit(f"{self.buffer(op.destination)}[{dst}] = {self.buffer(op.source)}[{src}]")
+                else:  # inside a scalar nest the buffers are lists, which numpy arrays cannot index
+                    emit(f"for _dst, _src in zip({dst}.tolist(), {src}.tolist()):")
+                    self.emit(indent + 1, f"{self.buffer(op.destination)}[_dst] = {self.buffer(op.source)}[_src]")
             else:
                 emit(f"{self.buffer(op.destination)}[:] = {self.buffer(op.source)}")
         elif isinstance(op, scf.ForOp):

@@ -169,3 +169,35 @@ def test_lowered_network_raised_and_scalar_agree_with_the_nn_level():
     args = [params[name] if name in params else data for name in raised.arg_names]
     for program in (raised, scalar):
         np.testing.assert_allclose(program(*args)[0], expected, rtol=1e-4, atol=1e-6)
+
+
+COPY_INTO_VIEW_IN_A_NEST = """
+func.func @main(%x: memref<2x3xf32>) -> memref<4x5xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %zero = arith.constant 0.0 : f32
+  %out = memref.alloc() : memref<4x5xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c5 step %c1 {
+      memref.store %zero, %out[%i, %j] : memref<4x5xf32>
+    }
+    %view = memref.subview %out[1, 2] [2, 3] [1, 1] : memref<4x5xf32> to memref<2x3xf32, strided<[5, 1], offset: 7>>
+    memref.copy %x, %view : memref<2x3xf32> to memref<2x3xf32, strided<[5, 1], offset: 7>>
+  }
+  func.return %out : memref<4x5xf32>
+}
+"""
+
+
+def test_a_copy_into_a_view_inside_a_scalar_nest():
+    # The buffers are lists inside a scalar nest; the copy indexed them with a numpy array (a
+    # TypeError, found by make fuzz FUZZ_SECONDS=1800 FUZZ_SEED=310507).
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    expected = np.zeros((4, 5), np.float32)
+    expected[1:3, 2:5] = x
+    for program in programs(COPY_INTO_VIEW_IN_A_NEST):
+        assert program.scalar_nests == 1
+        np.testing.assert_array_equal(program(x)[0], expected)

@@ -72,7 +72,7 @@ def _name_list(value: Iterable[str] | None, what: str) -> tuple[str, ...]:
 def _resolved(names: tuple[str, ...], what: str) -> frozenset[str]:
     if not names:
         return frozenset()
-    from xrelay.instrument.pass_manager import resolve_pass_names  # it imports this module
+    from xrelay.instrument.pass_names import resolve_pass_names  # it imports this module
 
     try:
         return resolve_pass_names(names, what)
@@ -113,7 +113,7 @@ class PassContext:
     A registered pass may be named by either of its names (`simplify-inference` or
     `SimplifyInference`); a name close to a known pass's but no pass's (a typo) is a ValueError with
     a "did you mean"; any other name is kept as the name of an unregistered pass, as TVM does
-    (`pass_manager.resolve_pass_names`).
+    (`pass_names.resolve_pass_names`).
     """
 
     __slots__ = ("_opt_level", "_required_pass", "_disabled_pass", "config", "_required", "_disabled",

@@ -79,7 +79,7 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 def _pass_selectors(values: Sequence[str] | None, tool: XRelayOptMain, flag: str) -> list[str]:
     """`--print-ir-after=fold-constant,Infer.*`: names or regexes; a pipeline name also selects its TVM name.
     Selectors match whole names, so a plain name no pass has (a typo) is an error."""
-    from xrelay.instrument.pass_manager import known_pass_names, pass_aliases
+    from xrelay.instrument.pass_names import known_pass_names, pass_aliases
     from xrelay.tools.pipeline_spec import load_pass_class
 
     selectors = []

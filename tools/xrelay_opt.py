@@ -221,7 +221,7 @@ class XRelayOptMain(xDSLOptMain):
     def pass_names(self, values: Sequence[str] | None, flag: str) -> list[str]:
         """The names given (pipeline or TVM names; PassContext matches either). A name no pass has is
         an error here (a typo would be silent)."""
-        from xrelay.instrument.pass_manager import resolve_pass_names
+        from xrelay.instrument.pass_names import resolve_pass_names
 
         names: list[str] = []
         for name in split_names(values):

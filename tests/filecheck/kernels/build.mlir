@@ -2,7 +2,7 @@
 // RUN: filecheck %s --input-file %t.mlir
 // RUN: filecheck %s --input-file %t.timing --check-prefix=TIMING
 // RUN: xrelay-opt %s --opt-level 3 -p 'build,choose-conv-algorithm{winograd=false}' | filecheck %s --check-prefix=NOWINO
-// RUN: xrelay-opt %s --opt-level 3 -p 'convert-nn-to-linalg,form-kernels{test_drop_epilogue=true}' --numerical-bisect -o %t.bad.mlir 2>&1 | filecheck %s --check-prefix=WRONG
+// RUN: not xrelay-opt %s --opt-level 3 -p 'convert-nn-to-linalg,form-kernels{test_drop_epilogue=true}' --numerical-bisect -o %t.bad.mlir 2>&1 | filecheck %s --check-prefix=WRONG
 // RUN: xrelay-opt %s --opt-level 3 -p build --opt-bisect-limit 41 -o %t.skipped.mlir 2>&1 | filecheck %s --check-prefix=BISECT
 // RUN: xrelay-run %t.skipped.mlir --input data=%S/Inputs/build_data.npy -o %t.skipped.npy
 // RUN: xrelay-run %t.mlir --input data=%S/Inputs/build_data.npy -o %t.built.npy

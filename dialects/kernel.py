@@ -107,13 +107,14 @@ class DispatchOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> DispatchOp:
+        start = parser.pos
         attributes = parser.parse_optional_attr_dict()
+        root = attributes.pop("root", None)
+        if not isinstance(root, StringAttr):
+            parser.raise_error("kernel.dispatch needs a string attribute 'root'", start, parser.pos)
         parser.parse_punctuation("->")
         types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
         body = parser.parse_region()
-        root = attributes.pop("root", None)
-        if not isinstance(root, StringAttr):
-            parser.raise_error("kernel.dispatch needs a string attribute 'root'")
         op = cls(root.data, types, body)
         for name in ("algorithm", "split"):
             if name in attributes:

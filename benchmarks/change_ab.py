@@ -1,7 +1,7 @@
 """A change measured A/B: the model built without it and with it, run alternately in one process.
 
     .venv/bin/python benchmarks/change_ab.py --model onnx:densenet121 [--threads 1,2] [--rounds 30]
-        [--off xrelay.runtime.plan.MIN_SPLIT_ELEMENTS=0 ...] [--without-pass PreActivationShift ...]
+        [--off xrelay.runtime.executor.plan.MIN_SPLIT_ELEMENTS=0 ...] [--without-pass PreActivationShift ...]
         [--threading processes [--both]]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
@@ -110,10 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         env["OPENBLAS_NUM_THREADS"] = str(max(int(t) for t in args.threads.split(",")))
         os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
 
-    from xrelay.runtime.threads import set_blas_threads
+    from xrelay.runtime.parallel.threads import set_blas_threads
 
     if args.threading == "processes":
-        from xrelay.runtime import spmd
+        from xrelay.runtime.parallel import spmd
 
         spmd.IDLE_SPIN_S = 0.0
     both = args.threading if args.both else None

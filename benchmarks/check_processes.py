@@ -5,10 +5,10 @@
 Each model (an ONNX zoo model's name, or `resnet18` for xrelay's own; default: all ten) is compiled as
 `benchmarks/execution.py` compiles it (opt-level-3 + NHWC). Its output on 2 threads in the thread mode
 (`threading = "split"`) is the reference; then three calls with `threading = "processes"` (the default
-on 2 threads from a program's third call, runtime/spmd.py), each printed as its largest difference
+on 2 threads from a program's third call, runtime/parallel/spmd.py), each printed as its largest difference
 relative to the reference's largest magnitude. The benchmarks' error columns check a program's first
 call, which runs on threads; this checks the mode users get from then on. Above 1e-4 is a bug (exit
-status 1). `--off`/`--on` set a module flag before compiling (e.g. `--on xrelay.runtime.spmd.CHECK_BINDINGS`).
+status 1). `--off`/`--on` set a module flag before compiling (e.g. `--on xrelay.runtime.parallel.spmd.CHECK_BINDINGS`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import numpy as np
 from execution import Contender
 
-from xrelay.runtime.threads import set_blas_threads
+from xrelay.runtime.parallel.threads import set_blas_threads
 
 ZOO = ("bvlc_alexnet", "zfnet512", "vgg19", "inception_v1", "inception_v2", "resnet50", "densenet121",
        "shufflenet", "squeezenet", "resnet18")

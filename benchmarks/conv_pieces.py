@@ -152,8 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     from split_profile import step_label
 
     from execution import Contender
-    from xrelay.runtime.conv_epilogue import ConvStep
-    from xrelay.runtime.threads import set_blas_threads, split_blas_threads
+    from xrelay.runtime.kernels.conv_epilogue import ConvStep
+    from xrelay.runtime.parallel.threads import set_blas_threads, split_blas_threads
 
     contender = Contender("opt3-nhwc", args.model)
     program = contender.program

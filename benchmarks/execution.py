@@ -35,7 +35,7 @@ Runtime and a plain numpy forward; and the loops-level executor.
    numpy forward (interleaved blocks, as this benchmark used to do), against its own process.
    `--onnx-models`: the same over ONNX light models (xrelay after opt-level-3 + NHWC, and ONNX
    Runtime on the ONNX model itself). `--threading`: the executor's BLAS threading (worker threads
-   over single-threaded BLAS, OpenBLAS's own threads, or two processes: runtime/spmd.py), as the
+   over single-threaded BLAS, OpenBLAS's own threads, or two processes: runtime/parallel/spmd.py), as the
    machine is and with one core busy. `--processes`: the opt-level-3 + NHWC program also with
    `threading = "processes"`, as a contender of its own. The other xrelay rows use the thread mode
    (`threading = "split"`); a program's default (`"auto"`) is that mode for its first
@@ -87,7 +87,7 @@ def numpy_forward(module):
     """A closure running `@main` op by op on the reference numpy kernels (no interpreter)."""
     from xdsl.dialects import func
 
-    from xrelay.runtime.kernels import KERNELS
+    from xrelay.runtime.reference.nn_kernels import KERNELS
 
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     steps = []
@@ -295,8 +295,8 @@ class Contender:
         from xrelay import passes, transform
         from xrelay.frontend import bind_params_by_name
         from xrelay.lowering import lower
-        from xrelay.runtime.interpreter import run as run_nn
-        from xrelay.runtime.linalg_exec import compile_linalg
+        from xrelay.runtime.reference.interpreter import run as run_nn
+        from xrelay.runtime.executor.linalg_exec import compile_linalg
 
         module, params, self.data, proto, self.input_name = load_model(model)
         reference = run_nn(module, {self.input_name: self.data}, params)
@@ -358,7 +358,7 @@ class Contender:
     def turn(self, threads: int, block: int) -> list[float]:
         """One untimed run and `block` timed ones (for `ort-inprocess`, each block after `block`
         runs of the numpy forward in this process, as the old in-process benchmark did)."""
-        from xrelay.runtime.threads import set_blas_threads
+        from xrelay.runtime.parallel.threads import set_blas_threads
 
         set_blas_threads(threads)
         if self.forward is not None:
@@ -372,7 +372,7 @@ class Contender:
 
 def worker(kind: str, model: str) -> None:
     """Serve one contender (`workers.serve`)."""
-    from xrelay.runtime.threads import blas_config, blas_threads
+    from xrelay.runtime.parallel.threads import blas_config, blas_threads
 
     contender = Contender(kind, model)
     info = {"error": contender.error, "blas": blas_config(), "blas_threads_max": blas_threads(),
@@ -469,8 +469,8 @@ def bench_inprocess(model: str, threads: int, rounds: int, block: int) -> None:
 
 def bench_loops(skip_stock: bool) -> None:
     from xrelay.lowering import lower
-    from xrelay.runtime.interpreter import run as run_nn
-    from xrelay.runtime.loops_exec import compile_loops
+    from xrelay.runtime.reference.interpreter import run as run_nn
+    from xrelay.runtime.reference.loops_exec import compile_loops
 
     module = small_loops_network()
     rng = np.random.default_rng(0)

@@ -42,7 +42,7 @@ def busy_python(microseconds: float) -> None:
 def measure(prelude_us: float | None, splits: int, gap_us: float) -> tuple[list[float], list[float]]:
     """(worker start delays, waits after the last part) of `splits` splits, in seconds; a prelude of
     None: the calling thread's part sleeps 200 us (GIL released) instead of Python and matmuls."""
-    from xrelay.runtime.threads import run_split
+    from xrelay.runtime.parallel.threads import run_split
 
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((256, 256), dtype=np.float32) for _ in range(2))

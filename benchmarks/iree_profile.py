@@ -55,7 +55,7 @@ def lowered_model(model: str) -> tuple[str, np.ndarray]:
     """(the linalg text `backend="iree"` compiles for `model`'s opt-level-3 graph, its input)."""
     from xrelay import passes, transform
     from xrelay.frontend import bind_params_by_name
-    from xrelay.runtime import iree_backend
+    from xrelay.runtime.iree import backend as iree_backend
 
     module, params, data, _, _ = execution.load_model(model)
     with transform.PassContext(opt_level=3):
@@ -143,7 +143,7 @@ def print_rows(title: str, rows: list[tuple[str, str, float, float, float, str]]
 
 
 def profile_model(model: str, thread_counts: list[int], runs: int, top: int, with_ort: bool) -> None:
-    from xrelay.runtime import iree_backend
+    from xrelay.runtime.iree import backend as iree_backend
 
     text, data = lowered_model(model)
     by_threads = {}
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in models if not re.fullmatch(r"resnet(18|50)", m)]
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; expected resnet18 or resnet50")
-    from xrelay.runtime import iree_backend
+    from xrelay.runtime.iree import backend as iree_backend
 
     if not iree_backend.available():
         parser.error(iree_backend.INSTALL_HINT)

@@ -54,7 +54,7 @@ class Contender:
                 self.fn = lambda: run(module, {self.input: self.data})
             else:
                 from xrelay.lowering import lower
-                from xrelay.runtime.linalg_exec import compile_linalg
+                from xrelay.runtime.executor.linalg_exec import compile_linalg
 
                 program = compile_linalg(lower(module, to="linalg"))
                 self.fn = lambda: program(self.data)
@@ -72,7 +72,7 @@ class Contender:
 
 
 def worker(kind: str, name: str) -> None:
-    from xrelay.runtime.threads import set_blas_threads
+    from xrelay.runtime.parallel.threads import set_blas_threads
 
     set_blas_threads(1)
     contender = Contender(kind, name)

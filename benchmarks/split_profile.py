@@ -17,13 +17,13 @@ bound) and runs it in this process, alternating 1 thread and `--threads` threads
 - with `--steps N`, the N slowest steps on 1 thread, each with its median on N threads (a
   convolution named by its kernel, strides, channels and output size, a fused elementwise tail by
   its ops and shape, a pad by its shapes, a depthwise convolution's step by its einsum (merged or
-  window: runtime/depthwise.py) and multiply-adds, a planned contraction's by its matmul's shape);
+  window: runtime/kernels/depthwise.py) and multiply-adds, a planned contraction's by its matmul's shape);
 - with `--ort`, ONNX Runtime's per-node profile of the same model on 1 and N threads (the ONNX model
   benchmarks/execution.py gives ONNX Runtime, run in a process of its own): its N slowest nodes
   (with `--steps N`, else 20) and its time per op type, to set each step beside ORT's node;
 - whole-run medians: the steps run in program order as above, and the program called as a user
-  calls it (which may run independent branches on two threads at once: runtime/schedule.py);
-- with `--processes`, the same program also with `threading = "processes"` (runtime/spmd.py),
+  calls it (which may run independent branches on two threads at once: runtime/executor/schedule.py);
+- with `--processes`, the same program also with `threading = "processes"` (runtime/parallel/spmd.py),
   called alternately with the thread mode: both medians, and per run how long each process waited
   at the barriers (rank 1 waiting: rank 0 still busy with its own steps, Python or work it does
   alone; rank 0 waiting: rank 1's part took longer) and the work rank 0 did alone.
@@ -57,9 +57,9 @@ from execution import Contender
 def step_kinds(program) -> list[str]:
     """A kind per step of `program`: contraction (a convolution's, a depthwise one's, a planned
     matmul's), a contraction with its fused tail, elementwise tail, pad or other."""
-    from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
-    from xrelay.runtime.pad_step import PadStep
-    from xrelay.runtime.plan import FusedTail
+    from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
+    from xrelay.runtime.executor.pad_step import PadStep
+    from xrelay.runtime.executor.plan import FusedTail
 
     kinds = []
     for step in program.steps:
@@ -68,7 +68,7 @@ def step_kinds(program) -> list[str]:
         if isinstance(step, ConvStep):
             kinds.append("structured op (conv, matmul, ...)" if step.tail is None
                          else "conv + its elementwise tail (fused)")
-        elif name in ("DepthwiseStep", "ContractionStep"):  # runtime/depthwise.py, contraction_plan.py
+        elif name in ("DepthwiseStep", "ContractionStep"):  # runtime/kernels/depthwise.py, contraction_plan.py
             kinds.append("structured op (conv, matmul, ...)")
         elif name == "SplitTail":  # the product with its tail when they split, else the tail alone
             kinds.append("matmul + its elementwise tail (fused)")
@@ -87,7 +87,7 @@ class SplitRecorder:
     """Times every split's parts by wrapping `threads._Workers.run` (the calling thread's part first)."""
 
     def __init__(self):
-        from xrelay.runtime import threads as worker_threads
+        from xrelay.runtime.parallel import threads as worker_threads
 
         self.records: list[tuple] = []
         self.original = worker_threads._Workers.run
@@ -110,7 +110,7 @@ class SplitRecorder:
         worker_threads._Workers.run = run
 
     def close(self) -> None:
-        from xrelay.runtime import threads as worker_threads
+        from xrelay.runtime.parallel import threads as worker_threads
 
         worker_threads._Workers.run = self.original
 
@@ -138,15 +138,15 @@ def step_label(step) -> str:
     """What a step computes, for the per-step listing: a convolution's kernel and weight shapes, a
     fused elementwise tail's ops and result shape, a pad's shapes, a depthwise step's einsum and
     multiply-adds, a planned contraction's matmul shape; "" for other steps."""
-    from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
-    from xrelay.runtime.pad_step import PadStep
-    from xrelay.runtime.plan import FusedTail
-    from xrelay.runtime.shuffle_tail import ShuffledTail
+    from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
+    from xrelay.runtime.executor.pad_step import PadStep
+    from xrelay.runtime.executor.plan import FusedTail
+    from xrelay.runtime.kernels.shuffle_tail import ShuffledTail
 
     def dims(shape) -> str:
         return "x".join(str(n) for n in shape)
 
-    if type(step).__name__ == "SplitTail":  # runtime/contraction_tail.py
+    if type(step).__name__ == "SplitTail":  # runtime/kernels/contraction_tail.py
         return f"grouped 1x1 conv + {step_label(step.tail.step)}"
     if isinstance(step, ShuffledTail):
         return f"tail of {len(step.tail.members)} ops {dims(step.tail.result.type.get_shape())} +shuffled pad"
@@ -164,10 +164,10 @@ def step_label(step) -> str:
         return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
     if type(step).__name__ == "LanePhase":
         return lanes_label(step)
-    if type(step).__name__ == "DepthwiseStep":  # runtime/depthwise.py
+    if type(step).__name__ == "DepthwiseStep":  # runtime/kernels/depthwise.py
         merged = type(step.merged).__name__ == "MergedDepthwise"
         return f"depthwise conv, {'merged' if merged else 'window'} einsum, {step.macs} MACs"
-    if type(step).__name__ == "ContractionStep":  # runtime/contraction_plan.py
+    if type(step).__name__ == "ContractionStep":  # runtime/kernels/contraction_plan.py
         return (f"matmul {dims(step.planned.shape)} (batch x rows x cols)"
                 + (" (at its tail's step when they split)" if step.tail is not None else ""))
     if not isinstance(step, ConvStep):
@@ -183,14 +183,14 @@ def step_label(step) -> str:
 
 
 def lanes_label(step) -> str:
-    """A lane phase (runtime/spmd_lanes.py): how many steps each lane runs."""
+    """A lane phase (runtime/parallel/spmd_lanes.py): how many steps each lane runs."""
     return f"lanes of {len(step.lanes[0])} | {len(step.lanes[1])} steps"
 
 
 def plain_step_label(step) -> str:
     """A step compiled as a plain function (linalg_exec) that runs an elementwise or pooling op
     split in parts (`plan.ChunkedOp`): the op and its result shape; "" for other steps."""
-    from xrelay.runtime.plan import ChunkedOp
+    from xrelay.runtime.executor.plan import ChunkedOp
 
     defaults = getattr(step, "__defaults__", None) or ()
     run = defaults[0] if defaults else None
@@ -267,7 +267,7 @@ def print_ort_profile(model: str, thread_counts: list[int], runs: int, top: int)
 
 def timed_run(program, data, threads: int) -> list[float]:
     """One run of `program` with `threads` threads, each step's wall time in seconds."""
-    from xrelay.runtime.threads import set_blas_threads, split_blas_threads
+    from xrelay.runtime.parallel.threads import set_blas_threads, split_blas_threads
 
     set_blas_threads(threads)
     env: list = [None] * len(program.slots)
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         env["OPENBLAS_NUM_THREADS"] = str(args.threads)
         os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
 
-    from xrelay.runtime.threads import set_blas_threads
+    from xrelay.runtime.parallel.threads import set_blas_threads
 
     contender = Contender("opt3-nhwc", args.model)
     program, data = contender.program, contender.data
@@ -373,7 +373,7 @@ def profile_processes(contender, program, data, threads: int, rounds: int, top: 
     """The thread mode against the two-process mode, alternating, and the barrier waits per run;
     with `top`, the `top` slowest steps of rank 0 in the two-process mode (`time_rank0_steps`), and
     with a `spmd_step_profile.StepClock` installed when `contender` was built, per step on both ranks."""
-    from xrelay.runtime.threads import set_blas_threads
+    from xrelay.runtime.parallel.threads import set_blas_threads
 
     set_blas_threads(threads)
     processes = contender.program
@@ -411,7 +411,7 @@ def time_rank0_steps(program, group) -> dict[int, list[tuple[int, int]]]:
     """Wrap rank 0's steps of a forked two-process `program` (rank 1 keeps the unwrapped list it
     inherited) so each run records, per step, its wall time and rank 0's barrier wait inside it
     (ns): `{step: [(wall, waited), ...]}`."""
-    from xrelay.runtime.spmd import WAITED
+    from xrelay.runtime.parallel.spmd import WAITED
 
     ctl, times = group.ctl, defaultdict(list)
 
@@ -429,7 +429,7 @@ def time_rank0_steps(program, group) -> dict[int, list[tuple[int, int]]]:
 def print_rank0_steps(steps: list, group, per_step: dict, top: int) -> None:
     """Rank 0's `steps` in the two-process mode: the time in steps both processes run and in steps
     rank 0 runs alone (whose time rank 1 spends waiting), and the `top` slowest steps (a step run
-    inside a lane phase, runtime/spmd_lanes.py, counts only as part of its phase)."""
+    inside a lane phase, runtime/parallel/spmd_lanes.py, counts only as part of its phase)."""
     originals = steps
     both = set(group.spmd_steps)
     medians = {i: (statistics.median(w for w, _ in runs) / 1e6, statistics.median(d for _, d in runs) / 1e6)

@@ -35,7 +35,7 @@ def program(pixels: int, channels: int):
 
     from xrelay.dialects import nn
     from xrelay.lowering import lower
-    from xrelay.runtime.linalg_exec import LinalgProgram
+    from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
     shapes = {"x": (1, pixels, 1, channels), "b": (1, 1, 1, channels)}
     body = lambda a, emit: [emit(nn.make("nn.relu", [emit(nn.make("nn.add", [a["x"], a["b"]]))]))]  # noqa: E731
@@ -45,7 +45,7 @@ def program(pixels: int, channels: int):
 
 
 def cpu_and_wall(fn, threads: int, rounds: int) -> tuple[list[float], list[float]]:
-    from xrelay.runtime.threads import set_blas_threads
+    from xrelay.runtime.parallel.threads import set_blas_threads
 
     set_blas_threads(threads)
     cpu, wall = [], []
@@ -71,7 +71,7 @@ def measure(fn, rounds: int) -> tuple[float, float]:
 
 
 def handoff_latency(rounds: int) -> float:
-    from xrelay.runtime.threads import run_parts, split_blas_threads
+    from xrelay.runtime.parallel.threads import run_parts, split_blas_threads
 
     times = []
     with split_blas_threads():
@@ -86,13 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=60)
     args = parser.parse_args(argv)
-    from xrelay.runtime.threads import blas_threads
+    from xrelay.runtime.parallel.threads import blas_threads
 
     if (blas_threads() or 1) < 2:
         raise SystemExit("run with OPENBLAS_NUM_THREADS=2 (the split uses as many workers as BLAS has threads)")
     latency = handoff_latency(args.rounds)
     print(f"hand-off latency L (best empty split): {latency * 1e6:.1f} us; load {os.getloadavg()[0]:.1f}")
-    from xrelay.runtime import plan
+    from xrelay.runtime.executor import plan
 
     plan.MIN_SPLIT_ELEMENTS = 0  # every step built from here on splits: the split's cost is measured
     channels = 64

@@ -1,4 +1,4 @@
-"""Per-step profile of the linalg executor's two-process mode (runtime/spmd.py), for split_profile.py.
+"""Per-step profile of the linalg executor's two-process mode (runtime/parallel/spmd.py), for split_profile.py.
 
 `StepClock.install()` (before the program's first call in that mode, which forks) instruments the
 mode: every step of the program, `spmd.Rank.barrier` and `spmd.Rank.alone` record, per run, per
@@ -60,7 +60,7 @@ class StepClock:
 
     def row(self):
         """The current run's (step, field) table of this process's rank, or None outside a run."""
-        from xrelay.runtime import threads
+        from xrelay.runtime.parallel import threads
 
         rank = threads.spmd.rank
         if rank is None or self.table is None or not 0 < rank.run <= self.max_runs:
@@ -69,7 +69,7 @@ class StepClock:
 
     def install(self) -> None:
         """Instrument `spmd` (class-level): the next program that forks is the one profiled."""
-        from xrelay.runtime import spmd
+        from xrelay.runtime.parallel import spmd
 
         clock = self
         fork, barrier, alone = spmd.TwoProcesses._fork, spmd.Rank.barrier, spmd.Rank.alone

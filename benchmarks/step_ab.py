@@ -1,7 +1,7 @@
 """A change measured A/B on chosen steps: their time in program order, without and with the change.
 
     .venv/bin/python benchmarks/step_ab.py --model resnet18
-        --off xrelay.runtime.linalg_conv.IM2COL_BLOCK_BYTES=1_000_000_000
+        --off xrelay.runtime.kernels.linalg_conv.IM2COL_BLOCK_BYTES=1_000_000_000
         (--match "7x7/2" | --steps 243-271) [--rounds 80]
 
 Builds the model twice as benchmarks/change_ab.py does ("without": every `--off` flag False, set
@@ -44,7 +44,7 @@ def chosen_steps(program, match: str | None, steps: str | None) -> set[int]:
 
 def timed_run(contender, chosen: set[int]) -> int:
     """One run of the contender's program, step by step; the chosen steps' summed time in ns."""
-    from xrelay.runtime.threads import split_blas_threads
+    from xrelay.runtime.parallel.threads import split_blas_threads
 
     program = contender.program
     env: list = [None] * len(program.slots)
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(var in os.environ for var in UNSET_FOR_MEASUREMENT):
         env = {k: v for k, v in os.environ.items() if k not in UNSET_FOR_MEASUREMENT}
         os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
-    from xrelay.runtime.threads import set_blas_threads
+    from xrelay.runtime.parallel.threads import set_blas_threads
 
     without, with_ = build(args.model, args.off, []), build(args.model, [], [])
     set_blas_threads(1)

@@ -16,7 +16,7 @@ this script with `--worker`), taking turns round after round (`workers.py`) as i
   data-tiled convolutions of at most 7 output rows given workgroup tiles of whole rows;
 - `iree-nhwc`: the last release's default: NHWC linalg without the rewrites, IREE's default flags;
 - with `--contenders` also: `iree-rows-off` (`iree` with the workgroup tiles IREE configures for the
-  data-tiled convolutions, not the whole-row tiles of `runtime/iree_conv_tiles.py`),
+  data-tiled convolutions, not the whole-row tiles of `runtime/iree/conv_tiles.py`),
   `iree-c2m` (NHWC + the rewrites, IREE's default flags), `iree-tiling`
   (NHWC without the rewrites, DEFAULT_FLAGS), `iree-img2col` (NHWC, --iree-opt-level=O3 and IREE's
   conv-to-im2col preprocessing), `iree-flag` (the NCHW graph, IREE's own
@@ -63,7 +63,7 @@ IMG2COL_FLAGS = ("--iree-opt-level=O3", "--iree-preprocessing-pass-pipeline="
 
 def iree_configuration(kind: str) -> tuple[bool, bool, tuple[str, ...]]:
     """(NHWC, the rewrites (REWRITES), iree-compile flags) of an IREE contender."""
-    from xrelay.runtime.iree_backend import DEFAULT_FLAGS
+    from xrelay.runtime.iree.backend import DEFAULT_FLAGS
 
     return {"iree": (True, True, DEFAULT_FLAGS), "iree-rows-off": (True, True, DEFAULT_FLAGS), "iree-nhwc": (True, False, ()), "iree-c2m": (True, True, ()),
             "iree-tiling": (True, False, DEFAULT_FLAGS), "iree-img2col": (True, False, IMG2COL_FLAGS),
@@ -83,8 +83,8 @@ class IreeContender(execution.Contender):
         from xrelay.lowering.conv_as_matmul import ConvToMatmul
         from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
         from xrelay.lowering.pool_as_window_slices import PoolAsWindowSlices
-        from xrelay.runtime import iree_backend
-        from xrelay.runtime.interpreter import run as run_nn
+        from xrelay.runtime.iree import backend as iree_backend
+        from xrelay.runtime.reference.interpreter import run as run_nn
 
         iree.runtime.flags.parse_flags(f"--task_topology_group_count={threads}")  # before the device exists
         module, params, self.data, _, input_name = execution.load_model(model)
@@ -147,7 +147,7 @@ def bench_model(model: str, threads: int, rounds: int, block: int, kinds: list[s
             compiled = f"; IREE compile {w.info['compile_s']:.1f} s" if w.info["compile_s"] is not None else ""
             print(f"  {kind:<12} max relative error vs nn level: {w.info['error']:.2e}{compiled}")
         if any(k.startswith("iree") for k in kinds):
-            from xrelay.runtime import iree_backend
+            from xrelay.runtime.iree import backend as iree_backend
 
             print(f"  IREE flags (all): {' '.join((*iree_backend.TARGET_FLAGS, '--iree-llvmcpu-target-cpu=host'))}")
             for kind in (k for k in kinds if k.startswith("iree")):

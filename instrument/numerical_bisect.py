@@ -64,7 +64,7 @@ def seeded_inputs(mod: Any, given: Mapping[str, np.ndarray], seed: int) -> dict[
     from xrelay.dialects.arguments import argument_names
     from xrelay.dialects.constant import dtype_of
     from xrelay.runtime.initializers import xavier_uniform
-    from xrelay.runtime.interpreter import find_main
+    from xrelay.runtime.reference.interpreter import find_main
 
     main = find_main(mod)
     names = argument_names(main)
@@ -167,7 +167,7 @@ class NumericalBisect(NestingInstrument):
     def _run(self, mod: Any) -> list[np.ndarray]:
         from xrelay.dialects.arguments import argument_names
         from xrelay.runtime import run
-        from xrelay.runtime.interpreter import find_main
+        from xrelay.runtime.reference.interpreter import find_main
 
         if self._last_run is not None and self._last_run[0] is mod:
             return self._last_run[1]  # a Sequential returns its last child's module: already run

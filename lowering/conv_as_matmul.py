@@ -8,7 +8,7 @@ Two kinds of `linalg.conv_2d_nhwc_hwcf` become a `linalg.matmul` between reshape
   `linalg.generic` gathering every window into (N, OH, OW, KH, KW, C), collapsed to
   (N*OH*OW, KH*KW*C), times the weight collapsed to (KH*KW*C, F).
 The product is expanded back to (N, OH, OW, F). This is the form IREE's data tiling packs well
-(`runtime/iree_backend.py` runs it before compiling): it leaves a strided 1x1 convolution as a
+(`runtime/iree/backend.py` runs it before compiling): it leaves a strided 1x1 convolution as a
 generic it neither packs nor vectorizes, and pads a blocked convolution's input channels to 16
 (ResNet's stem over 3 channels: 10-14 ms packed as a convolution, 5 ms as im2col and matmul, 3.5 ms
 after space-to-depth; per-dispatch profile, 1 thread).

@@ -11,7 +11,7 @@ a reshape, a `linalg.transpose`, a reshape) and W'[u, v, (a, b, c)] = W[sh*u + a
 weight zero-padded to whole phases, reshaped and transposed the same way; a constant weight folds
 at compile time). ResNet's 7x7 stride-2 stem over 3 channels becomes a 4x4 stride-1 convolution over
 12: IREE's data tiling pads input channels to 16, which costs 5.3x for 3 channels and 1.3x for 12
-(`runtime/iree_backend.py` runs this pass before compiling).
+(`runtime/iree/backend.py` runs this pass before compiling).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the init in upstream's loop order (kh outer, kw inner), `out = combine(out, tap)
     out[n, oh, ow, c] = combine(... combine(init[n, oh, ow, c], X[n, sh*oh, sw*ow, c]) ...,
                                 X[n, sh*oh + (KH-1)*dh, sw*ow + (KW-1)*dw, c])
 
-Why (`runtime/iree_backend.py` runs this pass before compiling): IREE's data tiling of
+Why (`runtime/iree/backend.py` runs this pass before compiling): IREE's data tiling of
 convolutions (`--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution`) takes a
 pooling op for a convolution and sets an encoding on its input, which resolves to the identity
 layout and leaves a copy of the whole padded input in a dispatch of one workgroup: after ResNet's

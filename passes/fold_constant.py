@@ -12,7 +12,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from xrelay.dialects import nn
 from xrelay.dialects.constant import dtype_of
-from xrelay.runtime.kernels import KERNELS
+from xrelay.runtime.reference.nn_kernels import KERNELS
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
 

@@ -1,6 +1,6 @@
 """The linalg on tensors that `runtime.run(..., backend="iree")` compiles for an nn-level module.
 
-Registered with `runtime/iree_backend.py`, which cannot import passes or lowering (they are layers
+Registered with `runtime/iree/backend.py`, which cannot import passes or lowering (they are layers
 above it, docs/architecture.md §1).
 """
 
@@ -13,7 +13,7 @@ from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
 from xrelay.lowering.pool_as_window_slices import PoolAsWindowSlices
 from xrelay.passes.convert_layout import ConvertLayout
 from xrelay.passes.fold_constant import FoldConstant
-from xrelay.runtime.iree_backend import register_nn_lowering
+from xrelay.runtime.iree.backend import register_nn_lowering
 
 
 @register_nn_lowering

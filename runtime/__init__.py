@@ -11,11 +11,11 @@ from typing import Any
 __all__ = ["KERNELS", "KernelError", "NnFunctions", "compile_linalg", "run"]
 
 _LAZY = {
-    "KERNELS": "xrelay.runtime.kernels",
-    "run": "xrelay.runtime.interpreter",
-    "KernelError": "xrelay.runtime.interpreter",
-    "NnFunctions": "xrelay.runtime.interpreter",
-    "compile_linalg": "xrelay.runtime.linalg_exec",
+    "KERNELS": "xrelay.runtime.reference.nn_kernels",
+    "run": "xrelay.runtime.reference.interpreter",
+    "KernelError": "xrelay.runtime.reference.interpreter",
+    "NnFunctions": "xrelay.runtime.reference.interpreter",
+    "compile_linalg": "xrelay.runtime.executor.linalg_exec",
 }
 
 

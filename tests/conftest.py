@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from xrelay.instrument import pass_context, timing
-from xrelay.runtime.threads import blas_threads, set_blas_threads
+from xrelay.runtime.parallel.threads import blas_threads, set_blas_threads
 
 
 @pytest.fixture

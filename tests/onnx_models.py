@@ -143,7 +143,7 @@ def run_through_iree(cases: Mapping[str, tuple[onnx.ModelProto, Mapping[str, np.
     from xrelay.dialects.arguments import argument_names
     from xrelay.frontend import from_onnx
     from xrelay.lowering import lower
-    from xrelay.runtime import iree_backend
+    from xrelay.runtime.iree import backend as iree_backend
 
     functions, calls = [], {}
     for name, (proto, inputs) in cases.items():

@@ -13,8 +13,8 @@ from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
 from xrelay.runtime import run
-from xrelay.runtime.linalg_exec import run_linalg
-from xrelay.runtime.loops_exec import run_loops
+from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 
 LEVELS = ("linalg", "memref", "loops")
 

@@ -13,7 +13,7 @@ from xdsl.parser import Parser
 
 from tests.test_runtime_plan import conv_nhwc_hwcf, conv_reference
 from xrelay.dialects import make_context
-from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 
 def test_step_label_names_a_convolution_by_kernel_stride_channels_and_output():
@@ -42,11 +42,11 @@ def test_change_ab_names_a_missing_change_flag_or_pass_in_one_line(capsys):
 
     for argv, message in (
         (["--model", "onnx:squeezenet"], "give the change"),
-        (["--off", "xrelay.runtime.memory_plan.NO_SUCH_FLAG"], "--off xrelay.runtime.memory_plan.NO_SUCH_FLAG: no such"),
+        (["--off", "xrelay.runtime.executor.memory_plan.NO_SUCH_FLAG"], "--off xrelay.runtime.executor.memory_plan.NO_SUCH_FLAG: no such"),
         (["--off", "xrelay.no_such_module.FLAG"], "--off xrelay.no_such_module.FLAG: no such"),
         (["--without-pass", "NoSuchPass"], "--without-pass NoSuchPass: no such pass"),
-        (["--off", "xrelay.runtime.plan.PROCESSES_MIN_SPLIT_ELEMENTS=1 <<"], "not a Python literal"),
-        (["--off", "xrelay.runtime.plan.FusedTail", "--both"], "--both needs --threading"),
+        (["--off", "xrelay.runtime.executor.plan.PROCESSES_MIN_SPLIT_ELEMENTS=1 <<"], "not a Python literal"),
+        (["--off", "xrelay.runtime.executor.plan.FusedTail", "--both"], "--both needs --threading"),
     ):
         assert main(argv) == 1
         err = capsys.readouterr().err
@@ -55,7 +55,7 @@ def test_change_ab_names_a_missing_change_flag_or_pass_in_one_line(capsys):
 
 def strided_conv_step(rng: np.random.Generator):
     """A 5x3 stride-2 NHWC conv's data, weight, `ConvStep` and environment after one run."""
-    from xrelay.runtime.conv_epilogue import ConvStep
+    from xrelay.runtime.kernels.conv_epilogue import ConvStep
 
     x = rng.standard_normal((1, 17, 13, 3)).astype(np.float32)
     w = rng.standard_normal((5, 3, 3, 7)).astype(np.float32)
@@ -115,7 +115,7 @@ def test_step_label_names_fused_tails_pads_and_a_tail_writing_a_shuffled_pad():
     x, _, hwio, bias, dw = case(2, 3, 5, 4)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 2, 1), to="linalg")
     fused = [label for label in map(step_label, LinalgProgram(module).steps) if label]
-    # the tail runs with the grouped convolution before it (runtime/contraction_tail.py)
+    # the tail runs with the grouped convolution before it (runtime/kernels/contraction_tail.py)
     assert "grouped 1x1 conv + tail of 2 ops 1x5x4x6 +shuffled pad" in fused
     assert not any(label.startswith("pad") for label in fused)
     # the shuffle's input also read elsewhere: the pad copies it in a step of its own
@@ -168,7 +168,9 @@ def test_spmd_step_profile_times_each_rank_of_the_two_process_mode(blas_workers,
     from xrelay.dialects import nn
     from xrelay.frontend import GraphBuilder
     from xrelay.lowering import lower
-    from xrelay.runtime import linalg_conv, spmd, spmd_fallback
+    from xrelay.runtime.kernels import linalg_conv
+    from xrelay.runtime.parallel import spmd
+    from xrelay.runtime.parallel import spmd_fallback
 
     if spmd.why_not_platform() is not None:
         pytest.skip("no two-process mode here")

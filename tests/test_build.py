@@ -1,4 +1,4 @@
-"""xrelay.build and kernel formation (passes/kernels, dialects/kernel.py, runtime/kernel_steps.py):
+"""xrelay.build and kernel formation (passes/kernels, dialects/kernel.py, runtime/executor/kernel_steps.py):
 which ops form each kernel, the algorithm the executor then runs, and the answers against numpy."""
 
 import subprocess
@@ -16,9 +16,9 @@ from xrelay.dialects import make_context
 from xrelay.dialects.kernel import DispatchOp
 from xrelay.instrument import PassTimingInstrument
 from xrelay.passes.kernels.form_kernels import FormKernels
-from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.plan import FusedTail
+from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.plan import FusedTail
 
 RNG = np.random.default_rng(7)
 W1 = (RNG.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32)

@@ -14,8 +14,8 @@ from xdsl.parser import Parser
 from xrelay.dialects.nn import NN
 from xrelay.lowering import lower
 from xrelay.lowering.conv_as_matmul import ConvToMatmul
-from xrelay.runtime import iree_backend
-from xrelay.runtime.interpreter import run
+from xrelay.runtime.iree import backend as iree_backend
+from xrelay.runtime.reference.interpreter import run
 
 # (id, N, H, W, C, F, kernel, stride, dilation, padding, becomes a matmul)
 CASES = [

@@ -10,8 +10,8 @@ import pytest
 from test_conv_as_matmul import rewritten_case
 
 from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
-from xrelay.runtime import iree_backend
-from xrelay.runtime.interpreter import run
+from xrelay.runtime.iree import backend as iree_backend
+from xrelay.runtime.reference.interpreter import run
 
 # (id, N, H, W, C, F, kernel, stride, dilation, padding, input channels after it or None if it stays)
 CASES = [

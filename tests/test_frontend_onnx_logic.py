@@ -12,7 +12,8 @@ from op_levels import LEVELS, run_lowered, run_nn, single_op_module
 
 from xrelay.frontend import from_onnx
 from xrelay.lowering import lower
-from xrelay.runtime import iree_backend, run
+from xrelay.runtime import run
+from xrelay.runtime.iree import backend as iree_backend
 
 RNG = np.random.default_rng(33)
 

@@ -12,9 +12,10 @@ from op_levels import LEVELS, run_lowered, run_nn, single_op_module
 
 from xrelay.frontend import from_onnx
 from xrelay.lowering import lower
-from xrelay.runtime import iree_backend, run
-from xrelay.runtime.linalg_exec import run_linalg
-from xrelay.runtime.loops_exec import run_loops
+from xrelay.runtime import run
+from xrelay.runtime.iree import backend as iree_backend
+from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 
 RNG = np.random.default_rng(55)
 TIES = RNG.integers(-2, 3, (3, 4, 5)).astype(np.float32)  # few values: many ties

@@ -13,7 +13,8 @@ from op_levels import LEVELS, run_lowered, run_nn
 from xrelay.frontend import from_onnx
 from xrelay.frontend.onnx import OnnxImportError
 from xrelay.lowering import lower
-from xrelay.runtime import iree_backend, run
+from xrelay.runtime import run
+from xrelay.runtime.iree import backend as iree_backend
 
 RNG = np.random.default_rng(66)
 DATA = RNG.standard_normal((4, 3, 2)).astype(np.float32)

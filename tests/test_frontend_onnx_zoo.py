@@ -106,8 +106,9 @@ def test_inception_v2_in_two_processes_equals_threads(blas_workers):
     """The default two-process mode (from a program's third call on 2 threads) gives the thread mode's
     answer on Inception v2, whose branches `spmd_lanes` runs one per process (it once gave 0.0129
     off on the softmax output while the pads kept borders of the memory plan before the lanes')."""
-    from xrelay.runtime import spmd, spmd_lanes
-    from xrelay.runtime.linalg_exec import compile_linalg
+    from xrelay.runtime.parallel import spmd
+    from xrelay.runtime.parallel import spmd_lanes
+    from xrelay.runtime.executor.linalg_exec import compile_linalg
 
     if spmd.why_not_platform() is not None:
         pytest.skip("no two-process mode here")

@@ -10,7 +10,8 @@ import pytest
 from onnx_models import LIGHT_MODELS, close
 from test_frontend_onnx_zoo import IN_MAKE_TEST, assert_log_close, imported, prepared
 
-from xrelay.runtime import iree_backend, run
+from xrelay.runtime import run
+from xrelay.runtime.iree import backend as iree_backend
 
 pytestmark = pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 

@@ -1,5 +1,5 @@
 """Whole-row workgroup tiles for IREE's data-tiled convolutions with few output rows
-(runtime/iree_conv_tiles.py): the rewrite of the configured text, on hand-written dispatches and on
+(runtime/iree/conv_tiles.py): the rewrite of the configured text, on hand-written dispatches and on
 what IREE itself configures, and the compiled convolution's values against numpy."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from test_conv_as_matmul import conv_module, conv_nhwc
 
 from xrelay.lowering import lower
-from xrelay.runtime import iree_backend
-from xrelay.runtime.iree_conv_tiles import CONFIGURED_PHASE, whole_row_convs
+from xrelay.runtime.iree import backend as iree_backend
+from xrelay.runtime.iree.conv_tiles import CONFIGURED_PHASE, whole_row_convs
 
 ROW_TILES = "distribution = [0, 4, 1, 0, 0, 0, 0, 0, 0]"
 VECTOR = "vector_common_parallel = [1, 1, 1, 16, 0, 0, 0, 16, 0]"

@@ -8,8 +8,8 @@ from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
 from xrelay.lowering import LinalgToLoops, LinalgBufferize
-from xrelay.runtime.linalg_exec import ExecutionError, run_linalg
-from xrelay.runtime.loops_exec import run_loops
+from xrelay.runtime.executor.linalg_exec import ExecutionError, run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 
 
 def parse(text: str):
@@ -142,7 +142,7 @@ def conv_module(x_shape, w_shape, data_layout: str, kernel_layout: str):
 @pytest.fixture
 def winograd_calls(monkeypatch):
     """The tile sizes of the Winograd convolutions the linalg executor runs, in order."""
-    import xrelay.runtime.linalg_conv as linalg_conv
+    import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     calls = []
     original = linalg_conv.winograd_conv3x3_threaded
@@ -215,7 +215,7 @@ def test_winograd_conv_accumulates_into_a_nonzero_init(winograd_calls):
 def test_loop_view_matches_indexing_for_contiguous_and_strided_operands():
     from xdsl.ir.affine import AffineExpr, AffineMap
 
-    from xrelay.runtime.affine_views import LoopView
+    from xrelay.runtime.kernels.affine_views import LoopView
 
     # (i, j, k) -> (i, 2 * j + k + 1): a strided window with a constant offset.
     i, j, k = (AffineExpr.dimension(n) for n in range(3))
@@ -325,11 +325,11 @@ def reference_depthwise(x: np.ndarray, w: np.ndarray, strides, pad) -> np.ndarra
     ((2, 17, 7, 8), (3, 3), (2, 2), (1, 0, 1, 1)),
 ])
 def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, monkeypatch):
-    import xrelay.runtime.linalg_structured as structured
+    import xrelay.runtime.kernels.linalg_structured as structured
     from xrelay.frontend import bind_params_by_name
     from xrelay.lowering import lower
 
-    ran = []  # per run of the conv: "taps", or "merged" (runtime/depthwise.py, a bound weight)
+    ran = []  # per run of the conv: "taps", or "merged" (runtime/kernels/depthwise.py, a bound weight)
     original, original_merged = structured.tap_contraction, structured.merged_depthwise
 
     def counting(*args):
@@ -387,7 +387,7 @@ def test_tap_contraction_einsum_and_taps_agree_with_numpy(accumulate, channels_l
     runs as one einsum, channels-first tap by tap; both written into or added to the output."""
     from xdsl.ir.affine import AffineMap
 
-    from xrelay.runtime import linalg_conv
+    from xrelay.runtime.kernels import linalg_conv
 
     einsums = []
     real_einsum = np.einsum
@@ -437,7 +437,7 @@ def reference_grouped(x: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:
 def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monkeypatch):
     """3 groups of 4 input and 5 output channels: in NHWC the product's (group, pixel, filter) axes
     are a strided view of the output, which the batched matmul writes directly."""
-    import xrelay.runtime.linalg_structured as structured
+    import xrelay.runtime.kernels.linalg_structured as structured
     from xdsl.dialects import func
     from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
     from xdsl.ir import Block, Region
@@ -445,7 +445,7 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
     from xrelay.dialects import nn
     from xrelay.lowering import lower
 
-    import xrelay.runtime.contraction_plan as planned
+    import xrelay.runtime.kernels.contraction_plan as planned
 
     strided_outs = []
     original = structured.threaded_matmul
@@ -480,7 +480,7 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
     ((5, 1, 30), (0, 2, 1)),
 ])
 def test_copy_into_a_short_innermost_axis_matches_numpy(shape, axes):
-    from xrelay.runtime.linalg_structured import copy_into
+    from xrelay.runtime.kernels.linalg_structured import copy_into
 
     source = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     expected = np.ascontiguousarray(source.transpose(axes))

@@ -8,9 +8,9 @@ import pytest
 from xrelay import passes, transform
 from xrelay.frontend import bind_params_by_name, resnet, tiny
 from xrelay.lowering import lower
-from xrelay.runtime.interpreter import run as run_nn
-from xrelay.runtime.linalg_exec import run_linalg
-from xrelay.runtime.loops_exec import run_loops
+from xrelay.runtime.reference.interpreter import run as run_nn
+from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 
 
 def run_at(module, level, inputs):

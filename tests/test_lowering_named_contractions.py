@@ -11,7 +11,7 @@ from op_levels import single_op_module
 from xrelay.dialects import make_context
 from xrelay.lowering import lower
 from xrelay.runtime import run
-from xrelay.runtime.linalg_structured import contraction_pair
+from xrelay.runtime.kernels.linalg_structured import contraction_pair
 
 UPSTREAM = """
 func.func @main(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %x: tensor<5x3x2xf32>, %y: tensor<5x3x4xf32>)

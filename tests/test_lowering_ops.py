@@ -10,9 +10,9 @@ from op_levels import LEVELS, single_op_module
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime.interpreter import run as run_nn
-from xrelay.runtime.linalg_exec import run_linalg
-from xrelay.runtime.loops_exec import run_loops
+from xrelay.runtime.reference.interpreter import run as run_nn
+from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 
 
 
@@ -152,7 +152,7 @@ def test_integer_ops_use_integer_arithmetic(level):
 
 
 def test_bad_inputs_get_one_clear_error():
-    from xrelay.runtime.linalg_exec import ExecutionError
+    from xrelay.runtime.executor.linalg_exec import ExecutionError
 
     module = single_op_module("nn.add", [(2, 2), (2, 2)], {})
     for level in LEVELS:
@@ -167,7 +167,7 @@ def test_bad_inputs_get_one_clear_error():
 
 
 def test_compiled_program_is_reused_until_the_module_changes():
-    from xrelay.runtime.linalg_exec import LinalgProgram, cached_program
+    from xrelay.runtime.executor.linalg_exec import LinalgProgram, cached_program
 
     module = lower(single_op_module("nn.subtract", [(2,), (2,)], {}), to="memref")
     x, y = np.array([5, 7], np.float32), np.array([1, 2], np.float32)

@@ -10,8 +10,8 @@ from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
 from xrelay.lowering import LinalgToLoops, LinalgBufferize
-from xrelay.runtime.linalg_exec import ExecutionError, run_linalg
-from xrelay.runtime.loops_exec import run_loops
+from xrelay.runtime.executor.linalg_exec import ExecutionError, run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 
 
 def run_all_levels(text: str, inputs: dict) -> list[list[np.ndarray]]:

@@ -22,8 +22,8 @@ from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOps
 
 from xrelay.dialects import make_context
 from xrelay.lowering.linalg_to_loops import LinalgToLoops
-from xrelay.runtime.linalg_exec import run_linalg
-from xrelay.runtime.loops_exec import run_loops
+from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 
 X = (np.arange(32, dtype=np.float32) - 40).reshape(1, 2, 4, 4)  # all negative
 W = np.stack([np.ones((2, 3, 3), np.float32), 2 * np.ones((2, 3, 3), np.float32)])
@@ -126,7 +126,7 @@ def test_stock_pooling_region_ignores_the_accumulator():
 
 
 def run_stock_pool_through_loops(module) -> np.ndarray:
-    from xrelay.runtime.loops_exec import LoopsCompiler
+    from xrelay.runtime.reference.loops_exec import LoopsCompiler
 
     compiler = LoopsCompiler(module)
     namespace = compiler.globals
@@ -159,7 +159,7 @@ def test_loops_executor_agrees_with_the_stock_interpreter():
     from xdsl.interpreters.math import MathFunctions
     from xdsl.interpreters.scf import ScfFunctions
 
-    from xrelay.runtime.loops_exec import compile_loops
+    from xrelay.runtime.reference.loops_exec import compile_loops
 
     module = Parser(make_context(), TENSOR_IR).parse_module()
     from xrelay.lowering import LinalgBufferize

@@ -17,8 +17,8 @@ from xrelay.dialects.infer import same
 from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp
 from xrelay.lowering.to_linalg import LOWERINGS
 from xrelay.passes.layout_rewriter import LayoutRewriter
-from xrelay.runtime.interpreter import make_interpreter
-from xrelay.runtime.kernels import KERNELS
+from xrelay.runtime.reference.interpreter import make_interpreter
+from xrelay.runtime.reference.nn_kernels import KERNELS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -58,9 +58,9 @@ def missing_pieces(op: type) -> list[str]:
     elif layout not in LayoutRewriter.RULES:
         missing.append(f"layout rule {layout} has no implementation in passes/layout_rewriter.py")
     if op not in KERNELS:
-        missing.append(f"no numpy kernel (runtime/kernels/{family}.py)")
+        missing.append(f"no numpy kernel (runtime/reference/nn_kernels/{family}.py)")
     if op not in INTERPRETED:
-        missing.append("no interpreter implementation (runtime/interpreter.py derives them from KERNELS)")
+        missing.append("no interpreter implementation (runtime/reference/interpreter.py derives them from KERNELS)")
     reason = getattr(op, "NO_LOWERING", None)
     if op in LOWERINGS and reason:
         missing.append("has a lowering but also says NO_LOWERING")

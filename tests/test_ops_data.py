@@ -19,7 +19,7 @@ from xrelay.instrument import PassContext
 from xrelay.lowering import lower
 from xrelay.passes.convert_layout import ConvertLayout
 from xrelay.runtime import run
-from xrelay.runtime.kernels import KERNELS
+from xrelay.runtime.reference.nn_kernels import KERNELS
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((2, 3, 4)).astype(np.float32)

@@ -10,8 +10,8 @@ from module_builder import make_module
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.pad_step import PadStep
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.pad_step import PadStep
 
 RNG = np.random.default_rng(5)
 STRIDES = [1, 1, 1, 2, 1, 1]  # four pads of a 10x9 input, two of 5x5 (each conv pads its input by one)

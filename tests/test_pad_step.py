@@ -1,4 +1,4 @@
-"""The executor's pad step (runtime/pad_step.py): a pad of a transposed activation (a channel shuffle
+"""The executor's pad step (runtime/executor/pad_step.py): a pad of a transposed activation (a channel shuffle
 before a depthwise convolution's pad) copies once, from the transpose's input, against numpy."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from xdsl.dialects.linalg import ops as linalg
 
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.plan import FusedTail
-from xrelay.runtime.threads import set_blas_threads
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.plan import FusedTail
+from xrelay.runtime.parallel.threads import set_blas_threads
 
 from test_lowering_executor import parse, run_all_levels
 

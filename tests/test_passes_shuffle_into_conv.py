@@ -9,7 +9,7 @@ from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.lowering import lower
 from xrelay.runtime import run
-from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 RNG = np.random.default_rng(21)
 

@@ -11,8 +11,8 @@ from tool_passes import parse_module
 
 from xrelay.lowering import lower
 from xrelay.lowering.pool_as_window_slices import PoolAsWindowSlices
-from xrelay.runtime import iree_backend
-from xrelay.runtime.interpreter import run
+from xrelay.runtime.iree import backend as iree_backend
+from xrelay.runtime.reference.interpreter import run
 
 # (id, op, layout, input shape, pool size, strides, dilation, padding (top, left, bottom, right))
 CASES = [

@@ -1,4 +1,4 @@
-"""A planned program's body on one thread with its steps' kept kernel calls (runtime/bound_steps.py):
+"""A planned program's body on one thread with its steps' kept kernel calls (runtime/executor/bound_steps.py):
 ShuffleNet's unit head and a chain of grouped 1x1 convolutions against numpy written here, run after run with new and
 changed arguments, on one thread (the bound body) and two (the steps), with the flag on and off."""
 
@@ -9,8 +9,8 @@ from test_runtime_shuffle_tail import case, reference, unit_head
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.threads import set_blas_threads
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.parallel.threads import set_blas_threads
 
 RNG = np.random.default_rng(131)
 
@@ -106,7 +106,7 @@ def test_grouped_convolutions_and_their_tail_run_their_kept_calls_and_match_nump
 def test_a_program_planned_again_makes_its_bound_body_anew():
     """`use_plan` drops the bound body (its calls are views of the plan's arrays); the next runs
     make it again for the new arrays, with the same answers."""
-    from xrelay.runtime.memory_plan import plan_memory
+    from xrelay.runtime.executor.memory_plan import plan_memory
 
     x, w_gcf, _, bias, module = chain_case(2, 3, 4, 3)
     program = LinalgProgram(module)

@@ -1,4 +1,4 @@
-"""Concatenation without copies (runtime/memory_plan.py `place_in_slices`): a DenseNet-like network
+"""Concatenation without copies (runtime/executor/memory_plan.py `place_in_slices`): a DenseNet-like network
 computes what numpy written here computes, in NCHW and NHWC, on 1 and 2 threads, with the inserted
 buffers living in their slice of the concatenation wherever that is safe (convolutions writing
 strided channel slices by Winograd and by im2col), and a buffer read after its concatenation is
@@ -13,9 +13,9 @@ from xdsl.parser import Parser
 from module_builder import make_module
 from xrelay.dialects import make_context, nn
 from xrelay.lowering import lower
-from xrelay.runtime import linalg_conv
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.memory_plan import place_in_slices
+from xrelay.runtime.kernels import linalg_conv
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.memory_plan import place_in_slices
 
 H, C0, GROWTH, INNER = 16, 8, 8, 8  # 3x3 convs by Winograd F(2x2, 3x3), 1x1 ones by im2col
 RNG = np.random.default_rng(12)

@@ -1,4 +1,4 @@
-"""Contractions run through their planned batched matmul (runtime/contraction_plan.py): grouped 1x1
+"""Contractions run through their planned batched matmul (runtime/kernels/contraction_plan.py): grouped 1x1
 convolutions in both layouts and dense layers, against einsum references written here, without
 the general `contract` path."""
 
@@ -7,9 +7,9 @@ import pytest
 from op_levels import single_op_module
 
 from xrelay.lowering import lower
-from xrelay.runtime import linalg_structured
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.threads import set_blas_threads
+from xrelay.runtime.kernels import linalg_structured
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.parallel.threads import set_blas_threads
 
 RNG = np.random.default_rng(5)
 
@@ -68,7 +68,7 @@ def test_planned_program_reuses_matrices_only_when_they_view_the_arrays(no_gener
     array: unstrided, both layouts' matrices are views of the arrays (NCHW: per group, the weight's
     rows times the data's channels by pixels), kept from run to run; with stride 2 the NCHW data
     matrix is a copy (the strided pixels merged), made again on every run."""
-    from xrelay.runtime import affine_views
+    from xrelay.runtime.kernels import affine_views
 
     groups, channels, filters, size = 2, 3, 4, 5
     w_groups = RNG.standard_normal((groups, channels, filters)).astype(np.float32)

@@ -1,4 +1,4 @@
-"""A grouped 1x1 convolution split together with the elementwise tail after it (runtime/contraction_tail.py,
+"""A grouped 1x1 convolution split together with the elementwise tail after it (runtime/kernels/contraction_tail.py,
 `contraction_plan.SplitTail`): ShuffleNet's unit end (grouped 1x1 conv, bias-add, residual add, ReLU)
 and unit head (grouped 1x1 conv, bias-add, ReLU into the shuffled pad of a depthwise conv) against
 numpy written here, on one thread, split over two threads, and in the two-process mode."""
@@ -10,13 +10,14 @@ from test_runtime_shuffle_tail import case, reference as head_reference, unit_he
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime import conv, spmd
-from xrelay.runtime import plan as split_plan
-from xrelay.runtime.contraction_plan import ContractionStep, SplitTail
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.plan import FusedTail
-from xrelay.runtime.shuffle_tail import ShuffledTail
-from xrelay.runtime.threads import set_blas_threads
+from xrelay.runtime.kernels import conv
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.executor import plan as split_plan
+from xrelay.runtime.kernels.contraction_plan import ContractionStep, SplitTail
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.plan import FusedTail
+from xrelay.runtime.kernels.shuffle_tail import ShuffledTail
+from xrelay.runtime.parallel.threads import set_blas_threads
 
 RNG = np.random.default_rng(41)
 

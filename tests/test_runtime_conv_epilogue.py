@@ -1,5 +1,5 @@
 """A convolution that runs its elementwise tail (residual add, bias-add, ReLU) and the pad of the
-tail's result on each block of output rows it finishes (runtime/conv_epilogue.py) computes what
+tail's result on each block of output rows it finishes (runtime/kernels/conv_epilogue.py) computes what
 the separate steps compute: numpy written here, on 1 and 2 threads, by Winograd and by im2col."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime.conv_epilogue import ConvStep
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.pad_step import PadStep
-from xrelay.runtime.plan import FusedTail
+from xrelay.runtime.kernels.conv_epilogue import ConvStep
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.executor.plan import FusedTail
 
 ID = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
 PAR = '["parallel", "parallel", "parallel", "parallel"]'
@@ -99,8 +99,8 @@ def expected_outputs(x, r, w, bias):
 @pytest.mark.parametrize("relu_also_returned", [False, True])
 def test_conv_runs_its_tail_and_pad_on_each_block_of_rows(threads, winograd, relu_also_returned, blas_workers,
                                                            monkeypatch):
-    from xrelay.runtime import conv as conv_kernels
-    from xrelay.runtime import linalg_conv
+    from xrelay.runtime.kernels import conv as conv_kernels
+    from xrelay.runtime.kernels import linalg_conv
 
     # Small blocks and splits, so a 16x16 conv runs in several row blocks (and thread parts).
     monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 40_000)
@@ -194,8 +194,8 @@ func.func @main(%x: {xp}) -> {y} {{
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("winograd", [True, False])
 def test_conv_without_a_tail_fills_the_pad_after_it_block_by_block(threads, winograd, blas_workers, monkeypatch):
-    from xrelay.runtime import conv as conv_kernels
-    from xrelay.runtime import linalg_conv
+    from xrelay.runtime.kernels import conv as conv_kernels
+    from xrelay.runtime.kernels import linalg_conv
 
     monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 40_000)
     monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 8_000)

@@ -1,7 +1,7 @@
 """A convolution whose result is padded with -inf only for a max pool computes the pool from the
-unpadded result (runtime/conv_epilogue.py `_fuse_pool`, runtime/window_reduce.py `ClippedPooling`):
+unpadded result (runtime/kernels/conv_epilogue.py `_fuse_pool`, runtime/kernels/window_reduce.py `ClippedPooling`):
 on one thread row block by row block, as each block completes windows; channels-last, when the pool
-alone reads the result, both block by block without writing the result (runtime/conv_pool.py).
+alone reads the result, both block by block without writing the result (runtime/kernels/conv_pool.py).
 Checked against numpy written here: both layouts, im2col and Winograd, strides, dilations, uneven
 pads, batches, 1 and 2 threads."""
 
@@ -12,11 +12,11 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime.conv_epilogue import ConvStep
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.pad_step import PadStep
-from xrelay.runtime.plan import FusedTail
-from xrelay.runtime.window_reduce import ClippedPooling
+from xrelay.runtime.kernels.conv_epilogue import ConvStep
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.executor.plan import FusedTail
+from xrelay.runtime.kernels.window_reduce import ClippedPooling
 
 NEG_INF = "0xFF800000"
 
@@ -120,7 +120,7 @@ CASES = [  # conv 3x3 stride, pad low, pad high, pool, pool stride, pool dilatio
 @pytest.mark.parametrize("layout", ["nhwc", "nchw"])
 @pytest.mark.parametrize("case", CASES)
 def test_conv_computes_the_max_pool_of_its_padded_result(threads, layout, case, blas_workers, monkeypatch):
-    from xrelay.runtime import linalg_conv
+    from xrelay.runtime.kernels import linalg_conv
 
     monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 4_000)  # several row blocks
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
@@ -149,7 +149,7 @@ def test_winograd_conv_computes_the_max_pool_in_row_blocks(threads, x_shape, f, 
     """A constant-weight 3x3 conv followed by ResNet's pool, the pool its result's only reader: the
     convolution keeps its Winograd kernel (in blocks of tile rows), not the blocked im2col form, and
     pools the rows each block completes; F(2x2) and F(4x4), a batch, unequal sides, 1 and 2 threads."""
-    from xrelay.runtime import conv as conv_kernels
+    from xrelay.runtime.kernels import conv as conv_kernels
 
     monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 20_000)
     calls = []
@@ -182,7 +182,7 @@ def test_pointwise_conv_computes_the_pool_from_its_result(threads, x_shape, f, p
     """A 1x1 stride-1 convolution (Inception v2's pool projections) before a padded pool, the pool its
     only reader: it stays one GEMM of the data, the pool computed from its rows, not the blocked form;
     numpy's answer on 1 and 2 threads, a batch, odd sizes."""
-    from xrelay.runtime import linalg_conv
+    from xrelay.runtime.kernels import linalg_conv
 
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
     rng = np.random.default_rng(23)
@@ -334,7 +334,8 @@ def test_conv_and_its_max_pool_in_blocks_of_rows(threads, block_bytes, constant_
     """Channels-last, the pool the result's only reader: the convolution and the pool computed block by
     block of rows (one row, a few, all), in parts on two threads; the whole-result pooling is never
     called, and the answer is numpy's."""
-    from xrelay.runtime import conv_pool, linalg_conv
+    from xrelay.runtime.kernels import conv_pool
+    from xrelay.runtime.kernels import linalg_conv
 
     monkeypatch.setattr(conv_pool, "BLOCK_BYTES", block_bytes)
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
@@ -362,7 +363,7 @@ def test_conv_and_its_max_pool_in_blocks_of_rows(threads, block_bytes, constant_
 
 
 def test_column_chunks_hand_values(monkeypatch):
-    from xrelay.runtime import conv_pool
+    from xrelay.runtime.kernels import conv_pool
 
     monkeypatch.setattr(conv_pool, "SMALL_GEMM_MACS", 1_000_000)
     assert conv_pool.column_chunks(112, 147 * 64) == [(0, 56), (56, 112)]  # ResNet's stem: 1.05 M per row
@@ -377,7 +378,8 @@ def test_column_chunks_hand_values(monkeypatch):
 def test_conv_rows_as_gemms_of_column_chunks(threads, small_macs, case, blas_workers, monkeypatch):
     """Each row's GEMM cut into column chunks (`conv_pool.SMALL_GEMM_MACS`: one column each, a few, the
     whole row): the planned GEMMs are the chunks, and the answer is numpy's."""
-    from xrelay.runtime import conv_pool, linalg_conv
+    from xrelay.runtime.kernels import conv_pool
+    from xrelay.runtime.kernels import linalg_conv
 
     monkeypatch.setattr(conv_pool, "SMALL_GEMM_MACS", small_macs)
     monkeypatch.setattr(conv_pool, "BLOCK_BYTES", 3_000)
@@ -455,7 +457,7 @@ def test_conv_computes_the_max_pool_of_its_unpadded_result(threads, layout, case
     """A max pool reading a convolution's result with no pad between: the convolution's step computes
     it (block by block with the convolution, the pool being the result's only reader; channels-first,
     from the whole result), no pooling step is left, and the answer is numpy's."""
-    from xrelay.runtime import linalg_conv
+    from xrelay.runtime.kernels import linalg_conv
 
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
     x_shape, k, conv_stride, pool, pool_stride, dilation = case

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from xrelay.runtime.kernels import KERNELS as KERNELS_BY_OP_CLASS
+from xrelay.runtime.reference.nn_kernels import KERNELS as KERNELS_BY_OP_CLASS
 
 KERNELS = {op.name: kernel for op, kernel in KERNELS_BY_OP_CLASS.items()}  # these tests call kernels by op name
 RNG = np.random.default_rng(0)
@@ -198,7 +198,7 @@ WINOGRAD_CASES = [
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_winograd_conv3x3_matches_naive(case, m, channels_last, accumulate):
-    from xrelay.runtime.conv import winograd_conv3x3, winograd_weights
+    from xrelay.runtime.kernels.conv import winograd_conv3x3, winograd_weights
 
     dshape, o, pad = case
     x = RNG.standard_normal(dshape).astype(np.float32)
@@ -218,7 +218,7 @@ def test_winograd_conv3x3_matches_naive(case, m, channels_last, accumulate):
 
 
 def test_winograd_weights_are_g_w_gt():
-    from xrelay.runtime.conv import winograd_weights
+    from xrelay.runtime.kernels.conv import winograd_weights
 
     # F(2x2, 3x3): G = [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]]; a kernel of ones gives
     # G 1 G^T = (G 1)(G 1)^T with G 1 = [1, 1.5, 0.5, 1]; laid out (points, C, F).
@@ -234,7 +234,7 @@ def test_winograd_weights_are_g_w_gt():
 
 
 def test_winograd_tile_choice():
-    from xrelay.runtime.conv import winograd_tile
+    from xrelay.runtime.kernels.conv import winograd_tile
 
     assert winograd_tile(1, 64, 64, 56, 56) == 4  # 196 tiles of 4x4
     assert winograd_tile(1, 128, 128, 28, 28) == 4  # 49 tiles
@@ -246,7 +246,7 @@ def test_winograd_tile_choice():
 
 
 def test_winograd_conv3x3_rejects_a_mismatched_weight():
-    from xrelay.runtime.conv import winograd_conv3x3, winograd_weights
+    from xrelay.runtime.kernels.conv import winograd_conv3x3, winograd_weights
 
     u = winograd_weights(np.ones((4, 3, 3, 3), np.float32), 2)
     with pytest.raises(ValueError, match=r"winograd_conv3x3.*\(1, 5, 6, 6\)"):
@@ -258,7 +258,7 @@ def test_winograd_conv3x3_rejects_a_mismatched_weight():
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last):
     # Split by tile rows (many rows) or output channels (few): every part, even a short last one, lands in place.
-    from xrelay.runtime.conv import winograd_conv3x3_threaded, winograd_weights
+    from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_weights
 
     x = RNG.standard_normal((2, 5, oh, 7)).astype(np.float32)
     w = RNG.standard_normal((f, 5, 3, 3)).astype(np.float32)
@@ -281,7 +281,7 @@ def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last)
 ])
 def test_winograd_blocked_matches_naive(oh, ow, f, m, accumulate, calls, monkeypatch):
     # One thread: blocks of whole tile rows, each written in place, every row once.
-    import xrelay.runtime.conv as conv
+    import xrelay.runtime.kernels.conv as conv
 
     monkeypatch.setattr(conv, "WINOGRAD_BLOCK_BYTES", 20_000)
     blocks = []
@@ -305,7 +305,7 @@ def test_winograd_blocked_matches_naive(oh, ow, f, m, accumulate, calls, monkeyp
 
 @pytest.mark.parametrize("shape", [(1, 300, 200, 100), (2, 257, 130, 129), (1, 49, 700, 300), (1, 3, 4, 5)])
 def test_threaded_matmul_matches_numpy(shape):
-    from xrelay.runtime.conv import threaded_matmul
+    from xrelay.runtime.kernels.conv import threaded_matmul
 
     b, m, k, n = shape
     lhs = RNG.standard_normal((b, m, k)).astype(np.float32)
@@ -318,7 +318,7 @@ def test_threaded_matmul_matches_numpy(shape):
 
 
 def test_split_blas_threads_restores_the_blas_thread_count(blas_workers):
-    from xrelay.runtime.threads import blas_threads, split_blas_threads
+    from xrelay.runtime.parallel.threads import blas_threads, split_blas_threads
 
     blas_workers(2)
     with split_blas_threads() as threads:
@@ -336,7 +336,7 @@ def test_split_blas_threads_restores_the_blas_thread_count(blas_workers):
     ((1, 4, 8, 8), 1, 4, "rows"),  # one filter: nothing to split but rows
 ])
 def test_winograd_threaded_splits_rows_or_channels(dshape, o, m, split, monkeypatch):
-    import xrelay.runtime.conv as conv
+    import xrelay.runtime.kernels.conv as conv
 
     parts = []
     original = conv.winograd_conv3x3
@@ -359,7 +359,7 @@ def test_winograd_threaded_splits_rows_or_channels(dshape, o, m, split, monkeypa
 def test_run_parts_covers_every_row_once_on_distinct_threads(threads, rows):
     import threading
 
-    from xrelay.runtime.threads import run_parts
+    from xrelay.runtime.parallel.threads import run_parts
 
     seen = []
     run_parts(lambda r0, r1: seen.append((r0, r1, threading.get_ident())), rows, True, threads=threads)
@@ -370,7 +370,7 @@ def test_run_parts_covers_every_row_once_on_distinct_threads(threads, rows):
 
 
 def test_split_failure_on_a_worker_is_raised_here_and_the_workers_keep_serving():
-    from xrelay.runtime.threads import run_parts
+    from xrelay.runtime.parallel.threads import run_parts
 
     def part(r0, r1):
         if r0 > 0:
@@ -388,7 +388,7 @@ def test_split_inside_a_split_runs_on_the_calling_thread():
     runs its parts itself, instead of waiting for workers that wait for it."""
     import threading
 
-    from xrelay.runtime.threads import run_parts
+    from xrelay.runtime.parallel.threads import run_parts
 
     inner = []
 
@@ -407,7 +407,7 @@ def test_split_inside_a_split_runs_on_the_calling_thread():
 def test_winograd_blocks_inside_each_thread_part_and_runs_the_epilogue_once_per_row(threads, monkeypatch):
     # 10 tile rows of 2: on 2 threads parts of 5, each in blocks of at most 2 tile rows (2 + 2 + 1);
     # the epilogue sees each block's rows right after them, every row once.
-    import xrelay.runtime.conv as conv
+    import xrelay.runtime.kernels.conv as conv
 
     monkeypatch.setattr(conv, "WINOGRAD_BLOCK_BYTES", 2 * 7 * 16 * 26 * 4)  # two tile rows' intermediates
     x = RNG.standard_normal((1, 5, 20, 14)).astype(np.float32)

@@ -1,5 +1,5 @@
 """Depthwise convolutions with a constant weight run as one einsum over merged (w, c) rows
-(runtime/depthwise.py), against numpy references written here; the cases it does not take (strided,
+(runtime/kernels/depthwise.py), against numpy references written here; the cases it does not take (strided,
 channels-first, a channel multiplier, channels it cannot merge) still run right by the other paths."""
 
 import numpy as np
@@ -8,8 +8,9 @@ import pytest
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
-from xrelay.runtime import depthwise, linalg_structured
-from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.kernels import depthwise
+from xrelay.runtime.kernels import linalg_structured
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 RNG = np.random.default_rng(12)
 

@@ -13,9 +13,11 @@ from test_runtime_spmd_steps import skipping_rank_1_parts
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
-from xrelay.runtime import depthwise, linalg_conv, spmd
-from xrelay.runtime.depthwise import DepthwiseStep
-from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.kernels import depthwise
+from xrelay.runtime.kernels import linalg_conv
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.kernels.depthwise import DepthwiseStep
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 RNG = np.random.default_rng(21)
 

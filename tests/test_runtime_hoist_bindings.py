@@ -1,4 +1,4 @@
-"""Binding steps hoisted into a planned program's prologue (runtime/hoist_bindings.py): ShuffleNet's unit
+"""Binding steps hoisted into a planned program's prologue (runtime/executor/hoist_bindings.py): ShuffleNet's unit
 head and a residual unit against numpy written here, with and without hoisting; the bindings a full run
 of every step leaves equal the hoisted ones; a reshape that copies stays in the body."""
 
@@ -9,9 +9,9 @@ from test_runtime_shuffle_tail import case, reference, unit_head
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime import spmd
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.threads import set_blas_threads
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.parallel.threads import set_blas_threads
 
 RNG = np.random.default_rng(13)
 

@@ -1,4 +1,4 @@
-"""The insert_slice step (runtime/insert_slice.py): a source computed in its slice is not copied,
+"""The insert_slice step (runtime/executor/insert_slice.py): a source computed in its slice is not copied,
 and that is decided once per pair of arrays in a planned program; any other source is copied on
 every run; a copying insert leaves the destination alone."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from xrelay.runtime import insert_slice
-from xrelay.runtime.insert_slice import insert_step
+from xrelay.runtime.executor import insert_slice
+from xrelay.runtime.executor.insert_slice import insert_step
 
 INDEX = (slice(None), slice(2, 5))
 

@@ -11,8 +11,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Region
 
-from xrelay.runtime import iree_backend
-from xrelay.runtime.interpreter import run
+from xrelay.runtime.iree import backend as iree_backend
+from xrelay.runtime.reference.interpreter import run
 
 needs_iree = pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 
@@ -198,7 +198,7 @@ from xdsl.parser import Parser
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xrelay.dialects.nn import NN
-from xrelay.runtime import iree_backend
+from xrelay.runtime.iree import backend as iree_backend
 text = '''func.func @main(%x: tensor<1x8x8x8xf32>, %w: tensor<4x8x3x3xf32>) -> tensor<1x4x8x8xf32> {
   %y = nn.conv2d(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x8xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x8x8xf32>
   func.return %y : tensor<1x4x8x8xf32>

@@ -19,8 +19,8 @@ from test_passes_pipeline import randomise_batch_norm_stats
 
 from xrelay import passes, transform
 from xrelay.frontend import bind_params_by_name, resnet
-from xrelay.runtime import iree_backend
-from xrelay.runtime.interpreter import find_main, run
+from xrelay.runtime.iree import backend as iree_backend
+from xrelay.runtime.reference.interpreter import find_main, run
 
 pytestmark = pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 

@@ -1,5 +1,5 @@
 """A convolution step (and a tail written into a pad) keeps the epilogue it made for the last run while
-its arrays are the same objects (runtime/conv_epilogue.py `ConvStep.kept`): a planned program's
+its arrays are the same objects (runtime/kernels/conv_epilogue.py `ConvStep.kept`): a planned program's
 later runs reuse it and still compute numpy's answer written here for new inputs, on 1 and 2
 threads and in two processes; arrays that change (a pad buffer, a tail's operand) make a new one."""
 
@@ -12,9 +12,10 @@ from xdsl.parser import Parser
 from tests.test_runtime_conv_epilogue import expected_outputs, source
 from tests.test_runtime_tail_into_pad import source as tail_into_pad_source
 from xrelay.dialects import make_context
-from xrelay.runtime import spmd, spmd_fallback
-from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
-from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.parallel import spmd_fallback
+from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 
 def conv_program(relu_also_returned: bool, winograd: bool, plan: bool = True):
@@ -112,7 +113,7 @@ def test_kept_epilogues_in_two_processes(blas_workers, monkeypatch):
     """Both processes keep their epilogues (each its own copy, made in the first run before the fork
     or in its own first run) and compute the answer for new inputs, split by rows."""
     monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))
-    from xrelay.runtime import linalg_conv
+    from xrelay.runtime.kernels import linalg_conv
 
     monkeypatch.setattr(linalg_conv, "PROCESSES_MIN_SPLIT_MACS", 0)
     program, step, inputs, expected = conv_program(relu_also_returned=True, winograd=True)

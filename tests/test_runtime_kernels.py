@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from xrelay.runtime.kernels import KERNELS as KERNELS_BY_OP_CLASS
+from xrelay.runtime.reference.nn_kernels import KERNELS as KERNELS_BY_OP_CLASS
 
 KERNELS = {op.name: kernel for op, kernel in KERNELS_BY_OP_CLASS.items()}  # these tests call kernels by op name
 RNG = np.random.default_rng(1)

@@ -12,7 +12,7 @@ import numpy as np
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime.loops_exec import compile_loops
+from xrelay.runtime.reference.loops_exec import compile_loops
 
 PREFIX_SUM = """
 func.func @main(%x: memref<6xf32>) -> memref<7xf32> {
@@ -157,7 +157,7 @@ def test_structured_nests_run_over_whole_arrays():
 def test_lowered_network_raised_and_scalar_agree_with_the_nn_level():
     from xrelay.frontend import tiny
     from xrelay.lowering import lower
-    from xrelay.runtime.interpreter import run as run_nn
+    from xrelay.runtime.reference.interpreter import run as run_nn
 
     module, params = tiny.get_workload(batch_size=1, image_shape=(3, 6, 6), channels=4)
     data = np.random.default_rng(3).standard_normal((1, 3, 6, 6)).astype(np.float32)

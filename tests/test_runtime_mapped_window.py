@@ -18,9 +18,9 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
-from xrelay.runtime import linalg_structured
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.window_reduce import mapped_window_program
+from xrelay.runtime.kernels import linalg_structured
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.kernels.window_reduce import mapped_window_program
 
 RNG = np.random.default_rng(47)
 

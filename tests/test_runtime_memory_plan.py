@@ -10,8 +10,8 @@ import numpy as np
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.memory_plan import StorageTracker, plan_memory
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.memory_plan import StorageTracker, plan_memory
 
 T = "tensor<4x8xf32>"
 BYTES = 4 * 8 * 4  # one 4x8 f32 buffer

@@ -1,5 +1,5 @@
 """An average pool's zero pad and window sum run as one step from the unpadded data
-(runtime/padded_pool.py `PaddedPoolStep`): checked against numpy written here (count_include_pad
+(runtime/kernels/padded_pool.py `PaddedPoolStep`): checked against numpy written here (count_include_pad
 false and true, odd sizes, strides 1 and 2, uneven pads, NHWC and NCHW, a batch), that the step is
 planned (and the pad is not), on 1 and 2 threads."""
 
@@ -10,11 +10,11 @@ import pytest
 from tool_passes import parse_module
 
 from xrelay.lowering import lower
-from xrelay.runtime import plan as split_plan
-from xrelay.runtime.linalg_exec import compile_linalg
-from xrelay.runtime.pad_step import PadStep
-from xrelay.runtime.padded_pool import PaddedPoolStep
-from xrelay.runtime.threads import set_blas_threads
+from xrelay.runtime.executor import plan as split_plan
+from xrelay.runtime.executor.linalg_exec import compile_linalg
+from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.kernels.padded_pool import PaddedPoolStep
+from xrelay.runtime.parallel.threads import set_blas_threads
 
 # (id, layout, input shape (N, H, W, C), pool size, strides, padding (top, left, bottom, right), count_include_pad)
 CASES = [

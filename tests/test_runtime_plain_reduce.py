@@ -11,9 +11,9 @@ import pytest
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
-from xrelay.runtime import linalg_structured
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.linalg_structured import plain_reduction_identity
+from xrelay.runtime.kernels import linalg_structured
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.kernels.linalg_structured import plain_reduction_identity
 
 RNG = np.random.default_rng(31)
 

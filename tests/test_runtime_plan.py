@@ -9,8 +9,8 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.plan import FusedTail
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.plan import FusedTail
 
 SHAPE = (1, 64, 66, 8)  # 33792 points: above the MIN_SPLIT_ELEMENTS these tests set, so split
 
@@ -18,7 +18,7 @@ SHAPE = (1, 64, 66, 8)  # 33792 points: above the MIN_SPLIT_ELEMENTS these tests
 @pytest.fixture(autouse=True)
 def split_small_steps(monkeypatch):
     """Steps of 2^15 points and more split, so the split paths run on small, fast arrays."""
-    from xrelay.runtime import plan
+    from xrelay.runtime.executor import plan
 
     monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 15)
 T = "tensor<1x64x66x8xf32>"
@@ -130,7 +130,7 @@ def test_big_im2col_conv_runs_in_row_blocks(threads, monkeypatch, blas_workers):
     """A patch matrix (2*30*30 x 75) much bigger than its weight matrix (75 x 64): on one thread, blocks
     of output rows whose patch matrix is about IM2COL_BLOCK_BYTES (set to 2 rows' worth here), each
     row once, added to the init; on 2 threads, the same blocks within each thread's part."""
-    import xrelay.runtime.linalg_conv as linalg_conv
+    import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 2 * 2 * 30 * 75 * 4)
     copies = []
@@ -153,7 +153,7 @@ def test_im2col_conv_keeps_its_views_while_given_the_same_arrays(threads, init, 
     """A planned program's im2col conv makes its patch views on its first run and reuses them while it
     is given the same arrays (data changed in place is read again), makes new ones for new arrays, and
     an unplanned program's makes them on every run; every run matches numpy (written, or added to 1.5)."""
-    import xrelay.runtime.linalg_conv as linalg_conv
+    import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)  # 2 threads: a part per thread
     views = []
@@ -188,7 +188,7 @@ def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, 
     """20 output pixels, 261 filters (an odd split; 12M multiply-adds, enough to split): on 2 threads
     each worker multiplies the patch matrix by its share of the weight columns, written (zero init,
     fill dropped) or added (1.5)."""
-    import xrelay.runtime.linalg_conv as linalg_conv
+    import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     splits = []
     original = linalg_conv.run_parts
@@ -224,7 +224,7 @@ def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride, bl
     """A 3x2 window (columns dilated by 2) at stride 1 or 2 over an odd-sized NHWC input: each worker
     reads the input rows its output rows' windows reach (past its share of rows), and the
     accumulator starts at 0.25."""
-    from xrelay.runtime.plan import split_loop
+    from xrelay.runtime.executor.plan import split_loop
 
     oh, ow = (65 - 3) // stride + 1, (67 - 3) // stride + 1
     text = (POOL.replace("OH", str(oh)).replace("OW", str(ow)).replace("OP", op).replace("S", str(stride)))
@@ -308,7 +308,7 @@ def test_one_ufunc_bodies_read_inputs_outputs_constants_and_captured_values(monk
     """Bodies that are one ufunc run without the general body evaluator (`_one_ufunc_program`):
     over an input and the output's initial value, a captured scalar times a transposed input, a
     unary op; a body of two ops takes the general path. All against numpy written here."""
-    import xrelay.runtime.linalg_structured as structured
+    import xrelay.runtime.kernels.linalg_structured as structured
 
     made = []
     original = structured._one_ufunc_program
@@ -332,7 +332,7 @@ def test_small_im2col_conv_runs_whole(threads, monkeypatch, blas_workers):
     MIN_SPLIT_MACS) runs as one part on the calling thread, also on 2 threads."""
     import threading
 
-    import xrelay.runtime.linalg_conv as linalg_conv
+    import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     parts = []
     original = linalg_conv.run_parts
@@ -352,7 +352,7 @@ def test_small_im2col_conv_runs_whole(threads, monkeypatch, blas_workers):
 def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(planned, monkeypatch):
     """A tail too small to split keeps its members' calls (`FusedTail.kept`) in a planned program: runs
     with new arrays bind again, runs with the same arrays (changed in place) read them as they are."""
-    from xrelay.runtime import plan
+    from xrelay.runtime.executor import plan
 
     monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 30)  # every tail runs whole
     program = LinalgProgram(Parser(make_context(), SOURCE).parse_module(), plan=planned)

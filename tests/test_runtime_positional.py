@@ -8,9 +8,10 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime import iree_backend, run
+from xrelay.runtime import run
 
 # x - y * w: the order of the arguments matters for the result.
+from xrelay.runtime.iree import backend as iree_backend
 PROGRAM = """func.func @main(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %w: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %p = nn.multiply(%y, %w) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   %d = nn.subtract(%x, %p) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>

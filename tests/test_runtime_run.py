@@ -198,7 +198,7 @@ def test_kernel_failure_is_a_kernel_error_naming_the_op(monkeypatch):
 @pytest.mark.parametrize("level", ["linalg", "memref", "loops"])
 def test_run_executes_lowered_modules(level):
     from xrelay.lowering import lower
-    from xrelay.runtime.interpreter import execution_level, find_main
+    from xrelay.runtime.reference.interpreter import execution_level, find_main
 
     lowered = lower(build_small_model(), to=level)
     assert execution_level(find_main(lowered)) == ("loops" if level == "loops" else "linalg")

@@ -1,4 +1,4 @@
-"""The linalg executor's schedule (runtime/schedule.py): dependencies over planned memory blocks,
+"""The linalg executor's schedule (runtime/executor/schedule.py): dependencies over planned memory blocks,
 the cut into steps run alone and two-lane regions, and branchy programs run on 1 and 2 threads
 against numpy written here, including programs whose memory plan reuses a block across branches."""
 
@@ -10,9 +10,9 @@ import pytest
 from module_builder import make_module
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime import schedule as schedule_module
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.schedule import Lanes, StepAccess, build_schedule, dependencies
+from xrelay.runtime.executor import schedule as schedule_module
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.schedule import Lanes, StepAccess, build_schedule, dependencies
 
 
 def access(reads=(), binds=(), writes=(), cost=100_000.0) -> StepAccess:

@@ -1,4 +1,4 @@
-"""A channel shuffle's pad written by the elementwise tail in front of it (runtime/shuffle_tail.py):
+"""A channel shuffle's pad written by the elementwise tail in front of it (runtime/kernels/shuffle_tail.py):
 ShuffleNet's unit head (grouped 1x1 conv, bias-add, ReLU, shuffle, padded depthwise 3x3 conv) against
 numpy written here, with the pad fused and without, and the cases left alone."""
 
@@ -8,12 +8,13 @@ from module_builder import make_module
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime import shuffle_tail, spmd
-from xrelay.runtime.contraction_plan import SplitTail
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.pad_step import PadStep
-from xrelay.runtime.shuffle_tail import ShuffledTail
-from xrelay.runtime.threads import set_blas_threads
+from xrelay.runtime.kernels import shuffle_tail
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.kernels.contraction_plan import SplitTail
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.kernels.shuffle_tail import ShuffledTail
+from xrelay.runtime.parallel.threads import set_blas_threads
 
 RNG = np.random.default_rng(33)
 
@@ -68,7 +69,7 @@ def case(groups, group_channels, h, w, residual=False):
 
 
 def shuffled_tails(program: LinalgProgram) -> int:
-    """Shuffled tails, on their own or run with the grouped convolution before them (runtime/contraction_tail.py)."""
+    """Shuffled tails, on their own or run with the grouped convolution before them (runtime/kernels/contraction_tail.py)."""
     return sum(isinstance(step, ShuffledTail) or isinstance(step, SplitTail) and isinstance(step.tail.step, ShuffledTail)
                for step in program.steps)
 
@@ -113,7 +114,7 @@ def test_the_tail_binds_its_calls_once_while_its_arrays_stay_the_same(monkeypatc
     """In a planned program the step binds its ufunc calls on the first run
     only while its arrays stay the same (the residual add reads the argument: changed in place, then
     a new array); every run matches numpy, the pad's border included."""
-    from xrelay.runtime.conv_epilogue import RowTail
+    from xrelay.runtime.kernels.conv_epilogue import RowTail
 
     x, w_gcf, hwio, bias, dw = case(4, 5, 7, 6, residual=True)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 4, 1, residual=True), to="linalg")
@@ -138,7 +139,8 @@ def test_the_tail_splits_over_both_processes(blas_workers, monkeypatch):
     second process's half."""
     from test_runtime_depthwise_step import check_on_both_processes
 
-    from xrelay.runtime import contraction_plan, depthwise
+    from xrelay.runtime.kernels import contraction_plan
+    from xrelay.runtime.kernels import depthwise
 
     blas_workers(2)
     monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)

@@ -1,4 +1,4 @@
-"""The linalg executor's two-process mode (`threading = "processes"`, runtime/spmd.py): the same answers
+"""The linalg executor's two-process mode (`threading = "processes"`, runtime/parallel/spmd.py): the same answers
 as the nn level and the thread mode, on ResNet-18 and random branching graphs, over repeated calls;
 errors on either process give one ExecutionError and leave the program usable; the second process
 goes away with the program and with its parent."""
@@ -24,9 +24,11 @@ from xrelay import passes, transform
 from xrelay.frontend import bind_params_by_name, resnet
 from xrelay.instrument import PassContext
 from xrelay.lowering import lower
-from xrelay.runtime import linalg_conv, run, spmd
-from xrelay.runtime import plan as split_plan
-from xrelay.runtime.linalg_exec import ExecutionError, LinalgProgram, compile_linalg
+from xrelay.runtime import run
+from xrelay.runtime.kernels import linalg_conv
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.executor import plan as split_plan
+from xrelay.runtime.executor.linalg_exec import ExecutionError, LinalgProgram, compile_linalg
 
 pytestmark = pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
 
@@ -179,8 +181,8 @@ def test_the_second_process_goes_with_its_parent(tmp_path):
         import numpy as np
         from xrelay.frontend import bind_params_by_name, resnet
         from xrelay.lowering import lower
-        from xrelay.runtime.linalg_exec import compile_linalg
-        from xrelay.runtime.threads import set_blas_threads
+        from xrelay.runtime.executor.linalg_exec import compile_linalg
+        from xrelay.runtime.parallel.threads import set_blas_threads
         set_blas_threads(2)
         module, params = resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 32, 32))
         program = compile_linalg(lower(bind_params_by_name(module, params), to="linalg"))

@@ -1,4 +1,4 @@
-"""The two-process mode's fallback to threads while it is starved (runtime/spmd_fallback.py): the
+"""The two-process mode's fallback to threads while it is starved (runtime/parallel/spmd_fallback.py): the
 policy on hand-made run figures, and a program whose every run counts as starved running its calls
 on threads, probing, and answering as the nn level throughout."""
 
@@ -11,9 +11,11 @@ import pytest
 
 from xrelay.frontend import bind_params_by_name, resnet
 from xrelay.lowering import lower
-from xrelay.runtime import run, spmd, spmd_fallback
-from xrelay.runtime.linalg_exec import compile_linalg
-from xrelay.runtime.spmd_fallback import Starvation
+from xrelay.runtime import run
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.parallel import spmd_fallback
+from xrelay.runtime.executor.linalg_exec import compile_linalg
+from xrelay.runtime.parallel.spmd_fallback import Starvation
 
 
 def calls_on_threads(policy: Starvation, figures: list[tuple[int, int] | None]) -> list[bool]:

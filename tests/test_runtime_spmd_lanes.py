@@ -1,4 +1,4 @@
-"""Independent branches one per process in the two-process mode (runtime/spmd_lanes.py): the regions
+"""Independent branches one per process in the two-process mode (runtime/parallel/spmd_lanes.py): the regions
 and branches found on hand-made dependencies (a step of unknown accesses a barrier), the memory plan
 keeping a region's buffers apart (and the pads' kept borders made again for it), and
 an Inception-like module (four branches concatenated) and random branching graphs run as lanes,
@@ -22,11 +22,13 @@ from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.instrument import PassContext
 from xrelay.lowering import lower
-from xrelay.runtime import run, spmd, spmd_lanes
-from xrelay.runtime.linalg_exec import ExecutionError, LinalgProgram, compile_linalg
-from xrelay.runtime.memory_plan import StorageTracker, plan_memory
-from xrelay.runtime.pad_step import PadStep
-from xrelay.runtime.schedule import StepAccess
+from xrelay.runtime import run
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.parallel import spmd_lanes
+from xrelay.runtime.executor.linalg_exec import ExecutionError, LinalgProgram, compile_linalg
+from xrelay.runtime.executor.memory_plan import StorageTracker, plan_memory
+from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.executor.schedule import StepAccess
 
 RNG = np.random.default_rng(31)
 

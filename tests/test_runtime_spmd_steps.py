@@ -1,4 +1,4 @@
-"""Which steps both processes of the two-process mode run (runtime/spmd_steps.py), and the step kinds
+"""Which steps both processes of the two-process mode run (runtime/parallel/spmd_steps.py), and the step kinds
 that became shareable: a planned contraction (`contraction_plan.ContractionStep`: a dense layer, a
 grouped convolution whose im2col is copied part by part), a weight reshaped by a step of the body, a
 convolution that computes its max pool from the unpadded result. Each is checked against numpy
@@ -15,11 +15,16 @@ from xrelay import passes, transform
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder, bind_params_by_name, resnet
 from xrelay.lowering import lower
-from xrelay.runtime import conv, linalg_conv, run, spmd, spmd_fallback, threads
-from xrelay.runtime import plan as split_plan
-from xrelay.runtime.contraction_plan import ContractionStep
-from xrelay.runtime.conv_epilogue import ConvStep
-from xrelay.runtime.linalg_exec import LinalgProgram, compile_linalg
+from xrelay.runtime import run
+from xrelay.runtime.kernels import conv
+from xrelay.runtime.kernels import linalg_conv
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.parallel import spmd_fallback
+from xrelay.runtime.parallel import threads
+from xrelay.runtime.executor import plan as split_plan
+from xrelay.runtime.kernels.contraction_plan import ContractionStep
+from xrelay.runtime.kernels.conv_epilogue import ConvStep
+from xrelay.runtime.executor.linalg_exec import LinalgProgram, compile_linalg
 
 pytestmark = pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
 

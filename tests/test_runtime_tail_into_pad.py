@@ -1,5 +1,5 @@
 """A fused elementwise tail run as a step of its own whose result only the pad after it reads writes
-its last member into the pad's interior (runtime/conv_epilogue.py `TailIntoPad`): no copy; one whose
+its last member into the pad's interior (runtime/kernels/conv_epilogue.py `TailIntoPad`): no copy; one whose
 result is also read elsewhere copies its rows into the pad in its own parts.
 Checked against numpy written here, on 1 and 2 threads, channels-last and channels-first."""
 
@@ -10,9 +10,9 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime.conv_epilogue import TailIntoPad
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.pad_step import PadStep
+from xrelay.runtime.kernels.conv_epilogue import TailIntoPad
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.pad_step import PadStep
 
 ID = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
 PAR = '["parallel", "parallel", "parallel", "parallel"]'
@@ -66,7 +66,7 @@ func.func @main(%x: {y}, %b: {b}) -> ({results}) {{
 @pytest.mark.parametrize("relu_returned", [False, True])
 def test_tail_writes_into_the_pad_that_alone_reads_it(threads, shape, channel_axis, low, high, relu_returned,
                                                       blas_workers, monkeypatch):
-    from xrelay.runtime import plan
+    from xrelay.runtime.executor import plan
 
     monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 0)  # 2 threads: a part per thread
     rng = np.random.default_rng(21)
@@ -105,7 +105,8 @@ def test_split_profile_counts_a_tail_into_pad_as_a_tail():
 
 def test_copied_tail_pad_in_two_processes(blas_workers, monkeypatch):
     """Both processes run the copying step, each its rows of the tail and of the pad's copy."""
-    from xrelay.runtime import plan, spmd
+    from xrelay.runtime.executor import plan
+    from xrelay.runtime.parallel import spmd
 
     if spmd.why_not_platform() is not None:
         pytest.skip("no two-process mode here")

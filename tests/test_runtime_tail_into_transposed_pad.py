@@ -1,7 +1,7 @@
 """A fused tail whose result a pad copies through a transpose (ResNet's channels-first input shift,
 then the layout's transpose and the stem's pad) writes into the pad's interior through the inverse
-permutation (runtime/conv_epilogue.py `_fuse_tails_into_transposed_pads`), and an elementwise op over
-a channels-first image of 3 channels is cut along its rows, not its channels (runtime/plan.py
+permutation (runtime/kernels/conv_epilogue.py `_fuse_tails_into_transposed_pads`), and an elementwise op over
+a channels-first image of 3 channels is cut along its rows, not its channels (runtime/executor/plan.py
 `split_loop`). Checked against numpy written here, on 1 and 2 threads and in two processes."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime import spmd
-from xrelay.runtime import plan as split_plan
-from xrelay.runtime.conv_epilogue import TailIntoPad
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.pad_step import PadStep
-from xrelay.runtime.plan import FusedTail
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.executor import plan as split_plan
+from xrelay.runtime.kernels.conv_epilogue import TailIntoPad
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.executor.plan import FusedTail
 
 RNG = np.random.default_rng(41)
 

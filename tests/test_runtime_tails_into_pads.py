@@ -1,7 +1,7 @@
 """A tail into a pad that reads the residual sum a convolution's own tail computes (ResNet's blocks:
 the sum is also the next block's residual, so its bias-add and ReLU into the next convolution's pad
 are a step of their own) runs on that convolution's blocks of rows, after its tail
-(runtime/conv_epilogue.py `ConvStep.after`). Checked against numpy written here,
+(runtime/kernels/conv_epilogue.py `ConvStep.after`). Checked against numpy written here,
 on 1 and 2 threads and in two processes, 1x1 and 3x3, stride 1 and 2, odd sizes."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ import pytest
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime import conv, linalg_conv, spmd
-from xrelay.runtime import plan as split_plan
-from xrelay.runtime.conv_epilogue import ConvStep, TailIntoPad
-from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.kernels import conv
+from xrelay.runtime.kernels import linalg_conv
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.executor import plan as split_plan
+from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 ID = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
 PAR = '["parallel", "parallel", "parallel", "parallel"]'

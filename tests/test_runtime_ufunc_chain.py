@@ -9,8 +9,8 @@ import pytest
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
-from xrelay.runtime import linalg_structured
-from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.kernels import linalg_structured
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 RNG = np.random.default_rng(53)
 

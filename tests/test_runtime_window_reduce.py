@@ -1,4 +1,4 @@
-"""Pooling at the linalg level reduced one window axis at a time (runtime/window_reduce.py), against
+"""Pooling at the linalg level reduced one window axis at a time (runtime/kernels/window_reduce.py), against
 the direct-loop numpy pooling of test_runtime_conv_pool, in both layouts, on 1 and 2 threads."""
 
 import numpy as np
@@ -8,10 +8,10 @@ from test_runtime_conv_pool import NCHW_TO, POOL_CASES, naive_pool
 from xdsl.ir.affine import AffineMap
 
 from xrelay.lowering import lower
-from xrelay.runtime.linalg_exec import LinalgProgram
-from xrelay.runtime.linalg_structured import Structured
-from xrelay.runtime.threads import set_blas_threads
-from xrelay.runtime.window_reduce import window_reduction
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.kernels.linalg_structured import Structured
+from xrelay.runtime.parallel.threads import set_blas_threads
+from xrelay.runtime.kernels.window_reduce import window_reduction
 
 RNG = np.random.default_rng(11)
 BIG_CASE = ((1, 8, 66, 66), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False)  # 2^18+ loop points: split

@@ -10,8 +10,8 @@ import upstream_models
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
-from xrelay.runtime.iree_backend import available as iree_available
-from xrelay.runtime.linalg_exec import run_linalg
+from xrelay.runtime.iree.backend import available as iree_available
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.tools import xrelay_run
 
 

@@ -18,9 +18,9 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from xrelay.dialects import make_context
-from xrelay.runtime.iree_backend import available as iree_available
-from xrelay.runtime.linalg_exec import run_linalg
-from xrelay.runtime.loops_exec import run_loops
+from xrelay.runtime.iree.backend import available as iree_available
+from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 from xrelay.tools import xrelay_run
 
 VARIANTS = list(upstream_models.BUFFERIZED)
@@ -391,7 +391,7 @@ func.func @main(%x: memref<2x5xf32>) -> memref<2x4xf32> {
 def test_affine_loops_run_where_xdsl_lower_affine_fails():
     # `iree-opt --convert-linalg-to-affine-loops` writes affine.load/store whose index lists xDSL 0.75
     # parses as map symbols; its own lower-affine then fails on them. The loops executor takes the
-    # affine ops as scf loops (runtime/affine_loops.py).
+    # affine ops as scf loops (runtime/reference/affine_loops.py).
     from xdsl.context import Context as XContext
     from xdsl.transforms.lower_affine import LowerAffinePass
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from xrelay.runtime import affine_views
-from xrelay.runtime.linalg_exec import LinalgProgram
+from xrelay.runtime.kernels import affine_views
+from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 from test_lowering_executor import parse
 

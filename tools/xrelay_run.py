@@ -151,7 +151,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--iree-flags", default=None, metavar="FLAGS",
         help="with --backend iree: the iree-compile flags (one string, split as a shell would) in place of "
-        "xrelay's defaults (runtime/iree_backend.py DEFAULT_FLAGS: data tiling and microkernels); "
+        "xrelay's defaults (runtime/iree/backend.py DEFAULT_FLAGS: data tiling and microkernels); "
         "--iree-flags= compiles with IREE's own defaults",
     )
     parser.add_argument(
@@ -218,7 +218,7 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
         if args.iree_flags is not None and args.backend != "iree":
             raise ToolError("--iree-flags needs --backend iree")
         if args.backend == "iree":
-            from xrelay.runtime.iree_backend import INSTALL_HINT, available
+            from xrelay.runtime.iree.backend import INSTALL_HINT, available
 
             if not available():
                 raise ToolError(INSTALL_HINT)
@@ -346,8 +346,8 @@ def _compiled_by_iree(module: ModuleOp, inputs: dict[str, np.ndarray], params: d
     or iree_backend.DEFAULT_FLAGS), on the bound arguments."""
     import shlex
 
-    from xrelay.runtime import iree_backend
-    from xrelay.runtime.interpreter import checked_arguments
+    from xrelay.runtime.iree import backend as iree_backend
+    from xrelay.runtime.reference.interpreter import checked_arguments
 
     try:
         compile_flags = iree_backend.DEFAULT_FLAGS if flags is None else tuple(shlex.split(flags))

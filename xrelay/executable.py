@@ -34,7 +34,7 @@ class Executable:
     """A built module and its compiled program (TVM's `relay.build` result with its graph executor)."""
 
     def __init__(self, module: ModuleOp, target: str = "cpu"):
-        from xrelay.runtime.interpreter import find_main
+        from xrelay.runtime.reference.interpreter import find_main
 
         self.module = module
         """The final IR: what runs, every executor decision in it."""
@@ -42,11 +42,11 @@ class Executable:
         main = find_main(module)
         self._main = main
         if target == "iree":
-            from xrelay.runtime.iree_backend import compile_module
+            from xrelay.runtime.iree.backend import compile_module
 
             self._program = compile_module(module)
         else:
-            from xrelay.runtime.linalg_exec import LinalgProgram
+            from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
             self._program = LinalgProgram(module)
 
@@ -59,7 +59,7 @@ class Executable:
         """Run on arrays in argument order, or on one mapping of argument names to arrays; one
         result comes back as an array, several as a list (as `runtime.run`)."""
         if len(args) == 1 and isinstance(args[0], Mapping):
-            from xrelay.runtime.interpreter import checked_arguments
+            from xrelay.runtime.reference.interpreter import checked_arguments
 
             args = checked_arguments(self._main, args[0])
         results = self._program(*args)

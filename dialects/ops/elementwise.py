@@ -1,6 +1,6 @@
 """Elementwise nn ops: unary maps and numpy-broadcasting binary ops (one output element per input element).
 
-Kernels: runtime/kernels/elementwise.py; lowerings: lowering/to_linalg/elementwise.py.
+Kernels: runtime/reference/nn_kernels/elementwise.py; lowerings: lowering/to_linalg/elementwise.py.
 """
 
 from __future__ import annotations

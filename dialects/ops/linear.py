@@ -1,6 +1,6 @@
 """Linear-algebra ops: dense layers, their per-channel bias and batched matrix products.
 
-Kernels: runtime/kernels/linear.py; lowerings: lowering/to_linalg/linear.py.
+Kernels: runtime/reference/nn_kernels/linear.py; lowerings: lowering/to_linalg/linear.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Normalisation ops: batch_norm, softmax, log_softmax, layer_norm and lrn (statistics along one axis).
 
-Kernels: runtime/kernels/norm.py; lowerings: lowering/to_linalg/norm.py.
+Kernels: runtime/reference/nn_kernels/norm.py; lowerings: lowering/to_linalg/norm.py.
 """
 
 from __future__ import annotations

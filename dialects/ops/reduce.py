@@ -1,6 +1,6 @@
 """Reductions: sum, mean and max over some axes (Relay's reduce ops, attributes axis/keepdims/exclude).
 
-Kernels: runtime/kernels/reduce.py; lowerings: lowering/to_linalg/reduce.py.
+Kernels: runtime/reference/nn_kernels/reduce.py; lowerings: lowering/to_linalg/reduce.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Shape and data-movement ops: reshapes, transposes, layout transforms, concatenate/split, slices,
 take (gather), scatter_nd, pad, broadcast_to and squeeze (values move, none change).
 
-Kernels: runtime/kernels/shape.py; lowerings: lowering/to_linalg/shape.py.
+Kernels: runtime/reference/nn_kernels/shape.py; lowerings: lowering/to_linalg/shape.py.
 """
 
 from __future__ import annotations

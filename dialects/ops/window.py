@@ -1,6 +1,6 @@
 """2-D window ops: convolution and pooling (NCHW-family layouts, Relay's padding and window attributes).
 
-Kernels: runtime/kernels/window.py; lowerings: lowering/to_linalg/window.py.
+Kernels: runtime/reference/nn_kernels/window.py; lowerings: lowering/to_linalg/window.py.
 """
 
 from __future__ import annotations

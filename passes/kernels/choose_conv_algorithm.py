@@ -22,9 +22,9 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 
 from xrelay.dialects.kernel import DispatchOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
-from xrelay.runtime.conv import winograd_tile
-from xrelay.runtime.linalg_conv import conv_geometry
-from xrelay.runtime.linalg_structured import contraction_pair, is_constant
+from xrelay.runtime.kernels.conv import winograd_tile
+from xrelay.runtime.kernels.linalg_conv import conv_geometry
+from xrelay.runtime.kernels.linalg_structured import contraction_pair, is_constant
 
 
 def conv_algorithm(root: LinalgStructuredOperation, winograd: bool) -> str:

@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from xrelay.dialects.kernel import FORMED, DispatchOp, YieldOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
-from xrelay.runtime.linalg_structured import contraction_pair
+from xrelay.runtime.kernels.linalg_structured import contraction_pair
 
 ONE_OP_BODIES = (
     arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp,

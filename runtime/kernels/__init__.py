@@ -1,10 +1,3 @@
-"""Reference numpy kernels for every nn op: `KERNELS` (op class -> kernel), one module per op family.
-
-The families mirror `dialects/ops/`; importing this package registers them all. See `base` for the
-kernel contract and CONTRIBUTING.md for adding one.
-"""
-
-from xrelay.runtime.kernels import elementwise, linear, norm, reduce, shape, window  # noqa: F401 (they register)
-from xrelay.runtime.kernels.base import KERNELS, Kernel, kernel
-
-__all__ = ["KERNELS", "Kernel", "kernel"]
+"""The compute kernels the linalg executor's steps call: structured ops from their indexing maps and
+bodies (`linalg_structured`, `body_program`, `affine_views`), convolutions (im2col, Winograd, depthwise)
+and their epilogues, pools and window reductions, contractions."""

@@ -276,7 +276,7 @@ def _write_inputs(case: Case, directory: Path) -> list[str]:
     """Input files for an `xrelay-run` case, following its plan; the extra command-line arguments."""
     import numpy as np
 
-    from xrelay.runtime.interpreter import dtype_of
+    from xrelay.runtime.reference.interpreter import dtype_of
 
     rng = np.random.default_rng(case.input_seed)
     arguments = _main_arguments(case.text) or []

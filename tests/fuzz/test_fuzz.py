@@ -50,7 +50,7 @@ def test_hang_is_detected_with_xdsl_own_string_pattern(monkeypatch):
 
 def test_crash_is_classified_and_shrunk(monkeypatch):
     # An injected bug: running any module holding an nn.softmax raises an unexpected exception.
-    import xrelay.runtime.interpreter as interpreter
+    import xrelay.runtime.reference.interpreter as interpreter
 
     real = interpreter.check_no_recursion
 

@@ -1,0 +1,128 @@
+"""Steps that only bind views of a planned program's fixed arrays, run once when the plan is bound.
+
+A planned program's constants, globals and planned buffers are the same arrays on every run and are
+bound once, in the schedule's prologue (runtime/executor/schedule.py). Most of the rest of ShuffleNet's
+steps only bind too: reshapes and slices of a result (`linalg_exec.bind_view`), the result of a
+dropped zero fill (its init's array), a transpose folded into a pad (its out buffer): 276 of the
+385 steps of a run, ~1 us each, more than half of them views of a result that is an out buffer of
+the plan. `hoist(program)` moves such a step into the prologue when every slot it reads holds, on
+every run, an array known when the plan is bound:
+
+- a slot the prologue binds (and no step of the body binds again), or one a hoisted step binds;
+- a pad's result: its planned buffer (`LinalgProgram.planned_slots`);
+- a result its step binds to the array of one of its operands (`LinalgProgram.same_as`: an
+  elementwise op written in place, a contraction into its out buffer, a dropped fill, an insert
+  into a fresh destination), where that operand's slot is one of these and every step binding the
+  result is of a kind that binds it so (`binds_out_operands`; a tail writing into a pad's interior
+  binds its result to the interior instead, so it is not).
+
+The step then runs once on the prologue's bindings (a result it reads is bound there to its
+operand's array beforehand), and stays hoisted only if everything it bound is a view of what it
+read (a reshape that had to copy stays in the body). `Schedule.bind` replays the same list, so a
+plan moved to other memory (the two-process mode) is bound anew. Every other slot the body reads,
+binds or writes that is known so is bound there too, and the known slots are kept
+(`LinalgProgram.fixed_slots`, runtime/executor/bound_steps.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+
+import numpy as np
+
+from xrelay.runtime.kernels.contraction_plan import ContractionStep, SplitTail
+from xrelay.runtime.kernels.conv_epilogue import ConvStep
+from xrelay.runtime.kernels.depthwise import DepthwiseStep
+from xrelay.runtime.executor.plan import FusedTail
+from xrelay.runtime.kernels.shuffle_tail import ShuffledTail
+
+def binds_out_operands(step) -> bool:
+    """Whether `step` binds every result slot it binds to its out operand's array as it is bound when
+    the step runs (the `finish` of `LinalgProgram._compile` on arrays `prepare` gave)."""
+    if getattr(step, "binds_out_operands", False):
+        return True
+    if isinstance(step, FusedTail | ContractionStep | DepthwiseStep):
+        return True
+    if isinstance(step, ConvStep):  # a tail into a pad binds its last result to the pad's interior
+        return step.pad is None and step.pool is None and step.after is None
+    if isinstance(step, SplitTail):
+        return binds_out_operands(step.tail.step)
+    if isinstance(step, ShuffledTail):  # it writes a shuffled view of the pad: other axes, not the result's
+        return len(step.shuffled_shape) != step.tail.result.type.get_num_dims()
+    return False
+
+
+def _bind_same(slot: int, operand: int, env: list) -> None:
+    env[slot] = env[operand]
+
+
+def _bind_planned(slot: int, planned: list, k: int, env: list) -> None:
+    env[slot] = planned[k]
+
+
+def hoist(program, bound: list) -> list:
+    """Hoist `program`'s binding steps (see the module docstring) on `bound`, the environment after the
+    schedule's prologue; returns what `Schedule.bind` replays after the prologue, in order: a step
+    index, or a function binding a result it reads in `env` (`f(env)`)."""
+    schedule, steps, accesses = program.schedule, program.steps, program.accesses
+    binders = Counter()
+    faithful: dict[int, bool] = {}
+    for index, access in accesses.items():
+        for s in access.binds:
+            binders[s] += 1
+            faithful[s] = faithful.get(s, True) and binds_out_operands(steps[index])
+    body = set(schedule.body)
+    fixed = {s for s in range(len(bound)) if bound[s] is not None and binders[s] <= 1}
+    fixed -= {s for i in body if i in accesses for s in accesses[i].binds}
+    replay: list = []
+
+    def resolve(s: int, chain: list) -> bool:
+        """Whether slot `s` holds a known array on every run; results on the way are bound in `bound`
+        (and their bindings appended to `chain`)."""
+        if s in fixed:
+            return True
+        k = program.planned_slots.get(s)
+        if k is not None:  # a pad's result: its planned buffer (`PadStep.buffer`, whichever step calls it)
+            if program._planned[k] is None:
+                return False
+            binding = functools.partial(_bind_planned, s, program._planned, k)
+        else:
+            operand = program.same_as.get(s)
+            if operand is None or not faithful.get(s, False) or not resolve(operand, chain):
+                return False
+            binding = functools.partial(_bind_same, s, operand)
+        binding(bound)
+        chain.append(binding)
+        fixed.add(s)
+        return True
+
+    for index in schedule.body:
+        step, access = steps[index], accesses.get(index)
+        if (not getattr(step, "binding", False) or access is None or access.writes or not access.binds
+                or any(binders[s] != 1 for s in access.binds)):
+            continue
+        chain: list = []
+        resolved = all(resolve(s, chain) for s in access.reads)
+        replay += chain  # facts either way: a later step may read these results too
+        if not resolved:
+            continue
+        step(bound)
+        sources = [bound[s] for s in access.reads]
+        if all(isinstance(bound[s], np.ndarray) and any(np.may_share_memory(bound[s], a) for a in sources)
+               for s in access.binds):
+            replay.append(index)
+            fixed |= access.binds
+        else:  # it copied: it stays in the body
+            for s in access.binds:
+                bound[s] = None
+    # Every other result the body binds that is known so, bound too (runtime/executor/bound_steps.py).
+    for index in schedule.body:
+        access = accesses.get(index)
+        if access is not None and index not in replay:
+            for s in sorted(access.reads | access.binds | access.writes):
+                chain = []
+                resolve(s, chain)
+                replay += chain
+    program.fixed_slots = fixed
+    return replay

@@ -1,0 +1,43 @@
+"""One step per `kernel.dispatch`: its members' steps made one, as the kernel's ops say.
+
+`LinalgProgram` compiles a kernel's members into steps as it compiles any op (the epilogue's
+elementwise members, each writing over the value before it, already one `plan.FusedTail`), then
+`assemble` makes them one step, by what the kernel holds, never by looking around it:
+- a convolution root and an epilogue: the convolution runs the epilogue on each block of output rows
+  it finishes (`conv_epilogue.give_tail`);
+- a convolution root and a destination pad: it writes its rows into the pad's interior (`give_pad`);
+- an epilogue (after a root that is not a convolution, or none) and a pad: one `TailIntoPad`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xrelay.runtime.kernels.conv_epilogue import ConvStep, give_pad, give_tail, tail_into_pad
+from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.executor.plan import FusedTail
+
+if TYPE_CHECKING:
+    from xrelay.runtime.executor.linalg_exec import LinalgProgram
+
+
+def assemble(program: LinalgProgram, start: int) -> int:
+    """Make the steps from `start` on (one kernel's) one step; returns the index of the step that runs it."""
+    steps, accesses = program.steps, program.accesses
+
+    def first(kind: type) -> int | None:
+        return next((i for i in range(start, len(steps)) if isinstance(steps[i], kind) and i in accesses), None)
+
+    conv, tail, pad = first(ConvStep), first(FusedTail), first(PadStep)
+    host = conv
+    if conv is not None:
+        if tail is not None and tail > conv and give_tail(steps, accesses, program.memory, conv, tail, row_for_row=True):
+            host = tail
+        if pad is not None and pad > host:
+            give_pad(steps, accesses, program.memory, program._slot, host, pad)
+    elif tail is not None and pad is not None and pad > tail:
+        tail_into_pad(steps, accesses, program.memory, program._slot, tail, pad)
+        host = tail
+    if host is None:
+        host = max((i for i in range(start, len(steps)) if i in accesses), default=len(steps) - 1)
+    return host

@@ -1,0 +1,593 @@
+"""Vectorised numpy executor for modules at the linalg (tensor) and memref levels.
+
+`compile_linalg(module)` translates `@main` once into a list of numpy closures, one per op;
+`run_linalg(module, inputs)` runs it (compiling once per module object). Linalg structured ops
+run through `linalg_structured.compile_structured` (whole-array numpy, BLAS for contractions).
+Tensor-level ops produce fresh arrays (outs are copied unless they are a fresh, single-use
+buffer); memref-level ops write into their `outs` buffers in place; reshapes are views.
+While a program runs, numpy's BLAS is single-threaded and big matmuls and Winograd convolutions
+split over as many worker threads as BLAS had (`threads.split_blas_threads`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, bufferization, func, memref, tensor
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    ShapedType,
+)
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Operation, SSAValue
+
+from xrelay.dialects.arguments import argument_names
+from xrelay.dialects.kernel import DispatchOp, is_built
+from xrelay.dialects.kernel import YieldOp as KernelYieldOp
+from xrelay.runtime.executor import bound_steps
+from xrelay.runtime.executor import hoist_bindings
+from xrelay.runtime.parallel import spmd
+from xrelay.runtime.parallel.threads import blas_own_threads, split_blas_threads, split_threads
+from xrelay.runtime.executor.insert_slice import insert_step
+from xrelay.runtime.executor.kernel_steps import assemble
+from xrelay.runtime.executor.memory_plan import StorageTracker, plan_memory
+from xrelay.runtime.executor.pad_step import compile_pad, keep_borders
+from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
+from xrelay.runtime.kernels.contraction_plan import ContractionStep
+from xrelay.runtime.kernels.depthwise import DepthwiseStep
+from xrelay.runtime.kernels.conv_epilogue import ConvStep, fuse_conv_epilogues
+from xrelay.runtime.kernels.padded_pool import fuse_padded_pools
+from xrelay.runtime.kernels.shuffle_tail import fuse_shuffled_pads
+from xrelay.runtime.kernels.contraction_tail import bind_split_tails, fuse_contraction_tails
+from xrelay.runtime.executor.schedule import StepAccess, build_schedule
+from xrelay.runtime.kernels.window_reduce import starts_from_identity
+from xrelay.runtime.executor.program_entry import (
+    bind_inputs, cached_program, check_argument, check_no_use_after_dealloc, entry_and_globals,
+)
+from xrelay.runtime.kernels.body_program import REDUCERS, aligned_constant, dense_to_numpy, numpy_dtype, scalar_constant
+from xrelay.runtime.kernels.linalg_structured import (
+    ExecutionError,
+    Structured,
+    captured_values,
+    compile_structured,
+    is_bare_permutation,
+    is_constant,
+    is_contraction_output,
+    plain_reduction_identity,
+)
+
+__all__ = [
+    "ExecutionError", "LinalgProgram", "bind_inputs", "cached_program", "compile_linalg", "dense_to_numpy",
+    "is_lowered", "numpy_dtype", "run_linalg", "run_lowered",
+]
+
+
+PLANNED_OP_KINDS = (
+    func.ReturnOp, arith.ConstantOp, tensor.EmptyOp, memref.AllocOp, memref.AllocaOp, memref.DeallocOp,
+    memref.GetGlobalOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, memref.CollapseShapeOp,
+    memref.ExpandShapeOp, tensor.ReshapeOp, bufferization.ToTensorOp, bufferization.ToBufferOp, tensor.CastOp,
+    memref.CastOp, tensor.ExtractSliceOp, memref.SubviewOp, tensor.InsertSliceOp, memref.CopyOp, tensor.PadOp,
+    Structured,
+)
+"""Op kinds whose results' memory `_compile` tells the `StorageTracker` about (fresh or an alias);
+any other op in a program turns memory planning off for it (see runtime/executor/memory_plan.py)."""
+
+
+VIEW_KINDS = (
+    tensor.CollapseShapeOp, tensor.ExpandShapeOp, memref.CollapseShapeOp, memref.ExpandShapeOp, tensor.ReshapeOp,
+    bufferization.ToTensorOp, bufferization.ToBufferOp, tensor.CastOp, memref.CastOp, tensor.ExtractSliceOp,
+    memref.SubviewOp,
+)
+"""Op kinds whose step binds a view of its operand: it writes no memory."""
+
+
+def step_cost_ns(op: Operation) -> float:
+    """A rough time of the step of `op` on one core, to balance the two lanes of a schedule: a
+    contraction at 40 GFLOP/s, other structured ops at 1 ns per loop point, copies at 0.5 ns per
+    element, plus a few microseconds of Python per step."""
+    if isinstance(op, Structured):
+        try:
+            points = float(np.prod(op.get_static_loop_ranges(), dtype=np.float64))
+        except NotImplementedError:
+            return 20_000.0
+        contraction = any(is_contraction_output(op, k) for k in range(len(op.outputs)))
+        return 3_000.0 + (points / 20 if contraction else points)
+    if isinstance(op, tensor.PadOp | tensor.InsertSliceOp | linalg.BroadcastOp | memref.CopyOp):
+        shaped = op.results[0].type if op.results else op.operands[-1].type
+        return 2_000.0 + 0.5 * float(np.prod(shaped.get_shape(), dtype=np.float64))
+    return 500.0
+
+
+class LinalgProgram:
+    """`@main` of a linalg- or memref-level module compiled to numpy closures; call with arrays."""
+
+    def __init__(self, module: ModuleOp, entry: str = "main", plan: bool = True):
+        main, global_arrays = entry_and_globals(module, entry)
+        self.globals: dict[str, np.ndarray] = {name: aligned_constant(a) for name, a in global_arrays.items()}
+        self.func = main
+        self.arg_names = argument_names(main)
+        self.arg_types = [arg.type for arg in main.body.block.args]
+        self.slots: dict[SSAValue, int] = {}
+        for arg in main.body.block.args:
+            self._slot(arg)
+        self.steps: list[Callable[[list], None]] = []
+        self.fill_steps: dict[Operation, tuple[int, Callable[[list], None]]] = {}
+        self.result_slots: list[int] = []
+        self.memory = StorageTracker()
+        self._tail = None  # the fused elementwise tail the next op may join (see `_fuse`)
+        self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
+        self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/executor/schedule.py)
+        self.same_as: dict[int, int] = {}
+        """Result slot -> the operand slot whose array its step binds it to (runtime/executor/hoist_bindings.py)."""
+        self.planned_slots: dict[int, int] = {}
+        """A pad's result slot -> its planned buffer, which `PadStep.buffer` binds it to when planned."""
+        self._views_cached = [True]  # whether steps keep the views they made (`bind_view`): planned programs
+        self._tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
+        self.built = is_built(main)
+        """Whether kernel formation ran (`passes/kernels`): the program then runs each `kernel.dispatch`
+        as its attributes say and every other op by itself, and fuses nothing on its own."""
+        self.kernels: list[tuple[DispatchOp, int]] = []
+        """Each `kernel.dispatch` and the index of the step that runs it (its last member's)."""
+        self._kernel: DispatchOp | None = None  # the dispatch whose members are being compiled
+        check_no_use_after_dealloc(main.body.block)
+        for op in main.body.block.ops:
+            self._add(op)
+        if not self.built:  # a module no kernel pass has seen: find what to fuse in its steps
+            fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
+            fuse_padded_pools(self.steps, self.accesses, self.memory, self._slot)
+            fuse_shuffled_pads(self.steps, self.accesses, self.memory)
+            fuse_contraction_tails(self.steps, self.accesses, self.memory)
+        self.plan = None
+        self.peak_bytes = None
+        """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
+        self.schedule = None
+        """Which steps may run at once on two threads (runtime/executor/schedule.py); None unless the program
+        is at the tensor level (memref arguments may be written through views the plan cannot see)
+        and its memory is planned."""
+        self._bound: list | None = None  # with a schedule: the environment after its prologue
+        self._fast: tuple[list, list] | None = None  # (`_bound`, the body on one thread: runtime/executor/bound_steps.py)
+        self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/executor/hoist_bindings.py)
+        bind_split_tails(self.steps, self._planned)  # the list whose arrays `use_plan` sets
+        self.use_plan(plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None)
+        self.threading = "auto"
+        """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had;
+        "openblas": one BLAS call per op on OpenBLAS's own threads; "processes": on 2 or more BLAS
+        threads, steps run in a forked second process as well (runtime/parallel/spmd.py); "auto" (the
+        default): "split" for a program's first calls, "processes" from its
+        `spmd.AUTO_FORK_CALLS`th on where that mode can run (docs/architecture.md, "Threading")."""
+
+    def _add(self, op: Operation) -> None:
+        """Compile `op` into steps and record what they touch (memory plan, schedule)."""
+        if isinstance(op, DispatchOp):
+            self._compile_kernel(op)
+            return
+        step = len(self.steps)
+        self._compile(op)
+        if not isinstance(op, PLANNED_OP_KINDS):
+            self.memory.refuse(f"{op.name}: where its results' memory comes from is not tracked")
+        values = [*op.operands, *op.results]
+        if isinstance(op, Structured):
+            values += captured_values(op)
+        self.memory.touch(step, [self._slot(v) for v in values])
+        self._tensor_level = self._tensor_level and not any(isinstance(r.type, MemRefType) for r in op.results)
+        if len(self.steps) > step:
+            self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
+
+    def _compile_kernel(self, dispatch: DispatchOp) -> None:
+        """The steps of a `kernel.dispatch`: its members', then made one step as its ops say
+        (`kernel_steps.assemble`); its results are the yielded values' slots."""
+        self._tail, self._kernel = None, dispatch
+        start = len(self.steps)
+        for op in dispatch.body.block.ops:
+            if isinstance(op, KernelYieldOp):
+                for result, value in zip(dispatch.results, op.values, strict=True):
+                    self.slots[result] = self._slot(value)
+            else:
+                self._add(op)
+        self._tail, self._kernel = None, None
+        self.kernels.append((dispatch, assemble(self, start)))
+
+    def use_plan(self, plan) -> None:
+        """Run on `plan` (a `MemoryPlan` of this program's buffers, or None: unplanned) from now on:
+        everything made from the plan is made again here (the planned arrays, the pads' kept borders,
+        the schedule, which compares memory by block, and its prologue's bindings), so a program
+        planned anew (runtime/parallel/spmd_lanes.py) keeps nothing made for the blocks of the plan before."""
+        self.plan = plan
+        self._planned[:] = plan.arrays if plan is not None else [None] * len(self._planned)
+        keep_borders(self.steps, plan)
+        self.peak_bytes = plan.peak_bytes if plan is not None else None
+        self._views_cached[0] = plan is not None
+        self.schedule, self._bound, self._fast, self.fixed_slots = None, None, None, set()
+        if plan is not None and self._tensor_level:
+            accesses = [self.accesses.get(i) or StepAccess() for i in range(len(self.steps))]
+            self.schedule = build_schedule(accesses, self._block_of)
+            # Constants, planned buffers and globals are the same arrays on every run: bound once
+            # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
+            self._bound = [None] * len(self.slots)
+            self.schedule.bind(self.steps, self._bound)
+            # and the steps binding only views of them (runtime/executor/hoist_bindings.py)
+            self.schedule.hoist(hoist_bindings.hoist(self, self._bound))
+
+    def close(self) -> None:
+        """End the second process of the "processes" threading, if any (also when collected)."""
+        spmd.close(self)
+
+    def _block_of(self, slot: int) -> object:
+        """The planned block holding `slot`'s memory, or the slot itself when the plan does not own it."""
+        k = self.memory.storage.get(slot)
+        if k is None or self.plan.block_of[k] < 0:
+            return ("slot", slot) if k is None else ("buffer", k)
+        return self.plan.block_of[k]
+
+    def _access(self, op: Operation) -> StepAccess:
+        """What the step of `op` reads, binds and writes, and its estimated time (see `step_cost_ns`)."""
+        slot = self._slot
+        reads = [*op.operands]
+        for region in op.regions:  # values a body (linalg, tensor.pad) reads from outside it
+            for inner in region.walk():
+                reads += [v for v in inner.operands if v in self.slots and v.owner is not region.block
+                          and v.owner not in region.block.ops]
+        results = {slot(r) for r in op.results}
+        binding = isinstance(op, arith.ConstantOp | tensor.EmptyOp | memref.AllocOp | memref.AllocaOp
+                             | memref.GetGlobalOp) or isinstance(op, VIEW_KINDS)
+        writes = set() if binding else (results or {slot(v) for v in getattr(op, "outputs", ())})
+        return StepAccess({slot(v) for v in reads}, results, writes, step_cost_ns(op))
+
+    def _slot(self, value: SSAValue) -> int:
+        if value not in self.slots:
+            self.slots[value] = len(self.slots)
+        return self.slots[value]
+
+    def _fusing(self) -> bool:
+        """Whether the op being compiled may join a fused tail, write over its input or drop its
+        init's fill: in a program not built, anywhere; in a built one, inside a kernel only."""
+        return not self.built or self._kernel is not None
+
+    def _elide_zero_fill(self, op: Structured, k: int) -> bool:
+        """Whether output k of `op` is a contraction output whose init is a zero `linalg.fill` used only
+        here, or a pooling's or a reduction without windows' (`plain_reduction_identity`) whose fill
+        is its reduction's identity; if so the fill's step is dropped (the contraction, the window
+        reduction or the one `ufunc.reduce` overwrites every element)."""
+        init = op.outputs[k]
+        if not self._fusing():
+            return False
+        if isinstance(init.owner, linalg.FillOp):  # tensor level: the fill's result feeds only this op
+            fill = init.owner
+            if not init.has_one_use():
+                return False
+        else:  # memref level: the buffer is filled right before this op
+            fill = op.prev_op
+            if not (isinstance(fill, linalg.FillOp) and fill.outputs[0] is init):
+                return False
+        if fill not in self.fill_steps:
+            return False
+        value = fill.inputs[0].owner
+        if not (isinstance(value, arith.ConstantOp) and isinstance(value.value, FloatAttr | IntegerAttr)):
+            return False
+        number = value.value.value.data
+        if not (number == 0 and is_contraction_output(op, k)
+                and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data)
+                or starts_from_identity(op, number, REDUCERS)  # a pooling writes its output
+                or plain_reduction_identity(op, k) == number):  # so does one ufunc.reduce
+            return False
+        index, alias = self.fill_steps.pop(fill)
+        self.steps[index] = alias
+        if index in self.accesses:  # now a binding: it writes no memory and costs next to nothing
+            self.accesses[index].writes.clear()
+            self.accesses[index].cost_ns = 500.0
+        return True
+
+    def _algorithm(self) -> str | None:
+        """The convolution algorithm the op being compiled runs by: its kernel's ("generic" when no
+        pass chose one, or outside a kernel of a built program); None (the step's own choice) in a
+        program not built."""
+        if not self.built:
+            return None
+        if self._kernel is None or self._kernel.algorithm is None:
+            return "generic"
+        return self._kernel.algorithm.data
+
+    def _fresh_single_use(self, value: SSAValue) -> bool:
+        owner = value.owner
+        fresh = isinstance(owner, tensor.EmptyOp | tensor.InsertSliceOp | Structured)
+        return fresh and value.has_one_use()
+
+    def _reusable_input(self, op: Structured) -> int | None:
+        """The input an elementwise tensor op may write its result over, if any: `op` has one output,
+        from a fresh single-use `tensor.empty`, and all-parallel loops; the input has the output's
+        type and map, is used only here (so not returned either), and is the result of another
+        structured op (a buffer this program allocated, not an argument, a constant or a view)."""
+        if not self._fusing() or len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
+                or not op.outputs[0].has_one_use() or not op.results:
+            return None
+        if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
+            return None
+        maps = op.get_indexing_maps().data
+        out_map, out_type = maps[-1], op.outputs[0].type
+        for i, value in enumerate(op.inputs):
+            if (value.type == out_type and maps[i] == out_map and value.has_one_use()
+                    and isinstance(value.owner, Structured) and value.owner.results):
+                return i
+        return None
+
+    def _fuse(self, op: Structured, chunked: ChunkedOp, prepare, finish, reuse: int | None) -> None:
+        """Add an in-place elementwise op to the fused tail it continues (it writes over the last
+        member's result, with only constants and allocations compiled in between), or start one.
+        The tail's step moves to the position of its newest member, whose operands all exist there."""
+        tail = self._tail
+        if tail is not None and reuse is not None and op.inputs[reuse] is tail[1] and tail[0].accepts(chunked):
+            group, _, index, slots = tail
+            group.add(chunked, prepare, finish)
+            self.steps[index] = lambda env: None
+            self.accesses[len(self.steps)] = self.accesses.pop(index)  # the earlier members run here
+            self.memory.touch(len(self.steps), slots)  # the earlier members now run here
+        else:
+            group, slots = FusedTail(chunked, prepare, finish), []
+        slots = slots + [self._slot(v) for v in (*op.operands, *op.results, *captured_values(op))]
+        self._tail = (group, op.results[0], len(self.steps), slots)
+        self.steps.append(group)
+
+    def _compile(self, op: Operation) -> None:
+        slot = self._slot
+        if not isinstance(op, arith.ConstantOp | tensor.EmptyOp | memref.GetGlobalOp | Structured):
+            self._tail = None  # a fused tail only runs later than its members across binders
+        if isinstance(op, func.ReturnOp):
+            self.result_slots = [slot(v) for v in op.operands]
+            return
+        if isinstance(op, arith.ConstantOp):
+            if isinstance(op.value, DenseIntOrFPElementsAttr):
+                value = aligned_constant(dense_to_numpy(op.value))
+            else:
+                value = scalar_constant(op.value, op.result.type)
+            out = slot(op.result)
+            self.steps.append(lambda env, v=value, o=out: env.__setitem__(o, v))
+            return
+        if isinstance(op, tensor.EmptyOp | memref.AllocOp | memref.AllocaOp):
+            shape_type = op.results[0].type
+            assert isinstance(shape_type, ShapedType)
+            shape, dtype = tuple(shape_type.get_shape()), numpy_dtype(shape_type.get_element_type())
+            out = slot(op.results[0])
+            k = self.memory.fresh(out, len(self.steps), shape, dtype)
+            self._planned.append(None)
+
+            def allocate(env, s=shape, d=dtype, o=out, k=k, planned=self._planned):
+                array = planned[k]
+                env[o] = np.empty(s, d) if array is None else array
+
+            self.steps.append(allocate)
+            return
+        if isinstance(op, memref.DeallocOp):  # drop the program's reference so numpy can free it
+            freed = slot(op.memref)
+            self.steps.append(lambda env, f=freed: env.__setitem__(f, None))
+            return
+        if isinstance(op, memref.GetGlobalOp):
+            value = self.globals[op.name_.root_reference.data]
+            out = slot(op.memref)
+            self.steps.append(lambda env, v=value, o=out: env.__setitem__(o, v))
+            return
+        if isinstance(op, tensor.CollapseShapeOp | tensor.ExpandShapeOp | memref.CollapseShapeOp
+                      | memref.ExpandShapeOp | tensor.ReshapeOp | bufferization.ToTensorOp
+                      | bufferization.ToBufferOp | tensor.CastOp | memref.CastOp):
+            shape = tuple(op.results[0].type.get_shape())
+            src, out = slot(op.operands[0]), slot(op.results[0])
+            self.memory.alias(out, src, reshaped=True)
+            self.steps.append(bind_view(src, out, lambda a, sh=shape: a.reshape(sh), self._views_cached))
+            return
+        if isinstance(op, tensor.ExtractSliceOp | memref.SubviewOp):
+            index = static_slices(op)
+            src, out = slot(op.source), slot(op.result)
+            self.memory.alias(out, src)
+            shape = tuple(op.result.type.get_shape())  # rank-reducing slices drop unit axes
+            self.steps.append(bind_view(src, out, lambda a, i=index, sh=shape: a[i].reshape(sh), self._views_cached))
+            return
+        if isinstance(op, tensor.InsertSliceOp):
+            index = static_slices(op)
+            src, dst, out = slot(op.source), slot(op.dest), slot(op.result)
+            copy = not self._fresh_single_use(op.dest)
+            view_shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(index, op.dest.type.get_shape()))
+            if not copy:
+                self.memory.alias(out, dst)
+                if view_shape == tuple(op.source.type.get_shape()):  # the plan may make the source this slice
+                    self.memory.place(src, dst, index, len(self.steps))
+
+            step = insert_step(src, dst, out, index, copy, view_shape, self._views_cached)
+            if not copy:  # its result is the destination's array (runtime/executor/hoist_bindings.py)
+                step.binds_out_operands = True
+                self.same_as[out] = dst
+            self.steps.append(step)
+            return
+        if isinstance(op, tensor.PadOp):
+            compile_pad(self, op)
+            return
+        if isinstance(op, linalg.BroadcastOp):  # the input's axes are the init's axes not in `dimensions`
+            added = op.dimensions.get_values()
+            kept = tuple(None if i in added else slice(None) for i in range(len(op.init.type.get_shape())))
+            src, init = slot(op.input), slot(op.init)
+            out = slot(op.result[0]) if op.result else None
+
+            def broadcast(env, s=src, i=init, o=out, k=kept):
+                target = env[i] if o is None else np.empty_like(env[i])
+                np.copyto(target, env[s][k])
+                if o is not None:
+                    env[o] = target
+
+            self.steps.append(broadcast)
+            return
+        if isinstance(op, memref.CopyOp):
+            src, dst = slot(op.source), slot(op.destination)
+            self.steps.append(lambda env, s=src, d=dst: np.copyto(env[d], env[s]))
+            return
+        if isinstance(op, Structured):
+            zero_init = [self._elide_zero_fill(op, k) for k in range(len(op.outputs))]
+            constant = [is_constant(v) for v in op.inputs]
+            run = compile_structured(op, zero_init, constant, reuse_views=self._views_cached)
+            chunked = ChunkedOp.of(op, zero_init, constant, run)
+            if chunked is not None:  # elementwise: split over the worker threads
+                run = chunked.run
+            if isinstance(op, linalg.FillOp):
+                # Kept so a contraction that overwrites the whole buffer can drop this step.
+                if op.results:
+                    res, init = slot(op.results[0]), slot(op.outputs[0])
+                    self.memory.alias(res, init)
+                    alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
+                    alias.binding = alias.binds_out_operands = True
+                    self.same_as[res] = init
+                else:
+                    alias = lambda env: None  # noqa: E731
+                self.fill_steps[op] = (len(self.steps), alias)
+            operands = [slot(v) for v in (*op.operands, *captured_values(op))]
+            n_in, n_operands = len(op.inputs), len(op.operands)
+            if op.results:
+                # Tensor semantics: results are the updated outs; copy an out unless it is
+                # a fresh buffer nobody else sees.
+                copy = [not self._fresh_single_use(v) for v in op.outputs]
+                results = [slot(r) for r in op.results]
+                reuse = self._reusable_input(op)
+                if reuse is not None:  # elementwise: write over an input nobody reads afterwards
+                    copy = [False]
+                    self.memory.drop(operands[n_in])  # its tensor.empty is never touched
+                    operands[n_in] = operands[reuse]
+                for r, out_slot, c in zip(results, operands[n_in:n_operands], copy):
+                    if not c:  # the result is the out buffer, updated in place
+                        self.memory.alias(r, out_slot, written_at=len(self.steps))
+                        self.same_as[r] = out_slot
+
+                def prepare(env, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy):
+                    arrays = [env[i] for i in operands]
+                    if any(copy):
+                        arrays[n_in:n_operands] = [np.array(a) if c else a
+                                                   for a, c in zip(arrays[n_in:n_operands], copy)]
+                    return arrays
+
+                def finish(env, arrays, results=results, n_in=n_in):
+                    for r, a in zip(results, arrays[n_in:]):
+                        env[r] = a
+
+                if chunked is not None and not any(copy):
+                    self._fuse(op, chunked, prepare, finish, reuse)
+                    return
+
+                def step(env, run=run, prepare=prepare, finish=finish):
+                    arrays = prepare(env)
+                    run(arrays)
+                    finish(env, arrays)
+
+                step.spmd = chunked is not None  # writes only in ChunkedOp.run's parts (runtime/parallel/spmd.py)
+                step.binds_out_operands = True  # `finish` (runtime/executor/hoist_bindings.py)
+
+                step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached,
+                                    self._algorithm())
+                        or ContractionStep.of(run, prepare, finish, n_in, zero_init,
+                                                op.results[0] if len(op.results) == 1 else None)
+                        or DepthwiseStep.of(op, run, prepare, finish, zero_init) or step)
+            else:
+                def step(env, run=run, operands=operands):
+                    run([env[i] for i in operands])
+            self._tail = None
+            self.steps.append(step)
+            return
+        raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")
+
+    def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
+        if len(args) != len(self.arg_types):
+            raise ExecutionError(f"@main takes {len(self.arg_types)} arguments, got {len(args)}")
+        env: list = [None] * len(self.slots) if self._bound is None else list(self._bound)
+        for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
+            env[i] = check_argument(array, arg_type, self.arg_names[i])
+        if self.threading in ("processes", "auto") and spmd.run(self, env):
+            return [np.array(env[s]) for s in self.result_slots]
+        # BLAS's own threads synchronise per call: split per op instead (see `threading`).
+        with split_blas_threads() if self.threading != "openblas" else blas_own_threads():
+            if self.schedule is None:
+                for step in self.steps:
+                    step(env)
+            elif self.threading != "openblas" and split_threads() > 1:
+                self.schedule.run(self.steps, env)
+            elif self.threading == "openblas":
+                steps = self.steps
+                for index in self.schedule.body:
+                    steps[index](env)
+            else:  # one thread: the steps' kept calls once made for these bindings (runtime/executor/bound_steps.py)
+                fast = self._fast
+                if fast is not None and fast[0] is self._bound:
+                    for step in fast[1]:
+                        step(env)
+                else:
+                    steps = self.steps
+                    for index in self.schedule.body:
+                        steps[index](env)
+                    self._fast = (self._bound, bound_steps.bind(self, env))
+        # Copies: a result may be a view of another result or a read-only constant.
+        return [np.array(env[s]) for s in self.result_slots]
+
+
+def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray], cached: list[bool]):
+    """A step binding `make(env[src])`, a view of it, to slot `out`. While `cached[0]` (a planned
+    program, whose buffers are the same arrays on every run) the view is made once per source array
+    and bound again on later runs (several hundred view steps per run in ShuffleNet); a `make` that
+    had to copy is never reused."""
+    last: list = [None]
+
+    def step(env: list) -> None:
+        source = env[src]
+        entry = last[0]
+        if entry is not None and entry[0] is source:
+            env[out] = entry[1]
+            return
+        view = make(source)
+        env[out] = view
+        if cached[0] and isinstance(view, np.ndarray) and view.base is not None and np.may_share_memory(view, source):
+            last[0] = (source, view)
+
+    step.binding = True  # it only binds (runtime/executor/hoist_bindings.py)
+    return step
+
+
+def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.SubviewOp) -> tuple[slice, ...]:
+    """The numpy index of a slice op with static offsets, sizes and strides."""
+    offsets, sizes, strides = (tuple(p.get_values()) for p in (op.static_offsets, op.static_sizes, op.static_strides))
+    if op.offsets or op.sizes or op.strides:
+        raise ExecutionError(f"{op.name} with dynamic offsets, sizes or strides is not supported")
+    index = []
+    for offset, size, stride in zip(offsets, sizes, strides, strict=True):
+        stop = offset + (size - 1) * stride + (1 if stride > 0 else -1)
+        index.append(slice(offset, stop if stop >= 0 else None, stride))
+    return tuple(index)
+
+
+def compile_linalg(module: ModuleOp) -> LinalgProgram:
+    """Compile `@main` of a linalg- or memref-level module once, for repeated runs."""
+    return LinalgProgram(module)
+
+
+def run_linalg(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run `@main` of a linalg- or memref-level module on `inputs` (by argument name or position).
+
+    The module is compiled once and the program reused while the module is unchanged."""
+    program = cached_program(module, LinalgProgram)
+    return program(*bind_inputs(program.arg_names, inputs))
+
+
+def is_lowered(module: ModuleOp) -> bool:
+    """Whether `@main` is below the nn level (no nn ops left, some linalg/memref/scf/tensor/arith op)."""
+    main = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"), None)
+    if main is None:
+        return False
+    dialects = {op.name.split(".")[0] for op in main.walk()}
+    return "nn" not in dialects and bool(dialects & {"linalg", "memref", "scf", "tensor", "arith"})
+
+
+def run_lowered(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run a linalg-, memref- or loops-level module: loop nests on the compiled scalar executor
+    (`loops_exec`), everything else on the vectorised one."""
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    if any(op.name == "scf.for" for op in main.walk()):
+        from xrelay.runtime.reference.loops_exec import run_loops
+
+        return run_loops(module, inputs)
+    return run_linalg(module, inputs)

@@ -1,0 +1,274 @@
+"""Static memory planning for a compiled linalg/memref program: liveness-based buffer reuse.
+
+As TVM's graph memory planner does, but over the executor's steps: while `LinalgProgram` compiles,
+a `StorageTracker` learns, for every slot a step defines, where its memory comes from:
+
+- a fresh buffer the plan owns (`tensor.empty`, `memref.alloc`): `fresh`;
+- the storage of another slot (views, reshapes, slices; a structured op's result written into its
+  out; an elementwise op writing over its input): `alias`;
+- memory the plan does not own (arguments, constants, globals, copies made while running):
+  anything else.
+
+`plan_memory` then finds each buffer's last use (the last step touching any slot that shares its
+storage; the returned values live to the end) and hands the buffers, in step order, blocks of
+memory: a block whose buffer has had its last use is reused by the next allocation it fits
+(best fit, else a new block). It is also planned a second way, each allocation taking
+the free block that fits freed last, whatever its size (its memory most likely still in cache), and
+that plan is kept unless its blocks add up to more. The blocks are allocated once; a run allocates
+no activations.
+
+A `tensor.insert_slice` writing in place records a placement: `place_in_slices` may make the
+inserted buffer a view of its slice of the destination (DenseNet's growing concatenation, a fire
+module's two expands), so its producers write straight into the concatenation and the insert copies
+nothing; the two then share one block, alive from the first step of either to the last use of either.
+An op the tracker was not told about makes the program unplannable (`plan_memory` returns None):
+its results might share memory in ways the plan cannot see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class PlannedBuffer:
+    step: int
+    """Index of the step that allocates it."""
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+@dataclass
+class StorageTracker:
+    """Where every slot's memory comes from, and which steps touch which slots (see the module docstring)."""
+
+    buffers: list[PlannedBuffer] = field(default_factory=list)
+    storage: dict[int, int] = field(default_factory=dict)
+    """slot -> index into `buffers` (slots absent here use memory the plan does not own)."""
+    touched: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+    """(step, slots the step reads or writes)."""
+    unplannable: str | None = None
+    """Why planning is off (an op with unknown aliasing), or None."""
+    unused: set[int] = field(default_factory=set)
+    """Buffers no step reads or writes (an elementwise op wrote over its input instead)."""
+    reshaped: set[int] = field(default_factory=set)
+    """Buffers some slot reshapes (a reshape of a strided slice would copy: never placed in a slice)."""
+    overwrites: list[tuple[int, int]] = field(default_factory=list)
+    """(step, buffer) for every step writing all of a buffer in place (an op's result in its out)."""
+    placements: list[tuple[int, int, tuple[slice, ...], int]] = field(default_factory=list)
+    """(source buffer, destination buffer, slice, step) per `tensor.insert_slice` writing in place:
+    the source may live in that slice of the destination (see `plan_memory`)."""
+
+    def fresh(self, slot: int, step: int, shape: Sequence[int], dtype: np.dtype) -> int:
+        """`slot` is a new planned buffer allocated by `step`; returns its buffer index."""
+        self.buffers.append(PlannedBuffer(step, tuple(shape), np.dtype(dtype)))
+        self.storage[slot] = len(self.buffers) - 1
+        return self.storage[slot]
+
+    def alias(self, slot: int, of: int, reshaped: bool = False, written_at: int | None = None) -> None:
+        """`slot` shares the memory of slot `of`: a view (`reshaped`: a reshape of it), or the result
+        an op (at step `written_at`) wrote over all of `of`."""
+        if of in self.storage:
+            self.storage[slot] = self.storage[of]
+            if reshaped:
+                self.reshaped.add(self.storage[of])
+            if written_at is not None:
+                self.overwrites.append((written_at, self.storage[of]))
+
+    def place(self, source: int, dest: int, index: tuple[slice, ...], step: int) -> None:
+        """`step` copies slot `source`, whole, into slice `index` of slot `dest`'s buffer."""
+        if source in self.storage and dest in self.storage:
+            self.placements.append((self.storage[source], self.storage[dest], index, step))
+
+    def drop(self, slot: int) -> None:
+        """The buffer of `slot` (an allocation) is never read or written: it gets no memory."""
+        if slot in self.storage:
+            self.unused.add(self.storage[slot])
+
+    def touch(self, step: int, slots: Sequence[int]) -> None:
+        self.touched.append((step, tuple(slots)))
+
+    def refuse(self, why: str) -> None:
+        if self.unplannable is None:
+            self.unplannable = why
+
+
+@dataclass
+class MemoryPlan:
+    arrays: list[np.ndarray]
+    """Per planned buffer, its array (a view into its block)."""
+    block_of: list[int]
+    """Per planned buffer, the index of the block it lives in."""
+    peak_bytes: int
+    """Bytes of all blocks: the activation memory a run needs."""
+    unplanned_bytes: int
+    """Bytes of all planned buffers that are used, had each its own allocation."""
+    last_use: list[int]
+    block_sizes: list[int] = field(default_factory=list)
+    """Bytes of each block."""
+    buffers: list[PlannedBuffer] = field(default_factory=list)
+    unused: set[int] = field(default_factory=set)
+    """Buffers with no memory (read-only placeholders)."""
+    parent: dict[int, tuple[int, tuple[slice, ...]]] = field(default_factory=dict)
+    """Buffers placed in a slice of another (`place_in_slices`)."""
+
+    def place(self, blocks: Sequence[np.ndarray]) -> None:
+        """Make `arrays` views into `blocks` (uint8 arrays of `block_sizes` bytes or more, one per
+        block): `plan_memory` allocates them with numpy; runtime/parallel/spmd.py moves them into memory
+        shared with a forked process."""
+        arrays: list[np.ndarray | None] = [None] * len(self.buffers)
+
+        def array(k: int) -> np.ndarray:
+            if arrays[k] is None:
+                b = self.buffers[k]
+                if k in self.unused:  # a read-only placeholder of the right shape, no memory
+                    arrays[k] = np.broadcast_to(np.zeros((), b.dtype), b.shape)
+                elif k in self.parent:
+                    arrays[k] = array(self.parent[k][0])[self.parent[k][1]]
+                else:
+                    arrays[k] = blocks[self.block_of[k]][:b.nbytes].view(b.dtype).reshape(b.shape)
+            return arrays[k]
+
+        self.arrays = [array(k) for k in range(len(self.buffers))]
+
+
+def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int],
+                hold: Sequence[tuple[int, int]] = ()) -> MemoryPlan | None:
+    """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable).
+
+    A buffer placed in a slice of another (`place_in_slices`) gets no block of its own: it is a view
+    of that slice, and its root (the buffer holding it, transitively) lives from the first step of
+    any of them to the last use of any of them. For each range of steps [a, b] in `hold`, a buffer
+    alive at any step of it keeps its block until b: no two buffers used within the range share
+    memory, so its steps may run in any order (independent branches at once: runtime/parallel/spmd_lanes.py)."""
+    if tracker.unplannable is not None:
+        return None
+    buffers = tracker.buffers
+    last_use = [b.step for b in buffers]
+    for step, slots in tracker.touched:
+        for slot in slots:
+            k = tracker.storage.get(slot)
+            if k is not None:
+                last_use[k] = max(last_use[k], step)
+    for slot in result_slots:  # returned: alive until the results are copied out
+        k = tracker.storage.get(slot)
+        if k is not None:
+            last_use[k] = n_steps
+    parent = place_in_slices(tracker, last_use)
+    root = list(range(len(buffers)))
+    for k in range(len(buffers)):
+        while root[k] in parent:
+            root[k] = parent[root[k]][0]
+    start: dict[int, int] = {}
+    end: dict[int, int] = {}
+    for k, b in enumerate(buffers):
+        if k not in tracker.unused:
+            r = root[k]
+            start[r], end[r] = min(start.get(r, b.step), b.step), max(end.get(r, last_use[k]), last_use[k])
+    for a, b in hold:
+        for r in start:
+            if start[r] <= b and end[r] >= a:
+                end[r] = max(end[r], b)
+    block_of, block_sizes = _assign_blocks(buffers, start, end, n_steps, hot=False)
+    hot_of, hot_sizes = _assign_blocks(buffers, start, end, n_steps, hot=True)
+    if sum(hot_sizes) <= sum(block_sizes):  # the hot plan unless it needs more memory
+        block_of, block_sizes = hot_of, hot_sizes
+    for k in range(len(buffers)):
+        if k not in tracker.unused:
+            block_of[k] = block_of[root[k]]
+    used = [b.nbytes for k, b in enumerate(buffers) if k not in tracker.unused]
+    plan = MemoryPlan([], block_of, sum(block_sizes), sum(used), last_use, block_sizes, list(buffers),
+                      set(tracker.unused), parent)
+    plan.place([np.empty(max(size, 1), np.uint8) for size in block_sizes])
+    return plan
+
+
+def _assign_blocks(buffers: Sequence[PlannedBuffer], start: dict[int, int], end: dict[int, int], n_steps: int,
+                   hot: bool) -> tuple[list[int], list[int]]:
+    """Per buffer its block (-1 for buffers not in `start`), and the blocks' sizes: buffer r holds its
+    block from step `start[r]` to `end[r]`. A new buffer takes the smallest free block that fits, the
+    one freed first among equal sizes; `hot`: the free block that fits freed last, whatever its size."""
+    block_sizes: list[int] = []
+    free: list[int] = []  # blocks no live buffer uses, in the order they were freed
+    block_of = [-1] * len(buffers)
+    releases: dict[int, list[int]] = {}
+    by_step: dict[int, list[int]] = {}
+    for r in start:
+        releases.setdefault(end[r], []).append(r)
+        by_step.setdefault(start[r], []).append(r)
+    for step in range(n_steps + 1):
+        for k in by_step.get(step, ()):
+            need = buffers[k].nbytes
+            fits = [i for i, blk in enumerate(free) if block_sizes[blk] >= need]
+            if fits:
+                blk = free.pop(fits[-1] if hot else min(fits, key=lambda i: block_sizes[free[i]]))
+            else:
+                blk = len(block_sizes)
+                block_sizes.append(need)
+            block_of[k] = blk
+        # After the step: buffers whose last use it was give their block back (a buffer allocated
+        # and last used by the same step is still held while that step runs, hence the order).
+        for k in releases.get(step, ()):
+            free.append(block_of[k])
+    return block_of, block_sizes
+
+
+def place_in_slices(tracker: StorageTracker, last_use: Sequence[int]) -> dict[int, tuple[int, tuple[slice, ...]]]:
+    """Per buffer computed straight into a slice of another, (that buffer, the slice): a concatenation
+    then copies nothing, each input writing its part of the result where it is computed.
+
+    A `tensor.insert_slice` (`tracker.placements`) of source buffer S into slice I of buffer D places S
+    there unless: S is placed already (a value in two concatenations: the first one gets it), or is
+    D or holds D; S is reshaped somewhere (a reshape of a strided view copies); S's shape or dtype is
+    not the slice's; another insert into D writes a slice overlapping I; or, while S or a buffer
+    placed in S is alive, a step writes all of D or of a buffer D is placed in (that would overwrite
+    S's values in the slice)."""
+    buffers, parent = tracker.buffers, {}
+    children: dict[int, list[int]] = {}
+    inserts: dict[int, list[tuple[int, tuple[slice, ...]]]] = {}
+    for _, dest, index, step in tracker.placements:
+        inserts.setdefault(dest, []).append((step, index))
+    for source, dest, index, step in tracker.placements:
+        chain = [dest]
+        while chain[-1] in parent:
+            chain.append(parent[chain[-1]][0])
+        shape, dest_shape = buffers[source].shape, buffers[dest].shape
+        if (source in parent or source in chain or source in tracker.reshaped or source in tracker.unused
+                or dest in tracker.unused or buffers[source].dtype != buffers[dest].dtype
+                or shape != tuple(len(range(*sl.indices(n))) for sl, n in zip(index, dest_shape))):
+            continue
+        if any(other != step and _overlap(index, slices, dest_shape) for other, slices in inserts[dest]):
+            continue
+        tree = [source]
+        for k in tree:
+            tree += children.get(k, [])
+        first, last = min(buffers[k].step for k in tree), max(last_use[k] for k in tree)
+        if any(first <= written <= last and k in chain for written, k in tracker.overwrites):
+            continue
+        parent[source] = (dest, index)
+        children.setdefault(dest, []).append(source)
+    return parent
+
+
+def _overlap(a: tuple[slice, ...], b: tuple[slice, ...], shape: tuple[int, ...]) -> bool:
+    """Whether slices `a` and `b` of an array of `shape` may share an element (each axis's range of
+    positions, ignoring steps, intersects)."""
+    for sa, sb, n in zip(a, b, shape, strict=True):
+        ra, rb = range(*sa.indices(n)), range(*sb.indices(n))
+        if not ra or not rb or max(min(ra), min(rb)) > min(max(ra), max(rb)):
+            return False
+    return True
+
+
+def is_same_view(a: np.ndarray, b: object) -> bool:
+    """Whether array `b` is the same memory as view `a`: same start, shape, strides and dtype (a placed
+    source: the insert has nothing to copy)."""
+    return (isinstance(b, np.ndarray) and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])

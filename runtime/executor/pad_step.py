@@ -1,0 +1,239 @@
+"""The linalg executor's step for `tensor.pad`: the source copied into the interior of a planned
+buffer whose border is filled.
+
+When the pad's source is a transpose that nothing else reads (through reshapes: ShuffleNet's channel
+shuffle, `(g, C/g) -> (C/g, g)`, right before each depthwise convolution's pad), the transpose is a
+copy and the pad is another: the pad copies from the transpose's input, through the permutation,
+straight into its interior, and the transpose's step only binds its (unwritten) result. One pass
+over the activation instead of two.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import SSAValue
+
+from xrelay.runtime.executor import plan as split_plan
+from xrelay.runtime.kernels.body_program import numpy_dtype, scalar_constant
+from xrelay.runtime.kernels.linalg_structured import ExecutionError, copy_into
+from xrelay.runtime.executor.plan import FusedTail
+from xrelay.runtime.executor.schedule import StepAccess
+from xrelay.runtime.parallel.threads import run_alone, run_parts, worth_splitting
+
+if TYPE_CHECKING:
+    from xrelay.runtime.executor.linalg_exec import LinalgProgram
+
+RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp)
+LOOKBACK_STEPS = 32
+"""How many steps back from the pad its source's transpose step is looked for."""
+
+
+def shuffled_source(program: LinalgProgram, source: SSAValue) -> tuple[linalg.TransposeOp, int] | None:
+    """(the transpose, its step index) when `source` is, through single-use reshapes, the single-use
+    result of a `linalg.transpose` compiled as a step of its own that only copies (a fused tail of
+    that one op, writing into a fresh buffer); else None."""
+    value = source
+    while isinstance(value.owner, RESHAPES) and value.has_one_use():
+        value = value.owner.operands[0]
+    transpose = value.owner
+    if not (isinstance(transpose, linalg.TransposeOp) and transpose.results and value.has_one_use()):
+        return None
+    for index in range(len(program.steps) - 1, max(-1, len(program.steps) - LOOKBACK_STEPS), -1):
+        step = program.steps[index]
+        if isinstance(step, FusedTail) and len(step.members) == 1 and step.members[0][0].op is transpose:
+            return transpose, index
+    return None
+
+
+def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
+    """Append the step of `op` (static widths, one pad value at every position) to `program`."""
+    if op.low or op.high:
+        raise ExecutionError("tensor.pad with dynamic padding is not supported")
+    yielded = op.region.block.last_op.operands[0]
+    owner = yielded.owner
+    if isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr):
+        fill = lambda env, v=scalar_constant(owner.value, yielded.type): v  # noqa: E731
+    elif yielded in program.slots:  # a scalar computed before the pad
+        fill = lambda env, i=program.slots[yielded]: env[i]  # noqa: E731
+    else:
+        raise ExecutionError("tensor.pad: only a pad value that is the same at every position is supported")
+    shape = tuple(op.result.type.get_shape())
+    dtype = numpy_dtype(op.result.type.get_element_type())
+    interior = tuple(slice(lo, lo + n) for lo, n in zip(op.static_low.get_values(), op.source.type.get_shape()))
+    src, out = program._slot(op.source), program._slot(op.result)
+    # The result is a planned buffer: only its border is filled, the interior is the copy.
+    k = program.memory.fresh(out, len(program.steps), shape, dtype)
+    program._planned.append(None)
+    program.planned_slots[out] = k
+    border = []
+    for axis, (lo, size, n) in enumerate(zip(op.static_low.get_values(), shape, op.source.type.get_shape())):
+        before = (slice(None),) * axis
+        if lo == 1 and size - n == 2:  # one row on each side (a 3x3 window's pad): one strided fill
+            border.append(before + (slice(0, size, size - 1),))
+            continue
+        if lo > 0:
+            border.append(before + (slice(0, lo),))
+        if lo + n < size:
+            border.append(before + (slice(lo + n, size),))
+
+    source_shape = tuple(op.source.type.get_shape())
+    source_of = lambda env, inside: (inside, env[src])  # noqa: E731
+    shuffle = shuffled_source(program, op.source)
+    folded = shuffle is not None and _interior_splits_into(shape, dtype, interior, shuffle[0])
+    if folded:
+        source_of = _fold_transpose(program, *shuffle)
+        source_shape = tuple(shuffle[0].results[0].type.get_shape())
+
+    step = PadStep(src, out, shape, dtype, interior, border, fill, source_of, source_shape, program._planned, k)
+    step.constant_fill = isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr)
+    step.folded_transpose = folded
+    step.transpose = shuffle[0] if folded else None
+    program.steps.append(step)
+
+
+class PadStep:
+    """The step of one `tensor.pad`: `buffer(env)` binds the padded buffer (planned, or fresh when the
+    program is not planned) with its border filled; calling the step also copies the source into the
+    interior. `runtime/kernels/conv_epilogue.py` calls `buffer` itself and fills the interior block by block."""
+
+    def __init__(self, source: int, out: int, shape, dtype, interior, border, fill, source_of, source_shape,
+                 planned: list, k: int):
+        self.source, self.out, self.shape, self.dtype = source, out, shape, dtype
+        self.interior, self.border, self.fill, self.source_of = interior, border, fill, source_of
+        self.source_shape, self.planned, self.k = source_shape, planned, k
+        self.constant_fill = False
+        """Whether the pad value is a constant (not a slot bound by an earlier step)."""
+        self.border_kept = False
+        """Whether the planned buffer's border already holds the fill when the step runs (`keep_borders`)."""
+        self.folded_transpose = False
+        """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
+        self.transpose: linalg.TransposeOp | None = None
+        """With `folded_transpose`, that transpose (`shuffle_tail.fuse_shuffled_pads` reads it)."""
+        # The copy is split over the worker threads along the first axis of more than one row.
+        self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
+        self.rows = source_shape[self.axis] if source_shape else 1
+        self.points = int(np.prod(shape, dtype=np.int64))
+
+    spmd = True
+    """Both processes of the two-process mode may run this step (runtime/parallel/spmd.py): the border is
+    filled by `run_alone`, the interior copied in `run_parts` parts."""
+
+    def buffer(self, env: list) -> np.ndarray:
+        padded = self.planned[self.k]
+        if padded is None:
+            padded = np.empty(self.shape, self.dtype)
+        elif self.border_kept:
+            env[self.out] = padded
+            return padded
+        run_alone(lambda: self._fill_border(padded, self.fill(env)))
+        env[self.out] = padded
+        return padded
+
+    def _fill_border(self, padded: np.ndarray, value) -> None:
+        for index in self.border:
+            padded[index] = value
+
+    def __call__(self, env: list) -> None:
+        inside, source = self.source_of(env, self.buffer(env)[self.interior])
+        axis, source_shape = self.axis, self.source_shape
+
+        def copy_rows(r0: int, r1: int) -> None:
+            index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
+            copy_into(inside[index], source[index])
+
+        run_parts(copy_rows, self.rows, worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS,
+                                                                split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
+
+
+def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:
+    """Whether the interior of a C-contiguous `shape` buffer reshapes to the transpose's result shape
+    as a view (the reshapes between them only split the innermost axis, say)."""
+    try:
+        np.reshape(np.empty(shape, dtype)[interior], transpose.results[0].type.get_shape(), copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index: int):
+    """Make the transpose's step at `index` only bind its result, and return `source_of(env, inside)`
+    giving the pad's interior and its source as views of one shape: the interior reshaped to the
+    transpose's result shape, and the transpose's input through the permutation."""
+    (member,) = program.steps[index].members
+    _, prepare, finish = member
+
+    def bind_only(env) -> None:
+        finish(env, prepare(env))
+
+    bind_only.binding = bind_only.binds_out_operands = True  # runtime/executor/hoist_bindings.py
+
+    program.steps[index] = bind_only
+    access = program.accesses.get(index)
+    if access is not None:  # now a binding: it writes no memory and costs next to nothing
+        access.writes.clear()
+        access.cost_ns = 500.0
+    source = program._slot(transpose.inputs[0])
+    step = len(program.steps)
+    program.memory.touch(step, [source])  # read by the pad's step now
+    program.accesses.setdefault(step, StepAccess()).reads.add(source)
+    result_shape = tuple(transpose.results[0].type.get_shape())
+    permutation = tuple(transpose.permutation.get_values())
+
+    def source_of(env, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # The interior of a contiguous buffer, split along the axes the reshapes split: a view.
+        return np.reshape(inside, result_shape, copy=False), env[source].transpose(permutation)
+
+    return source_of
+
+
+def keep_borders(steps: list, plan) -> int:
+    """Mark the pads whose border the planned memory already holds when they run; returns how many.
+
+    The memory plan reuses a block for buffers whose lifetimes do not overlap. When a padded buffer
+    takes its block over from a padded buffer of the same shape, dtype, border and constant fill
+    (ShuffleNet's units of a stage: their depthwise convolutions' pads), with no buffer in between
+    and none placed in a slice of either, the border bytes are the ones the earlier pad filled in the
+    same run: the later pad skips its fill (`PadStep.border_kept`). The first pad of a block in a run
+    always fills (the block's last buffer of the previous run may have written there).
+
+    Every pad is marked anew from `plan` alone: a program planned again (runtime/parallel/spmd_lanes.py keeps
+    a region's buffers apart) must not keep marks made for the blocks of the plan before, whose
+    earlier pad may now fill another block (Inception v2's 3x3 convolutions' pads then read a border
+    nothing had filled)."""
+    pads = {}
+    for step in steps:
+        # a step's own pad, or that of the tail into a pad it runs (`ConvStep.after`)
+        for pad in (step if isinstance(step, PadStep) else getattr(step, "pad", None),
+                    getattr(getattr(step, "after", None), "pad", None)):
+            if isinstance(pad, PadStep):
+                pad.border_kept = False
+                if pad.constant_fill:
+                    pads[pad.k] = pad
+    if plan is None:
+        return 0
+    nested = {k for k in plan.parent} | {parent for parent, _ in plan.parent.values()}
+    occupants: dict[int, list[int]] = {}
+    for k, block in enumerate(plan.block_of):
+        if block >= 0 and k not in plan.unused and k not in plan.parent:
+            occupants.setdefault(block, []).append(k)
+    kept = 0
+    for ks in occupants.values():
+        ks.sort(key=lambda k: plan.buffers[k].step)
+        for before, k in zip(ks, ks[1:]):
+            a, b = pads.get(before), pads.get(k)
+            if a is None or b is None or a is b or before in nested or k in nested:
+                continue
+            if (a.shape, a.dtype, a.border, a.interior) == (b.shape, b.dtype, b.border, b.interior) \
+                    and _same_value(a.fill(None), b.fill(None)):
+                b.border_kept = True
+                kept += 1
+    return kept
+
+
+def _same_value(x, y) -> bool:
+    return np.asarray(x).tobytes() == np.asarray(y).tobytes() and np.asarray(x).dtype == np.asarray(y).dtype

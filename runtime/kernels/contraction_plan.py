@@ -1,0 +1,339 @@
+"""A contraction's batched matmul planned once: axis orders and matrix shapes fixed at compile time.
+
+`linalg_structured.contract` works out, on every call, which loops are batch, free and contracted,
+how each operand's loop-space view is transposed and reshaped into (batch, rows, cols) matrices and
+whether the product can be written straight into the output: 40-60 us of Python per call, as long
+as the matmul itself for ShuffleNet's grouped 1x1 convolutions (G matrices of 49-3136 rows by
+34-136 columns). `planned_contraction` does that analysis once per op, for the case the executor
+meets in networks: the output overwritten (its zero fill dropped) and indexed by bare loops, each
+operand reading only loops the other operand or the output also reads. A call then makes the two
+views, reshapes them and runs one `threaded_matmul` into the output.
+"""
+
+from __future__ import annotations
+
+import math
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.ir.affine import AffineMap
+
+from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops
+from xrelay.runtime.kernels import conv as conv_kernels
+from xrelay.runtime.kernels.conv import threaded_matmul
+from xrelay.runtime.parallel.threads import run_alone, run_parts, split_threads, worth_splitting
+
+
+def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
+                        out: int, reuse_views: Sequence[bool] = (False,)) -> PlannedContraction | None:
+    """`run(ins, target, accumulate) -> bool` computing `maps[out] = sum maps[ia] * maps[ib]` as one
+    batched matmul written into `target`; False (the caller runs the general path) when asked to
+    accumulate or when the arrays do not allow the direct write. None when the maps are not of the
+    planned kind (see the module docstring). While `reuse_views[0]` (a planned program: the same
+    arrays on every run) the matrices made for the last call's arrays are kept and reused when the
+    next call passes the same arrays, unless making them copied an operand."""
+    views = [LoopView(maps[i], ranges) for i in (ia, ib)]
+    if not all(v.linear for v in views) or not is_bare_permutation(maps[out]):
+        return None
+    used_a, used_b, used_o = used_loops(maps[ia]), used_loops(maps[ib]), used_loops(maps[out])
+    if used_a - used_b - used_o or used_b - used_a - used_o or (used_a | used_b) != set(range(len(ranges))):
+        return None
+    out_order = loop_order(maps[out])
+    batch = [d for d in out_order if d in used_a and d in used_b]
+    free_a = [d for d in out_order if d in used_a and d not in used_b]
+    free_b = [d for d in out_order if d in used_b and d not in used_a]
+    size = lambda loops: math.prod(ranges[d] for d in loops)  # noqa: E731
+    # As `contract`: contracted loops in the smaller operand's memory order; the free loops the
+    # output varies fastest along last in the product.
+    small = maps[ia] if size(used_a) <= size(used_b) else maps[ib]
+    contracted = [d for d in loop_order(small) if d in used_a and d in used_b and d not in used_o]
+    last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
+    if last_is_a:
+        sides = ((1, free_b, contracted), (0, contracted, free_a))
+        labels = batch + free_b + free_a
+    else:
+        sides = ((0, free_a, contracted), (1, contracted, free_b))
+        labels = batch + free_a + free_b
+    rank = len(ranges)
+    matrices = []  # per side of the product: (operand, transposition of its loop-space view, shape)
+    free_loops = []  # per side: (axis of its first free loop in that transposition, the free loops' ranges)
+    for side, (operand, rows, cols) in enumerate(sides):
+        order = batch + rows + cols
+        matrices.append((operand, order + [d for d in range(rank) if d not in order],
+                         (size(batch), size(rows), size(cols))))
+        free = rows if side == 0 else cols
+        free_loops.append((len(batch) + (0 if side == 0 else len(rows)), [ranges[d] for d in free]))
+    shape = (size(batch), matrices[0][2][1], matrices[1][2][2])
+    significant = lambda loops: [d for d in loops if ranges[d] != 1]  # noqa: E731
+    in_place = significant(labels) == significant(out_order)
+    to_labels = [out_order.index(d) for d in labels]
+    planned = PlannedContraction(views, matrices, free_loops, shape, in_place, to_labels, (ia, ib), reuse_views)
+    planned.row_loops, planned.out_order, planned.ranges = list(sides[0][1]), out_order, tuple(ranges)
+    return planned
+
+
+class PlannedContraction:
+    """`planned_contraction`'s runner: `self(ins, target, accumulate) -> bool` (see there)."""
+
+    def __init__(self, views, matrices, free_loops, shape, in_place, to_labels, operands, reuse_views):
+        self.views, self.matrices, self.free_loops, self.shape = views, matrices, free_loops, shape
+        self.in_place, self.to_labels, self.operands, self.reuse_views = in_place, to_labels, operands, reuse_views
+        self.last: tuple | None = None
+        """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""
+        self.row_loops: list[int] = []
+        """The loops of the product's rows (the first matrix's free loops), in the output's order."""
+        self.out_order: list[int] = []
+        self.ranges: tuple[int, ...] = ()
+
+    def rows_per(self, axis: int) -> int | None:
+        """How many product rows one index of output axis `axis` spans, when the product's rows are
+        the output's leading axes and those before `axis` have one point (so rows [r0, r1) of that
+        axis are product rows [r0 * n, r1 * n)); else None."""
+        rows = self.row_loops
+        if rows != self.out_order[:len(rows)] or axis >= len(rows) or any(self.ranges[d] != 1 for d in rows[:axis]):
+            return None
+        return math.prod(self.ranges[d] for d in rows[axis + 1:])
+
+    def matrices_of(self, ins: list, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(lhs, rhs, product): views whose `np.matmul(lhs, rhs, out=product)` computes the op on these
+        arrays (kept from the last call when they are its arrays); None when one would be a copy or
+        the arrays do not allow the direct write."""
+        kept = self.kept(ins, target)
+        if kept is not None:
+            return kept
+        bound = self.bind(ins, target)
+        call = bound[0] if bound is not None else None
+        if getattr(call, "func", None) is not threaded_matmul:
+            return None
+        return (*call.args, call.keywords["out"])
+
+    def kept(self, ins: list, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(lhs, rhs, product) of the last call when `ins` and `target` are its arrays, else None."""
+        entry = self.last
+        if entry is not None and entry[0] is ins[self.operands[0]] and entry[1] is ins[self.operands[1]] \
+                and entry[2] is target:
+            return entry[3:]
+        return None
+
+    def __call__(self, ins: list, target: np.ndarray, accumulate: bool) -> bool:
+        kept = None if accumulate else self.kept(ins, target)
+        if kept is not None:
+            threaded_matmul(*kept[:2], out=kept[2])
+            return True
+        bound = None if accumulate else self.bind(ins, target)
+        if bound is None:
+            return False
+        bound[0]()
+        return True
+
+    def bind(self, ins: list, target: np.ndarray) -> tuple[Callable[[], None], bool] | None:
+        """(compute, parted) computing the product of these arrays into `target`, and whether
+        `compute` reads and writes memory only within `threads.run_parts`/`run_split` parts and
+        `run_alone` (it copies a matrix part by part, or copies none); None when the arrays do not
+        allow the direct write. Making it reads no data (views only)."""
+        a, b = (ins[k] for k in self.operands)
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
+                and target.flags.c_contiguous and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
+            return None
+        if self.in_place:
+            product = target.reshape(self.shape)
+        else:
+            try:  # the output's axes in another order (groups between pixels and filters)
+                product = np.reshape(target.transpose(self.to_labels), self.shape, copy=False)
+            except ValueError:
+                return None
+        loops = [self.views[k](ins[self.operands[k]]).transpose(order) for k, order, _ in self.matrices]
+        matrices = []
+        for loop_view, (_, _, matrix_shape) in zip(loops, self.matrices, strict=True):
+            try:
+                matrices.append(np.reshape(loop_view, matrix_shape, copy=False))
+            except ValueError:  # a copy (an im2col)
+                matrices.append(None)
+        lhs, rhs = matrices
+        if lhs is not None and rhs is not None:
+            if self.reuse_views[0]:
+                self.last = (a, b, target, lhs, rhs, product)
+            return functools.partial(threaded_matmul, lhs, rhs, out=product), True
+        if lhs is None and rhs is None:
+            lhs, rhs = (m if m is not None else v.reshape(shape)
+                        for m, v, (_, _, shape) in zip(matrices, loops, self.matrices, strict=True))
+            return functools.partial(threaded_matmul, lhs, rhs, out=product), False
+        side = 0 if lhs is None else 1
+        return functools.partial(self._copy_in_parts, side, loops[side], matrices[1 - side], product), True
+
+    def _copy_in_parts(self, side: int, loop_view: np.ndarray, other: np.ndarray, product: np.ndarray) -> None:
+        """The product whose side `side` (0: lhs, 1: rhs) is a copy of `loop_view`, cut along that
+        side's outermost free loop of more than one point: each part copies its rows (columns) of
+        that matrix and multiplies them into its rows (columns) of `product`."""
+        axis, free = self.free_loops[side]
+        while len(free) > 1 and free[0] == 1:
+            axis, free = axis + 1, free[1:]
+        if not free:  # a matrix-vector product: one part
+            axis, free = loop_view.ndim, [1]
+            loop_view = loop_view[..., None]
+        inner = math.prod(free[1:])
+        batch, rows, cols = (self.matrices[side][2][0], -1, self.matrices[side][2][2]) if side == 0 \
+            else (self.matrices[side][2][0], self.matrices[side][2][1], -1)
+        before = (slice(None),) * axis
+
+        def part(r0: int, r1: int) -> None:
+            copy = loop_view[before + (slice(r0, r1),)].reshape(batch, rows, cols)
+            if side == 0:  # (one thread: this is one thread's share)
+                threaded_matmul(copy, other, out=product[:, r0 * inner:r1 * inner], threads=1)
+            else:
+                threaded_matmul(other, copy, out=product[..., r0 * inner:r1 * inner], threads=1)
+
+        b, m, n = product.shape
+        macs = b * m * n * self.matrices[0][2][2]
+        run_parts(part, free[0], worth_splitting(macs, conv_kernels.MIN_SPLIT_MATMUL_MACS,
+                                                 conv_kernels.PROCESSES_MIN_SPLIT_MATMUL_MACS))
+
+
+CONTRACTION_STEPS = True
+"""Whether a planned contraction's op gets a `ContractionStep` (off: the generic step, which the
+two-process mode runs on its first process only; for A/B runs)."""
+
+
+class ContractionStep:
+    """The step of a structured op whose one output is a planned contraction (the fast path
+    `compile_structured` took for it is a `PlannedContraction`: a dense layer, a grouped 1x1
+    convolution) and whose output's zero fill was dropped. `prepare(env)` gives its operand arrays,
+    `run(arrays)` computes it as `compile_structured` does, `finish(env, arrays)` binds its result."""
+
+    spmd = True
+    """Both processes of the two-process mode may run this step (runtime/parallel/spmd.py): with the matrices
+    of the last call kept (a planned program from its first run on) its one write is
+    `threaded_matmul`'s, in `run_split` parts or `run_alone`; else the whole op runs by `run_alone`
+    (both processes keep the same matrices, so both take the same branch)."""
+
+    def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int,
+                 result=None):
+        self.planned, self.run, self.prepare, self.finish, self.n_in = planned, run, prepare, finish, n_in
+        self.result = result
+        """The op's result (an SSA value; runtime/kernels/contraction_tail.py looks for the tail reading it)."""
+        self.tail: ContractionTail | None = None
+        """The elementwise tail whose `SplitTail` step runs the product with it when they split (set
+        by `contraction_tail.fuse_contraction_tails`); this step then only binds the result."""
+
+    @staticmethod
+    def of(run: Callable, prepare: Callable, finish: Callable, n_in: int,
+           zero_init: Sequence[bool], result=None) -> ContractionStep | None:
+        planned = getattr(run, "fast_only", None)
+        if not (CONTRACTION_STEPS and isinstance(planned, PlannedContraction) and zero_init and zero_init[0]):
+            return None
+        return ContractionStep(planned, run, prepare, finish, n_in, result)
+
+    def __call__(self, env: list) -> None:
+        arrays = self.prepare(env)
+        tail = self.tail
+        if tail is not None and tail.split():  # the product runs at the tail's step, with it
+            self.finish(env, arrays)  # the steps between bind views of the result
+            return
+        self.contract(env, arrays)
+
+    def contract(self, env: list, arrays: list) -> None:
+        """The product alone, into the output array, and the result bound."""
+        ins, target = arrays[:self.n_in], arrays[self.n_in]
+        kept = self.planned.kept(ins, target)
+        if kept is not None:
+            threaded_matmul(kept[0], kept[1], out=kept[2])
+        else:
+            bound = self.planned.bind(ins, target)
+            if bound is None:
+                run_alone(functools.partial(self.run, arrays))
+            elif bound[1]:
+                bound[0]()
+            else:
+                run_alone(bound[0])
+        self.finish(env, arrays)
+
+
+class SplitTail:
+    """The step of an elementwise tail after a `ContractionStep` (`contraction_tail.fuse_contraction_tails`):
+    when the two split (`ContractionTail.split`) the product, deferred to here, and the tail run
+    split together by output rows, each part multiplying its rows of the product and then running the
+    tail on them (one split instead of two, and a tail too small to split on its own split with it);
+    else the tail's own step, the product having run at its step."""
+
+    spmd = True
+    """Both processes of the two-process mode may run this step: it writes in its parts, or runs the
+    tail's step or the contraction's (both `spmd`), and both processes take the same branch (the
+    matrices are views of the same arrays on both, kept from the first run)."""
+
+    def __init__(self, contraction: ContractionStep, tail: ContractionTail):
+        self.contraction, self.tail = contraction, tail
+        self.members = getattr(tail.step, "members", None)  # benchmarks/split_profile.py reads a tail's members
+
+    def __call__(self, env: list) -> None:
+        tail, contraction = self.tail, self.contraction
+        if not tail.split():
+            tail.step(env)
+            return
+        arrays = contraction.prepare(env)
+        matrices = contraction.planned.matrices_of(arrays[:contraction.n_in], arrays[contraction.n_in])
+        if matrices is None or not tail.rows_apart(matrices[0]):  # one after the other
+            contraction.contract(env, arrays)
+            tail.step(env)
+            return
+        rows = tail.epilogue(env)
+        lhs, rhs, product = matrices
+        inner = tail.inner
+
+        def part(r0: int, r1: int) -> None:
+            np.matmul(lhs[:, r0 * inner:r1 * inner], rhs, out=product[:, r0 * inner:r1 * inner])
+            rows(r0, r1)
+
+        run_parts(part, tail.rows, True)
+
+
+class ContractionTail:
+    """An elementwise tail after a `ContractionStep` (`contraction_tail.fuse_contraction_tails`): its own
+    `step`; `epilogue(env)` binds it for this run and returns `rows(r0, r1)`, applying it to rows
+    [r0, r1) of an output axis of `rows` rows, which are product rows [r0 * inner, r1 * inner). The
+    two split together over the threads (processes) when the product (`macs` multiply-adds) or the
+    tail (`points`, from `min_split`/`processes_min_split`) would split."""
+
+    def __init__(self, step: Callable, epilogue: Callable, rows: int, inner: int, macs: int,
+                 points: int, min_split: int, processes_min_split: int):
+        self.step, self.epilogue, self.rows, self.inner = step, epilogue, rows, inner
+        self.macs, self.points, self.min_split, self.processes_min_split = macs, points, min_split, processes_min_split
+        self.between: list[int] = []
+        """The planned buffers allocated after the contraction's step up to the tail's: the tail may
+        write them where the product's input was (`rows_apart`)."""
+        self.planned: list = []
+        """The program's planned arrays (its list, whose arrays the two-process mode replaces)."""
+        self.checked: tuple | None = None
+        """(lhs, whether the tail's parts never write rows of it another part reads) of the last check."""
+
+    def rows_apart(self, lhs: np.ndarray) -> bool:
+        """Whether a part may run the tail on its rows right after multiplying them: every buffer the
+        tail may write that shares memory with the product's input `lhs` holds, in its row r (of
+        `rows`), all of lhs's rows for output row r, so no part writes what another part reads."""
+        checked = self.checked
+        if checked is not None and checked[0] is lhs:
+            return checked[1]
+        safe = True
+        for k in self.between:
+            buffer = self.planned[k] if k < len(self.planned) else None
+            if buffer is None or not np.may_share_memory(buffer, lhs):
+                continue
+            if not (buffer.flags.c_contiguous and self.rows in np.cumprod(buffer.shape)):  # its rows are not ours
+                safe = False
+                break
+            base, row_bytes = buffer.ctypes.data, buffer.nbytes // self.rows
+            for r in range(self.rows):
+                low, high = np.lib.array_utils.byte_bounds(lhs[:, r * self.inner:(r + 1) * self.inner])
+                if low < base + r * row_bytes or high > base + (r + 1) * row_bytes:
+                    safe = False
+                    break
+        self.checked = (lhs, safe)
+        return safe
+
+    def split(self) -> bool:
+        """Whether the product and the tail run split together here and now."""
+        threads = split_threads()
+        return (threads > 1 and self.rows >= 2 * threads
+                and (worth_splitting(self.macs, conv_kernels.MIN_SPLIT_MATMUL_MACS,
+                                     conv_kernels.PROCESSES_MIN_SPLIT_MATMUL_MACS)
+                     or worth_splitting(self.points, self.min_split, self.processes_min_split)))

@@ -1,0 +1,377 @@
+"""``nn.conv2d`` as im2col + one BLAS matmul (grouped: one per group; depthwise: a multiply-add per tap).
+
+Any data layout that is a permutation of NCHW and any kernel layout that is a permutation of OIHW
+is accepted. Ungrouped convolutions run channels-last when the data is (C after H and W, as NHWC)
+and channels-first otherwise, and order the im2col rows (kh, kw, c) when the kernel keeps I after
+H and W (HWIO, OHWI) and (c, kh, kw) otherwise, so the input, the weight matrix and the matmul
+result need no layout copies in the common NCHW/OIHW and NHWC/HWIO pairs.
+
+Also the fast kernels of the linalg executor: Winograd F(m x m, 3 x 3) (`winograd_conv3x3`), and
+matmuls and Winograd convolutions split over worker threads running single-threaded BLAS
+(`threaded_matmul`, `winograd_conv3x3_threaded`; the threads are `runtime/parallel/threads.py`'s).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
+from xrelay.runtime.parallel.threads import run_alone, run_epilogue, run_split, thread_count, worth_splitting
+
+
+
+def pad_spatial(
+    x: np.ndarray, pad: tuple[int, int, int, int], value: float = 0.0, axes: tuple[int, int] = (2, 3)
+) -> np.ndarray:
+    """Pad spatial ``axes`` (H, W) of a 4-D array by (top, left, bottom, right) with ``value``."""
+    top, left, bottom, right = pad
+    if pad == (0, 0, 0, 0):
+        return x
+    shape = list(x.shape)
+    shape[axes[0]] += top + bottom
+    shape[axes[1]] += left + right
+    out = np.full(shape, value, dtype=x.dtype)
+    inner = [slice(None)] * 4
+    inner[axes[0]] = slice(top, top + x.shape[axes[0]])
+    inner[axes[1]] = slice(left, left + x.shape[axes[1]])
+    out[tuple(inner)] = x
+    return out
+
+
+def tap(
+    xp: np.ndarray, kh: int, kw: int, dil: tuple[int, int], strides: tuple[int, int],
+    out_hw: tuple[int, int], axes: tuple[int, int] = (2, 3),
+) -> np.ndarray:
+    """The view of padded input ``xp`` seen by kernel position (kh, kw): spatial extent ``out_hw``."""
+    index = [slice(None)] * 4
+    for axis, k, d, s, o in zip(axes, (kh, kw), dil, strides, out_hw):
+        index[axis] = slice(k * d, k * d + s * (o - 1) + 1, s)
+    return xp[tuple(index)]
+
+
+def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """2-D convolution with Relay's attributes (strides, padding, dilation, groups, layouts)."""
+    data_layout = check_layout(attrs.get("data_layout") or "NCHW", "NCHW", "nn.conv2d data")
+    kernel_layout = check_layout(attrs.get("kernel_layout") or "OIHW", "OIHW", "nn.conv2d kernel")
+    out_layout = check_layout(attrs.get("out_layout") or data_layout, "NCHW", "nn.conv2d out")
+    strides = pair(attrs.get("strides", (1, 1)))
+    dil = pair(attrs.get("dilation", (1, 1)))
+    pad = pad4(attrs.get("padding", (0, 0, 0, 0)), "nn.conv2d")
+    groups = int(attrs.get("groups", 1))
+    if data.ndim != 4 or weight.ndim != 4:
+        raise ValueError(f"nn.conv2d: data {data.shape} and weight {weight.shape} must both be 4-D")
+
+    dims = dict(zip(data_layout, data.shape))
+    kdims = dict(zip(kernel_layout, weight.shape))
+    n, c, h, wd = dims["N"], dims["C"], dims["H"], dims["W"]
+    o, cg, kh_size, kw_size = kdims["O"], kdims["I"], kdims["H"], kdims["W"]
+    if groups < 1 or c != cg * groups or o % groups:
+        raise ValueError(
+            f"nn.conv2d: data {data.shape} ({data_layout}) and weight {weight.shape} ({kernel_layout}) "
+            f"do not fit groups={groups}"
+        )
+    if min(pad) < 0 or min(strides) < 1 or min(dil) < 1:
+        raise ValueError(f"nn.conv2d: bad padding {pad}, strides {strides} or dilation {dil}")
+    out_hw = (
+        window_output_size(h, pad[0] + pad[2], kh_size, strides[0], dil[0]),
+        window_output_size(wd, pad[1] + pad[3], kw_size, strides[1], dil[1]),
+    )
+    if min(out_hw) < 1:
+        raise ValueError(f"nn.conv2d: kernel {(kh_size, kw_size)} does not fit padded input {data.shape}")
+
+    if groups > 1:
+        x = np.ascontiguousarray(data.transpose(layout_permutation(data_layout, "NCHW")))
+        w = weight.transpose(layout_permutation(kernel_layout, "OIHW"))
+        if cg == 1:
+            out = _depthwise(pad_spatial(x, pad), w, groups, dil, strides, out_hw)
+        else:
+            out = _grouped(pad_spatial(x, pad), w, groups, dil, strides, out_hw)
+        out_canonical = "NCHW"
+    else:
+        channels_last = data_layout.index("C") > data_layout.index("H")
+        tap_major = kernel_layout.index("I") > kernel_layout.index("H")
+        canonical = "NHWC" if channels_last else "NCHW"
+        x = np.ascontiguousarray(data.transpose(layout_permutation(data_layout, canonical)))
+        # The (O, K) weight matrix, K ordered like the im2col rows; a free reshape for OIHW/HWIO/OHWI.
+        wmat = weight.transpose(layout_permutation(kernel_layout, "OHWI" if tap_major else "OIHW")).reshape(o, -1)
+        ksize = (kh_size, kw_size)
+        if channels_last:
+            xp = pad_spatial(x, pad, axes=(1, 2))
+            cols = _im2col_channels_last(xp, ksize, tap_major, dil, strides, out_hw)
+            out = np.matmul(cols, wmat.T).reshape(n, *out_hw, o)
+            out_canonical = "NHWC"
+        else:
+            cols = _im2col_channels_first(pad_spatial(x, pad), ksize, tap_major, dil, strides, out_hw)
+            out = np.matmul(wmat, cols).reshape(o, n, *out_hw)
+            out_canonical = "CNHW"
+    out = out.astype(data.dtype, copy=False)
+    return np.ascontiguousarray(out.transpose(layout_permutation(out_canonical, out_layout)))
+
+
+def _im2col_channels_first(xp: np.ndarray, ksize, tap_major: bool, dil, strides, out_hw) -> np.ndarray:
+    """(K, N*OH*OW) patches of padded NCHW ``xp``; rows (kh, kw, c) if ``tap_major`` else (c, kh, kw)."""
+    n, c = xp.shape[:2]
+    if ksize == (1, 1):
+        return tap(xp, 0, 0, dil, strides, out_hw).transpose(1, 0, 2, 3).reshape(c, -1)
+    shape = (*ksize, c) if tap_major else (c, *ksize)
+    cols = np.empty(shape + (n, *out_hw), dtype=xp.dtype)
+    for kh in range(ksize[0]):
+        for kw in range(ksize[1]):
+            target = cols[kh, kw] if tap_major else cols[:, kh, kw]
+            target[...] = tap(xp, kh, kw, dil, strides, out_hw).transpose(1, 0, 2, 3)
+    return cols.reshape(c * ksize[0] * ksize[1], -1)
+
+
+def _im2col_channels_last(xp: np.ndarray, ksize, tap_major: bool, dil, strides, out_hw) -> np.ndarray:
+    """(N*OH*OW, K) patches of padded NHWC ``xp``; columns (kh, kw, c) if ``tap_major`` else (c, kh, kw)."""
+    n, c = xp.shape[0], xp.shape[3]
+    axes = (1, 2)
+    if ksize == (1, 1):
+        return tap(xp, 0, 0, dil, strides, out_hw, axes).reshape(-1, c)
+    shape = (*ksize, c) if tap_major else (c, *ksize)
+    cols = np.empty((n, *out_hw) + shape, dtype=xp.dtype)
+    for kh in range(ksize[0]):
+        for kw in range(ksize[1]):
+            target = cols[..., kh, kw, :] if tap_major else cols[..., kh, kw]
+            target[...] = tap(xp, kh, kw, dil, strides, out_hw, axes)
+    return cols.reshape(-1, c * ksize[0] * ksize[1])
+
+
+def _grouped(xp: np.ndarray, w: np.ndarray, groups: int, dil, strides, out_hw) -> np.ndarray:
+    """Grouped convolution on padded NCHW ``xp`` with OIHW ``w``: one batched matmul over groups."""
+    n, c = xp.shape[:2]
+    o, cg, kh_size, kw_size = w.shape
+    cols = _im2col_channels_first(xp, (kh_size, kw_size), False, dil, strides, out_hw)
+    # Rows are (c, kh, kw) with c = (group, channel in group), so splitting off the group is free.
+    cols = cols.reshape(groups, cg * kh_size * kw_size, -1)
+    out = np.matmul(w.reshape(groups, o // groups, -1), cols)  # (groups, og, N*OH*OW)
+    return out.reshape(o, n, *out_hw).transpose(1, 0, 2, 3)
+
+
+def _depthwise(xp: np.ndarray, w: np.ndarray, groups: int, dil, strides, out_hw) -> np.ndarray:
+    """One input channel per group: accumulate each tap as a broadcast multiply (no matmul)."""
+    n = xp.shape[0]
+    o, _, kh_size, kw_size = w.shape
+    og = o // groups
+    wg = w.reshape(groups, og, kh_size, kw_size)
+    out = np.zeros((n, groups, og, *out_hw), dtype=np.result_type(xp.dtype, w.dtype))
+    for kh in range(kh_size):
+        for kw in range(kw_size):
+            out += tap(xp, kh, kw, dil, strides, out_hw)[:, :, None] * wg[None, :, :, kh, kw, None, None]
+    return out.reshape(n, o, *out_hw)
+
+
+# ---------------------------------------------------------------- Winograd F(m x m, 3 x 3)
+
+_WINOGRAD_POINTS = {
+    # m: (B^T, G, A^T) of Lavin & Gray's F(m, 3) (interpolation points 0, ±1 and ±1, ±2, ∞).
+    2: ([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
+        [[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]],
+        [[1, 1, 1, 0], [0, 1, -1, -1]]),
+    4: ([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
+         [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]],
+        [[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
+         [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]],
+        [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]]),
+}
+WINOGRAD_TILES = tuple(_WINOGRAD_POINTS)
+"""Output tile sizes m with a Winograd F(m x m, 3 x 3) kernel."""
+
+
+def winograd_weights(weight: np.ndarray, m: int) -> np.ndarray:
+    """G w G^T of an (F, C, 3, 3) weight for F(m x m, 3 x 3), computed in float64, as (a*a, C, F)
+    with a = m + 2; the dtype is the weight's."""
+    if weight.ndim != 4 or weight.shape[2:] != (3, 3) or m not in _WINOGRAD_POINTS:
+        raise ValueError(f"winograd_weights: needs an (F, C, 3, 3) weight and m in {WINOGRAD_TILES}, "
+                         f"got {weight.shape} and m={m}")
+    g = np.array(_WINOGRAD_POINTS[m][1])
+    a = m + 2
+    u = np.einsum("ai,fcij,bj->abcf", g, weight.astype(np.float64), g)
+    return np.ascontiguousarray(u.reshape(a * a, *u.shape[2:]), dtype=weight.dtype)
+
+
+def _channels_innermost(array: np.ndarray) -> bool:
+    """Whether axis 1 (C) of an (N, C, H, W) view has the smallest stride (NHWC memory)."""
+    return array.strides[1] <= min(array.strides[2:])
+
+
+def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False) -> None:
+    """Stride-1, undilated 3x3 convolution by Winograd F(m x m, 3 x 3), written (or with
+    ``accumulate`` added) into ``out``.
+
+    ``x`` is the (already padded) input as an (N, C, H, W) view of any strides, read from (0, 0);
+    ``out`` an (N, F, OH, OW) view with H >= OH + 2 and W >= OW + 2; ``u`` is
+    ``winograd_weights(w, m)``. The work is channels-last: (a, a)-tiles with C innermost are
+    gathered into one matrix, transformed, multiplied point by point and transformed back with
+    BLAS: the input transform (B^T on tile rows, then on tile columns), a batched (T, C) @ (C, F)
+    matmul over the a*a points, the output transform (A^T likewise). Channels-first data and
+    outputs (NCHW) go through one channels-last copy each, which costs less than gathering and
+    scattering tiles across channel planes. Output sizes that are not a multiple of m read a
+    zero-extended copy of ``x``.
+    """
+    bt, at = _winograd_transforms(m, x.dtype)
+    a = m + 2
+    n, c, h, w = x.shape
+    _, f, oh, ow = out.shape
+    th, tw = -(-oh // m), -(-ow // m)
+    if h < oh + 2 or w < ow + 2 or u.shape != (a * a, c, f):
+        raise ValueError(f"winograd_conv3x3: input {x.shape}, transformed weight {u.shape} and output "
+                         f"{out.shape} do not fit F({m}x{m}, 3x3)")
+    if th * m + 2 > h or tw * m + 2 > w or not _channels_innermost(x):
+        # NHWC memory, zero-extended to whole tiles where needed.
+        grown = np.zeros((n, max(h, th * m + 2), max(w, tw * m + 2), c), x.dtype)
+        grown[:, :h, :w] = x.transpose(0, 2, 3, 1)
+        x = grown.transpose(0, 3, 1, 2)
+    sn, sc, sh, sw = x.strides
+    tiles = np.lib.stride_tricks.as_strided(x, (a, a, n, th, tw, c), (sh, sw, sn, sh * m, sw * m, sc))
+    # B^T d B as two passes of B^T (rows, then columns): a third of kron(B^T, B^T)'s flops.
+    d = np.ascontiguousarray(tiles).reshape(a, -1)
+    v = np.matmul(bt, np.matmul(bt, d).reshape(a, a, -1)).reshape(a * a, -1, c)
+    product = np.matmul(v, u)  # (a*a, T, F)
+    y = np.matmul(at, np.matmul(at, product.reshape(a, -1)).reshape(m, a, -1))  # A^T M A, likewise
+    # y is (m, m, N, th, tw, F): tile rows and columns back in place, channels last.
+    full = y.reshape(m, m, n, th, tw, f).transpose(2, 3, 0, 4, 1, 5).reshape(n, th * m, tw * m, f)
+    full = full[:, :oh, :ow]
+    target = out.transpose(0, 2, 3, 1)
+    if accumulate:
+        np.add(target, full, out=target, casting="unsafe")
+    else:
+        np.copyto(target, full, casting="unsafe")
+
+
+@functools.cache
+def _winograd_transforms(m: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """B^T and A^T of F(m x m, 3 x 3) in `dtype`, made once (read-only)."""
+    bt, _, at = (np.array(t, dtype=dtype) for t in _WINOGRAD_POINTS[m])
+    bt.flags.writeable = at.flags.writeable = False
+    return bt, at
+
+
+def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
+    """The Winograd tile m worth using for a 3x3 stride-1 conv of this shape, or None (im2col is faster).
+
+    Measured with OpenBLAS on ResNet-18's layers: the largest m that divides OH and OW while
+    leaving at least 40 tiles (fewer make the point-wise matmuls too thin to beat one im2col
+    matmul), and at least 8 input and output channels (below that the transforms dominate).
+    """
+    if min(c, f) < 8:
+        return None
+    for m in sorted(WINOGRAD_TILES, reverse=True):
+        if oh % m == 0 and ow % m == 0 and n * (oh // m) * (ow // m) >= 40:
+            return m
+    return None
+
+
+def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
+                              threads: int | None = None, epilogue: Callable[[int, int], None] | None = None) -> None:
+    """`winograd_conv3x3` split over `threads` worker threads (default: numpy's BLAS thread count),
+    each running single-threaded BLAS: by rows of output tiles, unless there are fewer tile rows
+    than threads or at least 4 filters per tile (then the transformed weight is the bigger operand),
+    when it splits the output channels (each part then transforms the whole input, but reads only
+    its share of the weight). Measured per part on ResNet/Inception shapes: uneven row parts (4 and
+    3 tile rows of 7) still beat transforming the input twice, except at 14x14x256 -> 256.
+
+    Winograd's matmuls are many small ones; OpenBLAS's own threads synchronise on each of them, which
+    costs more than it saves, and many times over when another process holds a core. One split per
+    convolution synchronises once. BLAS is set to one thread for the duration (process-wide).
+
+    `epilogue(r0, r1)`, if given, runs once per part of output rows [r0, r1) as soon as they are
+    final, on the thread that computed them (see `runtime/kernels/conv_epilogue.py`); after the whole
+    convolution when the parts are channel ranges.
+    """
+    threads = thread_count(threads)
+    oh, f = out.shape[2], out.shape[1]
+    tile_rows = -(-oh // m)
+    if threads == 1 or (tile_rows < 2 and f < 2):
+        run_alone(functools.partial(winograd_conv3x3_blocked, x, u, m, out, accumulate, epilogue))
+        return
+    tiles = out.shape[0] * tile_rows * -(-out.shape[3] // m)
+    if f < 2 * threads or (tile_rows >= threads and f < 4 * tiles):
+        rows = -(-tile_rows // threads) * m  # output rows per part: whole tiles
+        run_split(threads, [functools.partial(_winograd_rows, x, u, m, out, accumulate, r, min(r + rows, oh), epilogue)
+                            for r in range(0, oh, rows)])
+        return
+    step = -(-f // threads)
+    calls = [(x, u[:, :, c:c + step], out[:, c:c + step]) for c in range(0, f, step)]
+    run_split(threads, [functools.partial(winograd_conv3x3, xs, us, m, outs, accumulate) for xs, us, outs in calls])
+    if epilogue is not None:
+        run_epilogue(epilogue, oh, out.size)
+
+
+WINOGRAD_BLOCK_BYTES = 2 << 20
+"""`winograd_conv3x3_blocked` cuts a convolution (and `winograd_conv3x3_threaded` each thread's part
+of one) into blocks of tile rows whose transformed input, point-wise products and their transform
+take at most about this many bytes (a core's L2 cache is 2 MiB)."""
+
+
+def winograd_conv3x3_blocked(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
+                             epilogue: Callable[[int, int], None] | None = None) -> None:
+    """`winograd_conv3x3` block by block of output tile rows, each block's intermediate arrays at
+    most about `WINOGRAD_BLOCK_BYTES`, when the whole convolution's are more than that and at least
+    four times the transformed weight (each block's matmuls read all of it again); `epilogue(r0, r1)`
+    after each block.
+
+    Measured on ResNet's 56x56x64 -> 64, F(4x4, 3x3) (one process alternating block sizes, load
+    1.4-1.9): on one thread 4.8-5.7 ms whole against 1.5-2.1 ms in blocks of 2, 3 or 4 tile rows
+    (1.0, 1.5, 2.1 MB of intermediates); on two threads, each thread's half of 7 tile rows 2.8-3.4 ms
+    whole, 1.5-1.8 ms in blocks of 2, 1.3-1.7 of 3, 1.2-1.5 of 4, and 1.9-2.4 ms of 5 (2.6 MB: out of
+    L2 again). At 28x28x128 and 14x14x256, whose weights are as big as their activations, blocks
+    were no faster."""
+    _winograd_rows(x, u, m, out, accumulate, 0, out.shape[2], epilogue)
+
+
+def _winograd_rows(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, r0: int, r1: int,
+                   epilogue: Callable[[int, int], None] | None) -> None:
+    """Output rows [r0, r1) of `winograd_conv3x3` (r0 a multiple of m) in blocks as
+    `winograd_conv3x3_blocked` says, each followed by `epilogue(first row, end row)`."""
+    a = m + 2
+    n, c = x.shape[:2]
+    _, f, oh, ow = out.shape
+    tile_rows = -(-(r1 - r0) // m)
+    per_row = n * -(-ow // m) * a * a * (2 * c + 2 * f) * x.itemsize
+    blocks = -(-tile_rows // max(1, WINOGRAD_BLOCK_BYTES // per_row))
+    if blocks == 1 or per_row * tile_rows < 4 * u.nbytes:
+        rows = r1 - r0
+    else:
+        rows = -(-tile_rows // blocks) * m  # output rows per block: whole tiles, blocks of even size
+    for r in range(r0, r1, rows):
+        e = min(r + rows, r1)
+        whole = r == 0 and e == oh
+        winograd_conv3x3(x if whole else x[:, :, r:e + 2], u, m, out if whole else out[:, :, r:e], accumulate)
+        if epilogue is not None:
+            epilogue(r, e)
+
+
+MIN_SPLIT_MATMUL_MACS = 1 << 22
+"""`threaded_matmul` splits a product of at least this many multiply-adds over the worker threads."""
+PROCESSES_MIN_SPLIT_MATMUL_MACS = 1 << 18
+"""`MIN_SPLIT_MATMUL_MACS` in the two-process mode (runtime/parallel/spmd.py)."""
+
+
+def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
+                    threads: int | None = None) -> np.ndarray:
+    """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads
+    (default: numpy's BLAS thread count) running single-threaded BLAS when the product is big
+    enough to be worth one synchronisation (see `winograd_conv3x3_threaded`). The larger operand
+    is the one split (M rows of lhs or N columns of rhs), so no thread reads all of it."""
+    threads = thread_count(threads)
+    b, m, k = lhs.shape
+    n = rhs.shape[-1]
+    if out is None:
+        out = np.empty((b, m, n), np.result_type(lhs, rhs))
+    by_rows = m * k >= k * n
+    if (threads == 1 or (m if by_rows else n) < 2 * threads
+            or not worth_splitting(b * m * n * k, MIN_SPLIT_MATMUL_MACS, PROCESSES_MIN_SPLIT_MATMUL_MACS)):
+        run_alone(functools.partial(np.matmul, lhs, rhs, out=out))
+        return out
+    size = -(-(m if by_rows else n) // threads)
+    if by_rows:
+        calls = [functools.partial(np.matmul, lhs[:, r:r + size], rhs, out=out[:, r:r + size]) for r in range(0, m, size)]
+    else:
+        calls = [functools.partial(np.matmul, lhs, rhs[..., c:c + size], out=out[..., c:c + size])
+                 for c in range(0, n, size)]
+    run_split(threads, calls)
+    return out

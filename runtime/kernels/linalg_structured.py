@@ -1,0 +1,632 @@
+"""Evaluating one linalg structured op (named or generic) over whole numpy arrays.
+
+`compile_structured(op)` reads the op's indexing maps, iterator types and body once and returns
+a function of the operand arrays:
+
+- each operand becomes a strided view indexed by the loop dimensions its map uses
+  (`affine_views.LoopView`, so windows such as `d2 * 2 + d5` cost no copy; maps with floordiv/mod gather
+  through index arrays);
+- a body that only computes per element is evaluated once with numpy ufuncs on those
+  broadcast views, its last op writing straight into the output;
+- a reduction body `combine(x, acc)` evaluates `x` over the iteration space and folds the
+  reduction dimensions with `combine`'s ufunc (tap by tap for small windows); any other reduction
+  body (an argmax's several results) runs the reduction loops point by point (`sequential_reduction`);
+- `acc + a * b` is a contraction: one batched `np.matmul` (BLAS) after copying the non-weight
+  operand into matrix form (im2col for convolutions); convolutions and dense layers run so,
+  except 3x3 stride-1 convolutions with a constant weight (`linalg_conv.ConvGeometry`, recognised from the
+  maps in any layout), which run by Winograd F(4x4, 3x3) or F(2x2, 3x3) (`conv.winograd_tile`
+  picks) with the weight transformed once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, memref, tensor
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+
+from xrelay.dialects.structured import captured_values
+from xrelay.runtime.kernels.body_program import REDUCERS, BodyProgram, depends_on
+from xrelay.runtime.kernels.affine_views import (
+    ExecutionError,
+    LoopView,
+    gather_view,
+    is_bare_permutation,
+    linear_form,
+    loop_order,
+    used_loops,
+)
+from xrelay.runtime.kernels.conv import threaded_matmul
+from xrelay.runtime.kernels.contraction_plan import planned_contraction
+from xrelay.runtime.kernels.depthwise import merged_depthwise
+from xrelay.runtime.kernels.window_reduce import mapped_window_program, pooling_program
+from xrelay.runtime.kernels.linalg_conv import conv_geometry, tap_contraction
+
+Structured = LinalgStructuredOperation
+MAX_TAPS = 64
+"""Reductions over at most this many points (pooling windows) are folded tap by tap; a plain reduction
+(each input's map one loop per axis: a global average pool's sum, a softmax's) is one `ufunc.reduce`."""
+
+
+# ---------------------------------------------------------------- structured ops
+
+
+def contraction_pair(op: Structured, k: int) -> tuple[int, int] | None:
+    """(i, j) when output k of `op` is a contraction `acc + in_i * in_j` over linear maps, else None."""
+    if not any(str(it.data) == "reduction" for it in op.get_iterator_types()):
+        return None
+    n_in = len(op.inputs)
+    block = op.body.block
+    acc, value = block.args[n_in + k], block.last_op.operands[k]
+    owner = value.owner
+    if not (isinstance(owner, arith.AddfOp | arith.AddiOp) and acc in owner.operands):
+        return None
+    lhs, rhs = owner.operands
+    product = (rhs if lhs is acc else lhs).owner
+    if not isinstance(product, arith.MulfOp | arith.MuliOp):
+        return None
+    a, b = product.operands
+    inputs = list(block.args[:n_in])
+    if a is b or a not in inputs or b not in inputs:
+        return None
+    maps = op.get_indexing_maps().data
+    i, j = inputs.index(a), inputs.index(b)
+    if not all(linear_form(e) is not None for m in (maps[i], maps[j]) for e in m.data.results):
+        return None
+    return i, j
+
+
+def is_contraction_output(op: Structured, k: int) -> bool:
+    """Whether output k of `op` is computed as a BLAS contraction (see `contraction_pair`)."""
+    return contraction_pair(op, k) is not None
+
+
+def is_constant(value: SSAValue) -> bool:
+    """Whether `value` is a dense constant or a global, or a reshape of one (a depthwise weight
+    expanded to the grouped form): the same unchanging array on every run."""
+    while isinstance(value.owner, tensor.ExpandShapeOp | tensor.CollapseShapeOp | memref.ExpandShapeOp
+                     | memref.CollapseShapeOp):
+        value = value.owner.operands[0]
+    owner = value.owner
+    return isinstance(owner, memref.GetGlobalOp) or (
+        isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr))
+
+
+def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
+                       constant_inputs: Sequence[bool] = (),
+                       loop_ranges: Sequence[int] | None = None,
+                       reuse_views: list[bool] | None = None) -> Callable[[list[np.ndarray]], None]:
+    """A function that runs `op` given its operand arrays followed by the values its body
+    captures (`captured_values`), writing into the output arrays.
+
+    `zero_init[k]` promises that output k holds zeros (or is about to be fully overwritten by a
+    contraction that would add to zeros), so a contraction may write instead of accumulate.
+    `constant_inputs[i]` promises that input i is the same unchanging array on every run, so
+    derived forms of it (Winograd-transformed conv weights) are computed once. `loop_ranges` gives
+    the trip counts when they are known otherwise (a loop nest raised back to a structured op).
+    While `reuse_views[0]` (the executor sets it for a program whose memory is planned: its arrays
+    are the same on every run), an elementwise op called again with the same arrays reuses the
+    views it made for them."""
+    maps = [m.data for m in op.get_indexing_maps()]
+    try:
+        ranges = tuple(op.get_static_loop_ranges() if loop_ranges is None else loop_ranges)
+    except NotImplementedError as e:
+        raise ExecutionError(f"{op.name}: {e}") from None
+    iterators = [str(it.data) for it in op.get_iterator_types()]
+    reduction_axes = tuple(i for i, it in enumerate(iterators) if it == "reduction")
+    n_in = len(op.inputs)
+    block = op.body.block
+    in_args, out_args = block.args[:n_in], block.args[n_in:]
+    yields = block.last_op
+    assert isinstance(yields, linalg.YieldOp)
+    yielded = list(yields.operands)
+    out_maps = maps[n_in:]
+
+    pooled = (pooling_program(op, maps, ranges, reduction_axes, REDUCERS, zero_init)
+              or mapped_window_program(op, maps, ranges, reduction_axes, REDUCERS, zero_init))
+    views = [LoopView(m, ranges) for m in maps]
+    # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
+    # ("contract", input a, input b).
+    plans = []
+    targets: list[SSAValue] = []
+    for out_index, value in enumerate(yielded):
+        used = used_loops(out_maps[out_index])
+        if not reduction_axes and value is out_args[out_index]:
+            plans.append(("keep",))
+            continue
+        if not reduction_axes:
+            if len(used) != len(ranges):
+                raise ExecutionError(f"{op.name}: a parallel loop is missing from an output map")
+            if depends_on(value, set(out_args) - {out_args[out_index]}):
+                raise ExecutionError(f"{op.name}: body reads another output")
+            plans.append(("assign", len(targets)))
+            targets.append(value)
+            continue
+        owner = value.owner
+        if not (isinstance(owner, Operation) and type(owner) in REDUCERS and out_args[out_index] in owner.operands):
+            return sequential_reduction(op, maps, ranges, reduction_axes)
+        lhs, rhs = owner.operands
+        x = rhs if lhs is out_args[out_index] else lhs
+        if depends_on(x, set(out_args)):
+            return sequential_reduction(op, maps, ranges, reduction_axes)
+        ufunc = REDUCERS[type(owner)]
+        contraction = contraction_pair(op, out_index)
+        if contraction is not None:
+            conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
+            taps = tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
+            fast = ((conv and conv.runner(ranges, constant_inputs, reuse_views or [False]))
+                    or (taps and merged_depthwise(maps, ranges, *contraction, n_in + out_index, constant_inputs,
+                                                  reuse_views or [False], taps))
+                    or taps
+                    or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False]))
+            plans.append(("contract", *contraction, fast))
+        else:
+            plans.append(("reduce", ufunc, len(targets)))
+            targets.append(x)
+
+    body = BodyProgram(block, targets, ranges) if targets else None
+    tap_count = int(np.prod([ranges[a] for a in reduction_axes], dtype=np.int64))
+    plain = all(isinstance(e, AffineDimExpr) for m in maps[:n_in] for e in m.results)
+    tap_by_tap = bool(reduction_axes) and tap_count <= MAX_TAPS and not plain  # (a window: see MAX_TAPS)
+    taps = []
+    if tap_by_tap:
+        for tap in np.ndindex(*(ranges[a] for a in reduction_axes)):
+            index = [slice(None)] * len(ranges)
+            for axis, t in zip(reduction_axes, tap):
+                index[axis] = slice(t, t + 1)
+            taps.append(tuple(index))
+    needs_inputs = body is not None
+    captured = captured_values(op)
+    n_operands = len(op.operands)
+    single_assign = len(plans) == 1 and plans[0][0] == "assign"
+    bare_out = [is_bare_permutation(m) for m in out_maps]
+    if single_assign and not reduction_axes:
+        one_ufunc = _one_ufunc_program(body, list(in_args), list(out_args), captured, views, n_in, n_operands,
+                                       reuse_views or [False])
+        if one_ufunc is not None:
+            return one_ufunc
+        chain = _ufunc_chain_program(body, yielded[0], list(in_args), list(out_args), views, n_in,
+                                     reuse_views or [False])
+        if chain is not None:
+            return chain
+
+    direct = None
+    if plain and len(plans) == 1 and plans[0][0] == "reduce" and pooled is None:
+        direct = _direct_reduce_program(plans[0][1], targets[0], list(in_args), views, ranges, reduction_axes,
+                                        n_in, bool(zero_init and zero_init[0]), reuse_views or [False])
+
+    # One contraction with a fast runner (a conv, a grouped 1x1 conv, a depthwise conv): tried first,
+    # before any view of the output is made for the general path.
+    fast_only = plans[0][3] if len(plans) == 1 and plans[0][0] == "contract" else None
+    fast_accumulate = not (zero_init and zero_init[0])
+
+    def run(arrays: list) -> None:
+        ins, outs = arrays[:n_in], arrays[n_in:n_operands]
+        if fast_only is not None and fast_only(ins, outs[0], fast_accumulate):
+            return
+        env: dict[SSAValue, object] = dict(zip(captured, arrays[n_operands:]))
+        out_views = [view(o, writeable=True) if view.linear else None for o, view in zip(outs, views[n_in:], strict=True)]
+        if needs_inputs:
+            for arg, array, view in zip(in_args, ins, views[:n_in], strict=True):
+                if isinstance(array, np.ndarray):
+                    env[arg] = view(array) if view.linear else gather_view(array, view.amap, ranges)
+                else:
+                    env[arg] = array
+            for arg, out_view in zip(out_args, out_views, strict=True):
+                env[arg] = out_view
+        if body is None:
+            values = []
+        elif single_assign:
+            values = body(env, out=out_views[0])
+        else:
+            values = body(env)
+        for k, plan in enumerate(plans):
+            if plan[0] == "keep":
+                continue
+            out_view = out_views[k]
+            if out_view is None:
+                raise ExecutionError(f"{op.name}: output indexing maps must be linear")
+            if plan[0] == "assign":
+                if values is not None:
+                    copy_into(out_view, values[plan[1]])
+            elif plan[0] == "reduce":
+                x = np.broadcast_to(values[plan[2]], ranges)
+                if tap_by_tap:
+                    # Small windows (pooling): fold one strided tap view at a time; reducing a
+                    # window view along its short strided axes is several times slower.
+                    for tap in taps:
+                        plan[1](out_view, x[tap], out=out_view, casting="unsafe")
+                elif k < len(zero_init) and zero_init[k]:  # its identity's fill dropped: written whole
+                    np.copyto(out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), casting="unsafe")
+                else:
+                    plan[1](out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), out=out_view,
+                            casting="unsafe")
+            else:
+                ia, ib, fast = plan[1:]
+                accumulate = not (k < len(zero_init) and zero_init[k])
+                if fast is not None and fast(ins, outs[k], accumulate):
+                    continue
+                va, vb = views[ia](ins[ia]), views[ib](ins[ib])
+                direct = outs[k] if k < len(zero_init) and zero_init[k] and bare_out[k] else None
+                product = contract(va, vb, maps[ia], maps[ib], out_maps[k], ranges, out=direct)
+                if product is None:
+                    continue
+                if k < len(zero_init) and zero_init[k]:
+                    np.copyto(out_view, product, casting="unsafe")
+                else:
+                    np.add(out_view, product, out=out_view, casting="unsafe")
+
+    run.fast_only = fast_only  # runtime/contraction_plan.ContractionStep looks for a planned contraction
+    run.tap_by_tap = tap_by_tap  # (tests: a reduction folded one point at a time)
+    if pooled is not None:
+        def pooled_or_run(arrays: list) -> None:
+            pooled(arrays) or run(arrays)
+
+        pooled_or_run.tap_by_tap = tap_by_tap
+        return pooled_or_run
+    if direct is not None:
+        def direct_or_run(arrays: list) -> None:
+            direct(arrays) or run(arrays)
+
+        direct_or_run.tap_by_tap = tap_by_tap
+        direct_or_run.direct_reduce = True  # (tests: the path is taken)
+        return direct_or_run
+    return run
+
+
+def _direct_reduce_program(ufunc: np.ufunc, reduced: SSAValue, in_args: list, views: list, ranges: Sequence[int],
+                           reduction_axes: tuple[int, ...], n_in: int, overwrite: bool,
+                           reuse_views: list[bool]) -> Callable[[list], bool] | None:
+    """For a reduction `combine(in_i, acc)` of an input read over every loop through a map of bare
+    loops (a plain reduction, see `MAX_TAPS`): a function of the operand arrays that reduces input i's loop-space view
+    with one `ufunc.reduce` straight into the output's view (`overwrite`: the output's fill was
+    dropped, else folded into it) and returns True; False (the caller runs the general path) when
+    the arrays do not fit (dtypes differ, the output view is not the reduced shape). While
+    `reuse_views[0]`, the views made for the last call's arrays are reused for the same arrays."""
+    if reduced not in in_args:
+        return None
+    i = in_args.index(reduced)
+    if not (views[i].linear and views[n_in].linear) or used_loops(views[i].amap) != set(range(len(ranges))):
+        return None  # (an input missing a loop would be counted once, not once per point)
+    axes = tuple(reduction_axes)
+    reduced_shape = tuple(1 if d in axes else n for d, n in enumerate(ranges))
+    last: list = [None]  # (input array, output array, input view, output view) of the last call
+
+    def run(arrays: list) -> bool:
+        source, target = arrays[i], arrays[n_in]
+        entry = last[0]
+        if entry is not None and entry[0] is source and entry[1] is target:
+            x, out = entry[2], entry[3]
+        else:
+            if not (isinstance(source, np.ndarray) and isinstance(target, np.ndarray)
+                    and source.dtype == target.dtype):
+                return False
+            x, out = views[i](source), views[n_in](target, writeable=True)
+            if out.shape != reduced_shape:
+                return False
+            if reuse_views[0]:
+                last[0] = (source, target, x, out)
+        if overwrite:
+            ufunc.reduce(x, axis=axes, keepdims=True, out=out)
+        else:
+            ufunc(out, ufunc.reduce(x, axis=axes, keepdims=True), out=out)
+        return True
+
+    return run
+
+
+SHORT_AXIS = 16
+"""A copy whose output's innermost axis is at most this long runs one copy per index of it
+(`copy_into`) when the source has a longer contiguous axis."""
+
+
+def plain_reduction_identity(op: Structured, k: int) -> float | None:
+    """The identity of output k's reduction when `compile_structured` runs it as one `ufunc.reduce`
+    (a plain reduction: the op's one output, a reducer of it and a value not read from it, the inputs'
+    maps one loop per axis, no contraction) and that reduction writes the output whole when a fill of its
+    identity before it was dropped (`zero_init[k]`); None for any other op or output."""
+    if not all(isinstance(e, AffineDimExpr) for m in op.get_indexing_maps().data[:len(op.inputs)]
+               for e in m.data.results):
+        return None
+    if (len(op.outputs) != 1 or not any(str(it.data) == "reduction" for it in op.get_iterator_types())
+            or contraction_pair(op, k) is not None):  # (several outputs may read each other: argmax's)
+        return None
+    out_map, out_shape = op.get_indexing_maps().data[len(op.inputs) + k].data, op.outputs[k].type.get_shape()
+    dims = [e.position for e in out_map.results if isinstance(e, AffineDimExpr)]
+    if len(set(dims)) != len(dims) or not all(isinstance(e, AffineDimExpr) or size == 1
+                                               for e, size in zip(out_map.results, out_shape, strict=True)):
+        return None  # (an element the reduction does not reach keeps its fill)
+    block = op.body.block
+    out_args = block.args[len(op.inputs):]
+    value = block.last_op.operands[k]
+    owner = value.owner
+    if not (isinstance(owner, Operation) and type(owner) in REDUCERS and out_args[k] in owner.operands):
+        return None
+    lhs, rhs = owner.operands
+    if lhs is rhs or depends_on(rhs if lhs is out_args[k] else lhs, set(out_args)):
+        return None
+    return REDUCE_IDENTITIES.get(REDUCERS[type(owner)])
+
+
+REDUCE_IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin: np.inf, np.add: 0.0}
+
+
+def copy_into(out: np.ndarray, value) -> None:
+    """`np.copyto(out, value)`. numpy's copy loop runs along the output's innermost axis: when that
+    axis is short and the source is contiguous along another, longer one (a channel shuffle in NHWC
+    swaps (g, C/g) into (C/g, g): 4-element loops), one copy per index of the short axis runs along
+    the source's contiguous axis instead (measured 2.5-3x faster on ShuffleNet's shapes)."""
+    if (isinstance(value, np.ndarray) and value.shape == out.shape and 1 < out.shape[-1] <= SHORT_AXIS
+            and value.strides[-1] != value.itemsize
+            and any(s == value.itemsize and n > SHORT_AXIS for s, n in zip(value.strides, value.shape))):
+        for j in range(out.shape[-1]):
+            np.copyto(out[..., j], value[..., j], casting="unsafe")
+        return
+    np.copyto(out, value, casting="unsafe")
+
+
+def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, captured: list, views: list,
+                       n_in: int, n_operands: int, reuse_views: list[bool]) -> Callable[[list], None] | None:
+    """For an elementwise op with one output whose body is one ufunc over block arguments, body
+    constants and captured values (a bias-add, a ReLU, a residual add): a function of the operand
+    arrays that makes their loop-space views and calls the ufunc into the output view, and nothing
+    else (no environment of SSA values: `compile_structured`'s general path costs 10-20 us more per
+    call, which the elementwise steps of a network, run per part on each worker thread, pay many
+    times per run). While `reuse_views[0]`, the views made for the last call's arrays are kept and
+    reused when the next call passes the same arrays (a planned program's buffers: 5-10 us less per
+    call). None for any other body."""
+    if not body.steps or not isinstance(body.steps[-1][1], np.ufunc) or not all(v.linear for v in views):
+        return None
+    constants = {}
+    for result, fn, _ in body.steps[:-1]:
+        if not isinstance(result.owner, arith.ConstantOp):
+            return None
+        constants[result] = fn()
+    _, ufunc, operands = body.steps[-1]
+    sources: list[tuple[str, int, object]] = []  # (kind, operand index, constant)
+    for value in operands:
+        if value in constants:
+            sources.append(("constant", -1, constants[value]))
+        elif value in in_args:
+            sources.append(("operand", in_args.index(value), None))
+        elif value in out_args:
+            sources.append(("operand", n_in + out_args.index(value), None))
+        elif value in captured:
+            sources.append(("captured", n_operands + captured.index(value), None))
+        else:
+            return None
+    out_view = views[n_in]
+
+    last: list = [None]  # (the arrays, the ufunc's arguments, its output view) of the last call
+
+    def call(arrays: list) -> tuple[np.ufunc, list, np.ndarray]:
+        entry = last[0]
+        if entry is not None and len(entry[0]) == len(arrays) and all(x is y for x, y in zip(entry[0], arrays)):
+            return ufunc, entry[1], entry[2]
+        args = []
+        for kind, i, constant in sources:
+            if kind == "constant":
+                args.append(constant)
+            elif kind == "operand" and isinstance(arrays[i], np.ndarray):
+                args.append(views[i](arrays[i]))
+            else:
+                args.append(arrays[i])
+        out = out_view(arrays[n_in], writeable=True)
+        if reuse_views[0]:
+            last[0] = (tuple(arrays), args, out)
+        return ufunc, args, out
+
+    def run(arrays: list) -> None:
+        fn, args, out = call(arrays)
+        fn(*args, out=out, casting="unsafe")
+
+    run.ufunc_call = call  # (ufunc, loop-space argument views, output view): conv_epilogue slices these
+    call.keeps_views = reuse_views  # plan.FusedTail keeps the calls only while call() keeps its views
+    return run
+
+
+def _ufunc_chain_program(body: BodyProgram | None, value: SSAValue, in_args: list, out_args: list, views: list,
+                         n_in: int, reuse_views: list[bool]) -> Callable[[list], None] | None:
+    """For an elementwise op with one output whose body yields an input as it is (one `np.copyto`), or is a chain of one-result ufuncs, the first over block arguments and scalar
+    constants, each later one over the one before it (used only there) and scalar constants, every
+    link of the output's type (each call writes into the output view, the next
+    reads it there): a function of the operand arrays that makes the loop-space views (kept for the
+    same arrays while `reuse_views[0]`) and makes those calls, nothing else. None for any other body.
+    Later links read no operand array, so an input the output was planned over is read only by the
+    first call."""
+    if not all(v.linear for v in views):
+        return None
+    operands_of = {arg: i for i, arg in enumerate(in_args)} | {arg: n_in + i for i, arg in enumerate(out_args)}
+    if body is None or not body.steps:
+        if value not in in_args:
+            return None
+        links: list = []
+        source = operands_of[value]
+    else:
+        constants, links, previous = {}, [], None
+        for result, fn, operands in body.steps:
+            if isinstance(result.owner, arith.ConstantOp) and not operands:
+                constants[result] = fn()
+                continue
+            if not (isinstance(fn, np.ufunc) and fn.nout == 1 and result.type == out_args[0].type):
+                return None
+            args = []
+            for v in operands:
+                if v in constants and np.ndim(constants[v]) == 0:
+                    args.append(("constant", constants[v]))
+                elif previous is not None and v is previous:
+                    args.append(("previous", None))
+                elif previous is None and v in operands_of:
+                    args.append(("operand", operands_of[v]))
+                else:
+                    return None
+            if previous is not None and (not previous.has_one_use()
+                                         or sum(kind == "previous" for kind, _ in args) != 1):
+                return None
+            links.append((fn, args))
+            previous = result
+        if len(links) < 2 or previous is not value:
+            return None  # (one ufunc: `_one_ufunc_program`)
+        source = None
+    last: list = [None]  # (the arrays, the calls) of the last call
+
+    def calls_for(arrays: list) -> list:
+        entry = last[0]
+        if entry is not None and len(entry[0]) == len(arrays) and all(x is y for x, y in zip(entry[0], arrays)):
+            return entry[1]
+        out = views[n_in](arrays[n_in], writeable=True)
+
+        def array(i):
+            return views[i](arrays[i]) if isinstance(arrays[i], np.ndarray) else arrays[i]
+
+        if source is not None:
+            calls = [(None, (out, array(source)))]
+        else:
+            calls = [(fn, tuple(out if kind == "previous" else array(x) if kind == "operand" else x
+                                for kind, x in args)) for fn, args in links]
+        calls = [(fn, call_args, out) for fn, call_args in calls]
+        if reuse_views[0]:
+            last[0] = (tuple(arrays), calls)
+        return calls
+
+    def run(arrays: list) -> None:
+        for fn, args, out in calls_for(arrays):
+            if fn is None:
+                np.copyto(args[0], args[1], casting="unsafe")
+            else:
+                fn(*args, out=out, casting="unsafe")
+
+    run.ufunc_chain, run.direct_copy = bool(links), source is not None  # (tests: the path is taken)
+    return run
+
+
+MAX_SEQUENTIAL_POINTS = 1 << 16
+"""Largest reduction space `sequential_reduction` walks point by point."""
+
+
+def sequential_reduction(op: Structured, maps: Sequence[AffineMap], ranges: Sequence[int],
+                         reduction_axes: Sequence[int]) -> Callable[[list[np.ndarray]], None]:
+    """Any reduction body (an argmax's `select(x > max, index, arg)`, results depending on each
+    other): the reduction loops run in order, point by point, the body evaluated over all parallel
+    loops at once at each point, every output updated from the values before that point."""
+    taps = list(np.ndindex(*(ranges[a] for a in reduction_axes)))
+    if len(taps) > MAX_SEQUENTIAL_POINTS:
+        raise ExecutionError(f"{op.name}: a reduction body that is not combine(x, accumulator) over "
+                             f"{len(taps)} points is too large to run point by point")
+    n_in = len(op.inputs)
+    block = op.body.block
+    in_args, out_args = block.args[:n_in], block.args[n_in:]
+    yielded = list(block.last_op.operands)
+    point_ranges = tuple(1 if i in reduction_axes else r for i, r in enumerate(ranges))
+    programs = []
+    for tap in taps:
+        base = [0] * len(ranges)
+        for axis, t in zip(reduction_axes, tap):
+            base[axis] = t
+        programs.append(BodyProgram(block, yielded, point_ranges, base))
+    views = [LoopView(m, ranges) for m in maps]
+    captured = captured_values(op)
+    n_operands = len(op.operands)
+
+    def run(arrays: list) -> None:
+        ins, outs = arrays[:n_in], arrays[n_in:n_operands]
+        out_views = [view(o, writeable=True) if view.linear else None for o, view in zip(outs, views[n_in:])]
+        if any(v is None for v in out_views):
+            raise ExecutionError(f"{op.name}: output indexing maps must be linear")
+        in_views = [view(a) if view.linear else gather_view(a, view.amap, ranges) if isinstance(a, np.ndarray) else a
+                    for a, view in zip(ins, views[:n_in])]
+        env: dict[SSAValue, object] = dict(zip(captured, arrays[n_operands:]))
+        env.update(zip(out_args, out_views))
+        for tap, program in zip(taps, programs):
+            for arg, v in zip(in_args, in_views):
+                if isinstance(v, np.ndarray):
+                    index = [slice(None)] * v.ndim
+                    for axis, t in zip(reduction_axes, tap):
+                        if v.shape[axis] > 1:
+                            index[axis] = slice(t, t + 1)
+                    env[arg] = v[tuple(index)]
+                else:
+                    env[arg] = v
+            values = [np.array(np.broadcast_to(value, o.shape)) for value, o in zip(program(env), out_views)]
+            for o, value in zip(out_views, values):
+                np.copyto(o, value, casting="unsafe")
+
+    return run
+
+
+@functools.lru_cache(maxsize=4096)
+def _contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_smaller: bool):
+    """(loops only a uses, loops only b uses, output loops outermost first, batch, free-a, free-b and
+    contracted loops) of `contract`; computed once per maps (a run only looks them up)."""
+    used_a, used_b, used_o = used_loops(map_a), used_loops(map_b), used_loops(map_out)
+    only_a, only_b = tuple(sorted(used_a - used_b - used_o)), tuple(sorted(used_b - used_a - used_o))
+    out_order = loop_order(map_out)
+    batch = [d for d in out_order if d in used_a and d in used_b]
+    free_a = [d for d in out_order if d in used_a and d not in used_b]
+    free_b = [d for d in out_order if d in used_b and d not in used_a]
+    # Contracted loops in the memory order of the smaller operand (the weight), so its reshape is free.
+    small_map = map_a if a_smaller else map_b
+    contracted = [d for d in loop_order(small_map) if d in used_a and d in used_b and d not in used_o]
+    return only_a, only_b, out_order, batch, free_a, free_b, contracted
+
+
+def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
+             ranges: Sequence[int], out: np.ndarray | None = None) -> np.ndarray | None:
+    """sum over the loops not in the output of a * b, as one batched BLAS matmul.
+
+    `a` and `b` are loop-space views (one axis per loop, size 1 where unused); the result is
+    loop-space shaped too (size 1 on the contracted loops), ready to add into the output view.
+    Loops split into batch (in a, b and out), free-a, free-b and contracted ones; the operand
+    that is not a plain contiguous weight is copied once into matrix form (im2col for convs).
+    Given `out` (the output array, indexed by bare loops, to be overwritten), the matmul writes
+    straight into it when the product's layout is the output's, and None is returned.
+    """
+    only_a, only_b, out_order, batch, free_a, free_b, contracted = _contraction_loops(
+        map_a, map_b, map_out, a.size <= b.size)
+    if only_a:
+        a = a.sum(axis=only_a, keepdims=True)
+    if only_b:
+        b = b.sum(axis=only_b, keepdims=True)
+    size = lambda group: int(np.prod([ranges[d] for d in group], dtype=np.int64))  # noqa: E731
+    rank = len(ranges)
+
+    def matrix(view: np.ndarray, rows: list[int], cols: list[int]) -> np.ndarray:
+        order = batch + rows + cols
+        rest = [d for d in range(rank) if d not in order]
+        return view.transpose(order + rest).reshape(size(batch), size(rows), size(cols))
+
+    # Put last in the product the free loops the output varies fastest along.
+    last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
+    if last_is_a:
+        lhs, rhs = matrix(b, free_b, contracted), matrix(a, contracted, free_a)
+        labels = batch + free_b + free_a
+    else:
+        lhs, rhs = matrix(a, free_a, contracted), matrix(b, contracted, free_b)
+        labels = batch + free_a + free_b
+    if out is not None and out.flags.c_contiguous and out.dtype == np.result_type(lhs, rhs):
+        significant = lambda group: [d for d in group if ranges[d] != 1]  # noqa: E731
+        shape = (lhs.shape[0], lhs.shape[1], rhs.shape[2])
+        if significant(labels) == significant(out_order):
+            threaded_matmul(lhs, rhs, out=out.reshape(shape))
+            return None
+        if sorted(labels) == sorted(out_order):
+            # The output's axes in another order (a grouped convolution: groups first in the product,
+            # between pixels and filters in the output): multiply into a strided view of it when
+            # its axes merge into (batch, rows, cols) without a copy.
+            try:
+                target = np.reshape(out.transpose([out_order.index(d) for d in labels]), shape, copy=False)
+            except ValueError:
+                target = None
+            if target is not None:
+                threaded_matmul(lhs, rhs, out=target)
+                return None
+    product = threaded_matmul(lhs, rhs).reshape([ranges[d] for d in labels])
+    in_loop_order = sorted(labels)
+    product = product.transpose([labels.index(d) for d in in_loop_order])
+    return product.reshape([ranges[d] if d in labels else 1 for d in range(rank)])

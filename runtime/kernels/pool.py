@@ -1,0 +1,99 @@
+"""``nn.max_pool2d``, ``nn.avg_pool2d`` and ``nn.global_avg_pool2d``: one vectorised op per window tap."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xrelay.runtime.kernels.conv import pad_spatial, tap
+from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
+
+
+def _pool_geometry(attrs: dict, shape: tuple[int, ...], what: str):
+    """Window, strides, dilation, padding (with ceil_mode's extra bottom/right) and output extent."""
+    kernel = pair(attrs.get("pool_size", (1, 1)))
+    strides = pair(attrs.get("strides", (1, 1)))
+    dil = pair(attrs.get("dilation", (1, 1)))
+    pad = pad4(attrs.get("padding", (0, 0, 0, 0)), what)
+    ceil = bool(attrs.get("ceil_mode", False))
+    if min(pad) < 0 or min(strides) < 1 or min(dil) < 1 or min(kernel) < 1:
+        raise ValueError(f"{what}: bad pool_size {kernel}, padding {pad}, strides {strides} or dilation {dil}")
+    h, w = shape[2:]
+    out_hw = (
+        window_output_size(h, pad[0] + pad[2], kernel[0], strides[0], dil[0], ceil),
+        window_output_size(w, pad[1] + pad[3], kernel[1], strides[1], dil[1], ceil),
+    )
+    if min(out_hw) < 1:
+        raise ValueError(f"{what}: window {kernel} does not fit padded input of spatial size {(h, w)}")
+    # ceil_mode can make the last window run past the bottom/right padding; extend it there.
+    extra_h = max(0, (out_hw[0] - 1) * strides[0] + dil[0] * (kernel[0] - 1) + 1 - (h + pad[0] + pad[2]))
+    extra_w = max(0, (out_hw[1] - 1) * strides[1] + dil[1] * (kernel[1] - 1) + 1 - (w + pad[1] + pad[3]))
+    padded = (pad[0], pad[1], pad[2] + extra_h, pad[3] + extra_w)
+    return kernel, strides, dil, pad, padded, out_hw
+
+
+def _to_nchw(attrs: dict, data: np.ndarray, what: str) -> tuple[np.ndarray, str]:
+    layout = check_layout(attrs.get("layout") or "NCHW", "NCHW", what)
+    if data.ndim != 4:
+        raise ValueError(f"{what}: expected a 4-D input, got shape {data.shape}")
+    return data.transpose(layout_permutation(layout, "NCHW")), layout
+
+
+def _from_nchw(out: np.ndarray, layout: str, dtype) -> np.ndarray:
+    return np.ascontiguousarray(out.transpose(layout_permutation("NCHW", layout)).astype(dtype, copy=False))
+
+
+def _lowest(dtype: np.dtype):
+    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+
+
+def max_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
+    """Max over each window; padding never wins (it is -inf, or the dtype's minimum for integers)."""
+    x, layout = _to_nchw(attrs, data, "nn.max_pool2d")
+    kernel, strides, dil, _, padded, out_hw = _pool_geometry(attrs, x.shape, "nn.max_pool2d")
+    xp = pad_spatial(x, padded, _lowest(x.dtype))
+    out = None
+    for kh in range(kernel[0]):
+        for kw in range(kernel[1]):
+            window = tap(xp, kh, kw, dil, strides, out_hw)
+            out = window.copy() if out is None else np.maximum(out, window, out=out)
+    return _from_nchw(out, layout, data.dtype)
+
+
+def _window_counts(out_size: int, stride: int, dilation: int, kernel: int, lo: int, hi: int) -> np.ndarray:
+    """For each output position, how many of its taps land in padded coordinates [lo, hi)."""
+    pos = np.arange(out_size)[:, None] * stride + np.arange(kernel)[None, :] * dilation
+    return ((pos >= lo) & (pos < hi)).sum(axis=1)
+
+
+def avg_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
+    """Mean over each window.
+
+    count_include_pad=True divides by the taps inside the declared padding (not ceil_mode's
+    extra), False by the taps inside the data, as TVM's topi pool does.
+    """
+    x, layout = _to_nchw(attrs, data, "nn.avg_pool2d")
+    kernel, strides, dil, pad, padded, out_hw = _pool_geometry(attrs, x.shape, "nn.avg_pool2d")
+    acc_dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
+    xp = pad_spatial(x.astype(acc_dtype, copy=False), padded, 0)
+    total = np.zeros(x.shape[:2] + out_hw, dtype=acc_dtype)
+    for kh in range(kernel[0]):
+        for kw in range(kernel[1]):
+            total += tap(xp, kh, kw, dil, strides, out_hw)
+    h, w = x.shape[2:]
+    if attrs.get("count_include_pad", False):
+        bounds_h, bounds_w = (0, h + pad[0] + pad[2]), (0, w + pad[1] + pad[3])
+    else:
+        bounds_h, bounds_w = (pad[0], pad[0] + h), (pad[1], pad[1] + w)
+    count_h = _window_counts(out_hw[0], strides[0], dil[0], kernel[0], *bounds_h)
+    count_w = _window_counts(out_hw[1], strides[1], dil[1], kernel[1], *bounds_w)
+    divisor = np.maximum(count_h[:, None] * count_w[None, :], 1).astype(acc_dtype)
+    return _from_nchw(total / divisor, layout, data.dtype)
+
+
+def global_avg_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
+    """Mean over H and W, kept as size-1 axes in the op's layout (accumulated in float64)."""
+    layout = check_layout(attrs.get("layout") or "NCHW", "NCHW", "nn.global_avg_pool2d")
+    if data.ndim != 4:
+        raise ValueError(f"nn.global_avg_pool2d: expected a 4-D input, got shape {data.shape}")
+    axes = (layout.index("H"), layout.index("W"))
+    return data.mean(axis=axes, keepdims=True, dtype=np.float64).astype(data.dtype)

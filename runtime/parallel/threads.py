@@ -1,0 +1,290 @@
+"""BLAS threads and the executor's own worker threads.
+
+numpy's OpenBLAS is found through ctypes to read and set its thread count (`blas_threads`,
+`set_blas_threads`, `blas_config`). The linalg executor's threading "split" (and "auto" for a
+program's first calls, or where the two-process mode cannot run) runs BLAS
+single-threaded (`split_blas_threads`) and splits a big step over persistent worker threads
+(`run_split`, `run_parts`): one hand-off per step, where OpenBLAS's own threads synchronise on every
+small matmul and cost many times over when another process holds a core.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import glob
+import os
+import threading
+
+import numpy as np
+
+
+def _openblas_paths() -> list[str]:
+    """Files that may be numpy's OpenBLAS: numpy's bundled libraries, then those mapped in this process."""
+    candidates = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
+    try:
+        with open("/proc/self/maps") as maps:
+            candidates += sorted({line.split()[-1] for line in maps if "openblas" in line and "/" in line})
+    except OSError:
+        pass
+    return candidates
+
+
+def _openblas_functions(*names: str) -> list | None:
+    """numpy's OpenBLAS functions `names` (e.g. "get_num_threads") as ctypes functions, from the first
+    library that exports them all under one of OpenBLAS's spellings, or None if none does."""
+    for path in _openblas_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
+            functions = [getattr(lib, f"{prefix}_{name}{suffix}", None) for name in names]
+            if None not in functions:
+                return functions
+    return None
+
+
+@functools.cache
+def _openblas():
+    """numpy's OpenBLAS as (get_num_threads, set_num_threads) ctypes functions, or None if not found."""
+    functions = _openblas_functions("get_num_threads", "set_num_threads")
+    if functions is None:
+        return None
+    get, put = functions
+    get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
+    return get, put
+
+
+@functools.cache
+def _openblas_info():
+    """numpy's OpenBLAS's (get_config, get_corename) ctypes functions, or None if not found."""
+    if _openblas() is None:
+        return None
+    functions = _openblas_functions("get_config", "get_corename")
+    if functions is None:
+        return None
+    config, core = functions
+    config.restype = core.restype = ctypes.c_char_p
+    return config, core
+
+
+def blas_config() -> str:
+    """numpy's OpenBLAS build and the kernel it picked for this CPU (e.g. "OpenBLAS 0.3.29 DYNAMIC_ARCH
+    ... core SkylakeX"), or a note that numpy's BLAS is not OpenBLAS."""
+    info = _openblas_info()
+    if info is None:
+        return "numpy's BLAS is not OpenBLAS (or not found)"
+    return f"{info[0]().decode().strip()}; kernel {info[1]().decode().strip()}"
+
+
+def blas_threads() -> int | None:
+    """The number of threads numpy's OpenBLAS uses (OPENBLAS_NUM_THREADS at startup), or None if unknown."""
+    lib = _openblas()
+    return int(lib[0]()) if lib else None
+
+
+def set_blas_threads(count: int) -> None:
+    """Make numpy's OpenBLAS use `count` threads from now on (process-wide); no-op without OpenBLAS."""
+    lib = _openblas()
+    if lib:
+        lib[1](int(count))
+
+
+_split_threads: list[int] = []  # innermost `split_blas_threads` count, while one is active
+
+
+@contextlib.contextmanager
+def split_blas_threads():
+    """Within: numpy's BLAS runs single-threaded, and the `threaded_*` helpers split their work over
+    as many worker threads as BLAS had (one synchronisation per call instead of one per BLAS call).
+
+    Process-wide while active, like `set_blas_threads`; nests."""
+    before = blas_threads() or 1
+    threads = _split_threads[-1] if _split_threads else before
+    _split_threads.append(threads)
+    if before != 1:
+        set_blas_threads(1)
+    try:
+        yield threads
+    finally:
+        _split_threads.pop()
+        if before != 1:
+            set_blas_threads(before)
+
+
+@contextlib.contextmanager
+def blas_own_threads():
+    """Within: the `threaded_*` helpers and `run_parts` do not split (one worker: the caller), and
+    numpy's BLAS keeps its own thread count: the alternative to `split_blas_threads`."""
+    _split_threads.append(1)
+    try:
+        yield
+    finally:
+        _split_threads.pop()
+
+
+def thread_count(threads: int | None) -> int:
+    return threads or (_split_threads[-1] if _split_threads else None) or blas_threads() or 1
+
+
+def split_threads() -> int:
+    """How many worker threads `run_parts` and the `threaded_*` helpers split over here and now."""
+    return thread_count(None)
+
+
+class _Workers:
+    """Persistent worker threads for `run_split`, each woken by releasing a lock it waits on and
+    answering through another lock: two C-level lock operations per part, where a
+    ThreadPoolExecutor's future costs a Python Condition on each side (measured round trip of an
+    empty part: 12 us against 19 us). A split entered while another is running (from a worker, or
+    from a second calling thread) runs its parts on the calling thread instead of waiting.
+
+    On this VM a woken worker starts 50-70 us after the hand-off, plus about as long as the calling
+    thread's part runs Python before its first numpy call, since the worker then waits for the GIL
+    (benchmarks/handoff.py). Workers spinning between parts with the GIL released (libc spin locks
+    through ctypes) were tried: in ResNet-18's split profile the start delay stayed at 68 us per
+    split, because the worker still sleeps waiting for the GIL, and the run was 1.06x slower."""
+
+    def __init__(self, count: int):
+        self.busy = threading.Lock()
+        self.jobs: list = [None] * count
+        self.errors: list = [None] * count
+        self.wake = [threading.Lock() for _ in range(count)]
+        self.done = [threading.Lock() for _ in range(count)]
+        for i in range(count):
+            self.wake[i].acquire()
+            self.done[i].acquire()
+            threading.Thread(target=self._serve, args=(i,), name=f"xrelay-split-{i}", daemon=True).start()
+
+    def _serve(self, i: int) -> None:
+        wake, done, jobs, errors = self.wake[i], self.done[i], self.jobs, self.errors
+        while True:
+            wake.acquire()
+            try:
+                jobs[i]()
+            except BaseException as error:  # noqa: BLE001 (re-raised on the calling thread)
+                errors[i] = error
+            jobs[i] = None
+            done.release()
+
+    def run(self, calls: list) -> None:
+        """Run `calls[0]` here and `calls[1:]` on the workers; return when all are done (re-raising
+        the first failure)."""
+        if len(calls) < 2 or not self.busy.acquire(blocking=False):
+            for call in calls:
+                call()
+            return
+        try:
+            started = 0
+            try:
+                for i, call in enumerate(calls[1:len(self.jobs) + 1]):
+                    self.jobs[i] = call
+                    self.wake[i].release()
+                    started += 1
+                calls[0]()
+                for call in calls[len(self.jobs) + 1:]:  # more parts than workers: the rest here
+                    call()
+            finally:
+                for i in range(started):
+                    self.done[i].acquire()
+            errors = [e for e in self.errors[:started] if e is not None]
+            self.errors[:started] = [None] * started
+            if errors:
+                raise errors[0]
+        finally:
+            self.busy.release()
+
+
+_workers: dict[int, _Workers] = {}
+_workers_starting = threading.Lock()
+
+
+def _worker_pool(workers: int) -> _Workers:
+    """The `_Workers` with `workers` threads, started on first use (and again in a forked child)."""
+    pool = _workers.get(workers)
+    if pool is None:
+        with _workers_starting:
+            pool = _workers.get(workers) or _workers.setdefault(workers, _Workers(workers))
+    return pool
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_workers.clear)  # a child process has none of its parent's threads
+
+
+class _Spmd(threading.local):
+    rank = None
+    """While a run of the two-process mode is on in this thread (runtime/parallel/spmd.py), this process's
+    `spmd.Rank`: then `run_split` in a step both processes run is a phase each runs its share of,
+    and `run_alone` runs on the first process only."""
+
+
+spmd = _Spmd()
+
+
+def run_split(threads: int, calls: list) -> None:
+    """Run `calls` (functions of no arguments), the first on this thread and the others on worker
+    threads, all with single-threaded BLAS; return when all are done (re-raising a failure).
+
+    The calling thread takes a part itself rather than waiting idle: one hand-off less per split,
+    and the pool's wake-up latency (tens of microseconds) is paid by fewer parts."""
+    rank = spmd.rank
+    if rank is not None and rank.split(calls):
+        return
+    with split_blas_threads():
+        _worker_pool(threads - 1).run(calls)
+
+
+def worth_splitting(work: int, threshold: int, processes_threshold: int) -> bool:
+    """Whether a step's `work` (loop points, multiply-adds) is worth splitting: at least `threshold`,
+    the least that pays for a worker thread's hand-off, or in the two-process mode, whose barriers
+    cost less, `processes_threshold` (both read on every run: change them before a program's first
+    call in that mode, or its two processes split differently and fail)."""
+    return work >= (threshold if spmd.rank is None else processes_threshold)
+
+
+def run_alone(call) -> None:
+    """Run `call()` here: work of a step that is not split. In the two-process mode, a step both
+    processes run does such work (and any write outside its splits) on the first process only."""
+    rank = spmd.rank
+    if rank is None:
+        call()
+    else:
+        rank.alone(call)
+
+
+PROCESSES_MIN_SPLIT_EPILOGUE = 1 << 12
+"""In the two-process mode, an epilogue run after a convolution split by output channels
+(`run_epilogue`) is split by rows when the convolution's result has at least this many elements:
+both processes have just met at the split's closing barrier, so the extra phase costs two barriers
+of microseconds, where the epilogue alone (bias, ReLU, residual add and the pad's copy of ResNet's
+7x7x512 and 14x14x256 stages) took 60-90 us on the first process while the second waited."""
+
+
+def run_epilogue(epilogue, rows: int, points: int) -> None:
+    """`epilogue(r0, r1)` over all `rows`, after a split whose parts were not rows (output
+    channels): on the calling thread (`run_alone`), or in the two-process mode, in a step both
+    processes run, split by rows from `PROCESSES_MIN_SPLIT_EPILOGUE` points."""
+    rank = spmd.rank
+    if rank is not None and rank.step_spmd and points >= PROCESSES_MIN_SPLIT_EPILOGUE:
+        run_parts(epilogue, rows, True)
+    else:
+        run_alone(functools.partial(epilogue, 0, rows))
+
+
+def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
+    """`part(r0, r1)` over `rows` split into one even range per worker thread (numpy's BLAS thread
+    count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here
+    (`run_alone`)."""
+    threads = thread_count(threads)
+    if threads == 1 or not split or rows < 2 * threads:
+        rank = spmd.rank
+        if rank is None:
+            part(0, rows)
+        else:
+            rank.alone(functools.partial(part, 0, rows))
+        return
+    size = -(-rows // threads)
+    run_split(threads, [functools.partial(part, r, min(r + size, rows)) for r in range(0, rows, size)])

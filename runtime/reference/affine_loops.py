@@ -1,0 +1,90 @@
+"""Upstream's affine loops (`iree-opt --convert-linalg-to-affine-loops`) as the scf loops the loops
+executor runs.
+
+`affine.for` with a single-result bound map becomes `scf.for` (bounds through `affine.apply` unless
+constant), `affine.load`/`affine.store` become `affine.apply` per index (none for an index that is
+one of the map's operands) and `memref.load`/`memref.store`, `affine.yield` becomes `scf.yield`; every
+map is rewritten over dimensions only (xDSL 0.75 parses `affine.load %m[%i, %j]` with symbols). xDSL's
+own `lower-affine` fails on those maps (IndexError), hence this. `scf_loops(module)` returns a copy
+with the affine ops rewritten (the module itself when it has none).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import affine, arith, func, memref, scf
+from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from xrelay.runtime.kernels.affine_views import ExecutionError
+
+_AFFINE = (affine.ForOp, affine.LoadOp, affine.StoreOp, affine.YieldOp)
+
+
+def _over_dims(amap: AffineMap) -> AffineMap:
+    """`amap` with its symbols turned into dimensions after its own (operands are dims, then symbols)."""
+    dims = [AffineExpr.dimension(i) for i in range(amap.num_dims)]
+    symbols = [AffineExpr.dimension(amap.num_dims + i) for i in range(amap.num_symbols)]
+    return amap.replace_dims_and_symbols(dims, symbols, amap.num_dims + amap.num_symbols, 0)
+
+
+def _outermost(op: Operation) -> Operation:
+    """The ancestor of `op` in its function's body: constants go before it, so loop nests stay perfect
+    (the loops executor runs a perfect nest over whole arrays)."""
+    while (parent := op.parent_op()) is not None and not isinstance(parent, func.FuncOp):
+        op = parent
+    return op
+
+
+def _constant(value: int, rewriter: Rewriter, user: Operation) -> SSAValue:
+    constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+    rewriter.insert_op(constant, InsertPoint.before(_outermost(user)))
+    return constant.result
+
+
+def _indices(amap: AffineMap, operands: tuple[SSAValue, ...], rewriter: Rewriter, before: Operation) -> list[SSAValue]:
+    """One index value per result of `amap` applied to `operands`, built before `before`."""
+    values = []
+    for expr in _over_dims(amap).results:
+        if isinstance(expr, AffineDimExpr):
+            values.append(operands[expr.position])
+        elif isinstance(expr, AffineConstantExpr):
+            values.append(_constant(expr.value, rewriter, before))
+        else:
+            apply = affine.ApplyOp(operands, AffineMapAttr(AffineMap(len(operands), 0, (expr,))))
+            rewriter.insert_op(apply, InsertPoint.before(before))
+            values.append(apply.result)
+    return values
+
+
+def _bound(amap: AffineMapAttr, operands, rewriter: Rewriter, loop: affine.ForOp) -> SSAValue:
+    if len(amap.data.results) != 1:
+        raise ExecutionError("affine.for with a min/max bound (several results) is not supported")
+    return _indices(amap.data, tuple(operands), rewriter, loop)[0]
+
+
+def scf_loops(module: ModuleOp) -> ModuleOp:
+    """`module`, or a copy with its affine loops, loads, stores and yields as scf and memref ops."""
+    if not any(isinstance(op, _AFFINE) for op in module.walk()):
+        return module
+    module = module.clone()
+    rewriter = Rewriter()
+    for op in list(module.walk()):
+        if isinstance(op, affine.LoadOp):
+            indices = _indices(op.map.data, tuple(op.indices), rewriter, op)
+            rewriter.replace_op(op, memref.LoadOp.get(op.memref, indices))
+        elif isinstance(op, affine.StoreOp):
+            indices = _indices(op.map.data, tuple(op.indices), rewriter, op)
+            rewriter.replace_op(op, memref.StoreOp.get(op.value, op.memref, indices))
+        elif isinstance(op, affine.YieldOp):
+            rewriter.replace_op(op, scf.YieldOp(*op.arguments))
+    for op in [op for op in module.walk() if isinstance(op, affine.ForOp)]:  # outer loops first
+        lower = _bound(op.lowerBoundMap, op.lowerBoundOperands, rewriter, op)
+        upper = _bound(op.upperBoundMap, op.upperBoundOperands, rewriter, op)
+        step = _constant(op.step.value.data, rewriter, op)
+        body = op.detach_region(op.body)
+        if not body.block.ops or not isinstance(body.block.last_op, scf.YieldOp):
+            body.block.add_op(scf.YieldOp())  # affine.for's yield may be implicit
+        rewriter.replace_op(op, scf.ForOp(lower, upper, step, list(op.inits), body))
+    return module

@@ -32,3 +32,16 @@ def _lex_plain_string_literal(self: MLIRLexer, start_pos):
 
 
 MLIRLexer._lex_string_literal = _lex_plain_string_literal
+
+
+def _string_contents(self: StringLiteral) -> str:
+    """The literal's value; one without escapes is its text between the quotes, returned as it is
+    (xDSL encodes it to bytes, copies them into a bytearray and decodes them back: three passes over
+    each weight's hex in a lowered module)."""
+    text = self.text
+    if "\\" not in text:
+        return text[1:-1]
+    return self.bytes_contents.decode()
+
+
+StringLiteral.string_contents = property(_string_contents)

@@ -14,6 +14,7 @@ LAYERS = ["dialects", "runtime", "instrument", "pass_base", "lowering", "passes"
 # Modules of the `xrelay/` folder and the layer each belongs to.
 ROOT_MODULES = {
     "output_file": "dialects",  # writes files; imports nothing of the project
+    "weights_file": "dialects",  # a saved module's weights file; imports dialects/ only
     "plugins": "dialects",  # loads the upper layers through entry points; imports nothing of the project
     "pass_base": "pass_base",
     "transform": "pass_base",  # TVM's names for instrument/ and the pass base

@@ -36,6 +36,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from xrelay.dialects.dominance import verify_dominance
 from xrelay.output_file import STDOUT, open_output
+from xrelay.weights_file import WeightsError, load_weights
 
 TRACEBACK_ENV = "XRELAY_TRACEBACK"
 
@@ -243,7 +244,8 @@ def _packable(float_type: Attribute) -> bool:
 
 
 def parse_module_file(ctx: Context, path: str, verify: bool = True) -> ModuleOp:
-    """Read and parse an `.mlir` file (ops located), verifying it; every failure is a ToolError."""
+    """Read and parse an `.mlir` file (ops located) with its weights file if it names one (a saved
+    build, xrelay/weights_file.py), verifying it; every failure is a ToolError or a WeightsError."""
     try:
         with open(path, "rb") as f:
             text = f.read()
@@ -255,6 +257,7 @@ def parse_module_file(ctx: Context, path: str, verify: bool = True) -> ModuleOp:
         raise from_parse_error(error) from None
     except UnicodeDecodeError as error:
         raise ToolError(f"not a UTF-8 text file ({error.reason} at byte {error.start})", path) from None
+    load_weights(module, path)
     if verify:
         verify_module(module)
     return module
@@ -415,6 +418,8 @@ def run_tool(prog: str, body: Callable[[], int | None]) -> int:
         report(error, prog)
     except ParseError as error:
         report(from_parse_error(error), prog)
+    except WeightsError as error:
+        report(ToolError(error.message, location_of(error.op), source_line(error.op)), prog)
     except ArgSpecParseError as error:  # derives from BaseException, not Exception
         report(from_pipeline_error(error), prog)
     except BrokenPipeError:

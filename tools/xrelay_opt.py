@@ -56,6 +56,7 @@ from xrelay.tools.diagnostics import (
 )
 from xrelay.tools.pipeline_spec import load_pass_class, parse_pipeline
 from xrelay.tools.opt_cli import add_list_passes_flag, pipeline_failure, report_opt_level_skips, version_line
+from xrelay.weights_file import load_weights
 
 from xrelay.tools.instrument_flags import (  # noqa: F401 - register_instrument_flag is the extension point
     INSTRUMENT_FLAGS,
@@ -277,8 +278,10 @@ class XRelayOptMain(xDSLOptMain):
             return import_onnx(chunk.read(), self.get_input_name())[0]
         if frontend != "mlir":
             return super().parse_chunk(chunk, file_extension, start_offset)
-        parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name(), start_offset)
-        return parser.parse_module(not self.args.no_implicit_module)
+        module = LocatingParser(self.ctx, chunk.read(), self.get_input_name(), start_offset).parse_module(
+            not self.args.no_implicit_module)
+        load_weights(module, self.get_input_name(), required=False)  # a saved build's: printed inline
+        return module
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         # With -f, the file's extension does not matter (xDSL would still reject `.txt`).

@@ -8,8 +8,9 @@ kernel formation.
 
 It returns an `Executable`: called with arrays it runs the built module (`runtime.run`'s argument
 conventions); `.module` is the final IR, every decision the CPU executor applies written in it
-(`kernel.dispatch` ops and their attributes); `.save(path)` writes it as `.mlir`, which `xrelay-run`
-executes without running any pass (`Executable.load` does the same in Python).
+(`kernel.dispatch` ops and their attributes); `.save(path)` writes it as `.mlir` with its weights in an
+`.npz` beside it, which `xrelay-run` executes without running any pass (`Executable.load` does the
+same in Python).
 """
 
 from __future__ import annotations
@@ -66,17 +67,33 @@ class Executable:
         return results[0] if len(results) == 1 else results
 
     def save(self, path: str | Path) -> None:
-        """Write the built module as `.mlir` (what `xrelay-run` executes without planning passes)."""
-        Path(path).write_text(str(self.module))
+        """Write the built module as `.mlir` (what `xrelay-run` executes without planning passes), its
+        large constants as `dense_resource` handles whose arrays go to the `.npz` of the same name
+        beside it (xrelay/weights_file.py): readable IR, and quick to load."""
+        from xrelay.output_file import open_output
+        from xrelay.weights_file import save_with_weights
+
+        path = Path(path)
+        text, weights = save_with_weights(self.module, path)
+        if weights is not None:  # first, so that the module never names a weights file not yet there
+            with open_output(path.with_suffix(".npz"), "wb") as f:
+                f.write(weights)
+        with open_output(path) as f:
+            f.write(text)
 
     @staticmethod
     def load(path: str | Path) -> Executable:
-        """The executable of a saved built module (no pass runs)."""
-        from xrelay.dialects import make_context
+        """The executable of a saved built module and its weights file (no pass runs); a
+        `weights_file.WeightsError` when the weights file is missing or not the module's."""
         from xdsl.parser import Parser
 
-        text = Path(path).read_text()
-        return Executable(Parser(make_context(), text, str(path)).parse_module())
+        from xrelay.dialects import make_context
+        from xrelay.weights_file import load_weights
+
+        with open(path, "rb") as f:
+            module = Parser(make_context(), f.read(), str(path)).parse_module()
+        load_weights(module, path)
+        return Executable(module)
 
     def close(self) -> None:
         """End the CPU program's second process, if it started one."""

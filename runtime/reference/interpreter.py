@@ -14,8 +14,6 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.interpreters.builtin import BuiltinFunctions
-from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 
 from xrelay.dialects import arguments, nn
@@ -93,6 +91,11 @@ def find_main(module: ModuleOp) -> func.FuncOp:
 
 def make_interpreter(module: ModuleOp) -> Interpreter:
     """An xDSL ``Interpreter`` for ``module`` with the func, builtin and nn implementations."""
+    # Imported here: `xdsl.interpreters` imports every xDSL interpreter (RISC-V's too), a quarter of a
+    # second that the lowered levels' executors, which never use it, would pay on their first run.
+    from xdsl.interpreters.builtin import BuiltinFunctions
+    from xdsl.interpreters.func import FuncFunctions
+
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(BuiltinFunctions())

@@ -293,9 +293,28 @@ POOLING_OPS = (PoolingNchwMaxOp, PoolingNchwSumOp, PoolingNhwcMaxOp, PoolingNhwc
 
 REPLACED_OPS = (*POOLING_OPS, GenericOp, MapOp, IndexOp, MatmulOp, BatchMatmulOp)
 
-LINALG = Dialect(
-    "linalg",
-    [op for op in Linalg.operations if op.name not in {p.name for p in REPLACED_OPS}] + list(REPLACED_OPS),
-    list(Linalg.attributes),
-)
-"""xDSL's linalg dialect with the ops above in place of (or beside) its own."""
+KEPT_XDSL_OPS = frozenset({"linalg.fill", "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf",
+                           "linalg.conv_2d_nhwc_fhwc"})
+"""xDSL's classes of upstream named ops that xrelay's lowering builds and matches by class; every
+other named op of upstream's definition is `upstream_named`'s (tests/test_upstream_named_ops.py
+checks all of them, these too, against numpy)."""
+
+
+def _linalg_operations() -> list[type[Operation]]:
+    from xrelay.dialects.upstream_named import NAMED_OP_CLASSES
+
+    own = {op.name for op in REPLACED_OPS} | KEPT_XDSL_OPS
+    generated = [cls for cls in NAMED_OP_CLASSES.values() if cls.name not in own]
+    replaced = {op.name for op in REPLACED_OPS} | {cls.name for cls in generated}
+    return [op for op in Linalg.operations if op.name not in replaced] + list(REPLACED_OPS) + generated
+
+
+def _linalg_attributes() -> list:
+    from xrelay.dialects.upstream_named import TypeFnAttr
+
+    return [*Linalg.attributes, TypeFnAttr]
+
+
+LINALG = Dialect("linalg", _linalg_operations(), _linalg_attributes())
+"""xDSL's linalg dialect with the ops above, and upstream's named ops (`upstream_named`), in place
+of (or beside) its own."""

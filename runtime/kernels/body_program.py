@@ -20,6 +20,7 @@ from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from xrelay.dialects.constant import attr_numpy, dtype_of
 from xrelay.runtime.kernels.affine_views import ExecutionError
+from xrelay.runtime.kernels import integer_ops
 from xrelay.runtime.math_functions import erf
 
 
@@ -111,6 +112,8 @@ def body_op_fn(op: Operation) -> Callable:
     if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.FPToSIOp | arith.ExtSIOp
                   | arith.TruncIOp | arith.IndexCastOp):
         return _cast_fn(op)
+    if (unsigned := integer_ops.numpy_fn(op, numpy_dtype)) is not None:
+        return unsigned
     raise ExecutionError(f"unsupported op {op.name} in a linalg body")
 
 

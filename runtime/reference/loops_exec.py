@@ -41,6 +41,7 @@ from xrelay.runtime.kernels.body_program import numpy_dtype
 from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, entry_and_globals
 from xrelay.runtime.reference.loop_nests import raise_nest
 from xrelay.runtime.executor.static_layouts import static_layouts
+from xrelay.runtime.kernels import integer_ops
 from xrelay.runtime.math_functions import c_pow
 
 _BINARY = {
@@ -60,7 +61,7 @@ _UNARY = {
     math.FloorOp: "_floor({})",
     arith.IndexCastOp: "{}",
     arith.SIToFPOp: "float({})", arith.FPToSIOp: "int({})", arith.ExtFOp: "{}", arith.TruncFOp: "{}",
-    arith.ExtSIOp: "{}",
+    arith.ExtSIOp: "{}", arith.FPToUIOp: "int({})",
 }
 _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "one": "!=", "ueq": "==",
         "ugt": ">", "uge": ">=", "ult": "<", "ule": "<=", "une": "!=", "eq": "==", "ne": "!=",
@@ -115,7 +116,7 @@ def _floor(x):
 _RUNTIME = {"_divf": _divf, "_max": _max, "_min": _min, "_divsi": _divsi, "_remsi": _remsi, "_sqrt": _sqrt,
             "_exp": _exp, "_log": _log, "_tanh": pymath.tanh, "_erf": pymath.erf, "_pow": c_pow,
             "_floor": _floor, "_copysign": pymath.copysign,
-            "inf": pymath.inf, "nan": pymath.nan, "_np": np}
+            "inf": pymath.inf, "nan": pymath.nan, "_np": np, **integer_ops.LOOPS_RUNTIME}
 
 
 def _view_spec(mtype: MemRefType) -> tuple:
@@ -311,6 +312,8 @@ class LoopsCompiler:
             operands = [self.name(v) for v in op.mapOperands]
             (expr,) = op.map.data.results
             emit(f"{self.name(op.result)} = {_affine_source(expr, operands)}")
+        elif (source := integer_ops.loops_source(op, [self.name(v) for v in op.operands])) is not None:
+            emit(f"{self.name(op.results[0])} = {source}")
         elif type(op) in _BINARY:
             lhs, rhs = op.operands
             emit(f"{self.name(op.results[0])} = " + _BINARY[type(op)].format(self.name(lhs), self.name(rhs)))

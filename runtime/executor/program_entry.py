@@ -1,9 +1,9 @@
 """What both executors of lowered modules share: the entry function and its globals, the checked and
-ordered arguments, and the compiled program kept per module object while the module is unchanged."""
+ordered arguments, and the compiled program (and what `runtime.run` checks once) kept per module object
+while the module is unchanged, which a call finds in O(1) (`cached_program`)."""
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -11,6 +11,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation
 
+from xrelay.dialects.ir_generation import generation, watch
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.runtime.kernels.body_program import dense_to_numpy, numpy_dtype
 
@@ -93,19 +94,47 @@ def bind_inputs(arg_names: Sequence[str], inputs: Mapping[str, np.ndarray] | Seq
     return list(inputs)
 
 
-_PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+class _Entry:
+    """What was computed from one state of a module, and how to tell that state again. Kept on the
+    module object itself (`_xrelay_cached`), so that it goes with the module: a program refers to the
+    module's ops, and in a table keyed by the module it would keep the module alive for ever."""
+
+    __slots__ = ("generation", "key", "values")
+
+    def __init__(self, key: tuple):
+        self.key = key
+        self.generation = generation()
+        self.values: dict[Callable, object] = {}
 
 
 def structure_key(module: ModuleOp) -> tuple:
-    """The identity of every op and operand: a compiled program is reused while this is unchanged."""
-    return tuple((id(op), tuple(id(v) for v in op.operands)) for op in module.walk())
+    """Every op of `module` with its name, operands, result types, attributes, properties and the
+    arguments of its blocks: equal keys, equal programs. Ops and values by identity (the module holds
+    them); attributes, which are immutable, by value. Watches every op (`ir_generation.watch`), so
+    that a later change to its attributes moves the IR generation."""
+    key = []
+    for op in module.walk():
+        watch(op)
+        key.append((id(op), op.name, tuple(map(id, op.operands)), tuple(r.type for r in op.results),
+                    tuple(op.attributes.items()), tuple(op.properties.items()),
+                    tuple(tuple(map(id, block.args)) for region in op.regions for block in region.blocks)))
+    return tuple(key)
 
 
-def cached_program(module: ModuleOp, build: Callable[[ModuleOp], object]):
-    """`build(module)`, reused across calls on the same, structurally unchanged module object."""
-    key = structure_key(module)
-    entry = _PROGRAMS.get(module)
-    if entry is None or entry[0] != key or entry[1] is not build:
-        entry = (key, build, build(module))
-        _PROGRAMS[module] = entry
-    return entry[2]
+def cached_program(module: ModuleOp, compute: Callable[[ModuleOp], object]):
+    """`compute(module)` (a compiled program, or any other function of the module), reused while the
+    module is unchanged. In O(1) when no IR changed anywhere since the last call (`ir_generation`);
+    after a change, the module is compared with the state its values were computed from, and they
+    are dropped if it differs."""
+    entry = getattr(module, "_xrelay_cached", None)
+    if entry is None or entry.generation != generation():
+        key = structure_key(module)
+        if entry is None or entry.key != key:
+            entry = _Entry(key)
+            module._xrelay_cached = entry
+        entry.generation = generation()
+    if compute not in entry.values:
+        entry.values[compute] = compute(module)
+        if entry.generation != generation() and structure_key(module) == entry.key:
+            entry.generation = generation()  # `compute` made IR of its own, and left the module as it was
+    return entry.values[compute]

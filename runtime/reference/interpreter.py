@@ -20,6 +20,7 @@ from xrelay.dialects import arguments, nn
 from xrelay.dialects.arguments import argument_names
 from xrelay.dialects.constant import dtype_of
 from xrelay.dialects.levels import module_level
+from xrelay.runtime.executor.program_entry import cached_program
 from xrelay.runtime.reference.nn_kernels import KERNELS
 
 
@@ -141,6 +142,19 @@ def check_no_recursion(module: ModuleOp) -> None:
             on_path.add(callee)
 
 
+def runnable_level(module: ModuleOp) -> str:
+    """`execution_level` of `@main`, once the module is known to run: no recursion, and no
+    `func.call` below the nn level (a ValueError otherwise)."""
+    check_no_recursion(module)
+    main = find_main(module)
+    if any(isinstance(op, func.CallOp) for op in main.walk()) and any(
+        execution_level(f) != "nn" for f in module.ops if isinstance(f, func.FuncOp)
+    ):
+        raise ValueError("run: func.call runs only at the nn level; lowered levels execute @main alone "
+                         "(inline the callee before lowering)")
+    return execution_level(main)
+
+
 def checked_arguments(main: func.FuncOp, inputs: Mapping[str, object] | Sequence[object],
                       params: Mapping[str, object] | None = None) -> tuple[Any, ...]:
     """The arguments of `main`, in order, from `inputs` and `params` as `run` takes them, each
@@ -203,16 +217,9 @@ def run(
     """
     if backend not in ("xrelay", "iree"):
         raise ValueError(f"run: unknown backend {backend!r}; expected 'xrelay' or 'iree'")
-    main = find_main(module)
+    main = find_main(module) if not isinstance(module, ModuleOp) else cached_program(module, find_main)
     values = checked_arguments(main, inputs, params)
-
-    check_no_recursion(module)
-    level = execution_level(main)
-    if any(isinstance(op, func.CallOp) for op in main.walk()) and any(
-        execution_level(f) != "nn" for f in module.ops if isinstance(f, func.FuncOp)
-    ):
-        raise ValueError("run: func.call runs only at the nn level; lowered levels execute @main alone "
-                         "(inline the callee before lowering)")
+    level = cached_program(module, runnable_level)  # the walks once per state of the module
     if backend == "iree":
         from xrelay.runtime.iree.backend import run_iree
 

@@ -178,3 +178,22 @@ def test_a_handle_without_a_weights_file_cannot_run(tmp_path):
 def test_save_refuses_an_npz_path(executable, tmp_path):
     with pytest.raises(ValueError, match="overwritten by its own weights file"):
         executable.save(tmp_path / "m.npz")
+
+
+@pytest.mark.slow  # builds ResNet-18 (seconds) and runs it in a second process
+def test_saved_resnet18_is_small_ir_and_runs_in_xrelay_run(tmp_path):
+    from xrelay.frontend import resnet
+
+    mod, params = resnet.get_workload(num_layers=18)
+    with transform.PassContext(opt_level=3):
+        built = xrelay.build(mod, params)
+    x = np.random.default_rng(0).random((1, 3, 224, 224), dtype=np.float32)
+    built.save(tmp_path / "r18.built.mlir")
+    assert (tmp_path / "r18.built.mlir").stat().st_size < 200_000  # the IR only: 93 MB with hex weights
+    assert '"0x' not in (tmp_path / "r18.built.mlir").read_text()  # every weight is in the .npz
+    np.save(tmp_path / "x.npy", x)
+    done = xrelay_tool("xrelay_run", tmp_path / "r18.built.mlir", "--input", f"data={tmp_path / 'x.npy'}",
+                       "-o", tmp_path / "out.npy", "--repeat", "1")
+    assert done.returncode == 0, done.stderr
+    assert "time to first result: " in done.stdout
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), built(x), rtol=1e-4, atol=1e-6)

@@ -145,6 +145,13 @@ def test_another_builds_weights_file_is_refused(saved, executable, tmp_path_fact
                                          "is not this module's: its digest is '")
 
 
+def test_a_weights_file_that_is_no_npz_is_refused(saved):
+    np.save(saved / "w.npy", W1)
+    (saved / "w.npy").replace(saved / "m.npz")
+    assert run_failure(saved).startswith(f"{saved / 'm.mlir'}:1:1: error: the weights file '{saved / 'm.npz'}' "
+                                         "(xrelay.weights) is not an .npz archive\n")
+
+
 def write_archive(path, comment: bytes, arrays: dict) -> None:
     with zipfile.ZipFile(path, "w") as zf:
         zf.comment = comment
@@ -197,3 +204,15 @@ def test_saved_resnet18_is_small_ir_and_runs_in_xrelay_run(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "time to first result: " in done.stdout
     np.testing.assert_allclose(np.load(tmp_path / "out.npy"), built(x), rtol=1e-4, atol=1e-6)
+
+
+def test_a_constant_numpy_has_no_dtype_for_stays_inline():
+    from xrelay.weights_file import save_with_weights
+
+    values = ", ".join(f"{i}.0" for i in range(20))
+    module = Parser(make_context(), f"%0 = arith.constant dense<[{values}]> : tensor<20xbf16>\n"
+                                    f"%1 = arith.constant dense<[{values}]> : tensor<20xf32>\n").parse_module()
+    text, archive = save_with_weights(module, "a.mlir")
+    assert "%0 = arith.constant dense<[0.000000e+00, 1.000000e+00," in text
+    assert "%1 = arith.constant dense_resource<cst> : tensor<20xf32>" in text
+    assert archive is not None

@@ -101,9 +101,11 @@ def load_weights(module: ModuleOp, mlir_path: str | Path, required: bool = True)
     except (OSError, ValueError, zipfile.BadZipFile) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise WeightsError(f"cannot read the weights file '{file}' ({WEIGHTS_ATTR}): {reason}", module) from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise WeightsError(f"the weights file '{file}' ({WEIGHTS_ATTR}) is not an .npz archive", module)
     with archive:
         expected = spec.data["sha256"].data
-        found = archive.zip.comment.decode(errors="replace") if isinstance(archive, np.lib.npyio.NpzFile) else ""
+        found = archive.zip.comment.decode(errors="replace")
         if found != expected:
             raise WeightsError(f"the weights file '{file}' is not this module's: its digest is "
                                f"'{found}', {WEIGHTS_ATTR} says '{expected}'", module)
@@ -136,8 +138,11 @@ def _is_large(value) -> bool:
     kept for, and not a splat (which prints as one number)."""
     if not isinstance(value, DenseIntOrFPElementsAttr):
         return False
-    count = int(np.prod(value.get_shape()))
-    return count > SMALL_CONSTANT_ELEMENTS and len(value.data.data) > dtype_of(value.get_element_type()).itemsize
+    try:
+        itemsize = dtype_of(value.get_element_type()).itemsize
+    except TypeError:  # an element type numpy has no dtype for: it stays in the IR
+        return False
+    return int(np.prod(value.get_shape())) > SMALL_CONSTANT_ELEMENTS and len(value.data.data) > itemsize
 
 
 def _handle(op: Operation, taken: dict) -> str:

@@ -259,8 +259,8 @@ func.func @main(%x: memref<2xf32>) -> memref<2xf32> {
 """)
     status, _, err = run_tool(capsys, [model, "--input", f"x={tmp_path / 'x.npy'}"])
     assert status == 1
-    assert one_error(err) == ("xrelay-run: error: execution failed: loops level: index #0 takes values 0..4, "
-                              "outside the memref's dimension of size 2")
+    assert one_error(err) == (f"xrelay-run: error: execution failed: {model}:7:5: loops level: memref.load index #0 "
+                              "takes values 0..4, outside the memref's dimension of size 2")
 
 
 def test_memref_used_after_its_dealloc(tmp_path: Path, capsys):

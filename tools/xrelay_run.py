@@ -14,7 +14,9 @@ a file `xrelay-opt` lowered part-way is recognised) to `--level` (default: its o
 `xrelay.runtime.run`; the result goes to `-o out.npy` (`out.npz` holds several results as
 `output_0`, `output_1`, ...) or, without `-o`, is summarised on stdout. `--repeat N` runs once
 untimed (`--warmup`, one-time set-up; its results are the ones saved), then N timed runs, and prints
-the median latency and the time to the first result (parsing, set-up, first run). Progress goes to stderr when it is a terminal (`--progress` forces it,
+the median latency and the time to the first result (parsing, set-up, first run; at the loops level
+also the native executor's compilation time, or that its library came from the cache). Progress
+goes to stderr when it is a terminal (`--progress` forces it,
 `--no-progress` silences it).
 
 Every bad input (unreadable or pickled file, unknown or missing argument, wrong shape or dtype, a
@@ -66,7 +68,7 @@ LEVEL_DESCRIPTIONS: dict[str, str] = {
     "nn": "nn ops on the numpy reference kernels",
     "linalg": "linalg on tensors, vectorised numpy execution",
     "memref": "linalg on memrefs (bufferized), vectorised numpy execution",
-    "loops": "scf loops on the scalar interpreter",
+    "loops": "scf loops compiled to C by gcc (runtime/native), numpy where that cannot run",
 }
 """What runs at each level `--level` accepts (`dialects/levels.py`), in lowering order."""
 
@@ -262,6 +264,8 @@ def run(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
             file=stdout,
         )
         print(f"time to first result: {first_result:.3f} s (parsing, set-up and the first run)", file=stdout)
+        if level == "loops" and args.backend == "xrelay":
+            print(_loops_program_summary(module), file=stdout)
     return 0
 
 
@@ -367,6 +371,15 @@ def _compiled_by_iree(module: ModuleOp, inputs: dict[str, np.ndarray], params: d
     except ValueError as error:
         raise ToolError(str(error).strip().split("\n")[0]) from error
     return lambda: [np.asarray(output) for output in compiled(*values)]
+
+
+def _loops_program_summary(module: ModuleOp) -> str:
+    """How the loops level ran `module` (the program `run` built and kept): natively, with its first
+    call's compilation time, or on numpy."""
+    from xrelay.runtime.native.program import describe, loops_program
+    from xrelay.runtime.executor.program_entry import cached_program
+
+    return describe(cached_program(module, loops_program))
 
 
 def _execute(module: ModuleOp, inputs: dict[str, np.ndarray], params: dict[str, np.ndarray]) -> list[np.ndarray]:

@@ -489,8 +489,11 @@ def compile_loops(module: ModuleOp, vectorize: bool = True) -> LoopsProgram:
 
 
 def run_loops(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run `@main` of a loops-level module on `inputs` (by argument name or position).
+    """Run `@main` of a loops-level module on `inputs` (by argument name or position), natively
+    (`runtime/native`) or on this executor where that cannot run.
 
     The module is translated once and the function reused while the module is unchanged."""
-    program = cached_program(module, LoopsProgram)
+    from xrelay.runtime.native.program import loops_program  # compiled C unless unavailable (see there)
+
+    program = cached_program(module, loops_program)
     return program(*bind_inputs(program.arg_names, inputs))

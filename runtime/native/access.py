@@ -1,0 +1,188 @@
+"""What the C translation needs to know about memory accesses: index ranges and parallel loops.
+
+`IndexRanges` bounds every index value it can (constants, loop induction variables, `affine.apply`
+and integer arithmetic over them) so that an access proven inside its memref needs no check in the
+generated code. `parallel_safe(loop, roots)` says whether the iterations of an `scf.for` touch
+disjoint elements of every buffer they write, so the loop may run across threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from xdsl.dialects import affine, arith, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
+
+from xrelay.runtime.executor.static_layouts import layout_of
+
+Range = tuple[int, int]
+"""Smallest and largest value an index takes."""
+
+
+def constant_int(value: SSAValue) -> int | None:
+    """The value of an integer `arith.constant`, else None."""
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _loop_of(value: SSAValue) -> tuple[Operation, int] | None:
+    """The `scf.for`/`scf.parallel` whose induction variable `value` is, and which one (its position)."""
+    block = value.owner
+    if not isinstance(block, Block):
+        return None
+    loop = block.parent_op()
+    if isinstance(loop, scf.ForOp) and value is block.args[0]:
+        return loop, 0
+    if isinstance(loop, scf.ParallelOp) and value in block.args:
+        return loop, list(block.args).index(value)
+    return None
+
+
+def _bounds(loop: Operation, position: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+    if isinstance(loop, scf.ForOp):
+        return loop.lb, loop.ub, loop.step
+    return loop.lowerBound[position], loop.upperBound[position], loop.step[position]
+
+
+def _combine(kind: str, a: Range, b: Range) -> Range | None:
+    if kind == "add":
+        return a[0] + b[0], a[1] + b[1]
+    if kind == "sub":
+        return a[0] - b[1], a[1] - b[0]
+    if kind == "mul":
+        products = [x * y for x in a for y in b]
+        return min(products), max(products)
+    if kind == "min":
+        return min(a[0], b[0]), min(a[1], b[1])
+    if kind == "max":
+        return max(a[0], b[0]), max(a[1], b[1])
+    if kind in ("floordiv", "div") and b[0] == b[1] and b[0] > 0:
+        return a[0] // b[0], a[1] // b[0]
+    if kind == "mod" and b[0] == b[1] and b[0] > 0:
+        return (0, b[0] - 1) if a[0] < 0 or a[1] >= b[0] else a
+    return None
+
+
+_ARITH = {arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arith.MinSIOp: "min",
+          arith.MaxSIOp: "max", arith.FloorDivSIOp: "floordiv"}
+_AFFINE = {AffineBinaryOpKind.Add: "add", AffineBinaryOpKind.Mul: "mul", AffineBinaryOpKind.FloorDiv: "floordiv",
+           AffineBinaryOpKind.Mod: "mod"}
+
+
+class IndexRanges:
+    """Ranges of index values, computed on demand and remembered."""
+
+    def __init__(self) -> None:
+        self._known: dict[SSAValue, Range | None] = {}
+
+    def of(self, value: SSAValue) -> Range | None:
+        if value not in self._known:
+            self._known[value] = None  # a cycle (a loop-carried value) stays unknown
+            self._known[value] = self._compute(value)
+        return self._known[value]
+
+    def _compute(self, value: SSAValue) -> Range | None:
+        if (constant := constant_int(value)) is not None:
+            return constant, constant
+        if (loop := _loop_of(value)) is not None:
+            lb, ub, step = (self.of(v) for v in _bounds(*loop))
+            if lb is None or ub is None or step is None or step[0] <= 0 or ub[1] <= lb[0]:
+                return None
+            if lb[0] == lb[1] and step[0] == step[1]:  # the last value a fixed start and step reach
+                return lb[0], lb[0] + (ub[1] - 1 - lb[0]) // step[0] * step[0]
+            return lb[0], max(lb[0], ub[1] - 1)
+        op = value.owner
+        if isinstance(op, arith.IndexCastOp):
+            return self.of(op.input)
+        if type(op) in _ARITH:
+            lhs, rhs = (self.of(v) for v in op.operands)
+            return None if lhs is None or rhs is None else _combine(_ARITH[type(op)], lhs, rhs)
+        if isinstance(op, affine.ApplyOp) and len(op.map.data.results) == 1:
+            operands = [self.of(v) for v in op.mapOperands]
+            return None if None in operands else _affine_range(op.map.data.results[0], operands)
+        return None
+
+    def within(self, value: SSAValue, size: int) -> bool:
+        """Whether `value` is certainly in [0, size)."""
+        known = self.of(value)
+        return known is not None and known[0] >= 0 and known[1] < size
+
+
+def _affine_range(expr: AffineExpr, operands: list[Range]) -> Range | None:
+    if isinstance(expr, AffineDimExpr):
+        return operands[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value, expr.value
+    if isinstance(expr, AffineBinaryOpExpr) and expr.kind in _AFFINE:
+        lhs, rhs = _affine_range(expr.lhs, operands), _affine_range(expr.rhs, operands)
+        return None if lhs is None or rhs is None else _combine(_AFFINE[expr.kind], lhs, rhs)
+    return None
+
+
+def certain_range(value: SSAValue) -> Range | None:
+    """The exact range of a constant or of the induction variable of a constant-bounds `scf.for`
+    (every value in it is taken, so an index outside its memref there is certainly an error)."""
+    if (constant := constant_int(value)) is not None:
+        return constant, constant
+    loop = _loop_of(value)
+    if loop is None or not isinstance(loop[0], scf.ForOp):
+        return None
+    lb, ub, step = (constant_int(v) for v in _bounds(*loop))
+    if lb is None or ub is None or step is None or step <= 0 or ub <= lb:
+        return None
+    return lb, lb + (ub - lb - 1) // step * step
+
+
+def _owned_by(index: SSAValue, loop: scf.ForOp) -> bool:
+    """Whether different iterations of `loop` give `index` disjoint values: it is the loop's
+    induction variable, or that of a loop inside running from it to at most one step further."""
+    iv = loop.body.block.args[0]
+    if index is iv:
+        return True
+    inner = _loop_of(index)
+    if inner is None or not isinstance(inner[0], scf.ForOp) or inner[0].lb is not iv:
+        return False
+    step, ub = constant_int(loop.step), inner[0].ub.owner
+    if isinstance(ub, arith.MinSIOp):  # min(iv + tile, bound): a tile's last, partial iteration
+        ub = next((o.owner for o in ub.operands if isinstance(o.owner, arith.AddiOp)), None)
+    if not isinstance(ub, arith.AddiOp) or step is None or iv not in ub.operands:
+        return False
+    extent = constant_int(ub.operands[1] if ub.operands[0] is iv else ub.operands[0])
+    return extent is not None and 0 < extent <= step
+
+
+def parallel_safe(loop: scf.ForOp, roots: Mapping[SSAValue, object]) -> bool:
+    """Whether `loop`'s iterations may run concurrently: it carries no values, and every buffer
+    written inside it (not allocated there) is read and written only through one memref type at one
+    index tuple, of which one index is owned by the loop (`_owned_by`) on an axis of non-zero stride."""
+    if loop.iter_args:
+        return False
+    private, accesses = set(), {}
+    for op in loop.body.walk():
+        if isinstance(op, memref.AllocOp | memref.AllocaOp):
+            private.add(roots[op.memref])
+        elif isinstance(op, memref.LoadOp | memref.StoreOp):
+            root = roots[op.memref]
+            if root not in private:
+                written = isinstance(op, memref.StoreOp)
+                accesses.setdefault(root, []).append((op.memref.type, tuple(op.indices), written))
+        elif isinstance(op, memref.CopyOp | memref.DeallocOp):
+            if roots[op.operands[-1]] not in private:
+                return False
+            if isinstance(op, memref.CopyOp):  # reads the whole source: no written index is disjoint
+                accesses.setdefault(roots[op.source], []).append((None, None, False))
+    for root, uses in accesses.items():
+        if not any(written for _, _, written in uses):
+            continue
+        memref_type, indices, _ = uses[0]
+        if any((t, i) != (memref_type, indices) for t, i, _ in uses):
+            return False
+        assert isinstance(memref_type, MemRefType)
+        strides, _ = layout_of(memref_type)
+        if not any(_owned_by(index, loop) and strides[axis] != 0 for axis, index in enumerate(indices)):
+            return False
+    return True

@@ -33,6 +33,7 @@ from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes.build import Build
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.form_kernels import FormKernels
+from xrelay.passes.tile_loops import TileLoops
 from xrelay.passes import (
     BackwardFoldScaleAxis,
     CanonicalizeOps,
@@ -298,6 +299,8 @@ PASSES = {
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
     "kernels(lowered)": lambda: Sequential(
         [lowering_pipeline("linalg"), FormKernels(), ChooseConvAlgorithm(winograd=False)], name="kernels"),
+    "TileLoops": TileLoops,  # on nn: no loops to tile
+    "tile-loops(lowered)": lambda: Sequential([lowering_pipeline("loops"), TileLoops(tile=2)], name="tiled-loops"),
 }
 
 

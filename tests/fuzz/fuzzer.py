@@ -76,6 +76,7 @@ PASSES = [
     "max-pool-first", "pool-after-pointwise-conv", "concat-first", "shuffle-into-conv", "preactivation-shift", "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
     "conv-to-matmul", "conv-space-to-depth", "pool-as-window-slices", "canonicalize", "cse", "dce",
     "form-kernels", "choose-conv-algorithm", "choose-conv-algorithm{winograd=false}", "build",
+    "tile-loops", "tile-loops{tile=3}",
 ]
 LEVELS = ("nn", "linalg", "memref", "loops")
 INPUT_PLANS = ("good", "good", "good", "nan", "wrong-shape", "wrong-dtype", "missing", "extra", "pickled",

@@ -1,0 +1,75 @@
+"""tile-loops: the tiled nests of a convolution, a matmul and a pool compute what the nests as
+lowered do, natively (element for element: each output element's updates keep their order) and on
+the numpy loops executor; nests it must not reorder stay as they are (tests/filecheck/passes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import PassFailedException
+
+from op_levels import single_op_module
+from xrelay.lowering import lower
+from xrelay.passes.tile_loops import TileLoops
+from xrelay.runtime.reference.loops_exec import LoopsProgram
+from xrelay.runtime.native.program import NativeProgram
+
+RNG = np.random.default_rng(32)
+X = RNG.standard_normal((1, 6, 20, 20), np.float32)
+CASES = [
+    ("nn.conv2d", [X, RNG.standard_normal((8, 6, 3, 3), np.float32)], {"padding": (1, 1, 1, 1)}),
+    ("nn.dense", [RNG.standard_normal((50, 30), np.float32), RNG.standard_normal((70, 30), np.float32)], {}),
+    ("nn.max_pool2d", [X], {"pool_size": (3, 3), "strides": (2, 2)}),
+]
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "native-cache"))
+
+
+def reference(name: str, args: list[np.ndarray]) -> np.ndarray:
+    """The op in numpy, float64."""
+    if name == "nn.dense":
+        return args[0].astype(np.float64) @ args[1].T
+    if name == "nn.max_pool2d":
+        x = args[0]
+        return np.max([x[:, :, i:i + 17:2, j:j + 17:2] for i in range(3) for j in range(3)], axis=0)
+    x, w = np.pad(args[0].astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1))), args[1]
+    return sum(np.einsum("nchw,oc->nohw", x[:, :, i:i + 20, j:j + 20], w[:, :, i, j])
+               for i in range(3) for j in range(3))
+
+
+@pytest.mark.parametrize("name, args, attrs", CASES, ids=[case[0] for case in CASES])
+def test_tiled_nests_compute_what_the_nests_as_lowered_do(name, args, attrs):
+    loops = lower(single_op_module(name, args, attrs), to="loops")
+    tiled = TileLoops(tile=8)(loops)
+    assert sum(op.name == "arith.minsi" for op in tiled.walk()) >= 1  # some loop was split into tiles
+    (as_lowered,) = NativeProgram(loops)(*args)
+    (native,) = NativeProgram(tiled)(*args)
+    np.testing.assert_array_equal(native, as_lowered)
+    np.testing.assert_allclose(native, reference(name, args), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(LoopsProgram(tiled)(*args)[0], native, rtol=1e-5, atol=1e-5)
+
+
+def test_a_tile_below_one_is_refused():
+    loops = lower(single_op_module("nn.relu", [(2, 2)], {}), to="loops")
+    with pytest.raises(PassFailedException, match="tile-loops: tile must be at least 1, got 0"):
+        TileLoops(tile=0)(loops)
+
+
+@pytest.mark.slow  # two worker processes, each compiling and running a 256x512x512 matmul
+def test_the_tiling_benchmark_prints_both_contenders_and_their_ratio():
+    root = Path(__file__).parent.parent
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "loops_tiling.py"), "--model", "matmul",
+                           "--rounds", "1", "--block", "1", "--tile", "16"], capture_output=True, text=True,
+                          check=True)
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("matmul             as lowered: median ")
+    assert lines[1].startswith("matmul    tile-loops{tile=16}: median ")
+    assert all("max error" in line and "e-0" in line for line in lines[:2])
+    assert lines[2].startswith("as lowered / tiled: ")

@@ -1,16 +1,18 @@
 """What `tile-loops` buys at the loops level: a model's loops as lowered against the same loops after
-the pass, both run by the native loops executor (runtime/native).
+the pass, both run by the native loops executor (runtime/native); optionally the linalg level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
-        [--model matmul|conv|resnet18] [--tile 32] [--rounds 5] [--block 3] [--threads 2]
+        [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--linalg] [--rounds 5] [--block 3] \\
+        [--threads 2]
 
 `matmul` is nn.dense of 256x512 by 512x512; `conv` a 3x3 convolution, 64 to 64 channels over 56x56
-(padding 1); `resnet18` ResNet-18 on a 1x3x64x64 image with its weights bound. Each contender runs
-in a process of its own (workers.py: no OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE), compiles its module once
-before the timed turns (the compilation time is printed, 0 when the library came from the cache),
-checks its result against the nn level, and takes `--block` timed runs per turn; the turns
-alternate over `--rounds` rounds. Prints each contender's median and the ratio of the medians, with
-the 1-minute load average seen during the rounds.
+(padding 1); `resnet18` ResNet-18 on a 1x3xSIZExSIZE image with its weights bound. `--linalg` adds
+the model at the linalg level (xrelay's linalg executor, `compile_linalg`, its default threading) as a third contender.
+Each contender runs in a process of its own (workers.py: no OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE),
+compiles its module once before the timed turns (the compilation time is printed, 0 when the
+library came from the cache), checks its result against the nn level, and takes `--block` timed
+runs per turn; the turns alternate over `--rounds` rounds. Prints each contender's median and the
+ratios of the medians, with the 1-minute load average seen during the rounds.
 """
 
 from __future__ import annotations
@@ -26,15 +28,15 @@ import numpy as np
 from workers import Worker, alternate, close_all, serve, timed_runs
 
 
-def model(name: str):
-    """(nn-level module, its inputs by name) of a benchmark model."""
+def model(name: str, size: int):
+    """(nn-level module, its inputs by name) of a benchmark model (`size`: ResNet-18's image side)."""
     from xrelay.dialects import nn
     from xrelay.frontend import GraphBuilder, bind_params_by_name, resnet
 
     rng = np.random.default_rng(0)
     if name == "resnet18":
-        module, params = resnet.get_workload(num_layers=18, image_shape=(3, 64, 64))
-        return bind_params_by_name(module, params), {"data": rng.standard_normal((1, 3, 64, 64), np.float32)}
+        module, params = resnet.get_workload(num_layers=18, image_shape=(3, size, size))
+        return bind_params_by_name(module, params), {"data": rng.standard_normal((1, 3, size, size), np.float32)}
     b = GraphBuilder(None, "float32")
     if name == "matmul":
         shapes = {"x": (256, 512), "w": (512, 512)}
@@ -47,46 +49,55 @@ def model(name: str):
     return module, {n: rng.standard_normal(s, np.float32) for n, s in shapes.items()}
 
 
-def worker(name: str, tile: int) -> None:
-    """One contender: the model's loops (`tile` > 0: after tile-loops{tile=...}), natively."""
+def worker(name: str, size: int, kind: str) -> None:
+    """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=kind}, or at the
+    linalg level (`kind` "linalg")."""
     from xrelay.lowering import lower
     from xrelay.passes.tile_loops import TileLoops
-    from xrelay.runtime import run
+    from xrelay.runtime import compile_linalg, run
     from xrelay.runtime.native.program import NativeProgram
 
-    module, inputs = model(name)
-    loops = lower(module, to="loops")
-    if tile:
-        loops = TileLoops(tile=tile)(loops)
-    program = NativeProgram(loops)
+    module, inputs = model(name, size)
+    started = time.perf_counter()
+    if kind == "linalg":
+        program = compile_linalg(lower(module, to="linalg"))
+        info = {"compile_s": time.perf_counter() - started, "parallel_loops": 0}
+    else:
+        loops = lower(module, to="loops")
+        program = NativeProgram(TileLoops(tile=int(kind))(loops) if int(kind) else loops)
+        info = {"compile_s": program.compile_seconds or 0.0, "parallel_loops": program.parallel_loops}
     args = [inputs[n] for n in program.arg_names]
-    (result,) = program(*args)
+    result = np.asarray(program(*args)[0], np.float64)
     expected = np.asarray(run(module, inputs), np.float64)
-    error = float(np.abs(result - expected).max() / max(np.abs(expected).max(), 1e-30))
+    info["error"] = float(np.abs(result - expected).max() / max(np.abs(expected).max(), 1e-30))
 
     def turn(command: dict) -> dict:
-        return {"times": timed_runs(lambda: program(*args, threads=command["threads"]), command["block"])}
+        call = (lambda: program(*args)) if kind == "linalg" else (lambda: program(*args, threads=command["threads"]))
+        return {"times": timed_runs(call, command["block"])}
 
-    serve({"compile_s": program.compile_seconds or 0.0, "error": error, "parallel_loops": program.parallel_loops},
-          turn)
+    serve(info, turn)
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--worker"]:
-        worker(sys.argv[2], int(sys.argv[3]))
+        worker(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["matmul", "conv", "resnet18"], default="conv")
+    parser.add_argument("--size", type=int, default=64, help="ResNet-18's image side (default 64)")
     parser.add_argument("--tile", type=int, default=32)
+    parser.add_argument("--linalg", action="store_true", help="also time the model at the linalg level")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--block", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     contenders = {"as lowered": "0", f"tile-loops{{tile={args.tile}}}": str(args.tile)}
+    if args.linalg:
+        contenders["linalg level"] = "linalg"
     workers = {}
     try:
-        for label, tile in contenders.items():
-            workers[label] = Worker(__file__, [args.model, tile], args.threads)
+        for label, kind in contenders.items():
+            workers[label] = Worker(__file__, [args.model, str(args.size), kind], args.threads)
         results, loads = alternate(workers, args.rounds, threads=args.threads, block=args.block)
     finally:
         close_all(workers)
@@ -97,8 +108,9 @@ def main() -> None:
         print(f"{args.model} {label:>22}: median {medians[label]:9.2f} ms over {len(times)} runs "
               f"(compiled in {info['compile_s']:.2f} s, {info['parallel_loops']} parallel loops, "
               f"max error {info['error']:.1e} of the largest |value|)")
-    before, after = medians.values()
-    print(f"as lowered / tiled: {before / after:.2f}x; {args.threads} threads; 1-min load average "
+    before, after, *linalg = medians.values()
+    against = f"; as lowered / linalg: {before / linalg[0]:.2f}x, tiled / linalg: {after / linalg[0]:.2f}x" if linalg else ""
+    print(f"as lowered / tiled: {before / after:.2f}x{against}; {args.threads} threads; 1-min load average "
           f"{min(loads):.1f}-{max(loads):.1f}; {time.strftime('%H:%M:%S')}")
     print(json.dumps({"medians_ms": medians, "loads": loads}))
 

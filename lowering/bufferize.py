@@ -12,6 +12,7 @@ Per `func.func`, in program order:
 - `tensor.extract_slice` becomes a `memref.subview` copied into a new buffer (so the result keeps
   a plain memref type); `tensor.insert_slice` copies its source into a `memref.subview` of the
   destination's buffer (written in place under the same rule as linalg `outs`);
+- `tensor.concat` becomes a new buffer and one such copy per input (`dialects/upstream_tensor.py`);
 - `linalg.broadcast` writes into its init's buffer (under the same rule as linalg `outs`);
 - `tensor.pad` becomes a new buffer filled with the pad value and a `memref.copy` of the source
   into its interior `memref.subview`;
@@ -41,6 +42,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from xrelay.dialects.structured import captured_values
+from xrelay.dialects.upstream_tensor import concat_as_inserts
 from xrelay.lowering.builders import check_static_indices
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 
@@ -156,6 +158,11 @@ class FunctionBufferizer:
             view = self.subview(self.buffer(op.source), op)
             self.buffers[op.result] = self.alloc(op.result.type)
             self.emit(memref.CopyOp(view, self.buffers[op.result]))
+        elif isinstance(op, tensor.ConcatOp):  # a buffer and a copy into its subview per input
+            parts, result = concat_as_inserts(op)
+            for part in parts:
+                self.bufferize(part)
+            self.buffers[op.result] = self.buffers[result]
         elif isinstance(op, tensor.InsertSliceOp):
             dest = self.writable(op.dest)
             self.emit(memref.CopyOp(self.buffer(op.source), self.subview(dest, op)))

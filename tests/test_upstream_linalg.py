@@ -11,7 +11,9 @@ from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
 from xrelay.runtime.iree.backend import available as iree_available
+from xrelay.lowering import lower
 from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.reference.loops_exec import run_loops
 from xrelay.tools import xrelay_run
 
 
@@ -20,7 +22,8 @@ def onnx_runtime(model, x: np.ndarray) -> np.ndarray:
     return session.run(None, {session.get_inputs()[0].name: x})[0]
 
 
-INPUT_SHAPES = {"small_cnn": (1, 3, 8, 8), "argmax": (2, 5), "avgpool_include": (1, 2, 5, 5)}
+INPUT_SHAPES = {"small_cnn": (1, 3, 8, 8), "argmax": (2, 5), "avgpool_include": (1, 2, 5, 5),
+                "separable_concat": (1, 4, 6, 6)}
 
 
 @pytest.mark.parametrize("name", list(upstream_models.MODELS))
@@ -147,3 +150,52 @@ def test_upstream_resnet18_runs_in_xrelay_and_matches_onnx_runtime(tmp_path):
     x = np.random.default_rng(3).standard_normal((1, 3, 64, 64)).astype(np.float32)
     (got,) = run_linalg(upstream, [x])
     np.testing.assert_allclose(got, onnx_runtime(model, x), rtol=1e-5, atol=1e-6)
+
+
+
+CONCAT_AND_CASTS = """
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%a: tensor<1x3xf32>, %b: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %scale64 = arith.constant 2.5 : f64
+  %scale = arith.truncf %scale64 : f64 to f32
+  %wide = arith.extf %scale : f32 to f64
+  %back = arith.truncf %wide : f64 to f32
+  %0 = tensor.empty() : tensor<1x3xf32>
+  %scaled = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<1x3xf32>) outs(%0 : tensor<1x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %back : f32
+    linalg.yield %m : f32
+  } -> tensor<1x3xf32>
+  %c = tensor.concat dim(0) %scaled, %b, %a : (tensor<1x3xf32>, tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  func.return %c : tensor<4x3xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["linalg", "memref", "loops"])
+def test_tensor_concat_and_scalar_casts_outside_bodies_run_at_every_level(level):
+    # torch-mlir writes tensor.concat for every ONNX Concat and casts scalar constants with arith.truncf
+    # outside the linalg bodies that capture them.
+    module = Parser(make_context(), CONCAT_AND_CASTS).parse_module()
+    if level != "linalg":
+        module = lower(module, to=level, start="linalg")
+    a, b = np.array([[1, 2, 3]], np.float32), np.arange(6, dtype=np.float32).reshape(2, 3)
+    (got,) = (run_loops if level == "loops" else run_linalg)(module, [a, b])
+    np.testing.assert_array_equal(got, np.concatenate([a * 2.5, b, a]))
+
+
+def test_an_op_no_executor_runs_is_located_also_when_written_with_its_own_location(tmp_path, capsys):
+    # Upstream text printed with debug info gives ops locations of their own (`loc("node")`); the
+    # diagnostic still names the file, line and column where the op is written.
+    path = tmp_path / "m.mlir"
+    path.write_text('func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n'
+                    '  %c = arith.constant 1.0 : f32\n'
+                    '  %s = tensor.splat %c : tensor<2xf32> loc("Concat_3")\n'
+                    '  func.return %s : tensor<2xf32>\n}\n')
+    np.save(tmp_path / "x.npy", np.ones(2, np.float32))
+    assert xrelay_run.main([str(path), "--input", str(tmp_path / "x.npy")]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[0] == (f"{path}:3:3: error: execution failed: unsupported op tensor.splat "
+                                            "at the linalg/memref level")

@@ -86,7 +86,28 @@ def avgpool_include():
                   [_tensor("x", [1, 2, 5, 5])], [_tensor("y", [1, 2, 3, 3])])
 
 
-MODELS = {"small_cnn": small_cnn, "argmax": argmax, "avgpool_include": avgpool_include}
+def separable_concat():
+    """Depthwise Conv (group = channels) → Clip (ReLU6) → pointwise Conv, beside a MaxPool of the input,
+    Concat on channels → LRN: upstream writes depthwise_conv_2d_nchw_chw, tensor.concat and, for the LRN,
+    pooling_ndhwc_sum, with scalar casts (arith.truncf) outside the linalg bodies."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    weights = {"dw": rng.standard_normal((4, 1, 3, 3)) * 0.5, "db": rng.standard_normal(4) * 0.1,
+               "pw": rng.standard_normal((4, 4, 1, 1)) * 0.5, "six": np.array(6.0), "zero": np.array(0.0)}
+    return _model("separable_concat", [
+        helper.make_node("Conv", ["x", "dw", "db"], ["d"], pads=[1, 1, 1, 1], group=4),
+        helper.make_node("Clip", ["d", "zero", "six"], ["r"]),
+        helper.make_node("Conv", ["r", "pw"], ["p"]),
+        helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Concat", ["p", "m"], ["c"], axis=1),
+        helper.make_node("LRN", ["c"], ["y"], size=3, alpha=0.001, beta=0.75, bias=1.0),
+    ], [_tensor("x", [1, 4, 6, 6])], [_tensor("y", [1, 8, 6, 6])],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+
+
+MODELS = {"small_cnn": small_cnn, "argmax": argmax, "avgpool_include": avgpool_include,
+          "separable_concat": separable_concat}
 
 
 def import_onnx(model, workdir: Path) -> str:

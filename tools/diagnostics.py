@@ -21,6 +21,7 @@ import re
 import sys
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, NoReturn
@@ -229,8 +230,11 @@ class LocatingParser(Parser):
         self._op_starts.append(start if start.text else self._current_token.span)
         op = super().parse_operation()
         self._op_starts.pop()
+        here = FileLineColLoc(self._filename, IntAttr(line), IntAttr(column))
         if isinstance(op.location, UnknownLoc):
-            op.location = FileLineColLoc(self._filename, IntAttr(line), IntAttr(column))
+            op.location = here
+        elif not isinstance(op.location, FileLineColLoc):  # its own `loc("name")`: kept, and where it is
+            _TEXT_POSITIONS[op] = here
         return op
 
 
@@ -275,18 +279,28 @@ def verify_module(module: ModuleOp, note: str | None = None) -> None:
         raise from_verify_error(module, error, note) from error
 
 
-def location_of(op: Operation) -> str | None:
-    """`file:line:col` of `op` when it carries a source location (the parser attaches one)."""
+_TEXT_POSITIONS: weakref.WeakKeyDictionary[Operation, FileLineColLoc] = weakref.WeakKeyDictionary()
+"""Where in the parsed file an op written with a location of another kind (`loc("node")`) is."""
+
+
+def _file_location(op: Operation) -> FileLineColLoc | None:
     loc = op.location
-    if isinstance(loc, FileLineColLoc):
+    return loc if isinstance(loc, FileLineColLoc) else _TEXT_POSITIONS.get(op)
+
+
+def location_of(op: Operation) -> str | None:
+    """`file:line:col` of `op` when it carries a source location (the parser attaches one, or records
+    where an op with a location of another kind, `loc("name")`, was written)."""
+    loc = _file_location(op)
+    if loc is not None:
         return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
     return None
 
 
 def source_line(op: Operation) -> list[str]:
     """The source line holding `op` with a caret under its first character, when the file is readable."""
-    loc = op.location
-    if not isinstance(loc, FileLineColLoc):
+    loc = _file_location(op)
+    if loc is None:
         return []
     try:
         with open(loc.filename.data, encoding="utf-8", errors="replace") as f:

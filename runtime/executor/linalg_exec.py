@@ -29,6 +29,7 @@ from xdsl.ir import Operation, SSAValue
 from xrelay.dialects.arguments import argument_names
 from xrelay.dialects.kernel import DispatchOp, is_built
 from xrelay.dialects.kernel import YieldOp as KernelYieldOp
+from xrelay.dialects.upstream_tensor import concat_as_inserts
 from xrelay.runtime.executor import bound_steps
 from xrelay.runtime.executor import hoist_bindings
 from xrelay.runtime.parallel import spmd
@@ -49,7 +50,8 @@ from xrelay.runtime.kernels.window_reduce import starts_from_identity
 from xrelay.runtime.executor.program_entry import (
     bind_inputs, cached_program, check_argument, check_no_use_after_dealloc, entry_and_globals,
 )
-from xrelay.runtime.kernels.body_program import REDUCERS, aligned_constant, dense_to_numpy, numpy_dtype, scalar_constant
+from xrelay.runtime.kernels.body_program import (
+    REDUCERS, aligned_constant, dense_to_numpy, numpy_dtype, scalar_constant, scalar_op_step)
 from xrelay.runtime.kernels.linalg_structured import (
     ExecutionError,
     Structured,
@@ -166,6 +168,12 @@ class LinalgProgram:
         if isinstance(op, DispatchOp):
             self._compile_kernel(op)
             return
+        if isinstance(op, tensor.ConcatOp):  # as upstream decomposes it: inserts into one buffer
+            parts, result = concat_as_inserts(op)
+            for part in parts:
+                self._add(part)
+            self.slots[op.result] = self._slot(result)
+            return
         step = len(self.steps)
         self._compile(op)
         if not isinstance(op, PLANNED_OP_KINDS):
@@ -258,8 +266,8 @@ class LinalgProgram:
             return False
         if isinstance(init.owner, linalg.FillOp):  # tensor level: the fill's result feeds only this op
             fill = init.owner
-            if not init.has_one_use():
-                return False
+            if not (init.has_one_use() and self._fresh_single_use(fill.outputs[0])):
+                return False  # dropped, the fill would leave this op writing into a tensor others read
         else:  # memref level: the buffer is filled right before this op
             fill = op.prev_op
             if not (isinstance(fill, linalg.FillOp) and fill.outputs[0] is init):
@@ -489,6 +497,10 @@ class LinalgProgram:
                 def step(env, run=run, operands=operands):
                     run([env[i] for i in operands])
             self._tail = None
+            self.steps.append(step)
+            return
+        if op.dialect_name() in ("arith", "math") and len(op.results) == 1:  # outside a body: a scalar's
+            step = scalar_op_step(op, [slot(v) for v in op.operands], slot(op.results[0]))  # (or a tensor's)
             self.steps.append(step)
             return
         raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")

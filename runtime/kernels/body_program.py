@@ -117,6 +117,18 @@ def body_op_fn(op: Operation) -> Callable:
     raise ExecutionError(f"unsupported op {op.name} in a linalg body")
 
 
+def scalar_op_step(op: Operation, operands: list[int], out: int) -> Callable[[list], None]:
+    """The executor's step of an arith/math op outside any body (torch-mlir's `arith.truncf` of a
+    constant a body captures): `env[out] = op(env[operands...])`, a scalar result as a numpy scalar."""
+    fn = body_op_fn(op)
+
+    def step(env: list) -> None:
+        value = fn(*(env[i] for i in operands))
+        env[out] = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+    return step
+
+
 def depends_on(value: SSAValue, targets: set[SSAValue]) -> bool:
     if value in targets:
         return True

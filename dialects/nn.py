@@ -21,6 +21,7 @@ from xrelay.dialects.ops.norm import *  # noqa: F403
 from xrelay.dialects.ops.reduce import *  # noqa: F403
 from xrelay.dialects.ops.shape import *  # noqa: F403
 from xrelay.dialects.ops.window import *  # noqa: F403
+from xrelay.dialects.ops.upsample import *  # noqa: F403
 
 OPS: dict[str, type[Operation]] = {op.name: op for op in REGISTERED_OPS}
 """Op name ("nn.conv2d") -> op class, for every registered nn op."""

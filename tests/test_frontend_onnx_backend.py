@@ -29,7 +29,6 @@ os.environ["ONNX_MODELS"] = tempfile.mkdtemp(prefix="xrelay-onnx-models-")
 
 EXCLUDED = {
     r"^test_(AvgPool3d|MaxPool3d|Conv3d)": "3-D windows: xrelay's convolution and pooling are 1-D and 2-D only",
-    r"^test_(ConvTranspose2d|operator_convtranspose)": "ConvTranspose: nn has no transposed convolution",
     r"^test_sequence_model": "sequence-typed values (SequenceConstruct, SplitToSequence, ...): tensors only",
     r"^test_strnorm_model": "StringNormalizer: string tensors",
     r"^test_gradient_of_add": "ai.onnx.preview.training.Gradient: a training-only op",

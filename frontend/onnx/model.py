@@ -16,7 +16,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from xdsl.dialects.builtin import ModuleOp
 
-from xrelay.frontend.onnx import ops_einsum, ops_elementwise, ops_nn, ops_shape  # noqa: F401 - fill the registry
+from xrelay.frontend.onnx import ops_einsum, ops_elementwise, ops_nn, ops_shape, ops_upsample  # noqa: F401 - fill the registry
 from xrelay.frontend.onnx.errors import OnnxImportError
 from xrelay.frontend.onnx.graph import import_graph, import_time_nodes
 from xrelay.frontend.onnx.registry import supported

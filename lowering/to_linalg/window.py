@@ -82,9 +82,11 @@ def _int_pair_attr(values: Sequence[int]) -> DenseIntOrFPElementsAttr:
 @lowers(nn.Conv2DOp)
 def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.conv2d → tensor.pad + named linalg conv, or a linalg.generic for other layouts/groups."""
-    attrs = op.attrs()
-    data, weight = op.operands
-    result_type = op.results[0].type
+    return [emit_conv2d(e, op.operands[0], op.operands[1], op.attrs(), op.results[0].type)]
+
+
+def emit_conv2d(e: Emitter, data: SSAValue, weight: SSAValue, attrs: dict, result_type: TensorType) -> SSAValue:
+    """The linalg of an nn.conv2d with these operands and attributes (`lower_conv2d`)."""
     element_type = result_type.get_element_type()
     data_layout = check_layout(attrs["data_layout"] or "NCHW", "NCHW", "nn.conv2d data")
     kernel_layout = check_layout(attrs["kernel_layout"] or "OIHW", "OIHW", "nn.conv2d kernel")
@@ -98,8 +100,8 @@ def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
     named = _NAMED_CONVS.get((data_layout, kernel_layout))
     if groups == 1 and out_layout == data_layout and named is not None:
         init = e.filled(0, out_shape, element_type)
-        return [e.add(named([x, weight], [init], [result_type],
-                            strides=_int_pair_attr(strides), dilations=_int_pair_attr(dilation)))]
+        return e.add(named([x, weight], [init], [result_type],
+                           strides=_int_pair_attr(strides), dilations=_int_pair_attr(dilation)))
 
     # Generic: loops (n, [g,] f, oh, ow, c, kh, kw); with groups the channel axes are split.
     grouped = groups > 1
@@ -132,7 +134,7 @@ def lower_conv2d(op: Operation, e: Emitter) -> list[SSAValue]:
         lambda b, args: b.binary("add", args[2], b.binary("mul", args[0], args[1])))
     if grouped:
         result = _split_axis(e, result, out_layout.index("C"), groups, collapse=True)
-    return [result]
+    return result
 
 
 def _pool_geometry(attrs: dict, in_shape: Sequence[int], layout: str, what: str):

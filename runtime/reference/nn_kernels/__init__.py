@@ -4,7 +4,7 @@ The families mirror `dialects/ops/`; importing this package registers them all. 
 kernel contract and CONTRIBUTING.md for adding one.
 """
 
-from xrelay.runtime.reference.nn_kernels import elementwise, linear, norm, reduce, shape, window  # noqa: F401 (they register)
+from xrelay.runtime.reference.nn_kernels import elementwise, linear, norm, reduce, shape, upsample, window  # noqa: F401 (they register)
 from xrelay.runtime.reference.nn_kernels.base import KERNELS, Kernel, kernel
 
 __all__ = ["KERNELS", "Kernel", "kernel"]

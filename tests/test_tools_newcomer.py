@@ -25,9 +25,10 @@ func.func @main(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>) -> tensor<1x3x
 }
 """
 
-CONCAT = """\
+SPLAT = """\
 func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<4xf32> {
-  %0 = tensor.concat dim(0) %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+  %c = arith.constant 1.0 : f32
+  %0 = tensor.splat %c : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
 """
@@ -132,17 +133,17 @@ def test_dash_reads_standard_input_and_locates_errors_there(capsys, monkeypatch)
 
 
 def test_an_unsupported_op_at_execution_is_located(capsys, tmp_path):
-    path = tmp_path / "concat.mlir"
-    path.write_text(CONCAT)
+    path = tmp_path / "splat.mlir"
+    path.write_text(SPLAT)
     np.save(tmp_path / "a.npy", np.ones(2, np.float32))
     a = tmp_path / "a.npy"
     status, out, err = call(capsys, xrelay_run.main, path, "--input", a, "--input", a)
     assert (status, out) == (1, "")
-    assert err.splitlines() == [f"{path}:2:3: error: execution failed: unsupported op tensor.concat at the "
-                                "linalg/memref level", CONCAT.splitlines()[1], "  ^"]
+    assert err.splitlines() == [f"{path}:3:3: error: execution failed: unsupported op tensor.splat at the "
+                                "linalg/memref level", SPLAT.splitlines()[2], "  ^"]
     status, out, err = call(capsys, xrelay_run.main, path, "--input", a, "--input", a, "--level", "loops")
-    assert err.splitlines()[0] == (f"{path}:2:3: error: cannot lower the module to loops: BufferizationError: "
-                                   "linalg-bufferize: cannot bufferize tensor.concat")
+    assert err.splitlines()[0] == (f"{path}:3:3: error: cannot lower the module to loops: BufferizationError: "
+                                   "linalg-bufferize: cannot bufferize tensor.splat")
 
 
 @pytest.fixture

@@ -286,3 +286,38 @@ def test_a_process_forked_after_the_threads_started_still_runs(tmp_path):
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("the forked child hangs in its parallel loop")
+
+
+INTEGER_DIVISION = """
+func.func @main(%a: memref<3xi32>, %b: memref<3xi32>) -> memref<3xi32> {
+  %out = memref.alloc() : memref<3xi32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    %x = memref.load %a[%i] : memref<3xi32>
+    %y = memref.load %b[%i] : memref<3xi32>
+    %q = arith.floordivsi %x, %y : i32
+    %r = arith.remsi %x, %y : i32
+    %s = arith.addi %q, %r : i32
+    memref.store %s, %out[%i] : memref<3xi32>
+  }
+  func.return %out : memref<3xi32>
+}
+"""
+
+
+def test_an_integer_division_by_zero_is_an_error_not_a_signal(tmp_path, capsys):
+    (tmp_path / "div.mlir").write_text(INTEGER_DIVISION)
+    np.save(tmp_path / "a.npy", np.array([7, -7, 7], np.int32))
+    np.save(tmp_path / "b.npy", np.array([2, 2, -3], np.int32))
+    np.save(tmp_path / "zero.npy", np.array([2, 0, 1], np.int32))
+    status, _, err = xrelay_run(capsys, tmp_path / "div.mlir", "--input", tmp_path / "a.npy", "--input",
+                                tmp_path / "b.npy", "-o", tmp_path / "out.npy")
+    assert (status, err) == (0, "")
+    # floor(7/2) + rem(7, 2), floor(-7/2) + rem(-7, 2) (C's remainder takes the dividend's sign), ...
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), [3 + 1, -4 - 1, -3 + 1])
+    status, _, err = xrelay_run(capsys, tmp_path / "div.mlir", "--input", tmp_path / "a.npy", "--input",
+                                tmp_path / "zero.npy")
+    assert status == 1
+    assert err == "xrelay-run: error: execution failed: ZeroDivisionError: integer division or modulo by zero\n"

@@ -3,7 +3,8 @@
 Each table maps an op class to a format string over its operands' C names (plain variables or
 literals, so an operand may appear twice). Floats keep their own width (`float` arithmetic for
 f32, as MLIR's LLVM lowering does); integers wrap (`-fwrapv`), and the helpers in `PRELUDE` give
-MLIR's floor/ceil division and the NaN-propagating maximum/minimum.
+MLIR's floor/ceil division, a division by zero as a status instead of SIGFPE, and the
+NaN-propagating maximum/minimum.
 """
 
 from __future__ import annotations
@@ -26,16 +27,35 @@ PRELUDE = r"""#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static inline int64_t xr_floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+/* Integer division: a zero divisor sets *err to XR_DIVIDE_BY_ZERO (C would raise SIGFPE and kill
+   the process), and INT64_MIN / -1 wraps (x86 would trap). */
+#define XR_DIVIDE_BY_ZERO (-2)
+static inline int xr_zero(int64_t b, int *err) {
+  if (b == 0) __atomic_store_n(err, XR_DIVIDE_BY_ZERO, __ATOMIC_RELAXED);
+  return b == 0;
 }
-static inline int64_t xr_ceildiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
+static inline int64_t xr_divsi(int64_t a, int64_t b, int *err) {
+  return xr_zero(b, err) ? 0 : b == -1 ? -a : a / b;
 }
-static inline int64_t xr_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
+static inline int64_t xr_remsi(int64_t a, int64_t b, int *err) {
+  return xr_zero(b, err) || b == -1 ? 0 : a % b;
+}
+static inline uint64_t xr_divui(uint64_t a, uint64_t b, int *err) {
+  return xr_zero((int64_t)(b != 0), err) ? 0 : a / b;
+}
+static inline uint64_t xr_remui(uint64_t a, uint64_t b, int *err) {
+  return xr_zero((int64_t)(b != 0), err) ? 0 : a % b;
+}
+static inline int64_t xr_floordiv(int64_t a, int64_t b, int *err) {
+  int64_t q = xr_divsi(a, b, err);
+  return (b != 0 && b != -1 && a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t xr_ceildiv(int64_t a, int64_t b, int *err) {
+  int64_t q = xr_divsi(a, b, err);
+  return (b != 0 && b != -1 && a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
+}
+static inline int64_t xr_mod(int64_t a, int64_t b, int *err) {
+  int64_t r = xr_remsi(a, b, err);
   return r < 0 ? r + (b < 0 ? -b : b) : r;
 }
 #define XR_MAXIMUM(a, b) (((a) >= (b) || (a) != (a)) ? (a) : (b))
@@ -115,8 +135,8 @@ BINARY = {
     arith.MaximumfOp: "XR_MAXIMUM({0}, {1})", arith.MinimumfOp: "XR_MINIMUM({0}, {1})",
     arith.MaxnumfOp: "fmax{f}({0}, {1})", arith.MinnumfOp: "fmin{f}({0}, {1})",
     arith.AddiOp: "({0} + {1})", arith.SubiOp: "({0} - {1})", arith.MuliOp: "({0} * {1})",
-    arith.DivSIOp: "({0} / {1})", arith.RemSIOp: "({0} % {1})",
-    arith.FloorDivSIOp: "xr_floordiv({0}, {1})", arith.CeilDivSIOp: "xr_ceildiv({0}, {1})",
+    arith.DivSIOp: "xr_divsi({0}, {1}, &xr_err)", arith.RemSIOp: "xr_remsi({0}, {1}, &xr_err)",
+    arith.FloorDivSIOp: "xr_floordiv({0}, {1}, &xr_err)", arith.CeilDivSIOp: "xr_ceildiv({0}, {1}, &xr_err)",
     arith.MaxSIOp: "XR_MAX({0}, {1})", arith.MinSIOp: "XR_MIN({0}, {1})",
     arith.AndIOp: "({0} & {1})", arith.OrIOp: "({0} | {1})", arith.XOrIOp: "({0} ^ {1})",
     arith.ShLIOp: "({0} << {1})", arith.ShRSIOp: "({0} >> {1})",
@@ -126,7 +146,7 @@ BINARY = {
 """Two operands of one type."""
 
 UNSIGNED_BINARY = {
-    arith.DivUIOp: "({u})({0}) / ({u})({1})", arith.RemUIOp: "({u})({0}) % ({u})({1})",
+    arith.DivUIOp: "xr_divui(({u})({0}), ({u})({1}), &xr_err)", arith.RemUIOp: "xr_remui(({u})({0}), ({u})({1}), &xr_err)",
     arith.MaxUIOp: "XR_MAX(({u})({0}), ({u})({1}))", arith.MinUIOp: "XR_MIN(({u})({0}), ({u})({1}))",
     arith.ShRUIOp: "({u})({0}) >> ({1})",
 }

@@ -9,7 +9,8 @@ loops executor indexes its flat arrays. SSA values are C locals of their own typ
 C `for` (loop-carried values are locals assigned by `scf.yield`); an `scf.for` whose iterations write
 disjoint elements (`access.parallel_safe`) and an `scf.parallel` run across `xr_threads` OpenMP
 threads. An index that cannot be proven inside its memref is checked: the function then returns
-the 1-based number of the failing access (`checks` says which op it was), and 0 on success.
+the 1-based number of the failing access (`checks` says which op it was), -2 after an integer
+division by zero, -1 when an allocation failed, and 0 on success.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ def _affine_c(expr: AffineExpr, operands: list[str]) -> str:
     assert isinstance(expr, AffineBinaryOpExpr)
     lhs, rhs = _affine_c(expr.lhs, operands), _affine_c(expr.rhs, operands)
     return {AffineBinaryOpKind.Add: f"({lhs} + {rhs})", AffineBinaryOpKind.Mul: f"({lhs} * {rhs})",
-            AffineBinaryOpKind.FloorDiv: f"xr_floordiv({lhs}, {rhs})",
-            AffineBinaryOpKind.CeilDiv: f"xr_ceildiv({lhs}, {rhs})",
-            AffineBinaryOpKind.Mod: f"xr_mod({lhs}, {rhs})"}[expr.kind]
+            AffineBinaryOpKind.FloorDiv: f"xr_floordiv({lhs}, {rhs}, &xr_err)",
+            AffineBinaryOpKind.CeilDiv: f"xr_ceildiv({lhs}, {rhs}, &xr_err)",
+            AffineBinaryOpKind.Mod: f"xr_mod({lhs}, {rhs}, &xr_err)"}[expr.kind]
 
 
 def _trip_count(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:

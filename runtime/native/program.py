@@ -66,6 +66,8 @@ class NativeProgram:
         status = self._main((ctypes.c_void_p * max(1, len(pointers)))(*pointers), threads)
         if status == -1:
             raise MemoryError("loops level: memref.alloc failed")
+        if status == -2:  # what Python's // says, as the numpy loops executor raises it
+            raise ZeroDivisionError("integer division or modulo by zero")
         if status:
             raise ExecutionError(f"{self._checks[status - 1]} (native loops executor)")
         return outputs

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/change_ab.py --model onnx:densenet121 [--threads 1,2] [--rounds 30]
         [--off xrelay.runtime.executor.plan.MIN_SPLIT_ELEMENTS=0 ...] [--without-pass PreActivationShift ...]
-        [--threading processes [--both]]
+        [--threading openblas [--both]]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
 bound) twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False
@@ -16,12 +16,8 @@ and planned memory. Both programs share this process: every run of "without" has
 set around it (outside the timing), so a flag read while running sees them too. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the measured
 process (the script re-executes itself without them), as in benchmarks/split_profile.py.
 `--threading MODE`: the change is the executor's `threading` MODE ("with") against "split"
-("without"), the two programs built alike; for "processes" the second process blocks as soon as a
-run ends (`spmd.IDLE_SPIN_S = 0`), so that it does not spin while the other program runs. With
-`--both`, "without" runs in that mode too: the change is only the `--off` flags and passes, measured
-in that mode (each program has its own second process, forked while it is built, and every call
-without the change runs with its flags set, so a flag read while running is the same in both
-processes: a split threshold).
+("without"), the two programs built alike. With `--both`, "without" runs in that mode too: the
+change is only the `--off` flags and passes, measured in that mode.
 """
 
 from __future__ import annotations
@@ -77,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--off", action="append", default=[], help="module.FLAG set to False (module.NAME=VALUE: to VALUE) without the change")
     parser.add_argument("--without-pass", action="append", default=[], help="xrelay.passes class skipped without it")
-    parser.add_argument("--threading", choices=("openblas", "processes"),
+    parser.add_argument("--threading", choices=("openblas",),
                         help="the executor's threading mode with the change (without: split)")
     parser.add_argument("--both", action="store_true", help="without the change also in --threading's mode")
     args = parser.parse_args(argv)
@@ -112,10 +108,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from xrelay.runtime.parallel.threads import set_blas_threads
 
-    if args.threading == "processes":
-        from xrelay.runtime.parallel import spmd
-
-        spmd.IDLE_SPIN_S = 0.0
     both = args.threading if args.both else None
     contenders = {"without": build(args.model, args.off, args.without_pass, both),
                   "with": build(args.model, [], [], both)}

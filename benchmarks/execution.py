@@ -2,7 +2,7 @@
 Runtime and a plain numpy forward; and the loops-level executor.
 
     .venv/bin/python benchmarks/execution.py [--models resnet18,resnet50] [--threads 1,2] [--rounds 8]
-        [--block 3] [--onnx-models squeezenet,resnet50,...] [--threading] [--processes]
+        [--block 3] [--onnx-models squeezenet,resnet50,...] [--threading]
         [--skip-inprocess] [--skip-loops] [--skip-stock]
 
 1. Models (batch 1, 3x224x224, weights bound as constants). Every contender runs in a process of its
@@ -35,13 +35,9 @@ Runtime and a plain numpy forward; and the loops-level executor.
    numpy forward (interleaved blocks, as this benchmark used to do), against its own process.
    `--onnx-models`: the same over ONNX light models (xrelay after opt-level-3 + NHWC, and ONNX
    Runtime on the ONNX model itself). `--threading`: the executor's BLAS threading (worker threads
-   over single-threaded BLAS, OpenBLAS's own threads, or two processes: runtime/parallel/spmd.py), as the
-   machine is and with one core busy. `--processes`: the opt-level-3 + NHWC program also with
-   `threading = "processes"`, as a contender of its own. The other xrelay rows use the thread mode
-   (`threading = "split"`); a program's default (`"auto"`) is that mode for its first
-   `spmd.AUTO_FORK_CALLS - 1` calls and then, on 2 or more threads, the two-process mode: a user
-   calling a program repeatedly on 2 threads gets the `--processes` row ("dflt"); on 1 thread the
-   two rows run the same code.
+   over single-threaded BLAS, or OpenBLAS's own threads), as the machine is and with one core busy.
+   The "opt3" rows are lowered without kernel passes: the executor runs them op by op, so against
+   "build" they show what kernel formation buys.
 2. Loops level: a small conv → bias → relu → max-pool network lowered to scf loops, run by
    xrelay's loops executor (every nest scalar, and nests raised to whole-array numpy) and by xDSL's
    stock interpreter on the same IR; dynamic scalar ops per second (ops executed counted from the
@@ -65,9 +61,7 @@ CONTENDERS = {
     "as-built": "xrelay linalg, as built",
     "opt3": "xrelay linalg, opt-level-3 passes",
     "opt3-nhwc": "xrelay linalg, opt-level-3 + NHWC",
-    "opt3-nhwc-processes": "xrelay opt3+NHWC, 2 processes (dflt)",
     "build": "xrelay.build (opt level 3)",
-    "build-processes": "xrelay.build, 2 processes",
     "numpy": "plain numpy forward",
     "ort": "onnxruntime",
 }
@@ -303,7 +297,7 @@ class Contender:
         bound = bind_params_by_name(module, params)
         self.kind, self.program, self.sessions = kind, None, {}
         threading = "split"
-        for mode in ("openblas", "processes"):  # the same program, BLAS's own threads or two processes
+        for mode in ("openblas",):  # the same program on BLAS's own threads
             if kind.endswith(f"-{mode}"):
                 kind, threading = kind[: -len(mode) - 1], mode
         if kind in ("as-built", "opt3", "opt3-nhwc"):
@@ -396,7 +390,7 @@ def start_workers(kinds, model: str, threads: int) -> dict[str, Worker]:
 
 
 def bench_model(model: str, thread_counts: list[int], rounds: int, block: int,
-                kinds=tuple(k for k in CONTENDERS if not k.endswith("-processes"))) -> None:
+                kinds=tuple(CONTENDERS)) -> None:
     workers = start_workers(list(kinds), model, max(thread_counts))
     try:
         print(f"\n{model}, batch 1, 3x224x224 (contenders in processes of their own, "
@@ -431,8 +425,7 @@ def bench_threading(model: str, threads: int, rounds: int, block: int) -> None:
     """The linalg executor's BLAS threading: `threads` worker threads splitting each big op over
     single-threaded BLAS ("split", the default) against one BLAS call per op on OpenBLAS's own
     `threads` threads ("openblas"); as the machine is, then with one core held by a spinning process."""
-    modes = {"opt3-nhwc": "split over worker threads", "opt3-nhwc-openblas": "OpenBLAS's own threads",
-             "opt3-nhwc-processes": "two processes"}
+    modes = {"build": "split over worker threads", "build-openblas": "OpenBLAS's own threads"}
     workers = start_workers(list(modes), model, threads)
     try:
         for busy in (False, True):
@@ -535,11 +528,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="ONNX light models (squeezenet,resnet50,...) to run after opt-level-3 + NHWC against ORT")
     parser.add_argument("--threading", action="store_true",
                         help="compare the executor's BLAS threading modes, idle and with one core busy")
-    parser.add_argument("--processes", action="store_true",
-                        help="also run the opt-level-3 + NHWC program with threading='processes'")
     parser.add_argument("--kinds", default="",
-                        help="contenders to run (comma-separated, e.g. build,opt3-nhwc,ort; default: all but "
-                             "the -processes ones and build)")
+                        help="contenders to run (comma-separated, e.g. build,opt3-nhwc,ort; default: all)")
     parser.add_argument("--skip-loops", action="store_true")
     parser.add_argument("--skip-stock", action="store_true", help="skip xDSL's (slow) stock interpreter")
     parser.add_argument("--worker", nargs=2, metavar=("CONTENDER", "MODEL"), help=argparse.SUPPRESS)
@@ -549,18 +539,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     thread_counts = [int(t) for t in args.threads.split(",")]
     models = [m for m in args.models.split(",") if m]
-    extra = ("opt3-nhwc-processes",) if args.processes else ()
     chosen = tuple(k for k in args.kinds.split(",") if k)
     unknown = [k for k in chosen if k not in CONTENDERS]
     if unknown:
         raise SystemExit(f"unknown contender(s) {', '.join(unknown)}; expected {', '.join(CONTENDERS)}")
     for model in models:
         bench_model(model, thread_counts, args.rounds, args.block,
-                    kinds=chosen or (*(k for k in CONTENDERS if not k.endswith("-processes") and not k.startswith("build")),
-                                     *extra))
+                    kinds=chosen or tuple(CONTENDERS))
     for name in [m for m in args.onnx_models.split(",") if m]:
         bench_model(f"onnx:{name}", thread_counts, args.rounds, args.block,
-                    kinds=chosen or ("opt3-nhwc", *extra, "ort"))
+                    kinds=chosen or ("build", "opt3-nhwc", "ort"))
     if args.threading:
         bench_threading(models[0] if models else "resnet18", max(thread_counts), args.rounds, args.block)
     if not args.skip_inprocess and models:

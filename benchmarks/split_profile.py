@@ -1,7 +1,7 @@
 """Where a multi-threaded run of the linalg executor does not scale: per kind of step, and per split.
 
     .venv/bin/python benchmarks/split_profile.py [--model resnet18] [--threads 2] [--rounds 20] [--steps 30]
-        [--processes] [--ort]
+        [--ort]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
 bound) and runs it in this process, alternating 1 thread and `--threads` threads round after round
@@ -23,10 +23,6 @@ bound) and runs it in this process, alternating 1 thread and `--threads` threads
   (with `--steps N`, else 20) and its time per op type, to set each step beside ORT's node;
 - whole-run medians: the steps run in program order as above, and the program called as a user
   calls it (which may run independent branches on two threads at once: runtime/executor/schedule.py);
-- with `--processes`, the same program also with `threading = "processes"` (runtime/parallel/spmd.py),
-  called alternately with the thread mode: both medians, and per run how long each process waited
-  at the barriers (rank 1 waiting: rank 0 still busy with its own steps, Python or work it does
-  alone; rank 0 waiting: rank 1's part took longer) and the work rank 0 did alone.
 
 A worker part whose CPU time is well above the calling thread's for the same work ran on a slower
 core (on a shared VM one core may run at 60-70% of the other's speed for minutes). The machine's
@@ -70,9 +66,7 @@ def step_kinds(program) -> list[str]:
                          else "conv + its elementwise tail (fused)")
         elif name in ("DepthwiseStep", "ContractionStep"):  # runtime/kernels/depthwise.py, contraction_plan.py
             kinds.append("structured op (conv, matmul, ...)")
-        elif name == "SplitTail":  # the product with its tail when they split, else the tail alone
-            kinds.append("matmul + its elementwise tail (fused)")
-        elif isinstance(step, FusedTail | TailIntoPad) or name == "ShuffledTail":
+        elif isinstance(step, FusedTail | TailIntoPad):
             kinds.append("elementwise tail (fused, in place)")
         elif isinstance(step, PadStep):
             kinds.append("pad")
@@ -141,15 +135,10 @@ def step_label(step) -> str:
     from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
     from xrelay.runtime.executor.pad_step import PadStep
     from xrelay.runtime.executor.plan import FusedTail
-    from xrelay.runtime.kernels.shuffle_tail import ShuffledTail
 
     def dims(shape) -> str:
         return "x".join(str(n) for n in shape)
 
-    if type(step).__name__ == "SplitTail":  # runtime/kernels/contraction_tail.py
-        return f"grouped 1x1 conv + {step_label(step.tail.step)}"
-    if isinstance(step, ShuffledTail):
-        return f"tail of {len(step.tail.members)} ops {dims(step.tail.result.type.get_shape())} +shuffled pad"
     if isinstance(step, TailIntoPad):
         return f"{step_label(step.tail)} +pad"
     if isinstance(step, FusedTail):
@@ -162,14 +151,11 @@ def step_label(step) -> str:
         return f"tail {'+'.join(names)} {dims(step.members[-1][0].op.results[0].type.get_shape())}"
     if isinstance(step, PadStep):
         return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
-    if type(step).__name__ == "LanePhase":
-        return lanes_label(step)
     if type(step).__name__ == "DepthwiseStep":  # runtime/kernels/depthwise.py
         merged = type(step.merged).__name__ == "MergedDepthwise"
         return f"depthwise conv, {'merged' if merged else 'window'} einsum, {step.macs} MACs"
     if type(step).__name__ == "ContractionStep":  # runtime/kernels/contraction_plan.py
-        return (f"matmul {dims(step.planned.shape)} (batch x rows x cols)"
-                + (" (at its tail's step when they split)" if step.tail is not None else ""))
+        return f"matmul {dims(step.planned.shape)} (batch x rows x cols)"
     if not isinstance(step, ConvStep):
         return plain_step_label(step)
     g, op = step.geometry, step.op
@@ -178,13 +164,8 @@ def step_label(step) -> str:
     f, c, kh, kw = (weight[a] for a in g.weight_axes)
     n, _, oh, ow = (out[a] for a in g.out_axes)
     label = f"conv {kh}x{kw}/{g.strides[0]} {c}->{f} out {oh}x{ow}"
-    return (label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
-            + (" +pool" if step.pool is not None else "") + (" +tail +pad" if getattr(step, "after", None) else ""))
+    return label + (" +tail" if step.tail is not None else "") + (" +pad" if step.pad is not None else "")
 
-
-def lanes_label(step) -> str:
-    """A lane phase (runtime/parallel/spmd_lanes.py): how many steps each lane runs."""
-    return f"lanes of {len(step.lanes[0])} | {len(step.lanes[1])} steps"
 
 
 def plain_step_label(step) -> str:
@@ -287,7 +268,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="the thread count compared with 1 (at least 2)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--steps", type=int, default=0, help="also list the N slowest steps (per-step medians)")
-    parser.add_argument("--processes", action="store_true", help="also profile threading='processes'")
     parser.add_argument("--ort", action="store_true", help="also print ONNX Runtime's per-node profile")
     parser.add_argument("--ort-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -352,102 +332,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  splits on {args.threads} threads: {splits / args.rounds:.0f} per run; per run, summed over them:")
     for name, value in totals.items():
         print(f"    {name:40s} {value / args.rounds:8.2f} ms")
-    if args.processes:
-        from spmd_step_profile import StepClock
-
-        clock = StepClock(max_runs=2 * args.rounds + 8) if args.steps else None
-        if clock is not None:
-            clock.install()  # before the fork: the second process records into the same table
-        try:
-            processes = Contender("opt3-nhwc-processes", args.model)
-            profile_processes(processes, program, data, args.threads, args.rounds, args.steps, clock)
-        finally:
-            if clock is not None:
-                clock.uninstall()
     if args.ort:
         print_ort_profile(args.model, [1, args.threads], max(args.rounds, 10), args.steps or 20)
     return 0
 
-
-def profile_processes(contender, program, data, threads: int, rounds: int, top: int = 0, clock=None) -> None:
-    """The thread mode against the two-process mode, alternating, and the barrier waits per run;
-    with `top`, the `top` slowest steps of rank 0 in the two-process mode (`time_rank0_steps`), and
-    with a `spmd_step_profile.StepClock` installed when `contender` was built, per step on both ranks."""
-    from xrelay.runtime.parallel.threads import set_blas_threads
-
-    set_blas_threads(threads)
-    processes = contender.program
-    processes(data)
-    group = processes._processes
-    originals = [getattr(step, "_step", step) for step in processes.steps]  # (a StepClock's wrappers)
-    per_step = time_rank0_steps(processes, group) if top else None
-    group.stats()
-    first_run = group.runs + 1
-    times: dict[str, list[float]] = {"threads": [], "processes": []}
-    loads = [os.getloadavg()[0]]
-    for r in range(rounds):
-        for name in (("threads", "processes") if r % 2 == 0 else ("processes", "threads")):
-            start = time.perf_counter()
-            (program if name == "threads" else processes)(data)
-            times[name].append(time.perf_counter() - start)
-    loads.append(os.getloadavg()[0])
-    stats = group.stats()
-    ratio = statistics.median(p / t for t, p in zip(times["threads"], times["processes"]))
-    print(f"  threading='processes' ({len(group.spmd_steps)} of {len(processes.schedule.body)} steps on both "
-          f"processes), {rounds} rounds alternating with the thread mode, load {min(loads):.1f}-{max(loads):.1f}: "
-          f"{statistics.median(times['threads']) * 1e3:.2f} ms against "
-          f"{statistics.median(times['processes']) * 1e3:.2f} ms (median per-round ratio {ratio:.3f}); per run:")
-    for rank in (0, 1):
-        print(f"    rank {rank} waited at barriers {stats[f'rank {rank} waited ns'] / rounds / 1e6:6.2f} ms "
-              f"({stats[f'rank {rank} waits'] / rounds:.0f} waits)")
-    print(f"    rank 0 alone on the steps both run {stats['rank 0 alone ns'] / rounds / 1e6:6.2f} ms")
-    if per_step is not None:
-        print_rank0_steps(originals, group, per_step, top)
-    if clock is not None:
-        clock.report([step_label(step) for step in originals], range(first_run, group.runs + 1), top)
-
-
-def time_rank0_steps(program, group) -> dict[int, list[tuple[int, int]]]:
-    """Wrap rank 0's steps of a forked two-process `program` (rank 1 keeps the unwrapped list it
-    inherited) so each run records, per step, its wall time and rank 0's barrier wait inside it
-    (ns): `{step: [(wall, waited), ...]}`."""
-    from xrelay.runtime.parallel.spmd import WAITED
-
-    ctl, times = group.ctl, defaultdict(list)
-
-    def timed(index, step):
-        def run(env):
-            start, waited = time.perf_counter_ns(), ctl[WAITED[0]]
-            step(env)
-            times[index].append((time.perf_counter_ns() - start, ctl[WAITED[0]] - waited))
-        return run
-
-    program.steps[:] = [timed(i, step) for i, step in enumerate(program.steps)]
-    return times
-
-
-def print_rank0_steps(steps: list, group, per_step: dict, top: int) -> None:
-    """Rank 0's `steps` in the two-process mode: the time in steps both processes run and in steps
-    rank 0 runs alone (whose time rank 1 spends waiting), and the `top` slowest steps (a step run
-    inside a lane phase, runtime/parallel/spmd_lanes.py, counts only as part of its phase)."""
-    originals = steps
-    both = set(group.spmd_steps)
-    medians = {i: (statistics.median(w for w, _ in runs) / 1e6, statistics.median(d for _, d in runs) / 1e6)
-               for i, runs in per_step.items() if i in set(group.body)}
-    for label, chosen in (("steps both processes run", both), ("steps rank 0 runs alone", set(medians) - both)):
-        print(f"    {label:40s} {len(chosen):4d} steps {sum(medians[i][0] for i in chosen):8.2f} ms "
-              f"(of which rank 0 waiting {sum(medians[i][1] for i in chosen):6.2f} ms)")
-    alone = defaultdict(lambda: [0, 0.0])
-    for i in set(medians) - both:
-        kind = step_label(originals[i]).split(" ")[0] or function_name(originals[i])
-        alone[kind][0] += 1
-        alone[kind][1] += medians[i][0]
-    print("    rank 0 alone, per kind: " + ", ".join(f"{k} {n} x {t:.2f} ms" for k, (n, t) in
-                                                     sorted(alone.items(), key=lambda kv: -kv[1][1]) if t >= 0.01))
-    print(f"    the {top} slowest steps on rank 0 (median ms: wall, waiting at barriers; both/alone):")
-    for i in sorted(medians, key=lambda i: -medians[i][0])[:top]:
-        label = step_label(originals[i]) or function_name(originals[i])
-        print(f"      step {i:4d} {medians[i][0]:7.3f} {medians[i][1]:7.3f}  {'both ' if i in both else 'alone'} {label}")
 
 
 if __name__ == "__main__":

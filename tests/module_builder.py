@@ -52,3 +52,13 @@ class RandomGraph:
 
     def op(self, name, *operands, **attrs):
         return self.b.op(nn.OPS[name], *operands, **attrs).results[0]
+
+
+def formed(module: ModuleOp) -> ModuleOp:
+    """`module` (linalg on tensors) after `xrelay.build`'s kernel phase (form-kernels,
+    choose-conv-algorithm): what the executor fuses, it fuses inside the kernels these passes form."""
+    from xrelay.passes.build import kernel_passes
+
+    for kernel_pass in kernel_passes():
+        module = kernel_pass(module)
+    return module

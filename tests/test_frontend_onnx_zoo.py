@@ -102,29 +102,3 @@ def test_light_model_with_random_weights_matches_onnxruntime(name, stage):
         assert close(actual, expected), f"max error {np.max(np.abs(actual - expected))}"
 
 
-def test_inception_v2_in_two_processes_equals_threads(blas_workers):
-    """The default two-process mode (from a program's third call on 2 threads) gives the thread mode's
-    answer on Inception v2, whose branches `spmd_lanes` runs one per process (it once gave 0.0129
-    off on the softmax output while the pads kept borders of the memory plan before the lanes')."""
-    from xrelay.runtime.parallel import spmd
-    from xrelay.runtime.parallel import spmd_lanes
-    from xrelay.runtime.executor.linalg_exec import compile_linalg
-
-    if spmd.why_not_platform() is not None:
-        pytest.skip("no two-process mode here")
-    blas_workers(2)
-    _, inputs, expected = prepared("inception_v2")
-    program = compile_linalg(lower(optimised("inception_v2"), to="linalg"))
-    (data,) = inputs.values()
-    try:
-        program.threading = "split"
-        threads = np.array(program(data)[0], copy=True)
-        assert close(threads, expected)
-        program.threading = "processes"
-        for _ in range(3):
-            np.testing.assert_allclose(program(data)[0], threads, rtol=1e-5, atol=1e-6)
-        # its ten Inception modules' branches ran as lanes
-        laned = [i for i in program._processes.body if isinstance(program.steps[i], spmd_lanes.LanePhase)]
-        assert len(laned) >= 5
-    finally:
-        program.close()

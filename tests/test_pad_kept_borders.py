@@ -6,7 +6,7 @@ shown to need the fills it keeps (all pads marked kept: NaN)."""
 from __future__ import annotations
 
 import numpy as np
-from module_builder import make_module
+from module_builder import formed, make_module
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
@@ -57,7 +57,7 @@ def test_kept_borders_are_the_fills_of_the_pad_before():
     channels = 6
     x = RNG.standard_normal((1, 10, 9, channels)).astype(np.float32)
     weights = [RNG.standard_normal((3, 3, 1, channels)).astype(np.float32) for _ in STRIDES]
-    program = LinalgProgram(lower(chain(x.shape, weights), to="linalg"))
+    program = LinalgProgram(formed(lower(chain(x.shape, weights), to="linalg")))
     kept = [p.border_kept for p in pads(program)]
     assert len(kept) == len(STRIDES)
     # The first pad of each shape fills; the later ones of a shape keep what the one before filled
@@ -74,7 +74,7 @@ def test_a_pad_marked_kept_without_the_fill_before_reads_garbage():
     channels = 6
     x = RNG.standard_normal((1, 10, 9, channels)).astype(np.float32)
     weights = [RNG.standard_normal((3, 3, 1, channels)).astype(np.float32) for _ in STRIDES]
-    program = LinalgProgram(lower(chain(x.shape, weights), to="linalg"))
+    program = LinalgProgram(formed(lower(chain(x.shape, weights), to="linalg")))
     for p in pads(program):
         p.border_kept = True
     poison(program)

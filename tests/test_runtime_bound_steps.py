@@ -4,8 +4,7 @@ changed arguments, on one thread (the bound body) and two (the steps), with the 
 
 import numpy as np
 import pytest
-from module_builder import make_module
-from test_runtime_shuffle_tail import case, reference, unit_head
+from module_builder import formed, make_module
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
@@ -13,6 +12,55 @@ from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.parallel.threads import set_blas_threads
 
 RNG = np.random.default_rng(131)
+
+
+def unit_head(x_shape, w_hwio, bias, dw_hwio, groups, stride, residual=False, shuffle_read_twice=False):
+    """conv2d(groups, NHWC) -> bias_add -> relu [-> + x] -> reshape / transpose / reshape (a channel shuffle)
+    -> depthwise 3x3 conv (padding 1); with `shuffle_read_twice` the shuffle's input is also returned."""
+
+    def body(values, emit):
+        y = emit(nn.make("nn.conv2d", [values["x"], emit(nn.ConstantOp(w_hwio))], groups=groups,
+                         data_layout="NHWC", kernel_layout="HWIO"))
+        y = emit(nn.make("nn.bias_add", [y, emit(nn.ConstantOp(bias))], axis=3))
+        r = emit(nn.make("nn.relu", [y]))
+        if residual:
+            r = emit(nn.make("nn.add", [r, values["x"]]))
+        shape = list(r.type.get_shape())
+        s = emit(nn.make("nn.reshape", [r], newshape=shape[:3] + [groups, shape[3] // groups]))
+        t = emit(nn.make("nn.transpose", [s], axes=[0, 1, 2, 4, 3]))
+        m = emit(nn.make("nn.reshape", [t], newshape=shape))
+        d = emit(nn.make("nn.conv2d", [m, emit(nn.ConstantOp(dw_hwio))], groups=shape[3], strides=[stride, stride],
+                         padding=[1, 1, 1, 1], data_layout="NHWC", kernel_layout="HWIO"))
+        return [d, r] if shuffle_read_twice else [d]
+
+    return make_module({"x": x_shape}, body)
+
+
+def reference(x, w_gcf, bias, dw, groups, stride, residual=False):
+    """The unit head in float64 numpy: grouped 1x1 conv, bias, ReLU, shuffle, depthwise conv."""
+    n, h, w, _ = x.shape
+    g, c, f = w_gcf.shape
+    y = np.einsum("nhwgc,gcf->nhwgf", x.reshape(n, h, w, g, c).astype(np.float64), w_gcf).reshape(n, h, w, g * f)
+    r = np.maximum(y + bias, 0) + (x if residual else 0)
+    channels = g * f
+    shuffled = r[..., [(s % groups) * (channels // groups) + s // groups for s in range(channels)]]
+    padded = np.pad(shuffled, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    oh, ow = (h - 1) // stride + 1, (w - 1) // stride + 1
+    out = np.zeros((n, oh, ow, channels))
+    for kh in range(3):
+        for kw in range(3):
+            out += padded[:, kh:kh + stride * (oh - 1) + 1:stride, kw:kw + stride * (ow - 1) + 1:stride] * dw[kh, kw]
+    return out
+
+
+def case(groups, group_channels, h, w, residual=False):
+    channels = groups * group_channels
+    x = RNG.standard_normal((1, h, w, channels)).astype(np.float32)
+    w_gcf = RNG.standard_normal((groups, group_channels, group_channels)).astype(np.float32)
+    hwio = w_gcf.transpose(1, 0, 2).reshape(1, 1, group_channels, channels)
+    bias = RNG.standard_normal(channels).astype(np.float32)
+    dw = RNG.standard_normal((3, 3, channels)).astype(np.float32)
+    return x, w_gcf, hwio, bias, dw
 
 
 def bound_calls(program: LinalgProgram) -> int:
@@ -28,7 +76,7 @@ def test_the_unit_head_runs_its_kept_calls_on_one_thread_and_matches_numpy(group
                                                                            residual):
     x, w_gcf, hwio, bias, dw = case(groups, group_channels, h, w, residual)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), groups, stride, residual), to="linalg")
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     set_blas_threads(1)
     try:
         for run in range(6):
@@ -88,7 +136,7 @@ def test_grouped_convolutions_and_their_tail_run_their_kept_calls_and_match_nump
     answers follow new arguments and arguments changed in place; a step reading the argument (the
     first ReLU, the residual add) is not bound."""
     x, w_gcf, _, bias, module = chain_case()
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     set_blas_threads(1)
     for run in range(5):
         (got,) = program(x)
@@ -109,7 +157,7 @@ def test_a_program_planned_again_makes_its_bound_body_anew():
     from xrelay.runtime.executor.memory_plan import plan_memory
 
     x, w_gcf, _, bias, module = chain_case(2, 3, 4, 3)
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     set_blas_threads(1)
     expected = grouped_chain_reference(x, w_gcf, bias)
     for _ in range(2):

@@ -3,6 +3,7 @@ convolutions in both layouts and dense layers, against einsum references written
 the general `contract` path."""
 
 import numpy as np
+from module_builder import formed
 import pytest
 from op_levels import single_op_module
 
@@ -46,7 +47,7 @@ def test_grouped_1x1_conv(no_general_path, layout, groups, channels, filters, si
                    to="linalg")
     set_blas_threads(threads)
     try:
-        (got,) = LinalgProgram(module)()
+        (got,) = LinalgProgram(formed(module))()
     finally:
         set_blas_threads(1)
     expected = grouped_1x1_reference(x, w_groups)
@@ -58,7 +59,7 @@ def test_grouped_1x1_conv(no_general_path, layout, groups, channels, filters, si
 def test_dense(no_general_path):
     x, w = RNG.standard_normal((3, 20)).astype(np.float32), RNG.standard_normal((7, 20)).astype(np.float32)
     module = lower(single_op_module("nn.dense", [x, w], {}), to="linalg")
-    (got,) = LinalgProgram(module)(x, w)
+    (got,) = LinalgProgram(formed(module))(x, w)
     np.testing.assert_allclose(got, x.astype(np.float64) @ w.T, rtol=1e-5, atol=1e-5)
 
 
@@ -79,7 +80,7 @@ def test_planned_program_reuses_matrices_only_when_they_view_the_arrays(no_gener
     kernel = np.ascontiguousarray(weight.transpose(2, 3, 1, 0) if layout == "NHWC" else weight)
     module = lower(single_op_module("nn.conv2d", [x.transpose(to_layout), kernel],
                                     dict(groups=groups, strides=(stride, stride), **attrs), constants=False), to="linalg")
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     made = []
     original = affine_views.LoopView.__call__
     monkeypatch.setattr(affine_views.LoopView, "__call__", lambda self, *a, **k: made.append(1) or original(self, *a, **k))

@@ -3,6 +3,7 @@
 channels-first, a channel multiplier, channels it cannot merge) still run right by the other paths."""
 
 import numpy as np
+from module_builder import formed
 import pytest
 
 from xrelay.dialects import nn
@@ -82,7 +83,7 @@ def merged_calls(monkeypatch):
 def test_stride_1_nhwc_merges_rows(merged_calls, size, channels, padding, dilation):
     weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)  # HWIO, one input channel per group
     x_shape = (1, *size, channels)
-    program = LinalgProgram(depthwise_module(x_shape, weight, "NHWC", padding=padding, dilation=(dilation, dilation)))
+    program = LinalgProgram(formed(depthwise_module(x_shape, weight, "NHWC", padding=padding, dilation=(dilation, dilation))))
     for _ in range(3):  # planned buffers: later runs reuse the merged views, and see new contents
         x = RNG.standard_normal(x_shape).astype(np.float32)
         (got,) = program(x)
@@ -101,7 +102,7 @@ def test_the_merged_einsum_runs_over_chunks_of_columns(width, channels, tile_byt
     monkeypatch.setattr(depthwise, "TILE_BYTES", tile_bytes)
     weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
     x_shape = (1, 5, width, channels)
-    program = LinalgProgram(depthwise_module(x_shape, weight, "NHWC", padding=(1, 1, 1, 1)))
+    program = LinalgProgram(formed(depthwise_module(x_shape, weight, "NHWC", padding=(1, 1, 1, 1))))
     (step,) = [s for s in program.steps if isinstance(s, depthwise.DepthwiseStep)]
     assert step.merged.chunk == chunk
     for _ in range(3):
@@ -115,7 +116,7 @@ def test_strided_or_multiplied_depthwise_is_left_to_the_window_einsum(merged_cal
     channels = 12
     weight = RNG.standard_normal((3, 3, 1, channels * multiplier)).astype(np.float32)
     x = RNG.standard_normal((1, 11, 10, channels)).astype(np.float32)
-    program = LinalgProgram(depthwise_module(x.shape, weight, "NHWC", padding=(1, 1, 1, 1), strides=(stride, stride)))
+    program = LinalgProgram(formed(depthwise_module(x.shape, weight, "NHWC", padding=(1, 1, 1, 1), strides=(stride, stride))))
     (got,) = program(x)
     # HWIO output channel c * M + m reads input channel c.
     expected = reference_nhwc(x, weight.reshape(3, 3, channels, multiplier), stride, (1, 1, 1, 1), 1)
@@ -127,7 +128,7 @@ def test_channels_first_depthwise_is_left_alone(merged_calls):
     channels = 8
     weight = RNG.standard_normal((channels, 1, 3, 3)).astype(np.float32)  # OIHW
     x = RNG.standard_normal((1, channels, 9, 7)).astype(np.float32)
-    (got,) = LinalgProgram(depthwise_module(x.shape, weight, "NCHW", padding=(1, 1, 1, 1)))(x)
+    (got,) = LinalgProgram(formed(depthwise_module(x.shape, weight, "NCHW", padding=(1, 1, 1, 1))))(x)
     expected = reference_nhwc(x.transpose(0, 2, 3, 1), weight.transpose(2, 3, 0, 1), 1, (1, 1, 1, 1), 1)
     np.testing.assert_allclose(got, expected.transpose(0, 3, 1, 2), rtol=1e-5, atol=1e-5)
     assert merged_calls == []

@@ -7,15 +7,14 @@ wrong)."""
 from __future__ import annotations
 
 import numpy as np
+from module_builder import formed
 import pytest
-from test_runtime_spmd_steps import skipping_rank_1_parts
 
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
 from xrelay.runtime.kernels import depthwise
 from xrelay.runtime.kernels import linalg_conv
-from xrelay.runtime.parallel import spmd
 from xrelay.runtime.kernels.depthwise import DepthwiseStep
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
@@ -50,7 +49,7 @@ def test_the_step_in_row_parts_matches_numpy(threads, tile_bytes, blas_workers, 
     monkeypatch.setattr(depthwise, "MIN_SPLIT_MACS", 0)  # the thread mode splits too
     monkeypatch.setattr(depthwise, "TILE_BYTES", tile_bytes)
     module, x, weight = depthwise_case()
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     program.threading = "split"  # the thread mode ("auto" would fork at the third call)
     step = depthwise_step(program)
     parts = []
@@ -79,7 +78,7 @@ def test_a_tap_contraction_step_in_row_parts_matches_numpy(stride, h, w, channel
     monkeypatch.setattr(depthwise, "MIN_SPLIT_MACS", 0)
     monkeypatch.setattr(depthwise, "MAX_CHANNELS", max_channels)
     module, x, weight = depthwise_case(h, w, channels, stride, batch)
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     program.threading = "split"
     step = depthwise_step(program)
     assert not isinstance(step.merged, depthwise.MergedDepthwise)  # linalg_conv.tap_contraction's einsum
@@ -100,52 +99,10 @@ def test_a_tap_contraction_step_in_row_parts_matches_numpy(stride, h, w, channel
 
 def test_an_unplanned_program_runs_the_step_whole():
     module, x, weight = depthwise_case()
-    program = LinalgProgram(module, plan=False)
+    program = LinalgProgram(formed(module), plan=False)
     for _ in range(2):
         np.testing.assert_allclose(program(x)[0], reference(x, weight), rtol=1e-5, atol=1e-5)
     assert depthwise_step(program).merged.rows([None], None) is None
 
 
-def check_on_both_processes(module, x: np.ndarray, reference, kind: type, monkeypatch) -> None:
-    """`module` (one input) in the two-process mode: over three calls (the first forks, then new
-    inputs) it matches `reference(x)`, its step of `kind` runs on both processes, and with the second
-    process skipping its parts the answer is wrong."""
-    program = LinalgProgram(module)
-    program.threading = "processes"
-    try:
-        index = next(i for i, step in enumerate(program.steps) if isinstance(step, kind))
-        for _ in range(3):
-            x = x * 2 - 1
-            np.testing.assert_allclose(program(x)[0], reference(x), rtol=1e-4, atol=1e-4)
-        assert index in program._processes.spmd_steps
-    finally:
-        program.close()
-    skipping_rank_1_parts(monkeypatch)
-    skipped = LinalgProgram(module)
-    skipped.threading = "processes"
-    try:
-        skipped(x)  # the first call runs in one process, then forks
-        other = x * 3
-        assert not np.allclose(skipped(other)[0], reference(other), rtol=1e-4, atol=1e-4)
-    finally:
-        skipped.close()
 
-
-@pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
-def test_the_step_runs_on_both_processes(blas_workers, monkeypatch):
-    blas_workers(2)
-    monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
-    module, x, weight = depthwise_case(h=10, w=6, channels=16)
-    monkeypatch.setattr(depthwise, "TILE_BYTES", 3 * 16 * 9 * 4)  # chunks of 3 columns
-    check_on_both_processes(module, x, lambda x: reference(x, weight), DepthwiseStep, monkeypatch)
-
-
-@pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
-@pytest.mark.parametrize("stride, h, w, channels, batch, max_channels", TAP_CASES[:1] + TAP_CASES[2:3])
-def test_a_tap_contraction_step_runs_on_both_processes(stride, h, w, channels, batch, max_channels, blas_workers,
-                                                       monkeypatch):
-    blas_workers(2)
-    monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
-    monkeypatch.setattr(depthwise, "MAX_CHANNELS", max_channels)
-    module, x, weight = depthwise_case(h, w, channels, stride, batch)
-    check_on_both_processes(module, x, lambda x: reference(x, weight, stride), DepthwiseStep, monkeypatch)

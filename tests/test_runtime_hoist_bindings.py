@@ -4,12 +4,11 @@ of every step leaves equal the hoisted ones; a reshape that copies stays in the 
 
 import numpy as np
 import pytest
-from module_builder import make_module
-from test_runtime_shuffle_tail import case, reference, unit_head
+from module_builder import formed, make_module
+from test_runtime_bound_steps import case, reference, unit_head
 
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime.parallel import spmd
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.parallel.threads import set_blas_threads
 
@@ -64,7 +63,7 @@ def check_hoisted_bindings(program: LinalgProgram, x: np.ndarray) -> int:
 def test_the_unit_head_hoists_its_views_and_matches_numpy(groups, group_channels, h, w, stride, residual, threads):
     x, w_gcf, hwio, bias, dw = case(groups, group_channels, h, w, residual)
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), groups, stride, residual), to="linalg")
-    hoisted = LinalgProgram(module)
+    hoisted = LinalgProgram(formed(module))
     # The shuffle's reshapes and the dropped fills' aliases run once, at bind time: only the
     # argument's transpose (it reads the argument) is left binding in the body.
     assert len(hoisted_steps(hoisted)) >= 4
@@ -109,7 +108,7 @@ def test_a_residual_unit_with_views_of_results_matches_numpy():
     x = RNG.standard_normal((n, h, w, c)).astype(np.float32)
     w1, w2 = (RNG.standard_normal((1, 1, c, c)).astype(np.float32) for _ in range(2))
     module = lower(residual_unit(x.shape, w1, w2), to="linalg")
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     assert hoisted_steps(program)
     for _ in range(3):
         y = np.maximum(np.einsum("nhwc,cf->nhwf", x.astype(np.float64), w1[0, 0]), 0)
@@ -124,35 +123,6 @@ def test_a_residual_unit_with_views_of_results_matches_numpy():
     last_view = max(i for i in steps if getattr(program.steps[i], "binding", False))
     assert last_view in program.schedule.body
 
-
-@pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
-def test_hoisted_bindings_follow_the_plan_into_the_two_processes(blas_workers, monkeypatch):
-    """The two-process mode moves the planned arrays into shared memory and binds the prologue again:
-    the hoisted views are made anew of the moved arrays (spmd.CHECK_BINDINGS checks every run's)."""
-    blas_workers(2)
-    monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
-    x, w_gcf, hwio, bias, dw = case(3, 8, 14, 12, True)
-    module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), 3, 1, True), to="linalg")
-    program = LinalgProgram(module)
-    program.threading = "processes"
-    try:
-        for _ in range(3):
-            (got,) = program(x)
-            np.testing.assert_allclose(got, reference(x, w_gcf, bias, dw, 3, 1, True), rtol=1e-4, atol=1e-4)
-            x = RNG.standard_normal(x.shape).astype(np.float32)
-        assert program._processes and hoisted_steps(program)
-        lo, hi = program._processes.bounds
-        bound = program._bound
-        for index in hoisted_steps(program):  # views of the arrays bound now, planned ones in the shared mapping
-            access = program.accesses[index]
-            for s in access.binds:
-                value = bound[s]
-                assert any(np.may_share_memory(value, bound[r]) for r in access.reads)
-                k = program.memory.storage.get(s)
-                if k is not None and program.plan.block_of[k] >= 0:
-                    assert lo <= value.__array_interface__["data"][0] < hi
-    finally:
-        program.close()
 
 
 @pytest.mark.zoo
@@ -172,7 +142,7 @@ def test_shufflenet_hoists_every_binding_but_the_arguments_and_binds_as_a_full_r
              passes.MaxPoolFirst(), passes.PoolAfterPointwiseConv(), passes.ShuffleIntoConv(),
              passes.PreActivationShift()])(bind_params_by_name(module, params))
         graph = transform.Sequential([passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)
-    program = LinalgProgram(lower(graph, to="linalg"))
+    program = LinalgProgram(formed(lower(graph, to="linalg")))
     (x,) = zoo_inputs(proto).values()
     assert binding_steps_in_body(program) <= 1 and len(hoisted_steps(program)) > 250
     assert check_hoisted_bindings(program, x) > 250

@@ -6,14 +6,13 @@ threads and in two processes; arrays that change (a pad buffer, a tail's operand
 from __future__ import annotations
 
 import numpy as np
+from module_builder import formed
 import pytest
 from xdsl.parser import Parser
 
 from tests.test_runtime_conv_epilogue import expected_outputs, source
 from tests.test_runtime_tail_into_pad import source as tail_into_pad_source
 from xrelay.dialects import make_context
-from xrelay.runtime.parallel import spmd
-from xrelay.runtime.parallel import spmd_fallback
 from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
@@ -24,7 +23,7 @@ def conv_program(relu_also_returned: bool, winograd: bool, plan: bool = True):
     w = rng.standard_normal((3, 3, c, f)).astype(np.float32)
     bias = rng.standard_normal((1, 1, 1, f)).astype(np.float32)
     text = source(h, c, f, w if winograd else None, bias, relu_also_returned)
-    program = LinalgProgram(Parser(make_context(), text).parse_module(), plan=plan)
+    program = LinalgProgram(formed(Parser(make_context(), text).parse_module()), plan=plan)
     (step,) = [s for s in program.steps if isinstance(s, ConvStep)]
     assert step.tail is not None and step.pad is not None and step.pad_only_reader is not relu_also_returned
 
@@ -91,7 +90,7 @@ def test_conv_step_makes_a_new_epilogue_for_new_arrays(blas_workers):
 
 def test_tail_into_pad_reuses_its_views_for_new_inputs(blas_workers):
     shape, low, high = (1, 9, 7, 16), (0, 1, 2, 0), (0, 1, 1, 0)
-    program = LinalgProgram(Parser(make_context(), tail_into_pad_source(shape, 3, low, high, False)).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), tail_into_pad_source(shape, 3, low, high, False)).parse_module()))
     program.threading = "split"
     (step,) = [s for s in program.steps if isinstance(s, TailIntoPad)]
     blas_workers(1)
@@ -108,23 +107,3 @@ def test_tail_into_pad_reuses_its_views_for_new_inputs(blas_workers):
     assert kept[0][1][1] is kept[0][0][1]  # writing into the kept interior
 
 
-@pytest.mark.skipif(spmd.why_not_platform() is not None, reason="no two-process mode here")
-def test_kept_epilogues_in_two_processes(blas_workers, monkeypatch):
-    """Both processes keep their epilogues (each its own copy, made in the first run before the fork
-    or in its own first run) and compute the answer for new inputs, split by rows."""
-    monkeypatch.setattr(spmd_fallback, "STARVED_SHARE", float("inf"))
-    from xrelay.runtime.kernels import linalg_conv
-
-    monkeypatch.setattr(linalg_conv, "PROCESSES_MIN_SPLIT_MACS", 0)
-    program, step, inputs, expected = conv_program(relu_also_returned=True, winograd=True)
-    program.threading = "processes"
-    blas_workers(2)
-    try:
-        for seed in range(4):
-            args = inputs(seed)
-            for got, want in zip(program(*args), expected(args), strict=True):
-                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-        assert program.steps.index(step) in program._processes.spmd_steps
-        assert step.kept is not None
-    finally:
-        program.close()

@@ -7,6 +7,7 @@ against numpy written here), and the planned memory is checked against the block
 from __future__ import annotations
 
 import numpy as np
+from module_builder import formed
 from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
@@ -43,7 +44,7 @@ def program(body: str, results: list[str], result_types: list[str] | None = None
 func.func @main(%x: {T}) -> ({", ".join(result_types)}) {{{body}
   func.return {", ".join("%" + r for r in results)} : {", ".join(result_types)}
 }}"""
-    return LinalgProgram(Parser(make_context(), source).parse_module(), plan=plan)
+    return LinalgProgram(formed(Parser(make_context(), source).parse_module()), plan=plan)
 
 
 X = np.arange(32, dtype=np.float32).reshape(4, 8) / 8 - 1

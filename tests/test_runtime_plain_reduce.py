@@ -6,6 +6,7 @@ before each run (an output the dropped fill left unwritten shows up), the path c
 compiled op and the fills' steps counted."""
 
 import numpy as np
+from module_builder import formed
 import pytest
 
 from xrelay.dialects import nn
@@ -36,7 +37,7 @@ def test_global_average_pool_is_one_reduce(shape, layout):
     x = RNG.standard_normal(shape).astype(np.float32)
     axes = (1, 2) if layout == "NHWC" else (2, 3)
     want = x.astype(np.float64).mean(axis=axes, keepdims=True)
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     for scale in (1.0, -3.0):  # again on the same planned buffers
         poison(program)
         np.testing.assert_allclose(program(x * np.float32(scale))[0], want * scale, rtol=1e-5, atol=1e-6)
@@ -63,7 +64,7 @@ def test_softmax_reductions_are_plain_and_right():
     x = RNG.standard_normal((3, 40)).astype(np.float32)
     module = module_of(nn.SoftmaxOp, x.shape)
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     for scale in (1.0, 0.5):
         poison(program)
         y = e ** scale

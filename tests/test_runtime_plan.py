@@ -5,6 +5,7 @@ broadcasts (a bias) and chains writing in place."""
 from __future__ import annotations
 
 import numpy as np
+from module_builder import formed
 import pytest
 from xdsl.parser import Parser
 
@@ -69,7 +70,7 @@ def test_split_and_fused_elementwise_steps_match_numpy(threads, blas_workers):
     bias = rng.standard_normal(8).astype(np.float32)
     expected = np.zeros((1, 66, 68, 8), np.float32)
     expected[:, 1:65, 1:67] = np.maximum(2 * x + bias, 0)
-    program = LinalgProgram(Parser(make_context(), SOURCE).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()))
     tails = [step for step in program.steps if isinstance(step, FusedTail)]
     # x*2, +bias and ReLU write over one buffer: one tail of three; the fill and the padded copy
     # (whose loops differ from the fill's) are tails of one each.
@@ -120,7 +121,7 @@ def test_im2col_conv_split_by_output_rows_accumulates_into_its_init(threads, bla
     w = rng.standard_normal((5, 5, 3, 64)).astype(np.float32)
     expected = conv_reference(x, w, 2, 1.0)
     assert expected.shape == (2, 30, 30, 64)
-    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 1.0)).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 1.0)).parse_module()))
     blas_workers(threads)
     np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
 
@@ -141,7 +142,7 @@ def test_big_im2col_conv_runs_in_row_blocks(threads, monkeypatch, blas_workers):
     x = rng.standard_normal((2, 64, 64, 3)).astype(np.float32)
     w = rng.standard_normal((5, 5, 3, 64)).astype(np.float32)
     expected = conv_reference(x, w, 2, 1.0)
-    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 1.0)).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 1.0)).parse_module()))
     blas_workers(threads)
     np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
     assert sorted(copies) == ([2] * 15 if threads == 1 else [1, 1] + [2] * 14)  # 2 threads: parts of 15 rows
@@ -165,7 +166,7 @@ def test_im2col_conv_keeps_its_views_while_given_the_same_arrays(threads, init, 
     w = rng.standard_normal((3, 3, 5, 7)).astype(np.float32)
     text = conv_nhwc_hwcf(x.shape, w.shape, 2, init)
     blas_workers(threads)
-    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), text).parse_module()))
     np.testing.assert_allclose(program(x, w)[0], conv_reference(x, w, 2, init), rtol=1e-4, atol=1e-4)
     made = len(views)
     assert made == threads  # one patch view per part of the rows
@@ -176,7 +177,7 @@ def test_im2col_conv_keeps_its_views_while_given_the_same_arrays(threads, init, 
     other = rng.standard_normal(x.shape).astype(np.float32)
     np.testing.assert_allclose(program(other, w)[0], conv_reference(other, w, 2, init), rtol=1e-4, atol=1e-4)
     assert len(views) == 2 * made
-    unplanned = LinalgProgram(Parser(make_context(), text).parse_module(), plan=False)
+    unplanned = LinalgProgram(formed(Parser(make_context(), text).parse_module()), plan=False)
     for _ in range(2):
         np.testing.assert_allclose(unplanned(x, w)[0], conv_reference(x, w, 2, init), rtol=1e-4, atol=1e-4)
     assert len(views) == 4 * made
@@ -199,7 +200,7 @@ def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, 
     w = rng.standard_normal((3, 3, 256, 261)).astype(np.float32)
     expected = conv_reference(x, w, 1, init)
     assert expected.shape == (1, 4, 5, 261)
-    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 1, init)).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 1, init)).parse_module()))
     blas_workers(threads)
     np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-3)
     assert splits == ([261] if threads == 2 else [4])
@@ -228,7 +229,7 @@ def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride, bl
 
     oh, ow = (65 - 3) // stride + 1, (67 - 3) // stride + 1
     text = (POOL.replace("OH", str(oh)).replace("OW", str(ow)).replace("OP", op).replace("S", str(stride)))
-    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), text).parse_module()))
     pool = next(o for o in program.func.walk() if o.name == f"linalg.{op}")
     assert split_loop(pool, pool.get_static_loop_ranges())[0] == 1  # the output rows
     x = np.random.default_rng(3).standard_normal((1, 65, 67, 16)).astype(np.float32)
@@ -258,7 +259,7 @@ func.func @main(%x: tensor<1x70x80x8xf32>) -> tensor<1x73x81x8xf32> {
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_tensor_pad_copies_its_interior_rows_on_the_workers(threads, blas_workers):
-    program = LinalgProgram(Parser(make_context(), PAD).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), PAD).parse_module()))
     x = np.random.default_rng(4).standard_normal((1, 70, 80, 8)).astype(np.float32)
     expected = np.pad(x, ((0, 0), (2, 1), (0, 1), (0, 0)), constant_values=0.5)
     blas_workers(threads)
@@ -316,7 +317,7 @@ def test_one_ufunc_bodies_read_inputs_outputs_constants_and_captured_values(monk
     rng = np.random.default_rng(4)
     x = rng.standard_normal((4, 6)).astype(np.float32)
     y = rng.standard_normal((6, 4)).astype(np.float32)
-    program = LinalgProgram(Parser(make_context(), ONE_UFUNC).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), ONE_UFUNC).parse_module()))
     plus_out, times_captured, negated, two_ops = program(x, y, np.float32(-2.5))
     np.testing.assert_allclose(plus_out, x + 1.5, rtol=1e-6)
     np.testing.assert_allclose(times_captured, -2.5 * y.T, rtol=1e-6)
@@ -342,7 +343,7 @@ def test_small_im2col_conv_runs_whole(threads, monkeypatch, blas_workers):
     x = rng.standard_normal((1, 28, 28, 128)).astype(np.float32)
     w = rng.standard_normal((1, 1, 128, 256)).astype(np.float32)
     expected = conv_reference(x, w, 2, 0.0)
-    program = LinalgProgram(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 0.0)).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), conv_nhwc_hwcf(x.shape, w.shape, 2, 0.0)).parse_module()))
     blas_workers(threads)
     np.testing.assert_allclose(program(x, w)[0], expected, rtol=1e-4, atol=1e-4)
     assert parts == [(0, 14, threading.get_ident())]
@@ -355,7 +356,7 @@ def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(plann
     from xrelay.runtime.executor import plan
 
     monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 30)  # every tail runs whole
-    program = LinalgProgram(Parser(make_context(), SOURCE).parse_module(), plan=planned)
+    program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()), plan=planned)
     program.threading = "split"  # in one process: the two-process mode copies the arguments into shared memory
     (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
     rng = np.random.default_rng(1)
@@ -381,7 +382,7 @@ def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(plann
 
 
 def test_a_tail_that_splits_keeps_nothing(blas_workers):
-    program = LinalgProgram(Parser(make_context(), SOURCE).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()))
     (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
     blas_workers(2)
     x = np.ones(SHAPE, np.float32)
@@ -414,7 +415,7 @@ func.func @main(%x: tensor<1x5x4x3xf32>) -> tensor<1x7x6x6xf32> {
 def test_a_pad_of_one_on_each_side_fills_both_sides_of_its_border():
     """Pads of one row on each side fill their border in one strided fill per axis (pad_step); the
     planned buffer, filled with NaN before every run, reads back with its border and interior set."""
-    program = LinalgProgram(Parser(make_context(), PAD_OF_ONE).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), PAD_OF_ONE).parse_module()))
     (pad,) = [step for step in program.steps if type(step).__name__ == "PadStep"]
     assert len(pad.border) == 4  # H and W: one strided fill each; C (2 low, 1 high): two
     rng = np.random.default_rng(5)

@@ -1,22 +1,21 @@
 """The linalg executor's schedule (runtime/executor/schedule.py): dependencies over planned memory blocks,
-the cut into steps run alone and two-lane regions, and branchy programs run on 1 and 2 threads
-against numpy written here, including programs whose memory plan reuses a block across branches."""
+the prologue, and branchy programs run on 1 and 2 threads against numpy written here, including
+programs whose memory plan reuses a block across branches."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from module_builder import make_module
+import pytest
+from module_builder import formed, make_module
+
 from xrelay.dialects import nn
 from xrelay.lowering import lower
-from xrelay.runtime.executor import schedule as schedule_module
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
-from xrelay.runtime.executor.schedule import Lanes, StepAccess, build_schedule, dependencies
+from xrelay.runtime.executor.schedule import StepAccess, build_schedule, dependencies
 
-
-def access(reads=(), binds=(), writes=(), cost=100_000.0) -> StepAccess:
-    return StepAccess(set(reads), set(binds), set(writes), cost)
+def access(reads=(), binds=(), writes=()) -> StepAccess:
+    return StepAccess(set(reads), set(binds), set(writes))
 
 
 # --- dependencies --------------------------------------------------------------------------
@@ -48,31 +47,6 @@ def test_dependencies_of_a_view_are_its_source_binding_only():
     deps = dependencies(steps, lambda slot: blocks.get(slot, ("slot", slot)))
     assert deps == [set(), {0}, set(), {0, 1}]
 
-
-def test_schedule_cuts_at_steps_everything_depends_on_and_splits_branches(monkeypatch):
-    monkeypatch.setattr(schedule_module, "MIN_REGION_SAVING_NS", 0)
-    steps = [
-        access(binds=[1]),  # 0: a binding (prologue)
-        access(reads=[0, 1], binds=[2], writes=[2]),  # 1: the fork: everything after depends on it
-        access(reads=[2], binds=[3], writes=[3]),  # 2: branch a
-        access(reads=[3], binds=[4], writes=[4]),  # 3: branch a
-        access(reads=[2], binds=[5], writes=[5]),  # 4: branch b
-        access(reads=[5], binds=[6], writes=[6]),  # 5: branch b
-        access(reads=[4, 6], binds=[7], writes=[7]),  # 6: the join
-    ]
-    plan = build_schedule(steps, lambda slot: ("slot", slot))
-    assert plan.prologue == [0]
-    first, lanes, last = plan.stages
-    assert (first, last) == (1, 6)
-    assert isinstance(lanes, Lanes)
-    assert sorted([index for index, _, _ in lane] for lane in lanes.lanes) == [[2, 3], [4, 5]]
-    assert all(not waits for lane in lanes.lanes for _, waits, _ in lane)  # the branches never wait
-
-
-def test_a_region_not_worth_two_lanes_runs_in_order():
-    steps = [access(reads=[0], binds=[1], writes=[1], cost=1000.0), access(reads=[0], binds=[2], writes=[2], cost=1000.0),
-             access(reads=[1, 2], binds=[3], writes=[3], cost=1000.0)]
-    assert build_schedule(steps, lambda slot: ("slot", slot)).stages == [0, 1, 2]
 
 
 # --- branchy programs on 1 and 2 threads -----------------------------------------------------
@@ -137,44 +111,35 @@ def reuse_reference(x, w1, w2):
     return [a2 + b, a2 - b]
 
 
+
+
+
+def test_the_prologue_is_the_steps_that_read_nothing_and_wait_for_nothing():
+    steps = [
+        access(binds=[0]),  # 0: a constant
+        access(reads=[0], binds=[1], writes=[1]),  # 1: reads it
+        access(binds=[2]),  # 2: a planned allocation
+        access(binds=[3], writes=[3]),  # 3: writes block B, which step 1's result also uses: waits for it
+    ]
+    blocks = {1: "B", 3: "B"}
+    schedule = build_schedule(steps, lambda slot: blocks.get(slot, ("slot", slot)))
+    assert schedule.prologue == [0, 2]
+    assert schedule.body == [1, 3]
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case", ["inception", "reuse"])
-def test_branchy_programs_match_numpy_on_one_and_two_threads(case, threads, blas_workers, monkeypatch):
-    monkeypatch.setattr(schedule_module, "MIN_REGION_SAVING_NS", 0)  # lanes even for a tiny graph,
-    monkeypatch.setattr(schedule_module, "WAIT_COST_NS", 0)  # with waits across them
+@pytest.mark.parametrize("kernels", [True, False])
+def test_branchy_programs_match_numpy_on_one_and_two_threads(case, threads, kernels, blas_workers):
     rng = np.random.default_rng(7)
     module, shapes = inception_like(6, 9) if case == "inception" else reuse_across_branches(5, 8)
     inputs = {name: rng.uniform(-1, 1, shape).astype(np.float32) for name, shape in shapes.items()}
     expected = inception_reference(**inputs) if case == "inception" else reuse_reference(**inputs)
     expected = expected if isinstance(expected, list) else [expected]
-    program = LinalgProgram(lower(module, to="linalg"))
-    assert program.schedule is not None and program.schedule.concurrent_steps > 0
-    if case == "reuse":  # a block reused across the lanes: a wait across them
-        lanes = [s for s in program.schedule.stages if isinstance(s, Lanes)]
-        assert any(waits for stage in lanes for lane in stage.lanes for _, waits, _ in lane)
+    lowered = lower(module, to="linalg")
+    program = LinalgProgram(formed(lowered) if kernels else lowered)
+    assert program.schedule is not None and program.plan is not None
     blas_workers(threads)
-    for _ in range(30):  # the lanes interleave differently from run to run
-        got = program(*(inputs[name] for name in shapes))
-        for g, e in zip(got, expected, strict=True):
-            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
-
-
-def test_a_failing_step_in_a_lane_is_raised_and_the_other_lane_finishes(blas_workers, monkeypatch):
-    monkeypatch.setattr(schedule_module, "MIN_REGION_SAVING_NS", 0)
-    monkeypatch.setattr(schedule_module, "WAIT_COST_NS", 0)
-    module, shapes = reuse_across_branches(3, 4)
-    program = LinalgProgram(lower(module, to="linalg"))
-    lanes = next(s for s in program.schedule.stages if isinstance(s, Lanes))
-    failing = lanes.lanes[1][0][0]
-    original = program.steps[failing]
-
-    def fail(env):
-        raise RuntimeError("step failed")
-
-    program.steps[failing] = fail
-    blas_workers(2)
-    arrays = [np.zeros(shape, np.float32) for shape in shapes.values()]
-    with pytest.raises(RuntimeError, match="step failed"):
-        program(*arrays)
-    program.steps[failing] = original
-    np.testing.assert_allclose(program(*arrays)[0], np.ones(shapes["x"]))  # exp(0) + relu(0)
+    for _ in range(2):
+        for got, want in zip(program(*inputs.values()), expected, strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -6,6 +6,7 @@ Checked against numpy written here, on 1 and 2 threads, channels-last and channe
 from __future__ import annotations
 
 import numpy as np
+from module_builder import formed
 import pytest
 from xdsl.parser import Parser
 
@@ -72,7 +73,7 @@ def test_tail_writes_into_the_pad_that_alone_reads_it(threads, shape, channel_ax
     rng = np.random.default_rng(21)
     x = rng.standard_normal(shape).astype(np.float32)
     b = rng.standard_normal([n if i == channel_axis else 1 for i, n in enumerate(shape)]).astype(np.float32)
-    program = LinalgProgram(Parser(make_context(), source(shape, channel_axis, low, high, relu_returned)).parse_module())
+    program = LinalgProgram(formed(Parser(make_context(), source(shape, channel_axis, low, high, relu_returned)).parse_module()))
     (fused,) = [step for step in program.steps if isinstance(step, TailIntoPad)]
     assert fused.copies is relu_returned  # a ReLU also returned is copied into the pad, row block by row block
     assert not any(isinstance(step, PadStep) for step in program.steps)
@@ -89,45 +90,4 @@ def test_tail_writes_into_the_pad_that_alone_reads_it(threads, shape, channel_ax
         padded = np.pad(relu, list(zip(low, high)), constant_values=0.5)
 
 
-def test_split_profile_counts_a_tail_into_pad_as_a_tail():
-    """benchmarks/split_profile.py lists the fused step as an elementwise tail with its pad."""
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
-    from split_profile import step_kinds, step_label
-
-    program = LinalgProgram(Parser(make_context(), source((1, 6, 5, 4), 3, (0, 1, 1, 0), (0, 1, 1, 0), False)).parse_module())
-    (index,) = [i for i, step in enumerate(program.steps) if isinstance(step, TailIntoPad)]
-    assert step_kinds(program)[index] == "elementwise tail (fused, in place)"
-    assert step_label(program.steps[index]) == "tail generic(addf)+generic(maximumf) 1x6x5x4 +pad"
-
-
-def test_copied_tail_pad_in_two_processes(blas_workers, monkeypatch):
-    """Both processes run the copying step, each its rows of the tail and of the pad's copy."""
-    from xrelay.runtime.executor import plan
-    from xrelay.runtime.parallel import spmd
-
-    if spmd.why_not_platform() is not None:
-        pytest.skip("no two-process mode here")
-    monkeypatch.setattr(spmd, "CHECK_BINDINGS", True)
-    for name in ("MIN_SPLIT_ELEMENTS", "PROCESSES_MIN_SPLIT_ELEMENTS"):
-        monkeypatch.setattr(plan, name, 0)
-    blas_workers(2)
-    shape, low, high = (1, 13, 6, 8), (0, 1, 1, 0), (0, 1, 1, 0)
-    program = LinalgProgram(Parser(make_context(), source(shape, 3, low, high, True)).parse_module())
-    program.threading = "processes"
-    rng = np.random.default_rng(9)
-    b = rng.standard_normal((1, 1, 1, 8)).astype(np.float32)
-    try:
-        (step,) = [i for i, s in enumerate(program.steps) if isinstance(s, TailIntoPad) and s.copies]
-        for _ in range(4):  # the first call forks
-            x = rng.standard_normal(shape).astype(np.float32)
-            relu = np.maximum(x.astype(np.float64) + b, 0)
-            got = program(x, b)
-            np.testing.assert_allclose(got[0], np.pad(relu, list(zip(low, high)), constant_values=0.5),
-                                       rtol=1e-6, atol=1e-6)
-            np.testing.assert_allclose(got[1], relu, rtol=1e-6, atol=1e-6)
-        assert step in program._processes.spmd_steps
-    finally:
-        program.close()

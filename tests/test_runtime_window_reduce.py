@@ -2,6 +2,7 @@
 the direct-loop numpy pooling of test_runtime_conv_pool, in both layouts, on 1 and 2 threads."""
 
 import numpy as np
+from module_builder import formed
 import pytest
 from op_levels import single_op_module
 from test_runtime_conv_pool import NCHW_TO, POOL_CASES, naive_pool
@@ -31,7 +32,7 @@ def test_lowered_pooling_matches_naive(kind, layout, case, threads):
     attrs = dict(pool_size=k, strides=s, dilation=d, padding=pad, layout=layout, ceil_mode=ceil)
     module = lower(single_op_module(f"nn.{kind}_pool2d", [x.transpose(NCHW_TO[layout])], attrs), to="linalg")
     assert pooling_ops(module)  # the lowering made a linalg pooling op, which the window path runs
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     assert not program.fill_steps  # the -inf / 0 fill is dropped: the window reduction writes the output
     set_blas_threads(threads)
     try:

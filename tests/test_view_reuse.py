@@ -4,6 +4,7 @@ operand views of one-ufunc elementwise ops), and never a reshape that had to cop
 from __future__ import annotations
 
 import numpy as np
+from module_builder import formed
 
 from xrelay.runtime.kernels import affine_views
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
@@ -31,7 +32,7 @@ def program_with_strided_slice() -> LinalgProgram:
     text = SLICE_COLLAPSE_ADD.replace(
         "  %e = tensor.empty()",
         "  %s = tensor.extract_slice %x[1, 0] [2, 3] [2, 2] : tensor<4x6xf32> to tensor<2x3xf32>\n  %e = tensor.empty()")
-    return LinalgProgram(parse(text))
+    return LinalgProgram(formed(parse(text)))
 
 
 def test_views_are_made_once_and_follow_the_arrays_contents(monkeypatch):
@@ -88,7 +89,7 @@ def test_a_depthwise_conv_keeps_its_einsum_views_across_runs(monkeypatch):
     module = lower(single_op_module("nn.conv2d", [x, weight], dict(groups=channels, padding=(1, 1, 1, 1),
                                                                      data_layout="NHWC", kernel_layout="HWIO")),
                    to="linalg")
-    program = LinalgProgram(module)
+    program = LinalgProgram(formed(module))
     made = []
     original = affine_views.LoopView.__call__
     monkeypatch.setattr(affine_views.LoopView, "__call__", lambda self, *a, **k: made.append(1) or original(self, *a, **k))

@@ -96,7 +96,7 @@ class Executable:
         return Executable(module)
 
     def close(self) -> None:
-        """End the CPU program's second process, if it started one."""
+        """Release what the compiled program holds (an IREE session), if anything."""
         close = getattr(self._program, "close", None)
         if close is not None:
             close()

@@ -2,7 +2,7 @@
 
 On one thread a planned contraction's step (`contraction_plan.ContractionStep`) ends in one
 `np.matmul` over views it keeps for the same arrays, and a fused elementwise tail run whole
-(`plan.FusedTail`, also as the tail of a `contraction_plan.SplitTail`) in the ufunc calls it keeps
+(`plan.FusedTail`) in the ufunc calls it keeps
 (`FusedTail.kept`). A run still pays each step's Python around them: its operands looked up, the kept
 views checked against them, the split decided, its results bound again; in a run that Python is cold
 (measured at e04d2e0: ~9 us a step on ShuffleNet, where the same steps reduced to their calls made a run
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from xrelay.runtime.executor import plan as split_plan
-from xrelay.runtime.kernels.contraction_plan import ContractionStep, SplitTail
+from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.parallel.threads import worth_splitting
 
@@ -39,11 +39,7 @@ def bind(program, env: list) -> list:
 def kept_call(step, env: list):
     """`f(env)` doing all of what `step` does on one thread with this environment's arrays (its
     results being bound already), or None."""
-    if isinstance(step, SplitTail):
-        return None if step.tail.split() else kept_call(step.tail.step, env)
     if isinstance(step, ContractionStep):
-        if step.tail is not None and step.tail.split():
-            return None
         arrays = step.prepare(env)
         kept = step.planned.kept(arrays[:step.n_in], arrays[step.n_in])
         if kept is None or not all(isinstance(m, np.ndarray) for m in kept):
@@ -56,8 +52,7 @@ def kept_call(step, env: list):
         return matmul
     if isinstance(step, FusedTail):
         kept = step.kept
-        if kept is None or worth_splitting(step.points, split_plan.MIN_SPLIT_ELEMENTS,
-                                           split_plan.PROCESSES_MIN_SPLIT_ELEMENTS):
+        if kept is None or worth_splitting(step.points, split_plan.MIN_SPLIT_ELEMENTS):
             return None
         for (_, prepare, _), before in zip(step.members, kept[0], strict=True):
             arrays = prepare(env)

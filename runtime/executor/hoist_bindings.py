@@ -18,8 +18,7 @@ every run, an array known when the plan is bound:
 
 The step then runs once on the prologue's bindings (a result it reads is bound there to its
 operand's array beforehand), and stays hoisted only if everything it bound is a view of what it
-read (a reshape that had to copy stays in the body). `Schedule.bind` replays the same list, so a
-plan moved to other memory (the two-process mode) is bound anew. Every other slot the body reads,
+read (a reshape that had to copy stays in the body). `Schedule.bind` replays the same list. Every other slot the body reads,
 binds or writes that is known so is bound there too, and the known slots are kept
 (`LinalgProgram.fixed_slots`, runtime/executor/bound_steps.py).
 """
@@ -31,11 +30,11 @@ from collections import Counter
 
 import numpy as np
 
-from xrelay.runtime.kernels.contraction_plan import ContractionStep, SplitTail
+from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
 from xrelay.runtime.kernels.depthwise import DepthwiseStep
 from xrelay.runtime.executor.plan import FusedTail
-from xrelay.runtime.kernels.shuffle_tail import ShuffledTail
+
 
 def binds_out_operands(step) -> bool:
     """Whether `step` binds every result slot it binds to its out operand's array as it is bound when
@@ -45,11 +44,7 @@ def binds_out_operands(step) -> bool:
     if isinstance(step, FusedTail | ContractionStep | DepthwiseStep):
         return True
     if isinstance(step, ConvStep):  # a tail into a pad binds its last result to the pad's interior
-        return step.pad is None and step.pool is None and step.after is None
-    if isinstance(step, SplitTail):
-        return binds_out_operands(step.tail.step)
-    if isinstance(step, ShuffledTail):  # it writes a shuffled view of the pad: other axes, not the result's
-        return len(step.shuffled_shape) != step.tail.result.type.get_num_dims()
+        return step.pad is None
     return False
 
 

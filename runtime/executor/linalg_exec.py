@@ -32,7 +32,6 @@ from xrelay.dialects.kernel import YieldOp as KernelYieldOp
 from xrelay.dialects.upstream_tensor import concat_as_inserts
 from xrelay.runtime.executor import bound_steps
 from xrelay.runtime.executor import hoist_bindings
-from xrelay.runtime.parallel import spmd
 from xrelay.runtime.parallel.threads import blas_own_threads, split_blas_threads, split_threads
 from xrelay.runtime.executor.insert_slice import insert_step
 from xrelay.runtime.executor.kernel_steps import assemble
@@ -41,10 +40,7 @@ from xrelay.runtime.executor.pad_step import compile_pad, keep_borders
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.depthwise import DepthwiseStep
-from xrelay.runtime.kernels.conv_epilogue import ConvStep, fuse_conv_epilogues
-from xrelay.runtime.kernels.padded_pool import fuse_padded_pools
-from xrelay.runtime.kernels.shuffle_tail import fuse_shuffled_pads
-from xrelay.runtime.kernels.contraction_tail import bind_split_tails, fuse_contraction_tails
+from xrelay.runtime.kernels.conv_epilogue import ConvStep
 from xrelay.runtime.executor.schedule import StepAccess, build_schedule
 from xrelay.runtime.kernels.window_reduce import starts_from_identity
 from xrelay.runtime.executor.program_entry import (
@@ -88,23 +84,6 @@ VIEW_KINDS = (
 """Op kinds whose step binds a view of its operand: it writes no memory."""
 
 
-def step_cost_ns(op: Operation) -> float:
-    """A rough time of the step of `op` on one core, to balance the two lanes of a schedule: a
-    contraction at 40 GFLOP/s, other structured ops at 1 ns per loop point, copies at 0.5 ns per
-    element, plus a few microseconds of Python per step."""
-    if isinstance(op, Structured):
-        try:
-            points = float(np.prod(op.get_static_loop_ranges(), dtype=np.float64))
-        except NotImplementedError:
-            return 20_000.0
-        contraction = any(is_contraction_output(op, k) for k in range(len(op.outputs)))
-        return 3_000.0 + (points / 20 if contraction else points)
-    if isinstance(op, tensor.PadOp | tensor.InsertSliceOp | linalg.BroadcastOp | memref.CopyOp):
-        shaped = op.results[0].type if op.results else op.operands[-1].type
-        return 2_000.0 + 0.5 * float(np.prod(shaped.get_shape(), dtype=np.float64))
-    return 500.0
-
-
 class LinalgProgram:
     """`@main` of a linalg- or memref-level module compiled to numpy closures; call with arrays."""
 
@@ -139,29 +118,20 @@ class LinalgProgram:
         check_no_use_after_dealloc(main.body.block)
         for op in main.body.block.ops:
             self._add(op)
-        if not self.built:  # a module no kernel pass has seen: find what to fuse in its steps
-            fuse_conv_epilogues(self.steps, self.accesses, self.memory, self._slot)
-            fuse_padded_pools(self.steps, self.accesses, self.memory, self._slot)
-            fuse_shuffled_pads(self.steps, self.accesses, self.memory)
-            fuse_contraction_tails(self.steps, self.accesses, self.memory)
         self.plan = None
         self.peak_bytes = None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
         self.schedule = None
-        """Which steps may run at once on two threads (runtime/executor/schedule.py); None unless the program
+        """The prologue of bindings and the body (runtime/executor/schedule.py); None unless the program
         is at the tensor level (memref arguments may be written through views the plan cannot see)
         and its memory is planned."""
         self._bound: list | None = None  # with a schedule: the environment after its prologue
         self._fast: tuple[list, list] | None = None  # (`_bound`, the body on one thread: runtime/executor/bound_steps.py)
         self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/executor/hoist_bindings.py)
-        bind_split_tails(self.steps, self._planned)  # the list whose arrays `use_plan` sets
         self.use_plan(plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None)
-        self.threading = "auto"
-        """"split": BLAS single-threaded, big ops split over as many worker threads as BLAS had;
-        "openblas": one BLAS call per op on OpenBLAS's own threads; "processes": on 2 or more BLAS
-        threads, steps run in a forked second process as well (runtime/parallel/spmd.py); "auto" (the
-        default): "split" for a program's first calls, "processes" from its
-        `spmd.AUTO_FORK_CALLS`th on where that mode can run (docs/architecture.md, "Threading")."""
+        self.threading = "split"
+        """"split" (the default): BLAS single-threaded, big ops split over as many worker threads as
+        BLAS had; "openblas": one BLAS call per op on OpenBLAS's own threads."""
 
     def _add(self, op: Operation) -> None:
         """Compile `op` into steps and record what they touch (memory plan, schedule)."""
@@ -204,7 +174,7 @@ class LinalgProgram:
         """Run on `plan` (a `MemoryPlan` of this program's buffers, or None: unplanned) from now on:
         everything made from the plan is made again here (the planned arrays, the pads' kept borders,
         the schedule, which compares memory by block, and its prologue's bindings), so a program
-        planned anew (runtime/parallel/spmd_lanes.py) keeps nothing made for the blocks of the plan before."""
+        planned anew keeps nothing made for the blocks of the plan before."""
         self.plan = plan
         self._planned[:] = plan.arrays if plan is not None else [None] * len(self._planned)
         keep_borders(self.steps, plan)
@@ -221,10 +191,6 @@ class LinalgProgram:
             # and the steps binding only views of them (runtime/executor/hoist_bindings.py)
             self.schedule.hoist(hoist_bindings.hoist(self, self._bound))
 
-    def close(self) -> None:
-        """End the second process of the "processes" threading, if any (also when collected)."""
-        spmd.close(self)
-
     def _block_of(self, slot: int) -> object:
         """The planned block holding `slot`'s memory, or the slot itself when the plan does not own it."""
         k = self.memory.storage.get(slot)
@@ -233,7 +199,7 @@ class LinalgProgram:
         return self.plan.block_of[k]
 
     def _access(self, op: Operation) -> StepAccess:
-        """What the step of `op` reads, binds and writes, and its estimated time (see `step_cost_ns`)."""
+        """What the step of `op` reads, binds and writes."""
         slot = self._slot
         reads = [*op.operands]
         for region in op.regions:  # values a body (linalg, tensor.pad) reads from outside it
@@ -244,7 +210,7 @@ class LinalgProgram:
         binding = isinstance(op, arith.ConstantOp | tensor.EmptyOp | memref.AllocOp | memref.AllocaOp
                              | memref.GetGlobalOp) or isinstance(op, VIEW_KINDS)
         writes = set() if binding else (results or {slot(v) for v in getattr(op, "outputs", ())})
-        return StepAccess({slot(v) for v in reads}, results, writes, step_cost_ns(op))
+        return StepAccess({slot(v) for v in reads}, results, writes)
 
     def _slot(self, value: SSAValue) -> int:
         if value not in self.slots:
@@ -253,8 +219,8 @@ class LinalgProgram:
 
     def _fusing(self) -> bool:
         """Whether the op being compiled may join a fused tail, write over its input or drop its
-        init's fill: in a program not built, anywhere; in a built one, inside a kernel only."""
-        return not self.built or self._kernel is not None
+        init's fill: inside a `kernel.dispatch` only (outside, every op runs by itself)."""
+        return self._kernel is not None
 
     def _elide_zero_fill(self, op: Structured, k: int) -> bool:
         """Whether output k of `op` is a contraction output whose init is a zero `linalg.fill` used only
@@ -285,9 +251,8 @@ class LinalgProgram:
             return False
         index, alias = self.fill_steps.pop(fill)
         self.steps[index] = alias
-        if index in self.accesses:  # now a binding: it writes no memory and costs next to nothing
+        if index in self.accesses:  # now a binding: it writes no memory
             self.accesses[index].writes.clear()
-            self.accesses[index].cost_ns = 500.0
         return True
 
     def _algorithm(self) -> str | None:
@@ -485,7 +450,6 @@ class LinalgProgram:
                     run(arrays)
                     finish(env, arrays)
 
-                step.spmd = chunked is not None  # writes only in ChunkedOp.run's parts (runtime/parallel/spmd.py)
                 step.binds_out_operands = True  # `finish` (runtime/executor/hoist_bindings.py)
 
                 step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached,
@@ -511,19 +475,13 @@ class LinalgProgram:
         env: list = [None] * len(self.slots) if self._bound is None else list(self._bound)
         for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
             env[i] = check_argument(array, arg_type, self.arg_names[i])
-        if self.threading in ("processes", "auto") and spmd.run(self, env):
-            return [np.array(env[s]) for s in self.result_slots]
         # BLAS's own threads synchronise per call: split per op instead (see `threading`).
         with split_blas_threads() if self.threading != "openblas" else blas_own_threads():
             if self.schedule is None:
                 for step in self.steps:
                     step(env)
-            elif self.threading != "openblas" and split_threads() > 1:
+            elif self.threading == "openblas" or split_threads() > 1:
                 self.schedule.run(self.steps, env)
-            elif self.threading == "openblas":
-                steps = self.steps
-                for index in self.schedule.body:
-                    steps[index](env)
             else:  # one thread: the steps' kept calls once made for these bindings (runtime/executor/bound_steps.py)
                 fast = self._fast
                 if fast is not None and fast[0] is self._bound:

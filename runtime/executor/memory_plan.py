@@ -121,8 +121,7 @@ class MemoryPlan:
 
     def place(self, blocks: Sequence[np.ndarray]) -> None:
         """Make `arrays` views into `blocks` (uint8 arrays of `block_sizes` bytes or more, one per
-        block): `plan_memory` allocates them with numpy; runtime/parallel/spmd.py moves them into memory
-        shared with a forked process."""
+        block): `plan_memory` allocates them with numpy."""
         arrays: list[np.ndarray | None] = [None] * len(self.buffers)
 
         def array(k: int) -> np.ndarray:
@@ -147,7 +146,7 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
     of that slice, and its root (the buffer holding it, transitively) lives from the first step of
     any of them to the last use of any of them. For each range of steps [a, b] in `hold`, a buffer
     alive at any step of it keeps its block until b: no two buffers used within the range share
-    memory, so its steps may run in any order (independent branches at once: runtime/parallel/spmd_lanes.py)."""
+    memory, so its steps may run in any order."""
     if tracker.unplannable is not None:
         return None
     buffers = tracker.buffers

@@ -113,15 +113,11 @@ class PadStep:
         self.folded_transpose = False
         """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
         self.transpose: linalg.TransposeOp | None = None
-        """With `folded_transpose`, that transpose (`shuffle_tail.fuse_shuffled_pads` reads it)."""
+        """With `folded_transpose`, that transpose."""
         # The copy is split over the worker threads along the first axis of more than one row.
         self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
         self.rows = source_shape[self.axis] if source_shape else 1
         self.points = int(np.prod(shape, dtype=np.int64))
-
-    spmd = True
-    """Both processes of the two-process mode may run this step (runtime/parallel/spmd.py): the border is
-    filled by `run_alone`, the interior copied in `run_parts` parts."""
 
     def buffer(self, env: list) -> np.ndarray:
         padded = self.planned[self.k]
@@ -146,8 +142,7 @@ class PadStep:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, self.rows, worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS,
-                                                                split_plan.PROCESSES_MIN_SPLIT_ELEMENTS))
+        run_parts(copy_rows, self.rows, worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS))
 
 
 def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:
@@ -174,9 +169,8 @@ def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index
 
     program.steps[index] = bind_only
     access = program.accesses.get(index)
-    if access is not None:  # now a binding: it writes no memory and costs next to nothing
+    if access is not None:  # now a binding: it writes no memory
         access.writes.clear()
-        access.cost_ns = 500.0
     source = program._slot(transpose.inputs[0])
     step = len(program.steps)
     program.memory.touch(step, [source])  # read by the pad's step now
@@ -201,19 +195,17 @@ def keep_borders(steps: list, plan) -> int:
     same run: the later pad skips its fill (`PadStep.border_kept`). The first pad of a block in a run
     always fills (the block's last buffer of the previous run may have written there).
 
-    Every pad is marked anew from `plan` alone: a program planned again (runtime/parallel/spmd_lanes.py keeps
-    a region's buffers apart) must not keep marks made for the blocks of the plan before, whose
+    Every pad is marked anew from `plan` alone: a program planned again must not keep marks made for the blocks of the plan before, whose
     earlier pad may now fill another block (Inception v2's 3x3 convolutions' pads then read a border
     nothing had filled)."""
     pads = {}
     for step in steps:
-        # a step's own pad, or that of the tail into a pad it runs (`ConvStep.after`)
-        for pad in (step if isinstance(step, PadStep) else getattr(step, "pad", None),
-                    getattr(getattr(step, "after", None), "pad", None)):
-            if isinstance(pad, PadStep):
-                pad.border_kept = False
-                if pad.constant_fill:
-                    pads[pad.k] = pad
+        # a step's own pad, or the one it writes into
+        pad = step if isinstance(step, PadStep) else getattr(step, "pad", None)
+        if isinstance(pad, PadStep):
+            pad.border_kept = False
+            if pad.constant_fill:
+                pads[pad.k] = pad
     if plan is None:
         return 0
     nested = {k for k in plan.parent} | {parent for parent, _ in plan.parent.values()}

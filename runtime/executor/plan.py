@@ -35,15 +35,6 @@ at 1 << 15 (the earlier value) ShuffleNet, SqueezeNet and Inception v2 ran slowe
 than on 1."""
 
 
-PROCESSES_MIN_SPLIT_ELEMENTS = 1 << 16
-"""`MIN_SPLIT_ELEMENTS` in the two-process mode (runtime/parallel/spmd.py). Measured in the two-process mode
-against 1 << 18 (benchmarks/change_ab.py --threading processes --both --off
-xrelay.runtime.executor.plan.PROCESSES_MIN_SPLIT_ELEMENTS=262144, 2 threads, 20 rounds, load 1.8-2.0):
-ResNet-18 0.957, ShuffleNet 0.935, SqueezeNet 0.980, Inception v2 0.969; 1 << 15 against 1 << 16:
-1.010 and 0.991, 1 << 14: 1.016 and 1.208 (ResNet-18, ShuffleNet). At the last stop, before
-planned contractions ran on both processes, 1 << 16 had measured slower on ShuffleNet (against the
-thread mode: 1.039, at 1 << 18 0.960)."""
-
 SPLIT_LOOP_MIN_ROWS = 4
 """`split_loop` passes over a loop shorter than this for a later one that is long enough (a
 channels-first image's 3 channels are too few rows): two parts of at least two rows
@@ -140,7 +131,7 @@ class ChunkedOp:
 
     def run(self, arrays: list) -> None:
         run_parts(lambda r0, r1: self.run_part(arrays, r0, r1), self.rows,
-                  worth_splitting(self.points, MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS))
+                  worth_splitting(self.points, MIN_SPLIT_ELEMENTS))
 
 
 def _call_all(calls: list) -> None:
@@ -154,9 +145,6 @@ class FusedTail:
     Members are added as they are compiled; `prepare(env)` of a member gives its operand arrays
     (reading the slot the previous member's result will occupy, bound before anything runs, since
     every member writes in place) and `finish(env, arrays)` binds its results."""
-
-    spmd = True
-    """Both processes of the two-process mode may run this step: it writes only in its parts."""
 
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
@@ -185,7 +173,7 @@ class FusedTail:
                 before = kept[0][len(prepared)]
                 same = len(arrays) == len(before) and all(a is b for a, b in zip(arrays, before))
             prepared.append((chunked, arrays))
-        split = worth_splitting(self.points, MIN_SPLIT_ELEMENTS, PROCESSES_MIN_SPLIT_ELEMENTS)
+        split = worth_splitting(self.points, MIN_SPLIT_ELEMENTS)
         if same and not split:
             run_alone(kept[1])
             return

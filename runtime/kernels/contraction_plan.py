@@ -22,7 +22,7 @@ from xdsl.ir.affine import AffineMap
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops
 from xrelay.runtime.kernels import conv as conv_kernels
 from xrelay.runtime.kernels.conv import threaded_matmul
-from xrelay.runtime.parallel.threads import run_alone, run_parts, split_threads, worth_splitting
+from xrelay.runtime.parallel.threads import run_alone, run_parts, worth_splitting
 
 
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
@@ -186,13 +186,7 @@ class PlannedContraction:
 
         b, m, n = product.shape
         macs = b * m * n * self.matrices[0][2][2]
-        run_parts(part, free[0], worth_splitting(macs, conv_kernels.MIN_SPLIT_MATMUL_MACS,
-                                                 conv_kernels.PROCESSES_MIN_SPLIT_MATMUL_MACS))
-
-
-CONTRACTION_STEPS = True
-"""Whether a planned contraction's op gets a `ContractionStep` (off: the generic step, which the
-two-process mode runs on its first process only; for A/B runs)."""
+        run_parts(part, free[0], worth_splitting(macs, conv_kernels.MIN_SPLIT_MATMUL_MACS))
 
 
 class ContractionStep:
@@ -201,36 +195,22 @@ class ContractionStep:
     convolution) and whose output's zero fill was dropped. `prepare(env)` gives its operand arrays,
     `run(arrays)` computes it as `compile_structured` does, `finish(env, arrays)` binds its result."""
 
-    spmd = True
-    """Both processes of the two-process mode may run this step (runtime/parallel/spmd.py): with the matrices
-    of the last call kept (a planned program from its first run on) its one write is
-    `threaded_matmul`'s, in `run_split` parts or `run_alone`; else the whole op runs by `run_alone`
-    (both processes keep the same matrices, so both take the same branch)."""
-
     def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int,
                  result=None):
         self.planned, self.run, self.prepare, self.finish, self.n_in = planned, run, prepare, finish, n_in
         self.result = result
-        """The op's result (an SSA value; runtime/kernels/contraction_tail.py looks for the tail reading it)."""
-        self.tail: ContractionTail | None = None
-        """The elementwise tail whose `SplitTail` step runs the product with it when they split (set
-        by `contraction_tail.fuse_contraction_tails`); this step then only binds the result."""
+        """The op's result (an SSA value)."""
 
     @staticmethod
     def of(run: Callable, prepare: Callable, finish: Callable, n_in: int,
            zero_init: Sequence[bool], result=None) -> ContractionStep | None:
         planned = getattr(run, "fast_only", None)
-        if not (CONTRACTION_STEPS and isinstance(planned, PlannedContraction) and zero_init and zero_init[0]):
+        if not (isinstance(planned, PlannedContraction) and zero_init and zero_init[0]):
             return None
         return ContractionStep(planned, run, prepare, finish, n_in, result)
 
     def __call__(self, env: list) -> None:
-        arrays = self.prepare(env)
-        tail = self.tail
-        if tail is not None and tail.split():  # the product runs at the tail's step, with it
-            self.finish(env, arrays)  # the steps between bind views of the result
-            return
-        self.contract(env, arrays)
+        self.contract(env, self.prepare(env))
 
     def contract(self, env: list, arrays: list) -> None:
         """The product alone, into the output array, and the result bound."""
@@ -247,93 +227,3 @@ class ContractionStep:
             else:
                 run_alone(bound[0])
         self.finish(env, arrays)
-
-
-class SplitTail:
-    """The step of an elementwise tail after a `ContractionStep` (`contraction_tail.fuse_contraction_tails`):
-    when the two split (`ContractionTail.split`) the product, deferred to here, and the tail run
-    split together by output rows, each part multiplying its rows of the product and then running the
-    tail on them (one split instead of two, and a tail too small to split on its own split with it);
-    else the tail's own step, the product having run at its step."""
-
-    spmd = True
-    """Both processes of the two-process mode may run this step: it writes in its parts, or runs the
-    tail's step or the contraction's (both `spmd`), and both processes take the same branch (the
-    matrices are views of the same arrays on both, kept from the first run)."""
-
-    def __init__(self, contraction: ContractionStep, tail: ContractionTail):
-        self.contraction, self.tail = contraction, tail
-        self.members = getattr(tail.step, "members", None)  # benchmarks/split_profile.py reads a tail's members
-
-    def __call__(self, env: list) -> None:
-        tail, contraction = self.tail, self.contraction
-        if not tail.split():
-            tail.step(env)
-            return
-        arrays = contraction.prepare(env)
-        matrices = contraction.planned.matrices_of(arrays[:contraction.n_in], arrays[contraction.n_in])
-        if matrices is None or not tail.rows_apart(matrices[0]):  # one after the other
-            contraction.contract(env, arrays)
-            tail.step(env)
-            return
-        rows = tail.epilogue(env)
-        lhs, rhs, product = matrices
-        inner = tail.inner
-
-        def part(r0: int, r1: int) -> None:
-            np.matmul(lhs[:, r0 * inner:r1 * inner], rhs, out=product[:, r0 * inner:r1 * inner])
-            rows(r0, r1)
-
-        run_parts(part, tail.rows, True)
-
-
-class ContractionTail:
-    """An elementwise tail after a `ContractionStep` (`contraction_tail.fuse_contraction_tails`): its own
-    `step`; `epilogue(env)` binds it for this run and returns `rows(r0, r1)`, applying it to rows
-    [r0, r1) of an output axis of `rows` rows, which are product rows [r0 * inner, r1 * inner). The
-    two split together over the threads (processes) when the product (`macs` multiply-adds) or the
-    tail (`points`, from `min_split`/`processes_min_split`) would split."""
-
-    def __init__(self, step: Callable, epilogue: Callable, rows: int, inner: int, macs: int,
-                 points: int, min_split: int, processes_min_split: int):
-        self.step, self.epilogue, self.rows, self.inner = step, epilogue, rows, inner
-        self.macs, self.points, self.min_split, self.processes_min_split = macs, points, min_split, processes_min_split
-        self.between: list[int] = []
-        """The planned buffers allocated after the contraction's step up to the tail's: the tail may
-        write them where the product's input was (`rows_apart`)."""
-        self.planned: list = []
-        """The program's planned arrays (its list, whose arrays the two-process mode replaces)."""
-        self.checked: tuple | None = None
-        """(lhs, whether the tail's parts never write rows of it another part reads) of the last check."""
-
-    def rows_apart(self, lhs: np.ndarray) -> bool:
-        """Whether a part may run the tail on its rows right after multiplying them: every buffer the
-        tail may write that shares memory with the product's input `lhs` holds, in its row r (of
-        `rows`), all of lhs's rows for output row r, so no part writes what another part reads."""
-        checked = self.checked
-        if checked is not None and checked[0] is lhs:
-            return checked[1]
-        safe = True
-        for k in self.between:
-            buffer = self.planned[k] if k < len(self.planned) else None
-            if buffer is None or not np.may_share_memory(buffer, lhs):
-                continue
-            if not (buffer.flags.c_contiguous and self.rows in np.cumprod(buffer.shape)):  # its rows are not ours
-                safe = False
-                break
-            base, row_bytes = buffer.ctypes.data, buffer.nbytes // self.rows
-            for r in range(self.rows):
-                low, high = np.lib.array_utils.byte_bounds(lhs[:, r * self.inner:(r + 1) * self.inner])
-                if low < base + r * row_bytes or high > base + (r + 1) * row_bytes:
-                    safe = False
-                    break
-        self.checked = (lhs, safe)
-        return safe
-
-    def split(self) -> bool:
-        """Whether the product and the tail run split together here and now."""
-        threads = split_threads()
-        return (threads > 1 and self.rows >= 2 * threads
-                and (worth_splitting(self.macs, conv_kernels.MIN_SPLIT_MATMUL_MACS,
-                                     conv_kernels.PROCESSES_MIN_SPLIT_MATMUL_MACS)
-                     or worth_splitting(self.points, self.min_split, self.processes_min_split)))

@@ -347,8 +347,6 @@ def _winograd_rows(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumu
 
 MIN_SPLIT_MATMUL_MACS = 1 << 22
 """`threaded_matmul` splits a product of at least this many multiply-adds over the worker threads."""
-PROCESSES_MIN_SPLIT_MATMUL_MACS = 1 << 18
-"""`MIN_SPLIT_MATMUL_MACS` in the two-process mode (runtime/parallel/spmd.py)."""
 
 
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
@@ -364,7 +362,7 @@ def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = N
         out = np.empty((b, m, n), np.result_type(lhs, rhs))
     by_rows = m * k >= k * n
     if (threads == 1 or (m if by_rows else n) < 2 * threads
-            or not worth_splitting(b * m * n * k, MIN_SPLIT_MATMUL_MACS, PROCESSES_MIN_SPLIT_MATMUL_MACS)):
+            or not worth_splitting(b * m * n * k, MIN_SPLIT_MATMUL_MACS)):
         run_alone(functools.partial(np.matmul, lhs, rhs, out=out))
         return out
     size = -(-(m if by_rows else n) // threads)

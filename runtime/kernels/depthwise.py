@@ -16,10 +16,8 @@ The merged axis runs over chunks of w: the weight is tiled along one chunk of co
 (taps x chunk x C) at most `TILE_BYTES`, and the einsum's extra chunk axis reads that tile again for
 each chunk, from L1/L2, where a whole-width tile (137 KB for 28x28x136) streamed for every output row.
 
-`DepthwiseStep` is the step of such a convolution: in the two-process mode (runtime/parallel/spmd.py) both
-processes run it, each computing half of the output rows (the einsum over a range of h is the same
-einsum over slices of the merged views), where it used to run on the first process alone. The
-depthwise convolutions that do not merge (stride 2, `MAX_CHANNELS` or more channels) run as
+`DepthwiseStep` is the step of such a convolution, which may split its output rows over threads (the
+einsum over a range of h is the same einsum over slices of the merged views). The depthwise convolutions that do not merge (stride 2, `MAX_CHANNELS` or more channels) run as
 `linalg_conv.tap_contraction`'s one einsum over the window view, which splits over output rows
 the same way (`RowsRunner`), and get the step too.
 """
@@ -41,8 +39,6 @@ MAX_CHANNELS = 512
 MIN_SPLIT_MACS = float("inf")
 """A `DepthwiseStep` splits its rows over the worker threads from this many multiply-adds: never in the
 thread mode (ShuffleNet's largest, 28x28x136 at 290 us, would pay a 64-69 us hand-off per split)."""
-PROCESSES_MIN_SPLIT_MACS = 0
-"""... and in the two-process mode, whose barriers cost microseconds: always."""
 TILE_BYTES = 1 << 16
 """The weight's tile along a chunk of w is at most this big (float32 bytes; whole columns, a divisor of
 the width, at least one)."""
@@ -203,13 +199,7 @@ class DepthwiseStep:
     with its zero fill dropped:
     `prepare(env)` gives its operand arrays, `run(arrays)` computes it as `compile_structured` does,
     `finish(env, arrays)` binds its result. With the views of the last call kept (a planned program,
-    from its first run on) it runs as parts over output rows (`run_parts`), split in the two-process
-    mode; else the whole op runs by `run_alone`."""
-
-    spmd = True
-    """Both processes of the two-process mode may run this step (runtime/parallel/spmd.py): it writes in its
-    parts or by `run_alone`, and both processes keep the same views (the first run's), so both take
-    the same branch."""
+    from its first run on) it runs as parts over output rows (`run_parts`); else the whole op runs by `run_alone`."""
 
     def __init__(self, merged: RowsRunner, run: Callable, prepare: Callable, finish: Callable, n_in: int,
                  macs: int):
@@ -230,5 +220,5 @@ class DepthwiseStep:
         if rows is None:
             run_alone(functools.partial(self.run, arrays))
         else:
-            run_parts(rows[0], rows[1], worth_splitting(self.macs, MIN_SPLIT_MACS, PROCESSES_MIN_SPLIT_MACS))
+            run_parts(rows[0], rows[1], worth_splitting(self.macs, MIN_SPLIT_MACS))
         self.finish(env, arrays)

@@ -17,7 +17,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
 from xrelay.runtime.kernels.depthwise import RowsRunner
-from xrelay.runtime.parallel.threads import run_epilogue, run_parts, split_threads, spmd, worth_splitting
+from xrelay.runtime.parallel.threads import run_epilogue, run_parts, split_threads, worth_splitting
 
 
 MIN_SPLIT_MACS = 1 << 23
@@ -26,14 +26,6 @@ convolution of ResNet-18 (one process alternating 1 and 2 threads, real-time pri
 its 1x1 stride-2 convolutions of 6.4M multiply-adds (56x56x64 -> 28x28x128, 28x28x128 -> 14x14x256)
 took 0.35 and 0.26 ms on 2 threads against 0.28 and 0.24 ms on one; at 12.8M (56x56x64 -> 64),
 0.42 against 0.46 ms."""
-
-
-PROCESSES_MIN_SPLIT_MACS = 0
-"""`MIN_SPLIT_MACS` in the two-process mode (runtime/parallel/spmd.py), whose barriers cost microseconds:
-every convolution splits. Measured in one process alternating the thread mode and two-process
-programs with this at 1 << 23 and at 0 (benchmarks/change_ab.py's way, 20 rounds, load 1.6-2.0),
-ratios to the thread mode: ResNet-18 0.986 / 0.968, ShuffleNet 0.970 / 0.960, SqueezeNet 1.047 /
-1.004 (ResNet-18's 1x1 stride-2 convolutions then no longer run on one process while the other waits)."""
 
 
 IM2COL_BLOCK_BYTES = 1 << 20
@@ -166,15 +158,6 @@ class ConvGeometry:
                 return cache[1]
             return matrix
 
-        # In the two-process mode a process's share of a constant weight's filters is a contiguous copy,
-        # made once: OpenBLAS packs the weight every call, and whole rows stream faster than half-rows.
-        shares: dict = {}  # contiguous shares of the constant weight matrix (`contiguous_share`)
-
-        def filter_share(matrix: np.ndarray, f0: int, f1: int) -> np.ndarray:
-            if not (cache[1] is matrix and spmd.rank is not None):
-                return matrix[:, f0:f1]  # a weight that may change, or the thread mode
-            return contiguous_share(shares, matrix, f0, f1)
-
         def prepare(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool):
             """`call(epilogue)` computing the conv of these views, or None when it does not apply."""
             n, f, oh, ow = y.shape
@@ -237,17 +220,16 @@ class ConvGeometry:
                     if epilogue is not None:
                         epilogue(r0, r1)
 
-                split = worth_splitting(macs, MIN_SPLIT_MACS, PROCESSES_MIN_SPLIT_MACS) and (channels_last or n == 1)
+                split = worth_splitting(macs, MIN_SPLIT_MACS) and (channels_last or n == 1)
                 if by_filters is not None and split and split_threads() > 1:
                     # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
                     # the bigger operand, so each thread takes a share of the filters and reads only
-                    # its share of the weights; each copies the (small) patch matrix itself, so that
-                    # the step reads and writes activations only within its parts (runtime/parallel/spmd.py).
+                    # its share of the weights; each copies the (small) patch matrix itself.
 
                     def filters_part(f0: int, f1: int) -> None:
                         cols = _strided_copy(x, (n, oh, ow, *k_shape), (sn, *rows_strides[1:], *k_strides))
                         cols = cols.reshape(-1, kk)
-                        share = filter_share(matrix, f0, f1)
+                        share = matrix[:, f0:f1]
                         if accumulate:
                             by_filters[:, f0:f1] += np.matmul(cols, share)
                         else:

@@ -1,2 +1,1 @@
-"""Parallel execution: BLAS and worker threads (`threads`), and the forked second process that runs
-half of a program's steps (`spmd`, `spmd_lanes`, `spmd_steps`, `spmd_fallback`)."""
+"""Parallel execution: BLAS threads and the worker threads a step splits over (`threads`)."""

@@ -214,64 +214,31 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_workers.clear)  # a child process has none of its parent's threads
 
 
-class _Spmd(threading.local):
-    rank = None
-    """While a run of the two-process mode is on in this thread (runtime/parallel/spmd.py), this process's
-    `spmd.Rank`: then `run_split` in a step both processes run is a phase each runs its share of,
-    and `run_alone` runs on the first process only."""
-
-
-spmd = _Spmd()
-
-
 def run_split(threads: int, calls: list) -> None:
     """Run `calls` (functions of no arguments), the first on this thread and the others on worker
     threads, all with single-threaded BLAS; return when all are done (re-raising a failure).
 
     The calling thread takes a part itself rather than waiting idle: one hand-off less per split,
     and the pool's wake-up latency (tens of microseconds) is paid by fewer parts."""
-    rank = spmd.rank
-    if rank is not None and rank.split(calls):
-        return
     with split_blas_threads():
         _worker_pool(threads - 1).run(calls)
 
 
-def worth_splitting(work: int, threshold: int, processes_threshold: int) -> bool:
-    """Whether a step's `work` (loop points, multiply-adds) is worth splitting: at least `threshold`,
-    the least that pays for a worker thread's hand-off, or in the two-process mode, whose barriers
-    cost less, `processes_threshold` (both read on every run: change them before a program's first
-    call in that mode, or its two processes split differently and fail)."""
-    return work >= (threshold if spmd.rank is None else processes_threshold)
+def worth_splitting(work: int, threshold: int) -> bool:
+    """Whether a step's `work` (loop points, multiply-adds) is at least `threshold`, the least that
+    pays for a worker thread's hand-off."""
+    return work >= threshold
 
 
 def run_alone(call) -> None:
-    """Run `call()` here: work of a step that is not split. In the two-process mode, a step both
-    processes run does such work (and any write outside its splits) on the first process only."""
-    rank = spmd.rank
-    if rank is None:
-        call()
-    else:
-        rank.alone(call)
-
-
-PROCESSES_MIN_SPLIT_EPILOGUE = 1 << 12
-"""In the two-process mode, an epilogue run after a convolution split by output channels
-(`run_epilogue`) is split by rows when the convolution's result has at least this many elements:
-both processes have just met at the split's closing barrier, so the extra phase costs two barriers
-of microseconds, where the epilogue alone (bias, ReLU, residual add and the pad's copy of ResNet's
-7x7x512 and 14x14x256 stages) took 60-90 us on the first process while the second waited."""
+    """Run `call()` here: work of a step that is not split."""
+    call()
 
 
 def run_epilogue(epilogue, rows: int, points: int) -> None:
-    """`epilogue(r0, r1)` over all `rows`, after a split whose parts were not rows (output
-    channels): on the calling thread (`run_alone`), or in the two-process mode, in a step both
-    processes run, split by rows from `PROCESSES_MIN_SPLIT_EPILOGUE` points."""
-    rank = spmd.rank
-    if rank is not None and rank.step_spmd and points >= PROCESSES_MIN_SPLIT_EPILOGUE:
-        run_parts(epilogue, rows, True)
-    else:
-        run_alone(functools.partial(epilogue, 0, rows))
+    """`epilogue(r0, r1)` over all `rows` on the calling thread, after a split whose parts were not
+    rows (output channels)."""
+    epilogue(0, rows)
 
 
 def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
@@ -280,11 +247,7 @@ def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
     (`run_alone`)."""
     threads = thread_count(threads)
     if threads == 1 or not split or rows < 2 * threads:
-        rank = spmd.rank
-        if rank is None:
-            part(0, rows)
-        else:
-            rank.alone(functools.partial(part, 0, rows))
+        part(0, rows)
         return
     size = -(-rows // threads)
     run_split(threads, [functools.partial(part, r, min(r + size, rows)) for r in range(0, rows, size)])

@@ -22,6 +22,7 @@ from xrelay.dialects import parse_mlir
 from xrelay.dialects.upstream_named_defs import NAMED_OPS
 from xrelay.lowering import lower
 from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.kernels.linalg_structured import compile_structured
 from xrelay.runtime.reference.loops_exec import run_loops
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -277,3 +278,13 @@ def test_maps_and_iterators_equal_iree_opts_generalization(iree_printed):
         reference = generics[key.replace("-", "_")]
         assert [m.data for m in op.get_indexing_maps()] == [m.data for m in reference.indexing_maps], key
         assert [str(t.data) for t in op.get_iterator_types()] == [str(t.data) for t in reference.iterator_types], key
+
+
+@pytest.mark.parametrize("key", ["conv_2d_nchw_fchw", "conv_2d_ngchw_fgchw", "conv_2d_nhwgc_gfhwc", "conv_1d_nwc_wcf",
+                                 "depthwise_conv_2d_nchw_chw", "depthwise_conv_2d_nhwc_hwc", "matvec", "batch_matvec"])
+def test_convolutions_and_contractions_reach_the_executors_fast_runner(key):
+    # The executor's convolution and depthwise kernels read the maps, whatever the op's name: upstream's
+    # named forms get the runner (im2col + BLAS, merged depthwise einsum) xrelay's own lowering gets.
+    (op,) = [o for o in parse_mlir(CASES[key].module).walk() if o.name == f"linalg.{CASES[key].op}"]
+    run = compile_structured(op, [False], [False] * len(op.inputs))
+    assert run.fast_only is not None

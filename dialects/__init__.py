@@ -7,16 +7,15 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Dialect
 
-import xrelay.dialects.dense_literal_type  # a dense literal's type checked without rebuilding the check
 import xrelay.dialects.ir_generation  # counts every change to xDSL IR (runtime's O(1) cache check)
 import xrelay.dialects.resource_handles  # resource handles parse as written
 import xrelay.dialects.string_literal_lexing  # noqa: F401 - installs the linear-time lexer pattern
 
 
 def xrelay_dialects() -> dict[str, Callable[[], Dialect]]:
-    """Factories of the dialects xrelay defines or replaces, by name: nn, and xDSL's linalg, memref and
-    bufferization with upstream MLIR's ops and syntax (`upstream_linalg`, `upstream_memref`,
-    `upstream_bufferization`), and `kernel` (kernel formation, dialects/kernel.py). Registered ahead of xDSL's own by `make_context` and `xrelay-opt`."""
+    """Factories of the dialects xrelay defines or replaces, by name: nn, and xDSL's linalg, memref,
+    bufferization and tensor with upstream MLIR's ops and syntax (`upstream_linalg`, `upstream_memref`,
+    `upstream_bufferization`, `upstream_tensor_ops`), and `kernel` (kernel formation, dialects/kernel.py). Registered ahead of xDSL's own by `make_context` and `xrelay-opt`."""
 
     def nn():
         from xrelay.dialects.nn import NN
@@ -43,7 +42,13 @@ def xrelay_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return KERNEL
 
-    return {"nn": nn, "linalg": linalg, "memref": memref, "bufferization": bufferization, "kernel": kernel}
+    def tensor():
+        from xrelay.dialects.upstream_tensor_ops import TENSOR
+
+        return TENSOR
+
+    return {"nn": nn, "linalg": linalg, "memref": memref, "bufferization": bufferization, "kernel": kernel,
+            "tensor": tensor}
 
 
 def make_context() -> Context:
@@ -55,10 +60,9 @@ def make_context() -> Context:
     from xdsl.dialects.func import Func
     from xdsl.dialects.math import Math
     from xdsl.dialects.scf import Scf
-    from xdsl.dialects.tensor import Tensor
 
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, Affine, Tensor, Scf, *(f() for f in xrelay_dialects().values())):
+    for dialect in (Builtin, Func, Arith, Math, Affine, Scf, *(f() for f in xrelay_dialects().values())):
         ctx.load_dialect(dialect)
     return ctx
 

@@ -18,6 +18,9 @@ runs it:
 - `algorithm` (set by `choose-conv-algorithm`): "winograd-f2", "winograd-f4", "im2col" or "generic";
 - `split` (set by `split-kernels`): `[axis, parts]`, the root's result axis the kernel's work is cut
   along and into how many parts (1: one thread).
+
+The memory placement (`plan-memory`) is written as attributes of the ops that allocate: `OFFSET`,
+`IN_PLACE` and `ARENA_BYTES` below.
 """
 
 from __future__ import annotations
@@ -156,3 +159,28 @@ decided: the executor fuses nothing there that no `kernel.dispatch` says."""
 def is_built(function: Operation) -> bool:
     """Whether kernel formation ran over `function` (it has `FORMED` or a `kernel.dispatch`)."""
     return FORMED in function.attributes or any(isinstance(op, DispatchOp) for op in function.walk())
+
+
+OFFSET = "kernel.offset"
+"""The i64 attribute `plan-memory` sets on each `tensor.empty` and `tensor.pad` whose buffer the CPU
+executor allocates: the buffer's byte offset in the function's arena. Buffers whose lifetimes do not
+overlap may share bytes:
+
+    func.func @main(...) attributes {kernel.arena_bytes = 2304 : i64, kernel.formed} {
+      %0 = tensor.empty() {kernel.offset = 0 : i64} : tensor<1x6x6x8xf32>
+      %p = tensor.pad %r low[0, 1, 1, 0] high[0, 1, 1, 0] {...} {kernel.offset = 1152 : i64} : ...
+      %c = tensor.insert_slice %a into %d[0, 0, 0, 0] [1, 6, 6, 4] [1, 1, 1, 1] {kernel.in_place} : ...
+
+A buffer with no offset in a planned function is one the executor never touches (an elementwise op
+writes over its input instead) or the source of a `kernel.in_place` insert."""
+
+IN_PLACE = "kernel.in_place"
+"""The unit attribute `plan-memory` sets on a `tensor.insert_slice` whose source buffer lives in its slice
+of the destination: the source's producers write straight into the destination, the insert copies nothing."""
+
+ARENA_BYTES = "kernel.arena_bytes"
+"""The i64 attribute `plan-memory` sets on a function it placed: the bytes of its one arena. Without it the
+executor allocates every buffer fresh on each run (a built module whose `plan-memory` was skipped)."""
+
+ARENA_ALIGNMENT = 64
+"""Bytes every block of buffers starts at a multiple of (a cache line; numpy's SIMD loops' alignment)."""

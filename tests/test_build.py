@@ -13,7 +13,7 @@ from xdsl.parser import Parser
 import xrelay
 from xrelay import lowering, transform
 from xrelay.dialects import make_context
-from xrelay.dialects.kernel import DispatchOp
+from xrelay.dialects.kernel import ARENA_BYTES, IN_PLACE, OFFSET, DispatchOp
 from xrelay.instrument import PassTimingInstrument
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
@@ -134,7 +134,9 @@ def test_kernel_passes_skipped_run_op_by_op():
 
 
 def assert_executor_follows_ir(program: LinalgProgram) -> None:
-    """Every fused step of `program` is a kernel's, and each kernel ran as its ops and attributes say."""
+    """Every fused step of `program` is a kernel's, each kernel ran as its ops and attributes say, and
+    its memory is where the IR's placement puts it (`plan-memory`)."""
+    assert_memory_follows_ir(program)
     hosts = {index for _, index in program.kernels}
     for index, step in enumerate(program.steps):
         if isinstance(step, ConvStep | TailIntoPad):
@@ -157,6 +159,35 @@ def assert_executor_follows_ir(program: LinalgProgram) -> None:
                 assert isinstance(step, TailIntoPad)
             elif epilogue > 1 and dispatch.root.data == "elementwise":
                 assert isinstance(step, FusedTail)
+
+
+def assert_memory_follows_ir(program: LinalgProgram) -> None:
+    """Each buffer of a placed function is the arena's bytes at its op's `kernel.offset`, each
+    `kernel.in_place` insert's source is its slice of the destination and nothing else is; a function
+    the pass did not place runs on fresh arrays."""
+    arena_bytes = program.func.attributes.get(ARENA_BYTES)
+    if arena_bytes is None:
+        assert program.plan is None
+        return
+    plan = program.plan
+    assert plan.peak_bytes == arena_bytes.value.data == plan.arena.nbytes
+    base = plan.arena.ctypes.data
+    offsets = 0
+    for k, buffer in enumerate(plan.buffers):
+        offset = buffer.op.attributes.get(OFFSET)
+        if offset is not None and k not in plan.unused:
+            assert plan.arrays[k].ctypes.data - base == offset.value.data, buffer.op
+            offsets += 1
+        else:
+            assert k in plan.unused or k in plan.parent, f"{buffer.op} has memory but no offset"
+    assert offsets == sum(1 for op in program.func.walk() if OFFSET in op.attributes)
+    marked = [op for op in program.func.walk() if IN_PLACE in op.attributes]
+    placed = [op for (source, dest, index, _), op in zip(program.memory.placements, program.memory.placement_ops)
+              if plan.parent.get(source) == (dest, index)]
+    assert marked == placed
+    for child, (parent, index) in plan.parent.items():
+        view = plan.arrays[parent][index]
+        assert plan.arrays[child].ctypes.data == view.ctypes.data and plan.arrays[child].strides == view.strides
 
 
 def test_executor_runs_the_algorithm_the_ir_names():
@@ -185,7 +216,7 @@ def test_build_shows_every_phase_to_instruments():
     names = [(len(line) - len(line.lstrip("\t")), line.strip().split(":")[0]) for line in lines]
     assert names[0] == (0, "Build")
     assert (1, "optimize") in names and (1, "lower-to-linalg") in names
-    assert names[-3:] == [(1, "kernels"), (2, "FormKernels"), (2, "ChooseConvAlgorithm")]
+    assert names[-4:] == [(1, "kernels"), (2, "FormKernels"), (2, "ChooseConvAlgorithm"), (2, "PlanMemory")]
 
 
 def test_saved_build_runs_in_xrelay_run(tmp_path):

@@ -33,6 +33,7 @@ from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes.build import Build
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.form_kernels import FormKernels
+from xrelay.passes.kernels.plan_memory import PlanMemory
 from xrelay.passes.tile_loops import TileLoops
 from xrelay.passes import (
     BackwardFoldScaleAxis,
@@ -297,8 +298,10 @@ PASSES = {
     "Build": Build,  # graph passes, lowering and kernel formation: the built program runs as its kernels say
     "FormKernels": FormKernels,  # on nn: nothing to form
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
+    "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
-        [lowering_pipeline("linalg"), FormKernels(), ChooseConvAlgorithm(winograd=False)], name="kernels"),
+        [lowering_pipeline("linalg"), FormKernels(), ChooseConvAlgorithm(winograd=False), PlanMemory()],
+        name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile
     "tile-loops(lowered)": lambda: Sequential([lowering_pipeline("loops"), TileLoops(tile=2)], name="tiled-loops"),
 }

@@ -37,6 +37,7 @@ from xrelay.runtime.executor.insert_slice import insert_step
 from xrelay.runtime.executor.kernel_steps import assemble
 from xrelay.runtime.executor.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime.executor.pad_step import compile_pad, keep_borders
+from xrelay.runtime.executor.placement import ir_plan, is_placed
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.depthwise import DepthwiseStep
@@ -128,7 +129,13 @@ class LinalgProgram:
         self._bound: list | None = None  # with a schedule: the environment after its prologue
         self._fast: tuple[list, list] | None = None  # (`_bound`, the body on one thread: runtime/executor/bound_steps.py)
         self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/executor/hoist_bindings.py)
-        self.use_plan(plan_memory(self.memory, len(self.steps), self.result_slots) if plan else None)
+        if not plan:
+            memory_plan = None
+        elif self.built:  # placed by `plan-memory` (runtime/executor/placement.py), or not at all
+            memory_plan = ir_plan(main, self.memory, len(self.steps), self.result_slots) if is_placed(main) else None
+        else:
+            memory_plan = plan_memory(self.memory, len(self.steps), self.result_slots)
+        self.use_plan(memory_plan)
         self.threading = "split"
         """"split" (the default): BLAS single-threaded, big ops split over as many worker threads as
         BLAS had; "openblas": one BLAS call per op on OpenBLAS's own threads."""
@@ -142,6 +149,8 @@ class LinalgProgram:
             parts, result = concat_as_inserts(op)
             for part in parts:
                 self._add(part)
+                if isinstance(part, tensor.EmptyOp):  # its placement is written on the concat
+                    self.memory.buffers[-1].op = op
             self.slots[op.result] = self._slot(result)
             return
         step = len(self.steps)
@@ -325,7 +334,7 @@ class LinalgProgram:
             assert isinstance(shape_type, ShapedType)
             shape, dtype = tuple(shape_type.get_shape()), numpy_dtype(shape_type.get_element_type())
             out = slot(op.results[0])
-            k = self.memory.fresh(out, len(self.steps), shape, dtype)
+            k = self.memory.fresh(out, len(self.steps), shape, dtype, op)
             self._planned.append(None)
 
             def allocate(env, s=shape, d=dtype, o=out, k=k, planned=self._planned):
@@ -366,7 +375,7 @@ class LinalgProgram:
             if not copy:
                 self.memory.alias(out, dst)
                 if view_shape == tuple(op.source.type.get_shape()):  # the plan may make the source this slice
-                    self.memory.place(src, dst, index, len(self.steps))
+                    self.memory.place(src, dst, index, len(self.steps), op)
 
             step = insert_step(src, dst, out, index, copy, view_shape, self._views_cached)
             if not copy:  # its result is the destination's array (runtime/executor/hoist_bindings.py)

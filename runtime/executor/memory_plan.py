@@ -23,11 +23,16 @@ module's two expands), so its producers write straight into the concatenation an
 nothing; the two then share one block, alive from the first step of either to the last use of either.
 An op the tracker was not told about makes the program unplannable (`plan_memory` returns None):
 its results might share memory in ways the plan cannot see.
+
+Only programs no kernel pass has seen are planned here, at load. For a built module the `plan-memory`
+pass (passes/kernels/plan_memory.py) fills a tracker from the IR, applies the same policy
+(`assign_blocks`) and writes the placement into the IR; the executor binds it as written
+(runtime/executor/placement.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +44,8 @@ class PlannedBuffer:
     """Index of the step that allocates it."""
     shape: tuple[int, ...]
     dtype: np.dtype
+    op: object = None
+    """The op allocating it (`tensor.empty`, `tensor.pad`): where a built module writes its offset."""
 
     @property
     def nbytes(self) -> int:
@@ -65,10 +72,12 @@ class StorageTracker:
     placements: list[tuple[int, int, tuple[slice, ...], int]] = field(default_factory=list)
     """(source buffer, destination buffer, slice, step) per `tensor.insert_slice` writing in place:
     the source may live in that slice of the destination (see `plan_memory`)."""
+    placement_ops: list[object] = field(default_factory=list)
+    """Per entry of `placements`, its `tensor.insert_slice` (or None)."""
 
-    def fresh(self, slot: int, step: int, shape: Sequence[int], dtype: np.dtype) -> int:
-        """`slot` is a new planned buffer allocated by `step`; returns its buffer index."""
-        self.buffers.append(PlannedBuffer(step, tuple(shape), np.dtype(dtype)))
+    def fresh(self, slot: int, step: int, shape: Sequence[int], dtype: np.dtype, op: object = None) -> int:
+        """`slot` is a new planned buffer allocated by `step` (of `op`); returns its buffer index."""
+        self.buffers.append(PlannedBuffer(step, tuple(shape), np.dtype(dtype), op))
         self.storage[slot] = len(self.buffers) - 1
         return self.storage[slot]
 
@@ -82,10 +91,11 @@ class StorageTracker:
             if written_at is not None:
                 self.overwrites.append((written_at, self.storage[of]))
 
-    def place(self, source: int, dest: int, index: tuple[slice, ...], step: int) -> None:
-        """`step` copies slot `source`, whole, into slice `index` of slot `dest`'s buffer."""
+    def place(self, source: int, dest: int, index: tuple[slice, ...], step: int, op: object = None) -> None:
+        """`step` (of `op`) copies slot `source`, whole, into slice `index` of slot `dest`'s buffer."""
         if source in self.storage and dest in self.storage:
             self.placements.append((self.storage[source], self.storage[dest], index, step))
+            self.placement_ops.append(op)
 
     def drop(self, slot: int) -> None:
         """The buffer of `slot` (an allocation) is never read or written: it gets no memory."""
@@ -118,10 +128,15 @@ class MemoryPlan:
     """Buffers with no memory (read-only placeholders)."""
     parent: dict[int, tuple[int, tuple[slice, ...]]] = field(default_factory=dict)
     """Buffers placed in a slice of another (`place_in_slices`)."""
+    offsets: list[int] = field(default_factory=list)
+    """Per buffer, its byte offset in its block (all 0 unless read from a built module's placement:
+    runtime/executor/placement.py); empty: all 0."""
+    arena: np.ndarray | None = None
+    """The one allocation all blocks are views of, for a built module's placement; else None."""
 
     def place(self, blocks: Sequence[np.ndarray]) -> None:
         """Make `arrays` views into `blocks` (uint8 arrays of `block_sizes` bytes or more, one per
-        block): `plan_memory` allocates them with numpy."""
+        block): `plan_memory` allocates them with numpy, runtime/executor/placement.py as views of one arena."""
         arrays: list[np.ndarray | None] = [None] * len(self.buffers)
 
         def array(k: int) -> np.ndarray:
@@ -132,7 +147,8 @@ class MemoryPlan:
                 elif k in self.parent:
                     arrays[k] = array(self.parent[k][0])[self.parent[k][1]]
                 else:
-                    arrays[k] = blocks[self.block_of[k]][:b.nbytes].view(b.dtype).reshape(b.shape)
+                    at = self.offsets[k] if self.offsets else 0
+                    arrays[k] = blocks[self.block_of[k]][at:at + b.nbytes].view(b.dtype).reshape(b.shape)
             return arrays[k]
 
         self.arrays = [array(k) for k in range(len(self.buffers))]
@@ -140,17 +156,16 @@ class MemoryPlan:
 
 def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int],
                 hold: Sequence[tuple[int, int]] = ()) -> MemoryPlan | None:
-    """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable).
+    """`assign_blocks`, its blocks allocated and the buffers' arrays made in them."""
+    plan = assign_blocks(tracker, n_steps, result_slots, hold)
+    if plan is not None:
+        plan.place([np.empty(max(size, 1), np.uint8) for size in plan.block_sizes])
+    return plan
 
-    A buffer placed in a slice of another (`place_in_slices`) gets no block of its own: it is a view
-    of that slice, and its root (the buffer holding it, transitively) lives from the first step of
-    any of them to the last use of any of them. For each range of steps [a, b] in `hold`, a buffer
-    alive at any step of it keeps its block until b: no two buffers used within the range share
-    memory, so its steps may run in any order."""
-    if tracker.unplannable is not None:
-        return None
-    buffers = tracker.buffers
-    last_use = [b.step for b in buffers]
+
+def last_uses(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> list[int]:
+    """Per buffer, the last step touching a slot that shares its memory (`n_steps` if returned)."""
+    last_use = [b.step for b in tracker.buffers]
     for step, slots in tracker.touched:
         for slot in slots:
             k = tracker.storage.get(slot)
@@ -160,7 +175,14 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         k = tracker.storage.get(slot)
         if k is not None:
             last_use[k] = n_steps
-    parent = place_in_slices(tracker, last_use)
+    return last_use
+
+
+def roots_and_lifetimes(tracker: StorageTracker, last_use: Sequence[int],
+                        parent: dict[int, tuple[int, tuple[slice, ...]]]) -> tuple[list[int], dict[int, int], dict[int, int]]:
+    """Per buffer its root (itself, or the buffer it is placed in, transitively), and per root of a
+    used buffer the first step any buffer of its tree is allocated and the last any is used."""
+    buffers = tracker.buffers
     root = list(range(len(buffers)))
     for k in range(len(buffers)):
         while root[k] in parent:
@@ -171,6 +193,24 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         if k not in tracker.unused:
             r = root[k]
             start[r], end[r] = min(start.get(r, b.step), b.step), max(end.get(r, last_use[k]), last_use[k])
+    return root, start, end
+
+
+def assign_blocks(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int],
+                  hold: Sequence[tuple[int, int]] = ()) -> MemoryPlan | None:
+    """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable).
+
+    A buffer placed in a slice of another (`place_in_slices`) gets no block of its own: it is a view
+    of that slice, and its root (the buffer holding it, transitively) lives from the first step of
+    any of them to the last use of any of them. For each range of steps [a, b] in `hold`, a buffer
+    alive at any step of it keeps its block until b: no two buffers used within the range share
+    memory, so its steps may run in any order."""
+    if tracker.unplannable is not None:
+        return None
+    buffers = tracker.buffers
+    last_use = last_uses(tracker, n_steps, result_slots)
+    parent = place_in_slices(tracker, last_use)
+    root, start, end = roots_and_lifetimes(tracker, last_use, parent)
     for a, b in hold:
         for r in start:
             if start[r] <= b and end[r] >= a:
@@ -183,10 +223,8 @@ def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[in
         if k not in tracker.unused:
             block_of[k] = block_of[root[k]]
     used = [b.nbytes for k, b in enumerate(buffers) if k not in tracker.unused]
-    plan = MemoryPlan([], block_of, sum(block_sizes), sum(used), last_use, block_sizes, list(buffers),
+    return MemoryPlan([], block_of, sum(block_sizes), sum(used), last_use, block_sizes, list(buffers),
                       set(tracker.unused), parent)
-    plan.place([np.empty(max(size, 1), np.uint8) for size in block_sizes])
-    return plan
 
 
 def _assign_blocks(buffers: Sequence[PlannedBuffer], start: dict[int, int], end: dict[int, int], n_steps: int,
@@ -219,7 +257,8 @@ def _assign_blocks(buffers: Sequence[PlannedBuffer], start: dict[int, int], end:
     return block_of, block_sizes
 
 
-def place_in_slices(tracker: StorageTracker, last_use: Sequence[int]) -> dict[int, tuple[int, tuple[slice, ...]]]:
+def place_in_slices(tracker: StorageTracker, last_use: Sequence[int],
+                    chosen: Collection[int] | None = None) -> dict[int, tuple[int, tuple[slice, ...]]]:
     """Per buffer computed straight into a slice of another, (that buffer, the slice): a concatenation
     then copies nothing, each input writing its part of the result where it is computed.
 
@@ -228,13 +267,16 @@ def place_in_slices(tracker: StorageTracker, last_use: Sequence[int]) -> dict[in
     D or holds D; S is reshaped somewhere (a reshape of a strided view copies); S's shape or dtype is
     not the slice's; another insert into D writes a slice overlapping I; or, while S or a buffer
     placed in S is alive, a step writes all of D or of a buffer D is placed in (that would overwrite
-    S's values in the slice)."""
+    S's values in the slice). Only the placements whose indices are in `chosen` (all when None) are
+    candidates; every insert still counts as a writer of its slice."""
     buffers, parent = tracker.buffers, {}
     children: dict[int, list[int]] = {}
     inserts: dict[int, list[tuple[int, tuple[slice, ...]]]] = {}
     for _, dest, index, step in tracker.placements:
         inserts.setdefault(dest, []).append((step, index))
-    for source, dest, index, step in tracker.placements:
+    for i, (source, dest, index, step) in enumerate(tracker.placements):
+        if chosen is not None and i not in chosen:
+            continue
         chain = [dest]
         while chain[-1] in parent:
             chain.append(parent[chain[-1]][0])

@@ -67,7 +67,7 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     interior = tuple(slice(lo, lo + n) for lo, n in zip(op.static_low.get_values(), op.source.type.get_shape()))
     src, out = program._slot(op.source), program._slot(op.result)
     # The result is a planned buffer: only its border is filled, the interior is the copy.
-    k = program.memory.fresh(out, len(program.steps), shape, dtype)
+    k = program.memory.fresh(out, len(program.steps), shape, dtype, op)
     program._planned.append(None)
     program.planned_slots[out] = k
     border = []

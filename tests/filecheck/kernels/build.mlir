@@ -23,7 +23,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
   func.return %s : tensor<1x16x16x16xf32>
 }
 
-// CHECK:      func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> attributes {kernel.formed} {
+// CHECK:      func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> attributes {kernel.formed, kernel.arena_bytes = {{[0-9]+}} : i64} {
 // CHECK:        kernel.dispatch {root = "conv", algorithm = "winograd-f2"}
 // CHECK:          linalg.conv_2d_nhwc_hwcf
 // CHECK:          arith.addf
@@ -39,6 +39,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 	kernels: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
+// TIMING-NEXT: 		PlanMemory: {{.*}}
 
 // NOWINO:     kernel.dispatch {root = "conv", algorithm = "im2col"}
 // NOWINO:     kernel.dispatch {root = "conv", algorithm = "im2col"}
@@ -50,3 +51,4 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT-NEXT: BISECT: running pass (18) kernels on module
 // BISECT-NEXT: BISECT: NOT running pass (19) FormKernels on module
 // BISECT-NEXT: BISECT: NOT running pass (20) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (21) PlanMemory on module

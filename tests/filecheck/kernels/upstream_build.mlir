@@ -9,7 +9,8 @@
 // the kernel passes, which read each op's kind from its iterator types and maps, not its origin. The
 // convolution accumulates into the broadcast bias (no fill joins it); a pool takes its fill but not
 // the next pool's pad (the executor writes only a convolution's or an elementwise chain's rows into a
-// pad).
+// pad). `plan-memory` leaves the function unplanned (no kernel.arena_bytes): the executor does not track
+// where a linalg.broadcast's result lives, so it runs on fresh arrays.
 
 // CHECK:      func.func @small_cnn(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x5xf32> attributes {kernel.formed} {
 // CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col"} -> (tensor<1x4x8x8xf32>) {

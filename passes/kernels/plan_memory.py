@@ -1,0 +1,232 @@
+"""`plan-memory`: every buffer the CPU executor allocates gets its byte offset in one arena, in the IR.
+
+xrelay's CPU executor runs linalg on tensors (it never runs the bufferized memref form), binding each
+`tensor.empty` and `tensor.pad` result to a buffer the program owns and writing structured ops' results
+into their outs. That tensor form is what executes here, so the placement is written there, as
+attributes (dialects/kernel.py):
+
+- `kernel.offset` on each `tensor.empty`, `tensor.pad` and `tensor.concat` whose buffer the executor
+  allocates: its byte offset in the arena;
+- `kernel.in_place` on each `tensor.insert_slice` whose source buffer is computed straight into its
+  slice of the destination (a concatenation that copies nothing); that source's `tensor.empty` has
+  no offset of its own;
+- `kernel.arena_bytes` on the function: the arena's size.
+
+The decision is the one runtime/executor/memory_plan.py makes for unbuilt programs, over op order:
+which value shares which buffer (views and reshapes share their operand's; a structured op writes its
+result into a fresh single-use out, and inside a kernel an elementwise op over an input nobody else
+reads), each buffer's last use (a `kernel.dispatch` is one step: everything in it is live while it
+runs), in-place inserts (`place_in_slices`), then blocks by best fit (or the block freed last, when
+that needs no more memory). Blocks are laid out in the arena in the order they are first taken, each
+at a multiple of `ARENA_ALIGNMENT`. A function with an op whose results' memory the executor does not
+track is left unplanned, as is one not at the tensor level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, ShapedType, TensorType, UnitAttr, i64
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation as Structured
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from xrelay.dialects.constant import dtype_of
+from xrelay.dialects.kernel import ARENA_ALIGNMENT, ARENA_BYTES, FORMED, IN_PLACE, OFFSET, DispatchOp, YieldOp
+from xrelay.dialects.structured import captured_values
+from xrelay.dialects.upstream_tensor import concat_as_inserts
+from xrelay.dialects.upstream_tensor_ops import EmptyOp
+from xrelay.pass_base import XRelayPass, register_xrelay_pass
+from xrelay.runtime.executor.memory_plan import StorageTracker, assign_blocks
+
+RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp, tensor.CastOp)
+VIEWS = (tensor.ExtractSliceOp,)
+PASSIVE = (arith.ConstantOp, func.ReturnOp)
+"""Ops whose results live in memory the executor does not plan (constants) or that have none. Any op
+not named here or below (`linalg.broadcast`, say) is one the executor's tracker refuses
+(`linalg_exec.PLANNED_OP_KINDS`): its function stays unplanned."""
+
+
+class Untracked(Exception):
+    """An op whose results' memory the executor does not track: the function stays unplanned."""
+
+
+@dataclass
+class _Tracer:
+    """The executor's `StorageTracker`, filled from the IR: one step per op of the function's block."""
+
+    tracker: StorageTracker
+    slots: dict[SSAValue, int]
+
+    def slot(self, value: SSAValue) -> int:
+        return self.slots.setdefault(value, len(self.slots))
+
+    def trace(self, op: Operation, step: int, in_kernel: bool) -> None:
+        if isinstance(op, tensor.ConcatOp):  # the executor's decomposition; its buffer's offset goes on the concat
+            parts, result = concat_as_inserts(op)
+            for part in parts:
+                self.trace(part, step, in_kernel)
+                if isinstance(part, tensor.EmptyOp):
+                    self.tracker.buffers[-1].op = op
+            self.slots[op.result] = self.slot(result)
+            return
+        if isinstance(op, DispatchOp):
+            for inner in op.body.block.ops:
+                if isinstance(inner, YieldOp):
+                    for result, value in zip(op.results, inner.values, strict=True):
+                        self.slots[result] = self.slot(value)
+                else:
+                    self.trace(inner, step, True)
+            return
+        self._memory(op, step, in_kernel)
+        values = [*op.operands, *op.results]
+        if isinstance(op, Structured):
+            values += captured_values(op)
+        self.tracker.touch(step, [self.slot(v) for v in values])
+
+    def _fresh(self, op: Operation, step: int) -> None:
+        shaped = op.results[0].type
+        if not isinstance(shaped, ShapedType) or any(n < 0 for n in shaped.get_shape()):
+            raise Untracked(f"{op.name} of a dynamic shape")
+        self.tracker.fresh(self.slot(op.results[0]), step, shaped.get_shape(), dtype_of(shaped.get_element_type()), op)
+
+    def _memory(self, op: Operation, step: int, in_kernel: bool) -> None:
+        """What `LinalgProgram._compile` tells its tracker about `op` (runtime/executor/linalg_exec.py)."""
+        tracker, slot = self.tracker, self.slot
+        if isinstance(op, tensor.EmptyOp):
+            self._fresh(op, step)
+        elif isinstance(op, tensor.PadOp):
+            self._fresh(op, step)
+            transposed = shuffled_transpose(op.source)
+            if transposed is not None:  # the pad copies from the transpose's input (runtime/executor/pad_step.py)
+                tracker.touch(step, [slot(transposed.inputs[0])])
+        elif isinstance(op, RESHAPES):
+            tracker.alias(slot(op.results[0]), slot(op.operands[0]), reshaped=True)
+        elif isinstance(op, VIEWS):
+            tracker.alias(slot(op.results[0]), slot(op.operands[0]))
+        elif isinstance(op, tensor.InsertSliceOp):
+            if fresh_single_use(op.dest):
+                tracker.alias(slot(op.result), slot(op.dest))
+                sizes = tuple(op.static_sizes.get_values())
+                if op.parent is not None and all(s >= 0 for s in sizes) and sizes == tuple(op.source.type.get_shape()):
+                    # (a concat's inserts are not in the IR: nothing can say they are in place)
+                    tracker.place(slot(op.source), slot(op.dest), slice_index(op), step, op)
+        elif isinstance(op, PASSIVE) or isinstance(op, Structured) and not op.results:
+            pass
+        elif isinstance(op, Structured) and all(isinstance(r.type, TensorType) for r in op.results):
+            outs = [slot(v) for v in op.outputs]
+            if isinstance(op, linalg.FillOp):
+                tracker.alias(slot(op.results[0]), outs[0])
+            in_place = [fresh_single_use(v) for v in op.outputs]
+            reuse = reusable_input(op) if in_kernel else None
+            if reuse is not None:  # the op writes over that input; its empty out is never touched
+                tracker.drop(outs[0])
+                outs, in_place = [slot(op.inputs[reuse])], [True]
+            for result, out, written in zip(op.results, outs, in_place):
+                if written:
+                    tracker.alias(slot(result), out, written_at=step)
+        else:
+            raise Untracked(op.name)
+
+
+def fresh_single_use(value: SSAValue) -> bool:
+    """Whether the executor writes into `value`'s buffer in place (`LinalgProgram._fresh_single_use`)."""
+    return isinstance(value.owner, tensor.EmptyOp | tensor.InsertSliceOp | Structured) and value.has_one_use()
+
+
+def reusable_input(op: Structured) -> int | None:
+    """The input an elementwise op in a kernel writes its result over (`LinalgProgram._reusable_input`)."""
+    if len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
+            or not op.outputs[0].has_one_use() or not op.results:
+        return None
+    if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
+        return None
+    maps = op.get_indexing_maps().data
+    for i, value in enumerate(op.inputs):
+        if (value.type == op.outputs[0].type and maps[i] == maps[-1] and value.has_one_use()
+                and isinstance(value.owner, Structured) and value.owner.results):
+            return i
+    return None
+
+
+def shuffled_transpose(source: SSAValue) -> linalg.TransposeOp | None:
+    """The transpose whose single-use result `source` is, through single-use reshapes (a pad may copy
+    from its input instead: runtime/executor/pad_step.py, `shuffled_source`)."""
+    value = source
+    while isinstance(value.owner, tensor.CollapseShapeOp | tensor.ExpandShapeOp | tensor.ReshapeOp) \
+            and value.has_one_use():
+        value = value.owner.operands[0]
+    owner = value.owner
+    if isinstance(owner, linalg.TransposeOp) and owner.results and value.has_one_use():
+        return owner
+    return None
+
+
+def slice_index(op: tensor.InsertSliceOp) -> tuple[slice, ...]:
+    """The numpy index of an insert's static slice of its destination."""
+    offsets, sizes, strides = (tuple(p.get_values()) for p in (op.static_offsets, op.static_sizes, op.static_strides))
+    return tuple(slice(o, o + (n - 1) * s + 1, s) for o, n, s in zip(offsets, sizes, strides, strict=True))
+
+
+def clear_placement(function: func.FuncOp) -> None:
+    function.attributes.pop(ARENA_BYTES, None)
+    for op in function.walk():
+        for name in (OFFSET, IN_PLACE):
+            op.attributes.pop(name, None)
+
+
+def plan_function(function: func.FuncOp) -> bool:
+    """Write the placement of `function`'s buffers (see the module docstring); False if unplanned."""
+    clear_placement(function)
+    block: Block = function.body.block
+    if any(not isinstance(arg.type, TensorType) for arg in block.args if isinstance(arg.type, ShapedType)):
+        return False
+    tracer = _Tracer(StorageTracker(), {})
+    for arg in block.args:
+        tracer.slot(arg)
+    ops = list(block.ops)
+    try:
+        for step, op in enumerate(ops):
+            tracer.trace(op, step, False)
+    except Untracked:
+        return False
+    results = [tracer.slot(v) for v in ops[-1].operands] if ops and isinstance(ops[-1], func.ReturnOp) else []
+    plan = assign_blocks(tracer.tracker, len(ops), results)
+    if plan is None:
+        return False
+    starts, arena = [], 0
+    for size in plan.block_sizes:
+        starts.append(arena)
+        arena += -(-max(size, 1) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+    rewriter = Rewriter()
+    for k, op in enumerate(b.op for b in tracer.tracker.buffers):
+        if k in plan.unused or k in plan.parent or plan.block_of[k] < 0:
+            continue
+        if isinstance(op, tensor.EmptyOp) and not isinstance(op, EmptyOp):  # printed with its attributes
+            replacement = EmptyOp(op.dynamic_sizes, op.tensor.type)
+            replacement.attributes.update(op.attributes)
+            rewriter.replace_op(op, replacement)
+            op = replacement
+        op.attributes[OFFSET] = IntegerAttr(starts[plan.block_of[k]], i64)
+    unmarked = dict(plan.parent)  # a source is placed by one insert: the first into its slice
+    for (source, dest, index, _), insert in zip(tracer.tracker.placements, tracer.tracker.placement_ops, strict=True):
+        if unmarked.get(source) == (dest, index):
+            del unmarked[source]
+            insert.attributes[IN_PLACE] = UnitAttr()
+    function.attributes[ARENA_BYTES] = IntegerAttr(arena, i64)
+    return True
+
+
+@register_xrelay_pass("plan-memory")
+@dataclass(frozen=True)
+class PlanMemory(XRelayPass):
+    """Place every buffer the CPU executor allocates in one arena, written as `kernel.offset`,
+    `kernel.in_place` and `kernel.arena_bytes` (linalg on tensors; see the module docstring)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.walk():
+            if isinstance(function, func.FuncOp) and function.body.blocks and plan_function(function):
+                function.attributes[FORMED] = UnitAttr()

@@ -7,6 +7,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Dialect
 
+import xrelay.dialects.dense_literal_type  # a dense literal's type checked without rebuilding the check
 import xrelay.dialects.ir_generation  # counts every change to xDSL IR (runtime's O(1) cache check)
 import xrelay.dialects.resource_handles  # resource handles parse as written
 import xrelay.dialects.string_literal_lexing  # noqa: F401 - installs the linear-time lexer pattern

@@ -321,3 +321,16 @@ def test_an_integer_division_by_zero_is_an_error_not_a_signal(tmp_path, capsys):
                                 tmp_path / "zero.npy")
     assert status == 1
     assert err == "xrelay-run: error: execution failed: ZeroDivisionError: integer division or modulo by zero\n"
+
+
+def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path):
+    from xrelay.runtime.native.build import cache_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XRELAY_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert cache_dir() == str(tmp_path / "home" / ".cache" / "xrelay")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == str(tmp_path / "xdg" / "xrelay")
+    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_dir() == str(tmp_path / "mine")

@@ -56,7 +56,7 @@ class RandomGraph:
 
 def formed(module: ModuleOp) -> ModuleOp:
     """`module` (linalg on tensors) after `xrelay.build`'s kernel phase (form-kernels,
-    choose-conv-algorithm): what the executor fuses, it fuses inside the kernels these passes form."""
+    choose-conv-algorithm, split-kernels): what the executor fuses, it fuses inside the kernels these passes form."""
     from xrelay.passes.build import kernel_passes
 
     for kernel_pass in kernel_passes():

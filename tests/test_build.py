@@ -159,6 +159,13 @@ def assert_executor_follows_ir(program: LinalgProgram) -> None:
                 assert isinstance(step, TailIntoPad)
             elif epilogue > 1 and dispatch.root.data == "elementwise":
                 assert isinstance(step, FusedTail)
+        split = dispatch.split_parts()
+        parts = 1 if split is None else split[1]
+        decided = step.tail.split if isinstance(step, TailIntoPad) else getattr(step, "split", parts)
+        assert decided == parts, f"{names}: the step splits over {decided}, the IR says {parts}"
+    for index, step in enumerate(program.steps):  # outside kernels nothing splits
+        if index not in program.kernel_step_indices and getattr(step, "split", None) is not None:
+            assert step.split == 1, f"step {index} ({type(step).__name__}) splits outside any kernel"
 
 
 def assert_memory_follows_ir(program: LinalgProgram) -> None:
@@ -216,7 +223,8 @@ def test_build_shows_every_phase_to_instruments():
     names = [(len(line) - len(line.lstrip("\t")), line.strip().split(":")[0]) for line in lines]
     assert names[0] == (0, "Build")
     assert (1, "optimize") in names and (1, "lower-to-linalg") in names
-    assert names[-4:] == [(1, "kernels"), (2, "FormKernels"), (2, "ChooseConvAlgorithm"), (2, "PlanMemory")]
+    assert names[-5:] == [(1, "kernels"), (2, "FormKernels"), (2, "ChooseConvAlgorithm"), (2, "SplitKernels"),
+                          (2, "PlanMemory")]
 
 
 def test_saved_build_runs_in_xrelay_run(tmp_path):
@@ -291,3 +299,25 @@ def test_op_count_diff_shows_kernel_formation():
         diff = {name: delta for _, name, delta in differ.get_pass_to_op_diff()}
     # two convolutions, the max pool, the global average pool's sum, the dense, softmax's max and sum
     assert diff["FormKernels"] == {"kernel.dispatch": 7}
+
+
+@pytest.mark.parametrize("parts", [1, 2])
+def test_executor_splits_as_the_split_attribute_says(parts, blas_workers, monkeypatch):
+    """split-kernels with every threshold 0 writes `split = [axis, parts]` on every kernel; the executor
+    then hands work to worker threads exactly when parts > 1, and the answer is numpy's."""
+    from xrelay.passes.kernels.split_kernels import SplitKernels
+    from xrelay.runtime.parallel import threads
+
+    with transform.PassContext(opt_level=3):
+        module = xrelay.build(parse(MODEL)).module
+    module = SplitKernels(threads=parts, min_conv_macs=0, min_matmul_macs=0, min_points=0)(module)
+    assert {k.split_parts()[1] for k in kernels_of(module)} == {parts}
+    handed = []
+    original = threads._worker_pool  # every hand-off to worker threads goes through it
+    monkeypatch.setattr(threads, "_worker_pool", lambda n: handed.append(n) or original(n))
+    blas_workers(2)
+    program = LinalgProgram(module)
+    assert_executor_follows_ir(program)
+    x = RNG.standard_normal(X.shape).astype(np.float32)
+    np.testing.assert_allclose(program(x)[0], reference(x), rtol=1e-4, atol=1e-6)
+    assert bool(handed) == (parts > 1)

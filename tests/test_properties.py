@@ -32,6 +32,7 @@ from xrelay.lowering import pipeline as lowering_pipeline
 from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes.build import Build
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
+from xrelay.passes.kernels.split_kernels import SplitKernels
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.passes.kernels.plan_memory import PlanMemory
 from xrelay.passes.tile_loops import TileLoops
@@ -300,7 +301,8 @@ PASSES = {
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
-        [lowering_pipeline("linalg"), FormKernels(), ChooseConvAlgorithm(winograd=False), PlanMemory()],
+        [lowering_pipeline("linalg"), FormKernels(), ChooseConvAlgorithm(winograd=False),
+         SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile
     "tile-loops(lowered)": lambda: Sequential([lowering_pipeline("loops"), TileLoops(tile=2)], name="tiled-loops"),

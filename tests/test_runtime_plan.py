@@ -194,7 +194,8 @@ def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, 
     splits = []
     original = linalg_conv.run_parts
     monkeypatch.setattr(linalg_conv, "run_parts",
-                        lambda part, rows, split: splits.append(rows) or original(part, rows, split))
+                        lambda part, rows, split, threads=None: splits.append(rows) or original(part, rows, split,
+                                                                                             threads))
     rng = np.random.default_rng(2)
     x = rng.standard_normal((1, 6, 7, 256)).astype(np.float32)
     w = rng.standard_normal((3, 3, 256, 261)).astype(np.float32)
@@ -337,8 +338,8 @@ def test_small_im2col_conv_runs_whole(threads, monkeypatch, blas_workers):
 
     parts = []
     original = linalg_conv.run_parts
-    monkeypatch.setattr(linalg_conv, "run_parts", lambda part, rows, split: original(
-        lambda r0, r1: parts.append((r0, r1, threading.get_ident())) or part(r0, r1), rows, split))
+    monkeypatch.setattr(linalg_conv, "run_parts", lambda part, rows, split, threads=None: original(
+        lambda r0, r1: parts.append((r0, r1, threading.get_ident())) or part(r0, r1), rows, split, threads))
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, 28, 28, 128)).astype(np.float32)
     w = rng.standard_normal((1, 1, 128, 256)).astype(np.float32)

@@ -20,7 +20,7 @@ import numpy as np
 from xrelay.runtime.executor import plan as split_plan
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.executor.plan import FusedTail
-from xrelay.runtime.parallel.threads import worth_splitting
+from xrelay.runtime.parallel.threads import decide_split
 
 def bind(program, env: list) -> list:
     """`program`'s body as functions of the environment, each step whose slots are all fixed and whose
@@ -52,7 +52,7 @@ def kept_call(step, env: list):
         return matmul
     if isinstance(step, FusedTail):
         kept = step.kept
-        if kept is None or worth_splitting(step.points, split_plan.MIN_SPLIT_ELEMENTS):
+        if kept is None or decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)[0]:
             return None
         for (_, prepare, _), before in zip(step.members, kept[0], strict=True):
             arrays = prepare(env)

@@ -116,6 +116,8 @@ class LinalgProgram:
         self.kernels: list[tuple[DispatchOp, int]] = []
         """Each `kernel.dispatch` and the index of the step that runs it (its last member's)."""
         self._kernel: DispatchOp | None = None  # the dispatch whose members are being compiled
+        self.kernel_step_indices: set[int] = set()
+        """The indices of the steps compiled from a kernel's members."""
         check_no_use_after_dealloc(main.body.block)
         for op in main.body.block.ops:
             self._add(op)
@@ -177,6 +179,7 @@ class LinalgProgram:
             else:
                 self._add(op)
         self._tail, self._kernel = None, None
+        self.kernel_step_indices.update(range(start, len(self.steps)))
         self.kernels.append((dispatch, assemble(self, start)))
 
     def use_plan(self, plan) -> None:
@@ -273,6 +276,15 @@ class LinalgProgram:
         if self._kernel is None or self._kernel.algorithm is None:
             return "generic"
         return self._kernel.algorithm.data
+
+    def _split_parts(self) -> int | None:
+        """How many threads the op being compiled splits over: its kernel's `split` parts (set by
+        `split-kernels`); 1 outside a kernel, or in one without `split`, of a built program; None (the
+        step decides by size) in a program not built."""
+        if not self.built:
+            return None
+        parts = self._kernel.split_parts() if self._kernel is not None else None
+        return 1 if parts is None else parts[1]
 
     def _fresh_single_use(self, value: SSAValue) -> bool:
         owner = value.owner
@@ -409,6 +421,12 @@ class LinalgProgram:
             constant = [is_constant(v) for v in op.inputs]
             run = compile_structured(op, zero_init, constant, reuse_views=self._views_cached)
             chunked = ChunkedOp.of(op, zero_init, constant, run)
+            split = self._split_parts()
+            if chunked is not None:
+                chunked.split = split
+            planned = getattr(run, "fast_only", None)
+            if hasattr(planned, "split"):  # a planned contraction
+                planned.split = split
             if chunked is not None:  # elementwise: split over the worker threads
                 run = chunked.run
             if isinstance(op, linalg.FillOp):
@@ -462,10 +480,12 @@ class LinalgProgram:
                 step.binds_out_operands = True  # `finish` (runtime/executor/hoist_bindings.py)
 
                 step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached,
-                                    self._algorithm())
+                                    self._algorithm(), split)
                         or ContractionStep.of(run, prepare, finish, n_in, zero_init,
                                                 op.results[0] if len(op.results) == 1 else None)
                         or DepthwiseStep.of(op, run, prepare, finish, zero_init) or step)
+                if isinstance(step, DepthwiseStep):
+                    step.split = split
             else:
                 def step(env, run=run, operands=operands):
                     run([env[i] for i in operands])

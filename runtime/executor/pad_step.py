@@ -23,7 +23,7 @@ from xrelay.runtime.kernels.body_program import numpy_dtype, scalar_constant
 from xrelay.runtime.kernels.linalg_structured import ExecutionError, copy_into
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.executor.schedule import StepAccess
-from xrelay.runtime.parallel.threads import run_alone, run_parts, worth_splitting
+from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
 
 if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
@@ -90,6 +90,7 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
         source_shape = tuple(shuffle[0].results[0].type.get_shape())
 
     step = PadStep(src, out, shape, dtype, interior, border, fill, source_of, source_shape, program._planned, k)
+    step.split = program._split_parts()
     step.constant_fill = isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr)
     step.folded_transpose = folded
     step.transpose = shuffle[0] if folded else None
@@ -118,6 +119,7 @@ class PadStep:
         self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
         self.rows = source_shape[self.axis] if source_shape else 1
         self.points = int(np.prod(shape, dtype=np.int64))
+        self.split: int | None = None  # its kernel's `split` parts, or None: decided by size
 
     def buffer(self, env: list) -> np.ndarray:
         padded = self.planned[self.k]
@@ -142,7 +144,7 @@ class PadStep:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, self.rows, worth_splitting(self.points, split_plan.MIN_SPLIT_ELEMENTS))
+        run_parts(copy_rows, self.rows, *decide_split(self.split, self.points, split_plan.MIN_SPLIT_ELEMENTS))
 
 
 def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xrelay.runtime.kernels.affine_views import linear_form
-from xrelay.runtime.parallel.threads import run_alone, run_parts, worth_splitting
+from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
 from xrelay.runtime.kernels.linalg_structured import Structured, compile_structured, contraction_pair
 
 MIN_SPLIT_ELEMENTS = 1 << 18
@@ -97,6 +97,8 @@ class ChunkedOp:
         self.rows = ranges[loop]
         self.points = int(np.prod(ranges, dtype=np.int64))
         self.whole = whole
+        self.split: int | None = None
+        """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
         self.programs: dict[int, Callable[[list], None]] = {self.rows: whole}
 
     @staticmethod
@@ -131,7 +133,7 @@ class ChunkedOp:
 
     def run(self, arrays: list) -> None:
         run_parts(lambda r0, r1: self.run_part(arrays, r0, r1), self.rows,
-                  worth_splitting(self.points, MIN_SPLIT_ELEMENTS))
+                  *decide_split(self.split, self.points, MIN_SPLIT_ELEMENTS))
 
 
 def _call_all(calls: list) -> None:
@@ -148,7 +150,7 @@ class FusedTail:
 
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
-        self.rows, self.points = first.rows, first.points
+        self.rows, self.points, self.split = first.rows, first.points, first.split
         self.bind_once = True
         """Whether a run that ran whole keeps its calls (`_keep`; False once a member is not one ufunc)."""
         self.kept: tuple[list, Callable[[], None]] | None = None
@@ -173,7 +175,7 @@ class FusedTail:
                 before = kept[0][len(prepared)]
                 same = len(arrays) == len(before) and all(a is b for a, b in zip(arrays, before))
             prepared.append((chunked, arrays))
-        split = worth_splitting(self.points, MIN_SPLIT_ELEMENTS)
+        split, threads = decide_split(self.split, self.points, MIN_SPLIT_ELEMENTS)
         if same and not split:
             run_alone(kept[1])
             return
@@ -182,7 +184,7 @@ class FusedTail:
             for chunked, arrays in prepared:
                 chunked.run_part(arrays, r0, r1)
 
-        run_parts(part, self.rows, split)
+        run_parts(part, self.rows, split, threads)
         if self.bind_once and not split:
             self._keep(prepared)
 

@@ -22,7 +22,7 @@ from xdsl.ir.affine import AffineMap
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops
 from xrelay.runtime.kernels import conv as conv_kernels
 from xrelay.runtime.kernels.conv import threaded_matmul
-from xrelay.runtime.parallel.threads import run_alone, run_parts, worth_splitting
+from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
 
 
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
@@ -79,6 +79,8 @@ class PlannedContraction:
     def __init__(self, views, matrices, free_loops, shape, in_place, to_labels, operands, reuse_views):
         self.views, self.matrices, self.free_loops, self.shape = views, matrices, free_loops, shape
         self.in_place, self.to_labels, self.operands, self.reuse_views = in_place, to_labels, operands, reuse_views
+        self.split: int | None = None
+        """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
         self.last: tuple | None = None
         """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""
         self.row_loops: list[int] = []
@@ -119,7 +121,7 @@ class PlannedContraction:
     def __call__(self, ins: list, target: np.ndarray, accumulate: bool) -> bool:
         kept = None if accumulate else self.kept(ins, target)
         if kept is not None:
-            threaded_matmul(*kept[:2], out=kept[2])
+            threaded_matmul(*kept[:2], out=kept[2], threads=self.split)
             return True
         bound = None if accumulate else self.bind(ins, target)
         if bound is None:
@@ -154,11 +156,11 @@ class PlannedContraction:
         if lhs is not None and rhs is not None:
             if self.reuse_views[0]:
                 self.last = (a, b, target, lhs, rhs, product)
-            return functools.partial(threaded_matmul, lhs, rhs, out=product), True
+            return functools.partial(threaded_matmul, lhs, rhs, out=product, threads=self.split), True
         if lhs is None and rhs is None:
             lhs, rhs = (m if m is not None else v.reshape(shape)
                         for m, v, (_, _, shape) in zip(matrices, loops, self.matrices, strict=True))
-            return functools.partial(threaded_matmul, lhs, rhs, out=product), False
+            return functools.partial(threaded_matmul, lhs, rhs, out=product, threads=self.split), False
         side = 0 if lhs is None else 1
         return functools.partial(self._copy_in_parts, side, loops[side], matrices[1 - side], product), True
 
@@ -186,7 +188,7 @@ class PlannedContraction:
 
         b, m, n = product.shape
         macs = b * m * n * self.matrices[0][2][2]
-        run_parts(part, free[0], worth_splitting(macs, conv_kernels.MIN_SPLIT_MATMUL_MACS))
+        run_parts(part, free[0], *decide_split(self.split, macs, conv_kernels.MIN_SPLIT_MATMUL_MACS))
 
 
 class ContractionStep:
@@ -217,7 +219,7 @@ class ContractionStep:
         ins, target = arrays[:self.n_in], arrays[self.n_in]
         kept = self.planned.kept(ins, target)
         if kept is not None:
-            threaded_matmul(kept[0], kept[1], out=kept[2])
+            threaded_matmul(kept[0], kept[1], out=kept[2], threads=self.planned.split)
         else:
             bound = self.planned.bind(ins, target)
             if bound is None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
-from xrelay.runtime.parallel.threads import run_alone, run_epilogue, run_split, thread_count, worth_splitting
+from xrelay.runtime.parallel.threads import run_alone, run_epilogue, run_split, split_threads, worth_splitting
 
 
 
@@ -282,7 +282,7 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     final, on the thread that computed them (see `runtime/kernels/conv_epilogue.py`); after the whole
     convolution when the parts are channel ranges.
     """
-    threads = thread_count(threads)
+    threads = min(threads, split_threads()) if threads is not None else split_threads()
     oh, f = out.shape[2], out.shape[1]
     tile_rows = -(-oh // m)
     if threads == 1 or (tile_rows < 2 and f < 2):
@@ -353,16 +353,18 @@ def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = N
                     threads: int | None = None) -> np.ndarray:
     """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads
     (default: numpy's BLAS thread count) running single-threaded BLAS when the product is big
-    enough to be worth one synchronisation (see `winograd_conv3x3_threaded`). The larger operand
-    is the one split (M rows of lhs or N columns of rhs), so no thread reads all of it."""
-    threads = thread_count(threads)
+    enough to be worth one synchronisation (see `winograd_conv3x3_threaded`), or over `threads`
+    whatever its size when the caller gives them (a kernel's `split`). The larger operand is the one
+    split (M rows of lhs or N columns of rhs), so no thread reads all of it."""
+    decided = threads is not None
+    threads = min(threads, split_threads()) if decided else split_threads()
     b, m, k = lhs.shape
     n = rhs.shape[-1]
     if out is None:
         out = np.empty((b, m, n), np.result_type(lhs, rhs))
     by_rows = m * k >= k * n
     if (threads == 1 or (m if by_rows else n) < 2 * threads
-            or not worth_splitting(b * m * n * k, MIN_SPLIT_MATMUL_MACS)):
+            or not (decided or worth_splitting(b * m * n * k, MIN_SPLIT_MATMUL_MACS))):
         run_alone(functools.partial(np.matmul, lhs, rhs, out=out))
         return out
     size = -(-(m if by_rows else n) // threads)

@@ -29,7 +29,7 @@ from xrelay.runtime.kernels.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
-from xrelay.runtime.parallel.threads import run_alone, run_parts, worth_splitting
+from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
 
 
 class RowTail:
@@ -135,6 +135,8 @@ class ConvStep:
         pad's copy) or None) of the last run: kept while the arrays are the same objects, as a planned
         program's are on every run (making it again costs 100-150 us of Python a run)."""
         self.constant_weight, self.reuse_views = False, (False,)
+        self.split: int | None = None
+        """The threads its runner splits over: its kernel's `split` parts, or None (decided by size)."""
         self.winograd = False
         """Whether the runner computes this convolution by Winograd (its static shapes)."""
         self.pointwise = False
@@ -143,9 +145,9 @@ class ConvStep:
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
            prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,),
-           algorithm: str | None = None) -> ConvStep | None:
+           algorithm: str | None = None, parts: int | None = None) -> ConvStep | None:
         """The step of `op` if it is a convolution; `algorithm` as `ConvGeometry.runner` takes it
-        ("generic": None, the op is contracted generically)."""
+        ("generic": None, the op is contracted generically), `parts` as it takes them."""
         if len(op.outputs) != 1 or len(op.results) != 1 or algorithm == "generic":
             return None
         pair = contraction_pair(op, 0)
@@ -160,10 +162,11 @@ class ConvStep:
         if geometry is None:
             return None
         accumulate = not (zero_init and zero_init[0])
-        runner = geometry.runner(ranges, constant, reuse_views, algorithm)
+        runner = geometry.runner(ranges, constant, reuse_views, algorithm, parts)
         step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
         step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views
+        step.split = parts
         out_shape = op.results[0].type.get_shape()
         n, f, oh, ow = (out_shape[a] for a in geometry.out_axes)
         c = op.inputs[geometry.weight].type.get_shape()[geometry.weight_axes[1]]
@@ -295,7 +298,7 @@ class TailIntoPad:
         return copy[3]
 
     def __call__(self, env: list) -> None:
-        run_parts(self.rows(env), self.tail.rows, worth_splitting(self.tail.points, MIN_SPLIT_ELEMENTS))
+        run_parts(self.rows(env), self.tail.rows, *decide_split(self.tail.split, self.tail.points, MIN_SPLIT_ELEMENTS))
 
 
 def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], t: int, p: int) -> bool:

@@ -32,7 +32,7 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, linear_form, loop_order, used_loops
-from xrelay.runtime.parallel.threads import run_alone, run_parts, worth_splitting
+from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
 
 MAX_CHANNELS = 512
 """Below this many channels the merged einsum replaces the per-pixel one (see the module docstring)."""
@@ -205,6 +205,7 @@ class DepthwiseStep:
                  macs: int):
         self.merged, self.run, self.prepare, self.finish, self.n_in = merged, run, prepare, finish, n_in
         self.macs = macs
+        self.split: int | None = None  # its kernel's `split` parts, or None: decided by size
 
     @staticmethod
     def of(op, run: Callable, prepare: Callable, finish: Callable, zero_init: Sequence[bool]) -> DepthwiseStep | None:
@@ -220,5 +221,5 @@ class DepthwiseStep:
         if rows is None:
             run_alone(functools.partial(self.run, arrays))
         else:
-            run_parts(rows[0], rows[1], worth_splitting(self.macs, MIN_SPLIT_MACS))
+            run_parts(rows[0], rows[1], *decide_split(self.split, self.macs, MIN_SPLIT_MACS))
         self.finish(env, arrays)

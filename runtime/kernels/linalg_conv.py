@@ -17,7 +17,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
 from xrelay.runtime.kernels.depthwise import RowsRunner
-from xrelay.runtime.parallel.threads import run_epilogue, run_parts, split_threads, worth_splitting
+from xrelay.runtime.parallel.threads import decide_split, run_epilogue, run_parts, split_threads
 
 
 MIN_SPLIT_MACS = 1 << 23
@@ -88,7 +88,8 @@ class ConvGeometry:
                 and tuple(ranges[d] for d in self.kernel_loops) == (3, 3) and self.strides == (1, 1)
                 and self.dilation == (1, 1) and winograd_tile(*shape) is not None)
 
-    def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], tile: int | None = None):
+    def winograd_runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], tile: int | None = None,
+                        parts: int | None = None):
         """`run(ins, out, accumulate) -> bool` computing this conv by Winograd, or returning False
         having done nothing (arrays not all of one float dtype, or `winograd_tile` picks no tile
         for the shape); None when Winograd does not apply: not 3x3 stride-1 undilated, or a weight
@@ -108,28 +109,30 @@ class ConvGeometry:
             if cache[0] is not weight or cache[1][0] != m:
                 cache[0] = weight
                 cache[1] = (m, winograd_weights(w, m))
-            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate, epilogue=epilogue)
+            winograd_conv3x3_threaded(x, cache[1][1], m, y, accumulate, threads=parts, epilogue=epilogue)
             return True
 
         return self.float_runner(compute)
 
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], reuse_views: Sequence[bool] = (False,),
-               algorithm: str | None = None):
+               algorithm: str | None = None, parts: int | None = None):
         """`run(ins, out, accumulate) -> bool`: Winograd where it applies and wins, else im2col + GEMM
         (`im2col_runner`); False when neither takes the arrays (the caller contracts generically).
         `algorithm` (a `kernel.dispatch`'s, set by `choose-conv-algorithm`) fixes the choice:
-        "winograd-f2"/"winograd-f4" (tile 2 or 4), "im2col"."""
+        "winograd-f2"/"winograd-f4" (tile 2 or 4), "im2col"; `parts` (its `split`'s, set by
+        `split-kernels`) how many threads it splits over (1: none; None: decided by size)."""
         tile = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
-        winograd = self.winograd_runner(ranges, constant_inputs, tile) if algorithm in (None, *WINOGRAD_ALGORITHMS) \
+        winograd = self.winograd_runner(ranges, constant_inputs, tile, parts) if algorithm in (None, *WINOGRAD_ALGORITHMS) \
             else None
-        im2col = self.im2col_runner(constant_inputs, reuse_views)
+        im2col = self.im2col_runner(constant_inputs, reuse_views, parts)
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
             return bool(winograd and winograd(ins, out, accumulate, epilogue)) or im2col(ins, out, accumulate, epilogue)
 
         return run
 
-    def im2col_runner(self, constant_inputs: Sequence[bool], reuse_views: Sequence[bool] = (False,)):
+    def im2col_runner(self, constant_inputs: Sequence[bool], reuse_views: Sequence[bool] = (False,),
+                      split_parts: int | None = None):
         """`run(ins, out, accumulate) -> bool` computing this conv as one GEMM per part of the output
         rows, each part's patch matrix (im2col) copied and multiplied by a worker thread.
 
@@ -220,8 +223,9 @@ class ConvGeometry:
                     if epilogue is not None:
                         epilogue(r0, r1)
 
-                split = worth_splitting(macs, MIN_SPLIT_MACS) and (channels_last or n == 1)
-                if by_filters is not None and split and split_threads() > 1:
+                split, threads = decide_split(split_parts, macs, MIN_SPLIT_MACS)
+                split = split and (channels_last or n == 1)
+                if by_filters is not None and split and (threads or split_threads()) > 1:
                     # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is
                     # the bigger operand, so each thread takes a share of the filters and reads only
                     # its share of the weights; each copies the (small) patch matrix itself.
@@ -235,7 +239,7 @@ class ConvGeometry:
                         else:
                             np.matmul(cols, share, out=by_filters[:, f0:f1])
 
-                    run_parts(filters_part, f, True)
+                    run_parts(filters_part, f, True, threads)
                     if epilogue is not None:
                         run_epilogue(epilogue, oh, by_filters.size)
                 elif block is not None:
@@ -243,9 +247,9 @@ class ConvGeometry:
                         for b in range(r0, r1, block):
                             rows_part(b, min(b + block, r1))
 
-                    run_parts(blocks_part, oh, split)
+                    run_parts(blocks_part, oh, split, threads)
                 else:
-                    run_parts(rows_part, oh, split)
+                    run_parts(rows_part, oh, split, threads)
 
             return call
 

@@ -230,6 +230,16 @@ def worth_splitting(work: int, threshold: int) -> bool:
     return work >= threshold
 
 
+def decide_split(parts: int | None, work: int, threshold: int) -> tuple[bool, int | None]:
+    """(whether a step splits, over how many threads: None for all of them): the `parts` of its
+    kernel's `split` attribute when a pass chose them (passes/kernels/split_kernels.py; 1: it runs
+    whole; never more parts than this program has threads), else whether `work` reaches `threshold`
+    (a program no kernel pass has seen)."""
+    if parts is None:
+        return work >= threshold, None
+    return parts > 1, min(parts, split_threads())
+
+
 def run_alone(call) -> None:
     """Run `call()` here: work of a step that is not split."""
     call()

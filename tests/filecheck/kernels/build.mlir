@@ -10,7 +10,9 @@
 
 // A 3x3 convolution (16 channels, 16x16: Winograd F(4x4, 3x3) would leave 16 tiles, too few; F(2x2)
 // 64) with its bias and ReLU, then a 1x1 one (im2col: its data is its patch matrix) and a residual
-// add. The kernel passes skipped by the bisect limit, the module runs op by op, to the same result.
+// add. The Winograd convolution always splits (over this machine's cores); the 1x1 one's 65,536
+// multiply-adds are far below `min_conv_macs`: one part. The kernel passes skipped by the bisect
+// limit, the module runs op by op, to the same result.
 func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
   %w1 = nn.constant dense<0.03125> : tensor<16x16x3x3xf32>
   %b1 = nn.constant dense<0.5> : tensor<16xf32>
@@ -24,11 +26,11 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 }
 
 // CHECK:      func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> attributes {kernel.formed, kernel.arena_bytes = {{[0-9]+}} : i64} {
-// CHECK:        kernel.dispatch {root = "conv", algorithm = "winograd-f2"}
+// CHECK:        kernel.dispatch {root = "conv", algorithm = "winograd-f2", split = array<i64: 1, {{[0-9]+}}>}
 // CHECK:          linalg.conv_2d_nhwc_hwcf
 // CHECK:          arith.addf
 // CHECK:          arith.maximumf
-// CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col"}
+// CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col", split = array<i64: 1, 1>}
 // CHECK:          linalg.conv_2d_nhwc_hwcf
 // CHECK:          arith.addf
 
@@ -39,10 +41,11 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 	kernels: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
+// TIMING-NEXT: 		SplitKernels: {{.*}}
 // TIMING-NEXT: 		PlanMemory: {{.*}}
 
-// NOWINO:     kernel.dispatch {root = "conv", algorithm = "im2col"}
-// NOWINO:     kernel.dispatch {root = "conv", algorithm = "im2col"}
+// NOWINO:     kernel.dispatch {root = "conv", algorithm = "im2col"
+// NOWINO:     kernel.dispatch {root = "conv", algorithm = "im2col"
 
 // WRONG: numerical-bisect: ConvertNNToLinalg (depth 1): max abs {{.*}}
 // WRONG: numerical-bisect: first drifting pass: FormKernels (depth 1): {{.*}}
@@ -51,4 +54,5 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT-NEXT: BISECT: running pass (18) kernels on module
 // BISECT-NEXT: BISECT: NOT running pass (19) FormKernels on module
 // BISECT-NEXT: BISECT: NOT running pass (20) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (21) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (21) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (22) PlanMemory on module

@@ -13,13 +13,13 @@
 // where a linalg.broadcast's result lives, so it runs on fresh arrays.
 
 // CHECK:      func.func @small_cnn(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x5xf32> attributes {kernel.formed} {
-// CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col"} -> (tensor<1x4x8x8xf32>) {
+// CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x4x8x8xf32>) {
 // CHECK-NEXT:     linalg.conv_2d_nchw_fchw
 // CHECK-NEXT:     kernel.yield
-// CHECK:        kernel.dispatch {root = "pool"} -> (tensor<1x4x4x4xf32>) {
+// CHECK:        kernel.dispatch {root = "pool", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x4x4x4xf32>) {
 // CHECK-NEXT:     linalg.fill
 // CHECK-NEXT:     linalg.pooling_nchw_max
 // CHECK-NEXT:     kernel.yield
-// CHECK:        kernel.dispatch {root = "pool"} -> (tensor<1x4x4x4xf32>) {
+// CHECK:        kernel.dispatch {root = "pool", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x4x4x4xf32>) {
 // CHECK-NEXT:     linalg.fill
 // CHECK-NEXT:     linalg.pooling_nchw_sum

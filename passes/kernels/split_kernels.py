@@ -1,0 +1,111 @@
+"""`split-kernels`: how each kernel's work is split over threads, written as its `split` attribute.
+
+For every `kernel.dispatch` the pass sets `split = array<i64: axis, parts>`: the axis of the kernel's
+first result its work is cut along and into how many parts, one per worker thread (`parts = 1`: it
+runs whole on the calling thread). A split costs a worker's wake-up and GIL hand-offs (tens of
+microseconds), so a kernel splits only when its work reaches the option for its kind:
+- a convolution by Winograd always splits (its many small matmuls would synchronise OpenBLAS's own
+  threads on each); by im2col from `min_conv_macs` multiply-adds; a depthwise one (no input
+  channel is reduced) never (`min_depthwise_macs`, off by default: measured slower at ShuffleNet's sizes);
+- a matmul from `min_matmul_macs` multiply-adds;
+- a pooling, a reduction or an elementwise chain from `min_points` loop points of its root (or first
+  member).
+Its axis: a convolution's output rows, or its filters where the executor's rule for the shape cuts
+those (few output pixels, many filters); otherwise the first axis of the result with at least two
+rows per part. `threads` is the number of parts (0: this machine's cores, as a TVM target's
+`num-cores`). The executor splits each kernel into `parts`, never more than the threads it runs with
+(runtime/parallel/threads.py, `decide_split`), and splits nothing outside a kernel or in a kernel
+without `split`. The thresholds' defaults are the executor's measured ones (`MIN_SPLIT_*` beside
+the kernels they were measured for), read when the pass runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import os
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+
+from xrelay.dialects.kernel import DispatchOp
+from xrelay.pass_base import XRelayPass, register_xrelay_pass
+from xrelay.passes.kernels.choose_conv_algorithm import kernel_root
+from xrelay.runtime.executor import plan
+from xrelay.runtime.kernels import conv, linalg_conv
+from xrelay.runtime.kernels.linalg_conv import conv_geometry
+from xrelay.runtime.kernels.linalg_structured import contraction_pair
+
+NEVER = 1 << 62
+"""A threshold no kernel's work reaches."""
+
+
+def _points(op: LinalgStructuredOperation) -> int:
+    try:
+        return int(np.prod(op.get_static_loop_ranges(), dtype=np.int64))
+    except NotImplementedError:
+        return 0
+
+
+def _first_member(dispatch: DispatchOp) -> LinalgStructuredOperation | None:
+    return next((op for op in dispatch.body.block.ops if isinstance(op, LinalgStructuredOperation)
+                 and not op.name == "linalg.fill"), None)
+
+
+@register_xrelay_pass("split-kernels")
+@dataclass(frozen=True)
+class SplitKernels(XRelayPass):
+    """Set `split` on every kernel (see the module docstring for the options)."""
+
+    threads: int = 0
+    min_conv_macs: int | None = None
+    min_depthwise_macs: int = NEVER
+    min_matmul_macs: int | None = None
+    min_points: int | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        threads = self.threads or os.cpu_count() or 1
+        thresholds = (linalg_conv.MIN_SPLIT_MACS if self.min_conv_macs is None else self.min_conv_macs,
+                      conv.MIN_SPLIT_MATMUL_MACS if self.min_matmul_macs is None else self.min_matmul_macs,
+                      plan.MIN_SPLIT_ELEMENTS if self.min_points is None else self.min_points)
+        for dispatch in op.walk():
+            if isinstance(dispatch, DispatchOp) and dispatch.results:
+                axis, split = self.decide(dispatch, threads, *thresholds)
+                dispatch.split = DenseArrayBase.from_list(i64, (axis, threads if split and threads > 1 else 1))
+
+    def decide(self, dispatch: DispatchOp, threads: int, min_conv_macs: int, min_matmul_macs: int,
+               min_points: int) -> tuple[int, bool]:
+        """(the result axis, whether the kernel splits)."""
+        shape = dispatch.results[0].type.get_shape()
+        default_axis = next((a for a, n in enumerate(shape) if n >= 2 * threads), 0)
+        root = kernel_root(dispatch)
+        kind = dispatch.root.data
+        if kind == "conv" and root is not None:
+            pair = contraction_pair(root, 0)
+            try:
+                ranges = tuple(root.get_static_loop_ranges())
+            except NotImplementedError:
+                return default_axis, False
+            geometry = conv_geometry([m.data for m in root.get_indexing_maps()], ranges, *pair, len(root.inputs)) \
+                if pair is not None else None
+            macs = _points(root)
+            if geometry is None:  # depthwise (each channel its own filter) or not a 2-D convolution
+                return default_axis, macs >= self.min_depthwise_macs
+            out = root.results[0].type.get_shape()
+            n, f, oh, ow = (out[a] for a in geometry.out_axes)
+            rows, filters = geometry.out_axes[2], geometry.out_axes[1]
+            algorithm = dispatch.algorithm.data if dispatch.algorithm is not None else "im2col"
+            if algorithm.startswith("winograd"):
+                m = int(algorithm[-1])
+                tile_rows, tiles = -(-oh // m), n * -(-oh // m) * -(-ow // m)
+                by_rows = f < 2 * threads or (tile_rows >= threads and f < 4 * tiles)
+                return (rows if by_rows else filters), True
+            channels_last = filters == len(out) - 1
+            by_filters = channels_last and n * oh * ow < f
+            return (filters if by_filters else rows), macs >= min_conv_macs and (channels_last or n == 1)
+        if kind == "matmul" and root is not None:
+            return default_axis, _points(root) >= min_matmul_macs
+        first = root if root is not None else _first_member(dispatch)
+        return default_axis, first is not None and _points(first) >= min_points

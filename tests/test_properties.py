@@ -299,6 +299,7 @@ PASSES = {
     "Build": Build,  # graph passes, lowering and kernel formation: the built program runs as its kernels say
     "FormKernels": FormKernels,  # on nn: nothing to form
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
+    "SplitKernels": SplitKernels,  # on nn: no kernels to split
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
         [lowering_pipeline("linalg"), FormKernels(), ChooseConvAlgorithm(winograd=False),

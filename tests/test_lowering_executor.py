@@ -388,11 +388,11 @@ def test_tap_contraction_einsum_and_taps_agree_with_numpy(accumulate, channels_l
     runs as one einsum, channels-first tap by tap; both written into or added to the output."""
     from xdsl.ir.affine import AffineMap
 
-    from xrelay.runtime.kernels import linalg_conv
+    from xrelay.runtime.kernels import depthwise_taps
 
     einsums = []
     real_einsum = np.einsum
-    monkeypatch.setattr(linalg_conv.np, "einsum", lambda *a, **k: einsums.append(1) or real_einsum(*a, **k))
+    monkeypatch.setattr(depthwise_taps.np, "einsum", lambda *a, **k: einsums.append(1) or real_einsum(*a, **k))
     n, c, oh, ow = 1, 20, 4, 5
     if channels_last:
         data_map = AffineMap.from_callable(lambda n, c, h, w, i, j: (n, h + i, w + j, c))
@@ -411,7 +411,7 @@ def test_tap_contraction_einsum_and_taps_agree_with_numpy(accumulate, channels_l
     if channels_last:
         x, w, start, expected = x.transpose(0, 2, 3, 1), w.transpose(1, 2, 0), start.transpose(0, 2, 3, 1), \
             expected.transpose(0, 2, 3, 1)
-    run = linalg_conv.tap_contraction([data_map, weight_map, out_map], (n, c, oh, ow, 3, 3), 0, 1, 2)
+    run = depthwise_taps.tap_contraction([data_map, weight_map, out_map], (n, c, oh, ow, 3, 3), 0, 1, 2)
     out = np.ascontiguousarray(start)
     assert run([np.ascontiguousarray(x), np.ascontiguousarray(w)], out, accumulate)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
@@ -482,7 +482,7 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
     ((5, 1, 30), (0, 2, 1)),
 ])
 def test_copy_into_a_short_innermost_axis_matches_numpy(shape, axes):
-    from xrelay.runtime.kernels.linalg_structured import copy_into
+    from xrelay.runtime.kernels.elementwise_programs import copy_into
 
     source = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     expected = np.ascontiguousarray(source.transpose(axes))

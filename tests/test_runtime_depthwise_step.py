@@ -13,8 +13,7 @@ import pytest
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
-from xrelay.runtime.kernels import depthwise
-from xrelay.runtime.kernels import linalg_conv
+from xrelay.runtime.kernels import depthwise, depthwise_taps
 from xrelay.runtime.kernels.depthwise import DepthwiseStep
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
@@ -81,7 +80,7 @@ def test_a_tap_contraction_step_in_row_parts_matches_numpy(stride, h, w, channel
     program = LinalgProgram(formed(module))
     program.threading = "split"
     step = depthwise_step(program)
-    assert not isinstance(step.merged, depthwise.MergedDepthwise)  # linalg_conv.tap_contraction's einsum
+    assert not isinstance(step.merged, depthwise.MergedDepthwise)  # depthwise_taps.tap_contraction's einsum
     parts = []
     original = step.merged.rows
     monkeypatch.setattr(step.merged, "rows", lambda *a: parts.append(original(*a)) or parts[-1])
@@ -89,7 +88,7 @@ def test_a_tap_contraction_step_in_row_parts_matches_numpy(stride, h, w, channel
     for call in range(3):
         x = x * (call + 1) + 0.5
         np.testing.assert_allclose(program(x)[0], reference(x, weight, stride), rtol=1e-5, atol=1e-5)
-    if channels < linalg_conv.EINSUM_MIN_INNER:
+    if channels < depthwise_taps.EINSUM_MIN_INNER:
         assert parts == [None, None, None]
         return
     assert [p is not None for p in parts] == [False, True, True]

@@ -1,6 +1,6 @@
 """A reduction of an input as it is over bare loops (a global average pool's sum, a softmax's max and
 sum) runs as one `ufunc.reduce` of the input's view straight into the output's view
-(linalg_structured._direct_reduce_program); against numpy written here, with the planned buffers
+(reduction_programs._direct_reduce_program); against numpy written here, with the planned buffers
 set to NaN before each run, the output's earlier contents folded in when its fill was kept, and
 the path checked on the compiled op."""
 

@@ -20,7 +20,8 @@ from xdsl.ir import SSAValue
 
 from xrelay.runtime.executor import plan as split_plan
 from xrelay.runtime.kernels.body_program import numpy_dtype, scalar_constant
-from xrelay.runtime.kernels.linalg_structured import ExecutionError, copy_into
+from xrelay.runtime.kernels.elementwise_programs import copy_into
+from xrelay.runtime.kernels.linalg_structured import ExecutionError
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.executor.schedule import StepAccess
 from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts

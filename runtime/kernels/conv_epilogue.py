@@ -9,7 +9,7 @@ of a convolution and its epilogue, `give_tail` hands the convolution's kernel th
 each cache block of them, goes through the tail right after it is computed, while it is in cache,
 on the thread that computed it.
 
-The tail's members must each be one ufunc over loop-space views (`linalg_structured._one_ufunc_program`:
+The tail's members must each be one ufunc over loop-space views (`elementwise_programs._one_ufunc_program`:
 bias-add, ReLU, residual add), cut along the loop of the convolution's output rows with coefficient 1;
 a part then costs one ufunc call per member on row slices of views made once per run.
 """

@@ -1,7 +1,7 @@
 """Depthwise (per-channel window) contractions as one einsum whose inner loop runs over a whole row.
 
 A channels-last depthwise convolution `out[h, w, c] += data[h + kh, w + kw, c] * weight[kh, kw, c]`
-runs in `linalg_conv.tap_contraction` as one einsum over the window view, its inner loop along the
+runs in `depthwise_taps.tap_contraction` as one einsum over the window view, its inner loop along the
 channels. numpy's einsum cannot merge the (w, c) axes into one because the weight is broadcast
 along w, so the inner loop is only C long and is entered H * W * KH * KW times (7056 times for a
 28x28x136 layer). With the weight tiled along w once (it is a constant), the data's and output's
@@ -18,7 +18,7 @@ each chunk, from L1/L2, where a whole-width tile (137 KB for 28x28x136) streamed
 
 `DepthwiseStep` is the step of such a convolution, which may split its output rows over threads (the
 einsum over a range of h is the same einsum over slices of the merged views). The depthwise convolutions that do not merge (stride 2, `MAX_CHANNELS` or more channels) run as
-`linalg_conv.tap_contraction`'s one einsum over the window view, which splits over output rows
+`depthwise_taps.tap_contraction`'s one einsum over the window view, which splits over output rows
 the same way (`RowsRunner`), and get the step too.
 """
 

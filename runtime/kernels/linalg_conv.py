@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
-from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
+from xrelay.runtime.kernels.affine_views import is_bare_permutation, window_form
 from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
-from xrelay.runtime.kernels.depthwise import RowsRunner
 from xrelay.runtime.parallel.threads import decide_split, run_epilogue, run_parts, split_threads
 
 
@@ -369,113 +368,3 @@ def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
     if batch is None or channel is None or len(windows) != 2:
         return None
     return batch, channel, windows
-
-
-MAX_TAP_PRODUCTS = 64
-"""Contractions over at most this many reduction points may run tap by tap (`tap_contraction`)."""
-EINSUM_MIN_INNER = 16
-"""`tap_contraction` runs as one einsum when the output's innermost loop is at least this long and
-contiguous in every operand (measured on ShuffleNet's depthwise convs in NHWC)."""
-
-
-def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int,
-                    reuse_views: Sequence[bool] = (False,)):
-    """`run(ins, out, accumulate) -> bool` computing the contraction `maps[out] += maps[ia] * maps[ib]`
-    as one multiply-add over whole loop-space views per point of its reduction space, for the
-    products a batched matmul runs badly: a side of each matrix product is one element (a
-    depthwise convolution is, per channel, a window of the data times one weight) and the
-    reduction space is small (the window). False when the arrays are not all of one float dtype;
-    None when the contraction is not of that kind. While `reuse_views[0]` (a planned program) the
-    einsum form keeps the views made for the last call's arrays for the next call with the same arrays,
-    and then runs over ranges of its output's first loop of more than one point (`RowsRunner.rows`:
-    the output's rows, channels-last; each output point is its own sum)."""
-    used_a, used_b, used_o = used_loops(maps[ia]), used_loops(maps[ib]), used_loops(maps[out])
-    reduction = [d for d in range(len(ranges)) if d not in used_o]
-    if not reduction or any(d not in used_a or d not in used_b for d in reduction):
-        return None
-    if len(used_o) + len(reduction) != len(ranges):
-        return None
-    size = lambda loops: int(np.prod([ranges[d] for d in loops], dtype=np.int64))  # noqa: E731
-    if size(reduction) > MAX_TAP_PRODUCTS or min(size(used_a - used_b), size(used_b - used_a)) != 1:
-        return None
-    views = [LoopView(maps[i], ranges) for i in (ia, ib, out)]
-    if not all(v.linear for v in views):
-        return None
-    # Loop axes in the output's memory order (numpy's loops run fastest along the last axis).
-    order = loop_order(maps[out]) + reduction
-    position = {d: i for i, d in enumerate(order)}
-    taps = []
-    for point in np.ndindex(*(ranges[d] for d in reduction)):
-        index = [slice(None)] * len(ranges)
-        for d, t in zip(reduction, point):
-            index[position[d]] = slice(t, t + 1)
-        taps.append(tuple(index))
-
-    # For einsum: each view without the loops its operand does not use, and their subscripts.
-    letters = "abcdefghijklmnopqrstuvwxyz"[:len(order)]
-    squeeze = [tuple(slice(None) if d in used else 0 for d in order) for used in (used_a, used_b, used_o)]
-    subscripts = ",".join("".join(x for x, d in zip(letters, order) if d in used) for used in (used_a, used_b))
-    subscripts += "->" + "".join(x for x, d in zip(letters, order) if d in used_o)
-    # The output's innermost loop of more than one point, in `order`.
-    inner = max((i for i, d in enumerate(order[:len(used_o)]) if ranges[d] > 1), default=0)
-    # The loop `rows` splits (the output's outermost of more than one point), its axis in each einsum operand.
-    split = next((d for d in order[:len(used_o)] if ranges[d] > 1), None)
-    cuts = [[d for d in order if d in used].index(split) if split in used else None
-            for used in (used_a, used_b, used_o)]
-
-    last: list = [None]  # (a, b, target, einsum operands, einsum output) of the last einsum call
-
-    def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
-        a, b = ins[ia], ins[ib]
-        entry = last[0]
-        if entry is not None and entry[0] is a and entry[1] is b and entry[2] is target and not accumulate:
-            np.einsum(subscripts, *entry[3], out=entry[4])
-            return True
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
-                and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
-            return False
-        va, vb, vo = (v.transpose(order) for v in (views[0](a), views[1](b), views[2](target, writeable=True)))
-        if vo.shape[inner] >= EINSUM_MIN_INNER and all(v.strides[inner] == v.itemsize for v in (va, vb, vo)):
-            # Channels-last depthwise: einsum's one pass over the window view, its inner loop along
-            # the channels every operand has contiguous, is 2-3.5x faster than a pass per tap;
-            # channels-first, its inner loop would run over the window (3x slower than taps).
-            operands = (va[squeeze[0]], vb[squeeze[1]])
-            if accumulate:
-                vo[squeeze[2]] += np.einsum(subscripts, *operands)
-            else:
-                np.einsum(subscripts, *operands, out=vo[squeeze[2]])
-                if reuse_views[0]:  # views only: the same arrays give the same views next run
-                    last[0] = (a, b, target, operands, vo[squeeze[2]])
-            return True
-        scratch = np.empty(vo.shape, vo.dtype)
-        for k, tap in enumerate(taps):
-            if k == 0 and not accumulate:
-                np.multiply(va[tap], vb[tap], out=vo)
-            else:
-                np.multiply(va[tap], vb[tap], out=scratch)
-                np.add(vo, scratch, out=vo)
-        return True
-
-    parts: list = [None, None]  # the entry of `last` that `part` was made for, and `part`
-
-    def rows(ins: list, target: np.ndarray) -> tuple[Callable[[int, int], None], int] | None:
-        entry = last[0]
-        if split is None or entry is None or entry[0] is not ins[ia] or entry[1] is not ins[ib] \
-                or entry[2] is not target:
-            return None
-        if parts[0] is not entry:
-            (x, k), y = entry[3], entry[4]
-
-            def cut(view: np.ndarray, axis: int | None, r0: int, r1: int) -> np.ndarray:
-                return view if axis is None else view[(slice(None),) * axis + (slice(r0, r1),)]
-
-            def part(r0: int, r1: int) -> None:
-                if r0 == 0 and r1 == ranges[split]:
-                    np.einsum(subscripts, x, k, out=y)
-                else:
-                    np.einsum(subscripts, cut(x, cuts[0], r0, r1), cut(k, cuts[1], r0, r1), out=cut(y, cuts[2], r0, r1))
-
-            parts[:] = entry, part
-        return parts[1], ranges[split]
-
-    return RowsRunner(run, rows)

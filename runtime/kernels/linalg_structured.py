@@ -7,10 +7,12 @@ a function of the operand arrays:
   (`affine_views.LoopView`, so windows such as `d2 * 2 + d5` cost no copy; maps with floordiv/mod gather
   through index arrays);
 - a body that only computes per element is evaluated once with numpy ufuncs on those
-  broadcast views, its last op writing straight into the output;
+  broadcast views, its last op writing straight into the output (a body of one ufunc, a chain
+  of them or a copy: `elementwise_programs`);
 - a reduction body `combine(x, acc)` evaluates `x` over the iteration space and folds the
   reduction dimensions with `combine`'s ufunc (tap by tap for small windows); any other reduction
-  body (an argmax's several results) runs the reduction loops point by point (`sequential_reduction`);
+  body (an argmax's several results) runs the reduction loops point by point
+  (`reduction_programs.sequential_reduction`);
 - `acc + a * b` is a contraction: one batched `np.matmul` (BLAS) after copying the non-weight
   operand into matrix form (im2col for convolutions); convolutions and dense layers run so,
   except 3x3 stride-1 convolutions with a constant weight (`linalg_conv.ConvGeometry`, recognised from the
@@ -46,7 +48,10 @@ from xrelay.runtime.kernels.conv import threaded_matmul
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.depthwise import merged_depthwise
 from xrelay.runtime.kernels.window_reduce import mapped_window_program, pooling_program
-from xrelay.runtime.kernels.linalg_conv import conv_geometry, tap_contraction
+from xrelay.runtime.kernels.linalg_conv import conv_geometry
+from xrelay.runtime.kernels.depthwise_taps import tap_contraction
+from xrelay.runtime.kernels.elementwise_programs import _one_ufunc_program, _ufunc_chain_program, copy_into
+from xrelay.runtime.kernels.reduction_programs import _direct_reduce_program, sequential_reduction
 
 Structured = LinalgStructuredOperation
 MAX_TAPS = 64
@@ -280,52 +285,6 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     return run
 
 
-def _direct_reduce_program(ufunc: np.ufunc, reduced: SSAValue, in_args: list, views: list, ranges: Sequence[int],
-                           reduction_axes: tuple[int, ...], n_in: int, overwrite: bool,
-                           reuse_views: list[bool]) -> Callable[[list], bool] | None:
-    """For a reduction `combine(in_i, acc)` of an input read over every loop through a map of bare
-    loops (a plain reduction, see `MAX_TAPS`): a function of the operand arrays that reduces input i's loop-space view
-    with one `ufunc.reduce` straight into the output's view (`overwrite`: the output's fill was
-    dropped, else folded into it) and returns True; False (the caller runs the general path) when
-    the arrays do not fit (dtypes differ, the output view is not the reduced shape). While
-    `reuse_views[0]`, the views made for the last call's arrays are reused for the same arrays."""
-    if reduced not in in_args:
-        return None
-    i = in_args.index(reduced)
-    if not (views[i].linear and views[n_in].linear) or used_loops(views[i].amap) != set(range(len(ranges))):
-        return None  # (an input missing a loop would be counted once, not once per point)
-    axes = tuple(reduction_axes)
-    reduced_shape = tuple(1 if d in axes else n for d, n in enumerate(ranges))
-    last: list = [None]  # (input array, output array, input view, output view) of the last call
-
-    def run(arrays: list) -> bool:
-        source, target = arrays[i], arrays[n_in]
-        entry = last[0]
-        if entry is not None and entry[0] is source and entry[1] is target:
-            x, out = entry[2], entry[3]
-        else:
-            if not (isinstance(source, np.ndarray) and isinstance(target, np.ndarray)
-                    and source.dtype == target.dtype):
-                return False
-            x, out = views[i](source), views[n_in](target, writeable=True)
-            if out.shape != reduced_shape:
-                return False
-            if reuse_views[0]:
-                last[0] = (source, target, x, out)
-        if overwrite:
-            ufunc.reduce(x, axis=axes, keepdims=True, out=out)
-        else:
-            ufunc(out, ufunc.reduce(x, axis=axes, keepdims=True), out=out)
-        return True
-
-    return run
-
-
-SHORT_AXIS = 16
-"""A copy whose output's innermost axis is at most this long runs one copy per index of it
-(`copy_into`) when the source has a longer contiguous axis."""
-
-
 def plain_reduction_identity(op: Structured, k: int) -> float | None:
     """The identity of output k's reduction when `compile_structured` runs it as one `ufunc.reduce`
     (a plain reduction: the op's one output, a reducer of it and a value not read from it, the inputs'
@@ -355,209 +314,6 @@ def plain_reduction_identity(op: Structured, k: int) -> float | None:
 
 
 REDUCE_IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin: np.inf, np.add: 0.0}
-
-
-def copy_into(out: np.ndarray, value) -> None:
-    """`np.copyto(out, value)`. numpy's copy loop runs along the output's innermost axis: when that
-    axis is short and the source is contiguous along another, longer one (a channel shuffle in NHWC
-    swaps (g, C/g) into (C/g, g): 4-element loops), one copy per index of the short axis runs along
-    the source's contiguous axis instead (measured 2.5-3x faster on ShuffleNet's shapes)."""
-    if (isinstance(value, np.ndarray) and value.shape == out.shape and 1 < out.shape[-1] <= SHORT_AXIS
-            and value.strides[-1] != value.itemsize
-            and any(s == value.itemsize and n > SHORT_AXIS for s, n in zip(value.strides, value.shape))):
-        for j in range(out.shape[-1]):
-            np.copyto(out[..., j], value[..., j], casting="unsafe")
-        return
-    np.copyto(out, value, casting="unsafe")
-
-
-def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, captured: list, views: list,
-                       n_in: int, n_operands: int, reuse_views: list[bool]) -> Callable[[list], None] | None:
-    """For an elementwise op with one output whose body is one ufunc over block arguments, body
-    constants and captured values (a bias-add, a ReLU, a residual add): a function of the operand
-    arrays that makes their loop-space views and calls the ufunc into the output view, and nothing
-    else (no environment of SSA values: `compile_structured`'s general path costs 10-20 us more per
-    call, which the elementwise steps of a network, run per part on each worker thread, pay many
-    times per run). While `reuse_views[0]`, the views made for the last call's arrays are kept and
-    reused when the next call passes the same arrays (a planned program's buffers: 5-10 us less per
-    call). None for any other body."""
-    if not body.steps or not isinstance(body.steps[-1][1], np.ufunc) or not all(v.linear for v in views):
-        return None
-    constants = {}
-    for result, fn, _ in body.steps[:-1]:
-        if not isinstance(result.owner, arith.ConstantOp):
-            return None
-        constants[result] = fn()
-    _, ufunc, operands = body.steps[-1]
-    sources: list[tuple[str, int, object]] = []  # (kind, operand index, constant)
-    for value in operands:
-        if value in constants:
-            sources.append(("constant", -1, constants[value]))
-        elif value in in_args:
-            sources.append(("operand", in_args.index(value), None))
-        elif value in out_args:
-            sources.append(("operand", n_in + out_args.index(value), None))
-        elif value in captured:
-            sources.append(("captured", n_operands + captured.index(value), None))
-        else:
-            return None
-    out_view = views[n_in]
-
-    last: list = [None]  # (the arrays, the ufunc's arguments, its output view) of the last call
-
-    def call(arrays: list) -> tuple[np.ufunc, list, np.ndarray]:
-        entry = last[0]
-        if entry is not None and len(entry[0]) == len(arrays) and all(x is y for x, y in zip(entry[0], arrays)):
-            return ufunc, entry[1], entry[2]
-        args = []
-        for kind, i, constant in sources:
-            if kind == "constant":
-                args.append(constant)
-            elif kind == "operand" and isinstance(arrays[i], np.ndarray):
-                args.append(views[i](arrays[i]))
-            else:
-                args.append(arrays[i])
-        out = out_view(arrays[n_in], writeable=True)
-        if reuse_views[0]:
-            last[0] = (tuple(arrays), args, out)
-        return ufunc, args, out
-
-    def run(arrays: list) -> None:
-        fn, args, out = call(arrays)
-        fn(*args, out=out, casting="unsafe")
-
-    run.ufunc_call = call  # (ufunc, loop-space argument views, output view): conv_epilogue slices these
-    call.keeps_views = reuse_views  # plan.FusedTail keeps the calls only while call() keeps its views
-    return run
-
-
-def _ufunc_chain_program(body: BodyProgram | None, value: SSAValue, in_args: list, out_args: list, views: list,
-                         n_in: int, reuse_views: list[bool]) -> Callable[[list], None] | None:
-    """For an elementwise op with one output whose body yields an input as it is (one `np.copyto`), or is a chain of one-result ufuncs, the first over block arguments and scalar
-    constants, each later one over the one before it (used only there) and scalar constants, every
-    link of the output's type (each call writes into the output view, the next
-    reads it there): a function of the operand arrays that makes the loop-space views (kept for the
-    same arrays while `reuse_views[0]`) and makes those calls, nothing else. None for any other body.
-    Later links read no operand array, so an input the output was planned over is read only by the
-    first call."""
-    if not all(v.linear for v in views):
-        return None
-    operands_of = {arg: i for i, arg in enumerate(in_args)} | {arg: n_in + i for i, arg in enumerate(out_args)}
-    if body is None or not body.steps:
-        if value not in in_args:
-            return None
-        links: list = []
-        source = operands_of[value]
-    else:
-        constants, links, previous = {}, [], None
-        for result, fn, operands in body.steps:
-            if isinstance(result.owner, arith.ConstantOp) and not operands:
-                constants[result] = fn()
-                continue
-            if not (isinstance(fn, np.ufunc) and fn.nout == 1 and result.type == out_args[0].type):
-                return None
-            args = []
-            for v in operands:
-                if v in constants and np.ndim(constants[v]) == 0:
-                    args.append(("constant", constants[v]))
-                elif previous is not None and v is previous:
-                    args.append(("previous", None))
-                elif previous is None and v in operands_of:
-                    args.append(("operand", operands_of[v]))
-                else:
-                    return None
-            if previous is not None and (not previous.has_one_use()
-                                         or sum(kind == "previous" for kind, _ in args) != 1):
-                return None
-            links.append((fn, args))
-            previous = result
-        if len(links) < 2 or previous is not value:
-            return None  # (one ufunc: `_one_ufunc_program`)
-        source = None
-    last: list = [None]  # (the arrays, the calls) of the last call
-
-    def calls_for(arrays: list) -> list:
-        entry = last[0]
-        if entry is not None and len(entry[0]) == len(arrays) and all(x is y for x, y in zip(entry[0], arrays)):
-            return entry[1]
-        out = views[n_in](arrays[n_in], writeable=True)
-
-        def array(i):
-            return views[i](arrays[i]) if isinstance(arrays[i], np.ndarray) else arrays[i]
-
-        if source is not None:
-            calls = [(None, (out, array(source)))]
-        else:
-            calls = [(fn, tuple(out if kind == "previous" else array(x) if kind == "operand" else x
-                                for kind, x in args)) for fn, args in links]
-        calls = [(fn, call_args, out) for fn, call_args in calls]
-        if reuse_views[0]:
-            last[0] = (tuple(arrays), calls)
-        return calls
-
-    def run(arrays: list) -> None:
-        for fn, args, out in calls_for(arrays):
-            if fn is None:
-                np.copyto(args[0], args[1], casting="unsafe")
-            else:
-                fn(*args, out=out, casting="unsafe")
-
-    run.ufunc_chain, run.direct_copy = bool(links), source is not None  # (tests: the path is taken)
-    return run
-
-
-MAX_SEQUENTIAL_POINTS = 1 << 16
-"""Largest reduction space `sequential_reduction` walks point by point."""
-
-
-def sequential_reduction(op: Structured, maps: Sequence[AffineMap], ranges: Sequence[int],
-                         reduction_axes: Sequence[int]) -> Callable[[list[np.ndarray]], None]:
-    """Any reduction body (an argmax's `select(x > max, index, arg)`, results depending on each
-    other): the reduction loops run in order, point by point, the body evaluated over all parallel
-    loops at once at each point, every output updated from the values before that point."""
-    taps = list(np.ndindex(*(ranges[a] for a in reduction_axes)))
-    if len(taps) > MAX_SEQUENTIAL_POINTS:
-        raise ExecutionError(f"{op.name}: a reduction body that is not combine(x, accumulator) over "
-                             f"{len(taps)} points is too large to run point by point")
-    n_in = len(op.inputs)
-    block = op.body.block
-    in_args, out_args = block.args[:n_in], block.args[n_in:]
-    yielded = list(block.last_op.operands)
-    point_ranges = tuple(1 if i in reduction_axes else r for i, r in enumerate(ranges))
-    programs = []
-    for tap in taps:
-        base = [0] * len(ranges)
-        for axis, t in zip(reduction_axes, tap):
-            base[axis] = t
-        programs.append(BodyProgram(block, yielded, point_ranges, base))
-    views = [LoopView(m, ranges) for m in maps]
-    captured = captured_values(op)
-    n_operands = len(op.operands)
-
-    def run(arrays: list) -> None:
-        ins, outs = arrays[:n_in], arrays[n_in:n_operands]
-        out_views = [view(o, writeable=True) if view.linear else None for o, view in zip(outs, views[n_in:])]
-        if any(v is None for v in out_views):
-            raise ExecutionError(f"{op.name}: output indexing maps must be linear")
-        in_views = [view(a) if view.linear else gather_view(a, view.amap, ranges) if isinstance(a, np.ndarray) else a
-                    for a, view in zip(ins, views[:n_in])]
-        env: dict[SSAValue, object] = dict(zip(captured, arrays[n_operands:]))
-        env.update(zip(out_args, out_views))
-        for tap, program in zip(taps, programs):
-            for arg, v in zip(in_args, in_views):
-                if isinstance(v, np.ndarray):
-                    index = [slice(None)] * v.ndim
-                    for axis, t in zip(reduction_axes, tap):
-                        if v.shape[axis] > 1:
-                            index[axis] = slice(t, t + 1)
-                    env[arg] = v[tuple(index)]
-                else:
-                    env[arg] = v
-            values = [np.array(np.broadcast_to(value, o.shape)) for value, o in zip(program(env), out_views)]
-            for o, value in zip(out_views, values):
-                np.copyto(o, value, casting="unsafe")
-
-    return run
 
 
 @functools.lru_cache(maxsize=4096)

@@ -2,7 +2,7 @@
 
 ``run(module, inputs, params=None)`` executes ``@main`` with xDSL's interpreter; ``KERNELS`` maps
 each nn op name to its numpy kernel; ``compile_linalg(module)`` compiles a linalg- or memref-level
-module once into a program to call with arrays (``linalg_exec.py``). Both are imported on first use, so ``import xrelay.runtime``
+module once into a program to call with arrays (``linalg_run.py``). Both are imported on first use, so ``import xrelay.runtime``
 stays cheap (no xDSL import until ``run`` is touched).
 """
 
@@ -15,7 +15,7 @@ _LAZY = {
     "run": "xrelay.runtime.reference.interpreter",
     "KernelError": "xrelay.runtime.reference.interpreter",
     "NnFunctions": "xrelay.runtime.reference.interpreter",
-    "compile_linalg": "xrelay.runtime.executor.linalg_exec",
+    "compile_linalg": "xrelay.runtime.executor.linalg_run",
 }
 
 

@@ -14,7 +14,7 @@ from xrelay.frontend import from_onnx
 from xrelay.lowering import lower
 from xrelay.runtime import run
 from xrelay.runtime.iree import backend as iree_backend
-from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.executor.linalg_run import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 
 RNG = np.random.default_rng(55)

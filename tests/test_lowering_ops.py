@@ -11,7 +11,7 @@ from op_levels import LEVELS, single_op_module
 from xrelay.dialects import nn
 from xrelay.lowering import lower
 from xrelay.runtime.reference.interpreter import run as run_nn
-from xrelay.runtime.executor.linalg_exec import run_linalg
+from xrelay.runtime.executor.linalg_run import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 
 
@@ -167,7 +167,8 @@ def test_bad_inputs_get_one_clear_error():
 
 
 def test_compiled_program_is_reused_until_the_module_changes():
-    from xrelay.runtime.executor.linalg_exec import LinalgProgram, cached_program
+    from xrelay.runtime.executor.linalg_exec import LinalgProgram
+    from xrelay.runtime.executor.program_entry import cached_program
 
     module = lower(single_op_module("nn.subtract", [(2,), (2,)], {}), to="memref")
     x, y = np.array([5, 7], np.float32), np.array([1, 2], np.float32)

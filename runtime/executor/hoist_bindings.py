@@ -2,7 +2,7 @@
 
 A planned program's constants, globals and planned buffers are the same arrays on every run and are
 bound once, in the schedule's prologue (runtime/executor/schedule.py). Most of the rest of ShuffleNet's
-steps only bind too: reshapes and slices of a result (`linalg_exec.bind_view`), the result of a
+steps only bind too: reshapes and slices of a result (`view_steps.bind_view`), the result of a
 dropped zero fill (its init's array), a transpose folded into a pad (its out buffer): 276 of the
 385 steps of a run, ~1 us each, more than half of them views of a result that is an out buffer of
 the plan. `hoist(program)` moves such a step into the prologue when every slot it reads holds, on
@@ -38,7 +38,7 @@ from xrelay.runtime.executor.plan import FusedTail
 
 def binds_out_operands(step) -> bool:
     """Whether `step` binds every result slot it binds to its out operand's array as it is bound when
-    the step runs (the `finish` of `LinalgProgram._compile` on arrays `prepare` gave)."""
+    the step runs (the `finish` of `structured_step.compile_structured_step` on arrays `prepare` gave)."""
     if getattr(step, "binds_out_operands", False):
         return True
     if isinstance(step, FusedTail | ContractionStep | DepthwiseStep):

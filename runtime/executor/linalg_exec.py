@@ -1,8 +1,10 @@
 """Vectorised numpy executor for modules at the linalg (tensor) and memref levels.
 
-`compile_linalg(module)` translates `@main` once into a list of numpy closures, one per op;
-`run_linalg(module, inputs)` runs it (compiling once per module object). Linalg structured ops
-run through `linalg_structured.compile_structured` (whole-array numpy, BLAS for contractions).
+`LinalgProgram(module)` translates `@main` once into a list of numpy closures, one per op
+(`compile_linalg` and `run_linalg` in `linalg_run` compile and run a module with it). The steps
+are built per op kind: views and slices (`view_steps`), constants, buffers, broadcasts and copies
+(`buffer_steps`), pads (`pad_step`) and linalg structured ops (`structured_step`, running through
+`linalg_structured.compile_structured`: whole-array numpy, BLAS for contractions).
 Tensor-level ops produce fresh arrays (outs are copied unless they are a fresh, single-use
 buffer); memref-level ops write into their `outs` buffers in place; reshapes are views.
 While a program runs, numpy's BLAS is single-threaded and big matmuls and Winograd convolutions
@@ -11,18 +13,11 @@ split over as many worker threads as BLAS had (`threads.split_blas_threads`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import arith, bufferization, func, memref, tensor
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    ShapedType,
-)
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
@@ -33,37 +28,30 @@ from xrelay.dialects.upstream_tensor import concat_as_inserts
 from xrelay.runtime.executor import bound_steps
 from xrelay.runtime.executor import hoist_bindings
 from xrelay.runtime.parallel.threads import blas_own_threads, split_blas_threads, split_threads
-from xrelay.runtime.executor.insert_slice import insert_step
+from xrelay.runtime.executor.buffer_steps import (
+    compile_allocation, compile_broadcast, compile_constant, compile_copy, compile_dealloc, compile_get_global,
+)
 from xrelay.runtime.executor.kernel_steps import assemble
 from xrelay.runtime.executor.memory_plan import StorageTracker, plan_memory
 from xrelay.runtime.executor.pad_step import compile_pad, keep_borders
 from xrelay.runtime.executor.placement import ir_plan, is_placed
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
-from xrelay.runtime.kernels.contraction_plan import ContractionStep
-from xrelay.runtime.kernels.depthwise import DepthwiseStep
-from xrelay.runtime.kernels.conv_epilogue import ConvStep
 from xrelay.runtime.executor.schedule import StepAccess, build_schedule
+from xrelay.runtime.executor.structured_step import compile_structured_step
+from xrelay.runtime.executor.view_steps import RESHAPE_KINDS, compile_insert_slice, compile_reshape, compile_slice
 from xrelay.runtime.kernels.window_reduce import starts_from_identity
-from xrelay.runtime.executor.program_entry import (
-    bind_inputs, cached_program, check_argument, check_no_use_after_dealloc, entry_and_globals,
-)
-from xrelay.runtime.kernels.body_program import (
-    REDUCERS, aligned_constant, dense_to_numpy, numpy_dtype, scalar_constant, scalar_op_step)
+from xrelay.runtime.executor.program_entry import check_argument, check_no_use_after_dealloc, entry_and_globals
+from xrelay.runtime.kernels.body_program import REDUCERS, aligned_constant, scalar_op_step
 from xrelay.runtime.kernels.linalg_structured import (
     ExecutionError,
     Structured,
     captured_values,
-    compile_structured,
     is_bare_permutation,
-    is_constant,
     is_contraction_output,
     plain_reduction_identity,
 )
 
-__all__ = [
-    "ExecutionError", "LinalgProgram", "bind_inputs", "cached_program", "compile_linalg", "dense_to_numpy",
-    "is_lowered", "numpy_dtype", "run_linalg", "run_lowered",
-]
+__all__ = ["ExecutionError", "LinalgProgram"]
 
 
 PLANNED_OP_KINDS = (
@@ -334,169 +322,32 @@ class LinalgProgram:
             self.result_slots = [slot(v) for v in op.operands]
             return
         if isinstance(op, arith.ConstantOp):
-            if isinstance(op.value, DenseIntOrFPElementsAttr):
-                value = aligned_constant(dense_to_numpy(op.value))
-            else:
-                value = scalar_constant(op.value, op.result.type)
-            out = slot(op.result)
-            self.steps.append(lambda env, v=value, o=out: env.__setitem__(o, v))
-            return
-        if isinstance(op, tensor.EmptyOp | memref.AllocOp | memref.AllocaOp):
-            shape_type = op.results[0].type
-            assert isinstance(shape_type, ShapedType)
-            shape, dtype = tuple(shape_type.get_shape()), numpy_dtype(shape_type.get_element_type())
-            out = slot(op.results[0])
-            k = self.memory.fresh(out, len(self.steps), shape, dtype, op)
-            self._planned.append(None)
-
-            def allocate(env, s=shape, d=dtype, o=out, k=k, planned=self._planned):
-                array = planned[k]
-                env[o] = np.empty(s, d) if array is None else array
-
-            self.steps.append(allocate)
-            return
-        if isinstance(op, memref.DeallocOp):  # drop the program's reference so numpy can free it
-            freed = slot(op.memref)
-            self.steps.append(lambda env, f=freed: env.__setitem__(f, None))
-            return
-        if isinstance(op, memref.GetGlobalOp):
-            value = self.globals[op.name_.root_reference.data]
-            out = slot(op.memref)
-            self.steps.append(lambda env, v=value, o=out: env.__setitem__(o, v))
-            return
-        if isinstance(op, tensor.CollapseShapeOp | tensor.ExpandShapeOp | memref.CollapseShapeOp
-                      | memref.ExpandShapeOp | tensor.ReshapeOp | bufferization.ToTensorOp
-                      | bufferization.ToBufferOp | tensor.CastOp | memref.CastOp):
-            shape = tuple(op.results[0].type.get_shape())
-            src, out = slot(op.operands[0]), slot(op.results[0])
-            self.memory.alias(out, src, reshaped=True)
-            self.steps.append(bind_view(src, out, lambda a, sh=shape: a.reshape(sh), self._views_cached))
-            return
-        if isinstance(op, tensor.ExtractSliceOp | memref.SubviewOp):
-            index = static_slices(op)
-            src, out = slot(op.source), slot(op.result)
-            self.memory.alias(out, src)
-            shape = tuple(op.result.type.get_shape())  # rank-reducing slices drop unit axes
-            self.steps.append(bind_view(src, out, lambda a, i=index, sh=shape: a[i].reshape(sh), self._views_cached))
-            return
-        if isinstance(op, tensor.InsertSliceOp):
-            index = static_slices(op)
-            src, dst, out = slot(op.source), slot(op.dest), slot(op.result)
-            copy = not self._fresh_single_use(op.dest)
-            view_shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(index, op.dest.type.get_shape()))
-            if not copy:
-                self.memory.alias(out, dst)
-                if view_shape == tuple(op.source.type.get_shape()):  # the plan may make the source this slice
-                    self.memory.place(src, dst, index, len(self.steps), op)
-
-            step = insert_step(src, dst, out, index, copy, view_shape, self._views_cached)
-            if not copy:  # its result is the destination's array (runtime/executor/hoist_bindings.py)
-                step.binds_out_operands = True
-                self.same_as[out] = dst
-            self.steps.append(step)
-            return
-        if isinstance(op, tensor.PadOp):
+            compile_constant(self, op)
+        elif isinstance(op, tensor.EmptyOp | memref.AllocOp | memref.AllocaOp):
+            compile_allocation(self, op)
+        elif isinstance(op, memref.DeallocOp):  # drop the program's reference so numpy can free it
+            compile_dealloc(self, op)
+        elif isinstance(op, memref.GetGlobalOp):
+            compile_get_global(self, op)
+        elif isinstance(op, RESHAPE_KINDS):
+            compile_reshape(self, op)
+        elif isinstance(op, tensor.ExtractSliceOp | memref.SubviewOp):
+            compile_slice(self, op)
+        elif isinstance(op, tensor.InsertSliceOp):
+            compile_insert_slice(self, op)
+        elif isinstance(op, tensor.PadOp):
             compile_pad(self, op)
-            return
-        if isinstance(op, linalg.BroadcastOp):  # the input's axes are the init's axes not in `dimensions`
-            added = op.dimensions.get_values()
-            kept = tuple(None if i in added else slice(None) for i in range(len(op.init.type.get_shape())))
-            src, init = slot(op.input), slot(op.init)
-            out = slot(op.result[0]) if op.result else None
-
-            def broadcast(env, s=src, i=init, o=out, k=kept):
-                target = env[i] if o is None else np.empty_like(env[i])
-                np.copyto(target, env[s][k])
-                if o is not None:
-                    env[o] = target
-
-            self.steps.append(broadcast)
-            return
-        if isinstance(op, memref.CopyOp):
-            src, dst = slot(op.source), slot(op.destination)
-            self.steps.append(lambda env, s=src, d=dst: np.copyto(env[d], env[s]))
-            return
-        if isinstance(op, Structured):
-            zero_init = [self._elide_zero_fill(op, k) for k in range(len(op.outputs))]
-            constant = [is_constant(v) for v in op.inputs]
-            run = compile_structured(op, zero_init, constant, reuse_views=self._views_cached)
-            chunked = ChunkedOp.of(op, zero_init, constant, run)
-            split = self._split_parts()
-            if chunked is not None:
-                chunked.split = split
-            planned = getattr(run, "fast_only", None)
-            if hasattr(planned, "split"):  # a planned contraction
-                planned.split = split
-            if chunked is not None:  # elementwise: split over the worker threads
-                run = chunked.run
-            if isinstance(op, linalg.FillOp):
-                # Kept so a contraction that overwrites the whole buffer can drop this step.
-                if op.results:
-                    res, init = slot(op.results[0]), slot(op.outputs[0])
-                    self.memory.alias(res, init)
-                    alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
-                    alias.binding = alias.binds_out_operands = True
-                    self.same_as[res] = init
-                else:
-                    alias = lambda env: None  # noqa: E731
-                self.fill_steps[op] = (len(self.steps), alias)
-            operands = [slot(v) for v in (*op.operands, *captured_values(op))]
-            n_in, n_operands = len(op.inputs), len(op.operands)
-            if op.results:
-                # Tensor semantics: results are the updated outs; copy an out unless it is
-                # a fresh buffer nobody else sees.
-                copy = [not self._fresh_single_use(v) for v in op.outputs]
-                results = [slot(r) for r in op.results]
-                reuse = self._reusable_input(op)
-                if reuse is not None:  # elementwise: write over an input nobody reads afterwards
-                    copy = [False]
-                    self.memory.drop(operands[n_in])  # its tensor.empty is never touched
-                    operands[n_in] = operands[reuse]
-                for r, out_slot, c in zip(results, operands[n_in:n_operands], copy):
-                    if not c:  # the result is the out buffer, updated in place
-                        self.memory.alias(r, out_slot, written_at=len(self.steps))
-                        self.same_as[r] = out_slot
-
-                def prepare(env, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy):
-                    arrays = [env[i] for i in operands]
-                    if any(copy):
-                        arrays[n_in:n_operands] = [np.array(a) if c else a
-                                                   for a, c in zip(arrays[n_in:n_operands], copy)]
-                    return arrays
-
-                def finish(env, arrays, results=results, n_in=n_in):
-                    for r, a in zip(results, arrays[n_in:]):
-                        env[r] = a
-
-                if chunked is not None and not any(copy):
-                    self._fuse(op, chunked, prepare, finish, reuse)
-                    return
-
-                def step(env, run=run, prepare=prepare, finish=finish):
-                    arrays = prepare(env)
-                    run(arrays)
-                    finish(env, arrays)
-
-                step.binds_out_operands = True  # `finish` (runtime/executor/hoist_bindings.py)
-
-                step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, self._views_cached,
-                                    self._algorithm(), split)
-                        or ContractionStep.of(run, prepare, finish, n_in, zero_init,
-                                                op.results[0] if len(op.results) == 1 else None)
-                        or DepthwiseStep.of(op, run, prepare, finish, zero_init) or step)
-                if isinstance(step, DepthwiseStep):
-                    step.split = split
-            else:
-                def step(env, run=run, operands=operands):
-                    run([env[i] for i in operands])
-            self._tail = None
-            self.steps.append(step)
-            return
-        if op.dialect_name() in ("arith", "math") and len(op.results) == 1:  # outside a body: a scalar's
+        elif isinstance(op, linalg.BroadcastOp):
+            compile_broadcast(self, op)
+        elif isinstance(op, memref.CopyOp):
+            compile_copy(self, op)
+        elif isinstance(op, Structured):
+            compile_structured_step(self, op)
+        elif op.dialect_name() in ("arith", "math") and len(op.results) == 1:  # outside a body: a scalar's
             step = scalar_op_step(op, [slot(v) for v in op.operands], slot(op.results[0]))  # (or a tensor's)
             self.steps.append(step)
-            return
-        raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")
+        else:
+            raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")
 
     def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
         if len(args) != len(self.arg_types):
@@ -524,69 +375,3 @@ class LinalgProgram:
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 
-
-def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray], cached: list[bool]):
-    """A step binding `make(env[src])`, a view of it, to slot `out`. While `cached[0]` (a planned
-    program, whose buffers are the same arrays on every run) the view is made once per source array
-    and bound again on later runs (several hundred view steps per run in ShuffleNet); a `make` that
-    had to copy is never reused."""
-    last: list = [None]
-
-    def step(env: list) -> None:
-        source = env[src]
-        entry = last[0]
-        if entry is not None and entry[0] is source:
-            env[out] = entry[1]
-            return
-        view = make(source)
-        env[out] = view
-        if cached[0] and isinstance(view, np.ndarray) and view.base is not None and np.may_share_memory(view, source):
-            last[0] = (source, view)
-
-    step.binding = True  # it only binds (runtime/executor/hoist_bindings.py)
-    return step
-
-
-def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.SubviewOp) -> tuple[slice, ...]:
-    """The numpy index of a slice op with static offsets, sizes and strides."""
-    offsets, sizes, strides = (tuple(p.get_values()) for p in (op.static_offsets, op.static_sizes, op.static_strides))
-    if op.offsets or op.sizes or op.strides:
-        raise ExecutionError(f"{op.name} with dynamic offsets, sizes or strides is not supported")
-    index = []
-    for offset, size, stride in zip(offsets, sizes, strides, strict=True):
-        stop = offset + (size - 1) * stride + (1 if stride > 0 else -1)
-        index.append(slice(offset, stop if stop >= 0 else None, stride))
-    return tuple(index)
-
-
-def compile_linalg(module: ModuleOp) -> LinalgProgram:
-    """Compile `@main` of a linalg- or memref-level module once, for repeated runs."""
-    return LinalgProgram(module)
-
-
-def run_linalg(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run `@main` of a linalg- or memref-level module on `inputs` (by argument name or position).
-
-    The module is compiled once and the program reused while the module is unchanged."""
-    program = cached_program(module, LinalgProgram)
-    return program(*bind_inputs(program.arg_names, inputs))
-
-
-def is_lowered(module: ModuleOp) -> bool:
-    """Whether `@main` is below the nn level (no nn ops left, some linalg/memref/scf/tensor/arith op)."""
-    main = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"), None)
-    if main is None:
-        return False
-    dialects = {op.name.split(".")[0] for op in main.walk()}
-    return "nn" not in dialects and bool(dialects & {"linalg", "memref", "scf", "tensor", "arith"})
-
-
-def run_lowered(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run a linalg-, memref- or loops-level module: loop nests on the compiled scalar executor
-    (`loops_exec`), everything else on the vectorised one."""
-    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
-    if any(op.name == "scf.for" for op in main.walk()):
-        from xrelay.runtime.reference.loops_exec import run_loops
-
-        return run_loops(module, inputs)
-    return run_linalg(module, inputs)

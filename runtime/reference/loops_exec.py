@@ -12,16 +12,16 @@ dispatch, far faster than xDSL's stock interpreter; the whole-array nests make r
 (ResNet-18) run in seconds.
 
 Scalars are Python floats (double precision) inside a scalar nest; they are rounded to the memref
-element type when the nest writes its buffers back.
+element type when the nest writes its buffers back. The scalar ops' Python templates and the
+helpers they call are in `loops_source`; how flat arrays are viewed as memrefs, in `loop_views`.
 """
 
 from __future__ import annotations
 
-import math as pymath
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects import affine, arith, bufferization, func, math, memref, scf
+from xdsl.dialects import affine, arith, bufferization, func, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
@@ -32,7 +32,6 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.reference.affine_loops import scf_loops
@@ -42,150 +41,8 @@ from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, e
 from xrelay.runtime.reference.loop_nests import raise_nest
 from xrelay.runtime.executor.static_layouts import static_layouts
 from xrelay.runtime.kernels import integer_ops
-from xrelay.runtime.math_functions import c_pow
-
-_BINARY = {
-    arith.AddfOp: "({} + {})", arith.SubfOp: "({} - {})", arith.MulfOp: "({} * {})",
-    arith.DivfOp: "_divf({}, {})", arith.AddiOp: "({} + {})", arith.SubiOp: "({} - {})",
-    arith.MuliOp: "({} * {})", arith.FloorDivSIOp: "({} // {})",
-    arith.MaximumfOp: "_max({}, {})", arith.MinimumfOp: "_min({}, {})",
-    arith.MaxnumfOp: "_max({}, {})", arith.MinnumfOp: "_min({}, {})",
-    arith.MaxSIOp: "_max({}, {})", arith.MinSIOp: "_min({}, {})",
-    arith.DivSIOp: "_divsi({}, {})", arith.RemSIOp: "_remsi({}, {})",
-    arith.AndIOp: "({} & {})", arith.OrIOp: "({} | {})", arith.XOrIOp: "({} ^ {})",
-    math.PowFOp: "_pow({}, {})", math.CopySignOp: "_copysign({}, {})",
-}
-_UNARY = {
-    arith.NegfOp: "(-{})", math.SqrtOp: "_sqrt({})", math.ExpOp: "_exp({})", math.LogOp: "_log({})",
-    math.TanhOp: "_tanh({})", math.AbsFOp: "abs({})", math.AbsIOp: "abs({})", math.ErfOp: "_erf({})",
-    math.FloorOp: "_floor({})",
-    arith.IndexCastOp: "{}",
-    arith.SIToFPOp: "float({})", arith.FPToSIOp: "int({})", arith.ExtFOp: "{}", arith.TruncFOp: "{}",
-    arith.ExtSIOp: "{}", arith.FPToUIOp: "int({})",
-}
-_CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "one": "!=", "ueq": "==",
-        "ugt": ">", "uge": ">=", "ult": "<", "ule": "<=", "une": "!=", "eq": "==", "ne": "!=",
-        "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
-
-
-def _max(a, b):
-    return a if a >= b or a != a else b
-
-
-def _min(a, b):
-    return a if a <= b or a != a else b
-
-
-def _divsi(a, b):
-    q = abs(a) // abs(b)
-    return -q if (a < 0) != (b < 0) else q
-
-
-def _remsi(a, b):
-    return a - _divsi(a, b) * b
-
-
-def _exp(x):
-    try:
-        return pymath.exp(x)
-    except OverflowError:
-        return pymath.inf
-
-
-def _divf(a, b):
-    """IEEE division, as numpy and MLIR do it (Python raises ZeroDivisionError)."""
-    if b:
-        return a / b
-    if a == 0 or a != a:
-        return pymath.nan
-    return pymath.copysign(pymath.inf, a) * pymath.copysign(1.0, b)
-
-
-def _sqrt(x):
-    return pymath.sqrt(x) if x >= 0 else pymath.nan
-
-
-def _log(x):
-    return pymath.log(x) if x > 0 else (-pymath.inf if x == 0 else pymath.nan)
-
-
-def _floor(x):
-    return float(pymath.floor(x)) if pymath.isfinite(x) else x
-
-
-_RUNTIME = {"_divf": _divf, "_max": _max, "_min": _min, "_divsi": _divsi, "_remsi": _remsi, "_sqrt": _sqrt,
-            "_exp": _exp, "_log": _log, "_tanh": pymath.tanh, "_erf": pymath.erf, "_pow": c_pow,
-            "_floor": _floor, "_copysign": pymath.copysign,
-            "inf": pymath.inf, "nan": pymath.nan, "_np": np, **integer_ops.LOOPS_RUNTIME}
-
-
-def _view_spec(mtype: MemRefType) -> tuple:
-    """(shape, element strides, offset) of a memref type: row-major for the identity layout, the
-    layout's own for a subview (a strided window of its buffer's flat array)."""
-    shape = tuple(mtype.get_shape())
-    if isinstance(mtype.layout, StridedLayoutAttr):
-        return shape, tuple(mtype.get_strides()), mtype.get_offset()
-    return shape, None, 0
-
-
-def _view(flat: np.ndarray, spec: tuple) -> np.ndarray:
-    shape, strides, offset = spec
-    if strides is None:
-        return flat.reshape(shape)
-    item = flat.itemsize
-    return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(st * item for st in strides))
-
-
-def _shaped(raised, specs):
-    """`raised.run` called on flat arrays, each viewed as its memref type says (`_view_spec`); the
-    view of an array seen last time is reused, so constant weights stay the same object (their
-    Winograd transform is cached on it)."""
-    seen: list = [None] * len(specs)
-
-    def run(*flats):
-        arrays = []
-        for i, (flat, spec) in enumerate(zip(flats, specs)):
-            if seen[i] is None or seen[i][0] is not flat:
-                seen[i] = (flat, _view(flat, spec))
-            arrays.append(seen[i][1])
-        raised.run(arrays)
-
-    return run
-
-
-def _affine_source(expr: AffineExpr, operands: Sequence[str]) -> str:
-    if isinstance(expr, AffineDimExpr):
-        return operands[expr.position]
-    if isinstance(expr, AffineConstantExpr):
-        return str(expr.value)
-    assert isinstance(expr, AffineBinaryOpExpr)
-    lhs, rhs = _affine_source(expr.lhs, operands), _affine_source(expr.rhs, operands)
-    match expr.kind:
-        case AffineBinaryOpKind.Add:
-            return f"({lhs} + {rhs})"
-        case AffineBinaryOpKind.Mul:
-            return f"({lhs} * {rhs})"
-        case AffineBinaryOpKind.FloorDiv:
-            return f"({lhs} // {rhs})"
-        case AffineBinaryOpKind.CeilDiv:
-            return f"(-((-{lhs}) // {rhs}))"
-        case AffineBinaryOpKind.Mod:
-            return f"({lhs} % {rhs})"
-    raise ExecutionError(f"unsupported affine expression {expr}")
-
-
-def flat_positions(mtype: MemRefType) -> np.ndarray:
-    """The positions in its buffer's flat array of every element of a memref, in row-major order
-    (a subview's come from its strided layout)."""
-    shape = tuple(mtype.get_shape())
-    if isinstance(mtype.layout, StridedLayoutAttr):
-        strides, offset = mtype.get_strides(), mtype.get_offset()
-    else:
-        strides, offset = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape))), 0
-    positions = np.full(shape, offset, dtype=np.int64)
-    for axis, (size, stride) in enumerate(zip(shape, strides, strict=True)):
-        positions += (np.arange(size, dtype=np.int64) * stride).reshape([size if i == axis else 1 for i in range(len(shape))])
-    return positions.reshape(-1)
+from xrelay.runtime.reference.loop_views import _shaped, _view_spec, flat_positions
+from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _RUNTIME, _UNARY, _affine_source
 
 
 class LoopsCompiler:

@@ -1,0 +1,103 @@
+"""The linalg executor's step for a linalg structured op (named or generic).
+
+The op runs through `linalg_structured.compile_structured`; around it the step binds its operands,
+copies an out unless it is a fresh buffer nobody else sees (tensor semantics), and may drop its
+init's zero fill, write over an input nobody reads afterwards, join a fused elementwise tail, split
+over the worker threads, or be a convolution, planned contraction or depthwise step (the program's
+`_elide_zero_fill`, `_reusable_input`, `_fuse`, `_split_parts`, `_algorithm`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects.linalg import ops as linalg
+
+from xrelay.runtime.executor.plan import ChunkedOp
+from xrelay.runtime.kernels.contraction_plan import ContractionStep
+from xrelay.runtime.kernels.conv_epilogue import ConvStep
+from xrelay.runtime.kernels.depthwise import DepthwiseStep
+from xrelay.runtime.kernels.linalg_structured import Structured, captured_values, compile_structured, is_constant
+
+if TYPE_CHECKING:
+    from xrelay.runtime.executor.linalg_exec import LinalgProgram
+
+
+def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
+    """Append the step of a linalg structured op to `program` (or add the op to its fused tail)."""
+    slot = program._slot
+    zero_init = [program._elide_zero_fill(op, k) for k in range(len(op.outputs))]
+    constant = [is_constant(v) for v in op.inputs]
+    run = compile_structured(op, zero_init, constant, reuse_views=program._views_cached)
+    chunked = ChunkedOp.of(op, zero_init, constant, run)
+    split = program._split_parts()
+    if chunked is not None:
+        chunked.split = split
+    planned = getattr(run, "fast_only", None)
+    if hasattr(planned, "split"):  # a planned contraction
+        planned.split = split
+    if chunked is not None:  # elementwise: split over the worker threads
+        run = chunked.run
+    if isinstance(op, linalg.FillOp):
+        # Kept so a contraction that overwrites the whole buffer can drop this step.
+        if op.results:
+            res, init = slot(op.results[0]), slot(op.outputs[0])
+            program.memory.alias(res, init)
+            alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
+            alias.binding = alias.binds_out_operands = True
+            program.same_as[res] = init
+        else:
+            alias = lambda env: None  # noqa: E731
+        program.fill_steps[op] = (len(program.steps), alias)
+    operands = [slot(v) for v in (*op.operands, *captured_values(op))]
+    n_in, n_operands = len(op.inputs), len(op.operands)
+    if op.results:
+        # Tensor semantics: results are the updated outs; copy an out unless it is
+        # a fresh buffer nobody else sees.
+        copy = [not program._fresh_single_use(v) for v in op.outputs]
+        results = [slot(r) for r in op.results]
+        reuse = program._reusable_input(op)
+        if reuse is not None:  # elementwise: write over an input nobody reads afterwards
+            copy = [False]
+            program.memory.drop(operands[n_in])  # its tensor.empty is never touched
+            operands[n_in] = operands[reuse]
+        for r, out_slot, c in zip(results, operands[n_in:n_operands], copy):
+            if not c:  # the result is the out buffer, updated in place
+                program.memory.alias(r, out_slot, written_at=len(program.steps))
+                program.same_as[r] = out_slot
+
+        def prepare(env, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy):
+            arrays = [env[i] for i in operands]
+            if any(copy):
+                arrays[n_in:n_operands] = [np.array(a) if c else a
+                                           for a, c in zip(arrays[n_in:n_operands], copy)]
+            return arrays
+
+        def finish(env, arrays, results=results, n_in=n_in):
+            for r, a in zip(results, arrays[n_in:]):
+                env[r] = a
+
+        if chunked is not None and not any(copy):
+            program._fuse(op, chunked, prepare, finish, reuse)
+            return
+
+        def step(env, run=run, prepare=prepare, finish=finish):
+            arrays = prepare(env)
+            run(arrays)
+            finish(env, arrays)
+
+        step.binds_out_operands = True  # `finish` (runtime/executor/hoist_bindings.py)
+
+        step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, program._views_cached,
+                            program._algorithm(), split)
+                or ContractionStep.of(run, prepare, finish, n_in, zero_init,
+                                        op.results[0] if len(op.results) == 1 else None)
+                or DepthwiseStep.of(op, run, prepare, finish, zero_init) or step)
+        if isinstance(step, DepthwiseStep):
+            step.split = split
+    else:
+        def step(env, run=run, operands=operands):
+            run([env[i] for i in operands])
+    program._tail = None
+    program.steps.append(step)

@@ -1,0 +1,101 @@
+"""The linalg executor's steps that bind views (reshapes, casts, slices) and write slices.
+
+A reshape, a cast, a `tensor.extract_slice` or a `memref.subview` binds a view of its operand
+(`bind_view`: made once per source array in a planned program); a `tensor.insert_slice` writes its
+source into a slice of its destination, in place when the destination is a fresh buffer nobody else
+reads (runtime/executor/insert_slice.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects import bufferization, memref, tensor
+from xdsl.ir import Operation
+
+from xrelay.runtime.executor.insert_slice import insert_step
+from xrelay.runtime.kernels.linalg_structured import ExecutionError
+
+if TYPE_CHECKING:
+    from xrelay.runtime.executor.linalg_exec import LinalgProgram
+
+RESHAPE_KINDS = (
+    tensor.CollapseShapeOp, tensor.ExpandShapeOp, memref.CollapseShapeOp, memref.ExpandShapeOp, tensor.ReshapeOp,
+    bufferization.ToTensorOp, bufferization.ToBufferOp, tensor.CastOp, memref.CastOp,
+)
+"""Op kinds whose step binds its operand reshaped to the result's shape (`compile_reshape`)."""
+
+
+def compile_reshape(program: LinalgProgram, op: Operation) -> None:
+    """Append the step of a reshape or cast (one of `RESHAPE_KINDS`): it binds a view of its operand."""
+    slot = program._slot
+    shape = tuple(op.results[0].type.get_shape())
+    src, out = slot(op.operands[0]), slot(op.results[0])
+    program.memory.alias(out, src, reshaped=True)
+    program.steps.append(bind_view(src, out, lambda a, sh=shape: a.reshape(sh), program._views_cached))
+
+
+def compile_slice(program: LinalgProgram, op: tensor.ExtractSliceOp | memref.SubviewOp) -> None:
+    """Append the step of a static slice: it binds a view of its source."""
+    slot = program._slot
+    index = static_slices(op)
+    src, out = slot(op.source), slot(op.result)
+    program.memory.alias(out, src)
+    shape = tuple(op.result.type.get_shape())  # rank-reducing slices drop unit axes
+    program.steps.append(bind_view(src, out, lambda a, i=index, sh=shape: a[i].reshape(sh), program._views_cached))
+
+
+def compile_insert_slice(program: LinalgProgram, op: tensor.InsertSliceOp) -> None:
+    """Append the step of a static `tensor.insert_slice`: in place into a fresh, single-use
+    destination (which the memory plan may place the source in), else into a copy of it."""
+    slot = program._slot
+    index = static_slices(op)
+    src, dst, out = slot(op.source), slot(op.dest), slot(op.result)
+    copy = not program._fresh_single_use(op.dest)
+    view_shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(index, op.dest.type.get_shape()))
+    if not copy:
+        program.memory.alias(out, dst)
+        if view_shape == tuple(op.source.type.get_shape()):  # the plan may make the source this slice
+            program.memory.place(src, dst, index, len(program.steps), op)
+
+    step = insert_step(src, dst, out, index, copy, view_shape, program._views_cached)
+    if not copy:  # its result is the destination's array (runtime/executor/hoist_bindings.py)
+        step.binds_out_operands = True
+        program.same_as[out] = dst
+    program.steps.append(step)
+
+
+def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray], cached: list[bool]):
+    """A step binding `make(env[src])`, a view of it, to slot `out`. While `cached[0]` (a planned
+    program, whose buffers are the same arrays on every run) the view is made once per source array
+    and bound again on later runs (several hundred view steps per run in ShuffleNet); a `make` that
+    had to copy is never reused."""
+    last: list = [None]
+
+    def step(env: list) -> None:
+        source = env[src]
+        entry = last[0]
+        if entry is not None and entry[0] is source:
+            env[out] = entry[1]
+            return
+        view = make(source)
+        env[out] = view
+        if cached[0] and isinstance(view, np.ndarray) and view.base is not None and np.may_share_memory(view, source):
+            last[0] = (source, view)
+
+    step.binding = True  # it only binds (runtime/executor/hoist_bindings.py)
+    return step
+
+
+def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.SubviewOp) -> tuple[slice, ...]:
+    """The numpy index of a slice op with static offsets, sizes and strides."""
+    offsets, sizes, strides = (tuple(p.get_values()) for p in (op.static_offsets, op.static_sizes, op.static_strides))
+    if op.offsets or op.sizes or op.strides:
+        raise ExecutionError(f"{op.name} with dynamic offsets, sizes or strides is not supported")
+    index = []
+    for offset, size, stride in zip(offsets, sizes, strides, strict=True):
+        stop = offset + (size - 1) * stride + (1 if stride > 0 else -1)
+        index.append(slice(offset, stop if stop >= 0 else None, stride))
+    return tuple(index)

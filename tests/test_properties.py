@@ -32,6 +32,7 @@ from xrelay.lowering import pipeline as lowering_pipeline
 from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes.build import Build
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
+from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
 from xrelay.passes.kernels.split_kernels import SplitKernels
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.passes.kernels.plan_memory import PlanMemory
@@ -299,10 +300,11 @@ PASSES = {
     "Build": Build,  # graph passes, lowering and kernel formation: the built program runs as its kernels say
     "FormKernels": FormKernels,  # on nn: nothing to form
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
+    "SelectToMinMax": SelectToMinMax,  # on nn: no bodies
     "SplitKernels": SplitKernels,  # on nn: no kernels to split
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
-        [lowering_pipeline("linalg"), FormKernels(), ChooseConvAlgorithm(winograd=False),
+        [lowering_pipeline("linalg"), SelectToMinMax(), FormKernels(), ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile

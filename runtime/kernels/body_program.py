@@ -81,11 +81,22 @@ REDUCERS = {
     arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum, arith.MaxnumfOp: np.fmax,
     arith.MinnumfOp: np.fmin, arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
 }
+def _unordered_or(ordered: np.ufunc) -> Callable:
+    """An unordered predicate (`ugt`: true when either operand is NaN) as the negation of the ordered
+    opposite (`not a <= b`)."""
+    return lambda a, b: np.logical_not(ordered(a, b))
+
+
 _CMPF = {
     "oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less, "ole": np.less_equal,
-    "one": np.not_equal, "ueq": np.equal, "ugt": np.greater, "uge": np.greater_equal, "ult": np.less,
-    "ule": np.less_equal, "une": np.not_equal,
+    "one": lambda a, b: np.logical_or(np.less(a, b), np.greater(a, b)),
+    "ueq": lambda a, b: np.logical_not(np.logical_or(np.less(a, b), np.greater(a, b))),
+    "ugt": _unordered_or(np.less_equal), "uge": _unordered_or(np.less), "ult": _unordered_or(np.greater_equal),
+    "ule": _unordered_or(np.greater), "une": np.not_equal,
+    "ord": lambda a, b: np.logical_not(np.logical_or(np.isnan(a), np.isnan(b))),
+    "uno": lambda a, b: np.logical_or(np.isnan(a), np.isnan(b)),
 }
+"""`arith.cmpf`'s predicates: ordered ones false and unordered ones true when an operand is NaN."""
 _CMPI = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
          "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal}
 

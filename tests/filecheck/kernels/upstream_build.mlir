@@ -7,15 +7,21 @@
 
 // Upstream's linalg (torch-mlir's ONNX path, as IREE writes it): `build` on a linalg module runs only
 // the kernel passes, which read each op's kind from its iterator types and maps, not its origin. The
-// convolution accumulates into the broadcast bias (no fill joins it); a pool takes its fill but not
+// convolution accumulates into the broadcast bias (no fill joins it); its ReLU, which torch-mlir writes
+as select(cmpf ugt), is a maximumf after `select-to-minmax`, so it joins the kernel as its epilogue,
+and the max pool's pad of it as its destination; a pool takes its fill but not
 // the next pool's pad (the executor writes only a convolution's or an elementwise chain's rows into a
 // pad). `plan-memory` leaves the function unplanned (no kernel.arena_bytes): the executor does not track
 // where a linalg.broadcast's result lives, so it runs on fresh arrays.
 
 // CHECK:      func.func @small_cnn(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x5xf32> attributes {kernel.formed} {
-// CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x4x8x8xf32>) {
+// CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x4x10x10xf32>) {
 // CHECK-NEXT:     linalg.conv_2d_nchw_fchw
-// CHECK-NEXT:     kernel.yield
+// CHECK-NEXT:     linalg.generic
+// CHECK-NEXT:     ^bb0
+// CHECK-NEXT:       arith.maximumf
+// CHECK:          tensor.pad
+// CHECK:          kernel.yield
 // CHECK:        kernel.dispatch {root = "pool", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x4x4x4xf32>) {
 // CHECK-NEXT:     linalg.fill
 // CHECK-NEXT:     linalg.pooling_nchw_max

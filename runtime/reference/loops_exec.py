@@ -42,7 +42,7 @@ from xrelay.runtime.reference.loop_nests import raise_nest
 from xrelay.runtime.executor.static_layouts import static_layouts
 from xrelay.runtime.kernels import integer_ops
 from xrelay.runtime.reference.loop_views import _shaped, _view_spec, flat_positions
-from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _RUNTIME, _UNARY, _affine_source
+from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _CMPF, _RUNTIME, _UNARY, _affine_source
 
 
 class LoopsCompiler:
@@ -179,10 +179,13 @@ class LoopsCompiler:
         elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
             table = arith.CMPF_COMPARISON_OPERATIONS if isinstance(op, arith.CmpfOp) else arith.CMPI_COMPARISON_OPERATIONS
             pred = table[op.predicate.value.data]
-            if pred not in _CMP:
-                raise ExecutionError(f"loops level: unsupported predicate {pred}")
             lhs, rhs = op.operands
-            emit(f"{self.name(op.result)} = {self.name(lhs)} {_CMP[pred]} {self.name(rhs)}")
+            if isinstance(op, arith.CmpfOp) and pred in _CMPF:
+                emit(f"{self.name(op.result)} = " + _CMPF[pred].format(self.name(lhs), self.name(rhs)))
+            elif pred in _CMP:
+                emit(f"{self.name(op.result)} = {self.name(lhs)} {_CMP[pred]} {self.name(rhs)}")
+            else:
+                raise ExecutionError(f"loops level: unsupported predicate {pred}")
         elif isinstance(op, arith.SelectOp):
             c, t, f = op.operands
             emit(f"{self.name(op.result)} = {self.name(t)} if {self.name(c)} else {self.name(f)}")

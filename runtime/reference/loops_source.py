@@ -41,6 +41,10 @@ _UNARY = {
 _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "one": "!=", "ueq": "==",
         "ugt": ">", "uge": ">=", "ult": "<", "ule": "<=", "une": "!=", "eq": "==", "ne": "!=",
         "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+_CMPF = {"ueq": "not ({0} < {1} or {0} > {1})", "one": "({0} < {1} or {0} > {1})", "ugt": "not ({0} <= {1})",
+         "uge": "not ({0} < {1})", "ult": "not ({0} >= {1})", "ule": "not ({0} > {1})",
+         "ord": "({0} == {0} and {1} == {1})", "uno": "({0} != {0} or {1} != {1})"}
+"""Float predicates `_CMP` does not give as one operator: unordered ones are true on NaN."""
 
 
 def _max(a, b):

@@ -3,9 +3,13 @@
 // RUN: xrelay-opt %s -p select-to-minmax -o %t.mlir
 // RUN: xrelay-run %t.mlir --input x=%S/Inputs/select_x.npy -o %t.after.npz
 // RUN: python -c "import numpy as np; a, b = np.load('%t.before.npz'), np.load('%t.after.npz'); assert sorted(a) == sorted(b) and all(np.allclose(a[k], b[k], equal_nan=True) for k in a), [(a[k], b[k]) for k in a]"
+// RUN: env XRELAY_NATIVE=0 xrelay-run %s --level loops --input x=%S/Inputs/select_x.npy -o %t.loops.npz
+// RUN: xrelay-run %s --level loops --input x=%S/Inputs/select_x.npy -o %t.native.npz
+// RUN: python -c "import numpy as np; a = np.load('%t.before.npz'); assert all(np.allclose(a[k], np.load(f)[k], equal_nan=True) for f in ('%t.loops.npz', '%t.native.npz') for k in a)"
 
 // torch-mlir's ReLU (select of ugt, NaN kept) becomes maximumf; the same with the comparison's operands
-// swapped and ult is maximumf too; ule is minimumf; an ordered ogt (a NaN selects 0) stays.
+// swapped and ult is maximumf too; ule is minimumf; an ordered ogt (a NaN selects 0) stays. Every
+// executor (linalg, loops on numpy and compiled) gives unordered predicates NaN -> true.
 #id = affine_map<(d0) -> (d0)>
 func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) {
   %zero = arith.constant 0.0 : f32

@@ -27,9 +27,6 @@ from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite
 
 SELECTS = Statistic("num-selects", "Number of selects of a comparison made maximumf/minimumf")
 
-PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
-              "uno", "true")
-"""`arith.cmpf`'s predicates, by their number."""
 MAXIMUM, MINIMUM = ("ugt", "uge"), ("ult", "ule")
 SWAPPED = {"ugt": "ult", "uge": "ule", "ult": "ugt", "ule": "uge"}
 
@@ -40,7 +37,7 @@ class SelectOfCompare(RewritePattern):
         compare = op.cond.owner
         if not isinstance(compare, arith.CmpfOp) or not op.cond.has_one_use():
             return
-        predicate = PREDICATES[compare.predicate.value.data]
+        predicate = arith.CMPF_COMPARISON_OPERATIONS[compare.predicate.value.data]
         chosen = (op.lhs, op.rhs)
         if chosen == (compare.lhs, compare.rhs):
             pass

@@ -313,10 +313,13 @@ class Contender:
             self.program = compile_linalg(lower(graph, to="linalg"))
             self.program.threading = threading
             self.fn = lambda threads: self.program(self.data)
-        elif kind == "build":  # xrelay.build's defaults at opt level 3: what a user calls
+        elif kind == "build" or kind.startswith("build-without:"):
+            # xrelay.build's defaults at opt level 3 (what a user calls), or without the passes named
+            # after "build-without:" (class names, "+"-separated: TVM's disabled_pass).
             import xrelay
 
-            with transform.PassContext(opt_level=3):
+            disabled = [name for name in kind.partition(":")[2].split("+") if name]
+            with transform.PassContext(opt_level=3, disabled_pass=disabled):
                 self.executable = xrelay.build(module, params)
             self.program = self.executable.program
             self.program.threading = threading
@@ -528,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="ONNX light models (squeezenet,resnet50,...) to run after opt-level-3 + NHWC against ORT")
     parser.add_argument("--threading", action="store_true",
                         help="compare the executor's BLAS threading modes, idle and with one core busy")
-    parser.add_argument("--kinds", default="",
+    parser.add_argument("--kinds", default="",  # also build-without:<Pass>[+<Pass>...]
                         help="contenders to run (comma-separated, e.g. build,opt3-nhwc,ort; default: all)")
     parser.add_argument("--skip-loops", action="store_true")
     parser.add_argument("--skip-stock", action="store_true", help="skip xDSL's (slow) stock interpreter")
@@ -540,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     thread_counts = [int(t) for t in args.threads.split(",")]
     models = [m for m in args.models.split(",") if m]
     chosen = tuple(k for k in args.kinds.split(",") if k)
-    unknown = [k for k in chosen if k not in CONTENDERS]
+    unknown = [k for k in chosen if k not in CONTENDERS and not k.startswith("build-without:")]
     if unknown:
         raise SystemExit(f"unknown contender(s) {', '.join(unknown)}; expected {', '.join(CONTENDERS)}")
     for model in models:

@@ -1,10 +1,11 @@
 """Where a multi-threaded run of the linalg executor does not scale: per kind of step, and per split.
 
-    .venv/bin/python benchmarks/split_profile.py [--model resnet18] [--threads 2] [--rounds 20] [--steps 30]
-        [--ort]
+    .venv/bin/python benchmarks/split_profile.py [--model resnet18] [--kind build] [--threads 2] [--rounds 20]
+        [--steps 30] [--ort]
 
-Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
-bound) and runs it in this process, alternating 1 thread and `--threads` threads round after round
+Builds the model as benchmarks/execution.py's contender `--kind` (default `build`: `xrelay.build` at
+opt level 3, what a user runs; `opt3-nhwc`: the same graph passes lowered without the kernel passes,
+run op by op) and runs it in this process, alternating 1 thread and `--threads` threads round after round
 (each round one run of each, untimed runs first), every step timed. Prints:
 
 - per kind of step (convolutions and matmuls, fused elementwise tails, pads, the rest): how many,
@@ -265,6 +266,7 @@ def timed_run(program, data, threads: int) -> list[float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="resnet18", help="resnet18, resnet50 or onnx:<light model>")
+    parser.add_argument("--kind", default="build", help="benchmarks/execution.py's contender (build, opt3-nhwc)")
     parser.add_argument("--threads", type=int, default=2, help="the thread count compared with 1 (at least 2)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--steps", type=int, default=0, help="also list the N slowest steps (per-step medians)")
@@ -286,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from xrelay.runtime.parallel.threads import set_blas_threads
 
-    contender = Contender("opt3-nhwc", args.model)
+    contender = Contender(args.kind, args.model)
     program, data = contender.program, contender.data
     kinds = step_kinds(program)
     per_step: dict[int, list] = {1: [], args.threads: []}

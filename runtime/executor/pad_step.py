@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp)
-LOOKBACK_STEPS = 32
-"""How many steps back from the pad its source's transpose step is looked for."""
 
 
 def shuffled_source(program: LinalgProgram, source: SSAValue) -> tuple[linalg.TransposeOp, int] | None:
@@ -44,7 +42,8 @@ def shuffled_source(program: LinalgProgram, source: SSAValue) -> tuple[linalg.Tr
     transpose = value.owner
     if not (isinstance(transpose, linalg.TransposeOp) and transpose.results and value.has_one_use()):
         return None
-    for index in range(len(program.steps) - 1, max(-1, len(program.steps) - LOOKBACK_STEPS), -1):
+    # Newest first: the transpose's step is usually a few steps back, but any op may stand in between.
+    for index in range(len(program.steps) - 1, -1, -1):
         step = program.steps[index]
         if isinstance(step, FusedTail) and len(step.members) == 1 and step.members[0][0].op is transpose:
             return transpose, index

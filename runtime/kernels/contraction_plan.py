@@ -25,6 +25,25 @@ from xrelay.runtime.kernels.conv import threaded_matmul
 from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
 
 
+@functools.lru_cache(maxsize=4096)
+def contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_smaller: bool):
+    """(loops only a uses, loops only b uses, output loops outermost first, batch, free-a, free-b and
+    contracted loops, whether the free-a loops go last in the product) of the contraction
+    `map_out += map_a * map_b` as a batched matmul; computed once per maps (a run only looks them up).
+    The contracted loops are in the memory order of the smaller operand (the weight), so its reshape
+    is free; the free loops the output varies fastest along go last in the product."""
+    used_a, used_b, used_o = used_loops(map_a), used_loops(map_b), used_loops(map_out)
+    only_a, only_b = tuple(sorted(used_a - used_b - used_o)), tuple(sorted(used_b - used_a - used_o))
+    out_order = loop_order(map_out)
+    batch = [d for d in out_order if d in used_a and d in used_b]
+    free_a = [d for d in out_order if d in used_a and d not in used_b]
+    free_b = [d for d in out_order if d in used_b and d not in used_a]
+    small_map = map_a if a_smaller else map_b
+    contracted = [d for d in loop_order(small_map) if d in used_a and d in used_b and d not in used_o]
+    last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
+    return only_a, only_b, out_order, batch, free_a, free_b, contracted, last_is_a
+
+
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
                         out: int, reuse_views: Sequence[bool] = (False,)) -> PlannedContraction | None:
     """`run(ins, target, accumulate) -> bool` computing `maps[out] = sum maps[ia] * maps[ib]` as one
@@ -39,16 +58,9 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
     used_a, used_b, used_o = used_loops(maps[ia]), used_loops(maps[ib]), used_loops(maps[out])
     if used_a - used_b - used_o or used_b - used_a - used_o or (used_a | used_b) != set(range(len(ranges))):
         return None
-    out_order = loop_order(maps[out])
-    batch = [d for d in out_order if d in used_a and d in used_b]
-    free_a = [d for d in out_order if d in used_a and d not in used_b]
-    free_b = [d for d in out_order if d in used_b and d not in used_a]
     size = lambda loops: math.prod(ranges[d] for d in loops)  # noqa: E731
-    # As `contract`: contracted loops in the smaller operand's memory order; the free loops the
-    # output varies fastest along last in the product.
-    small = maps[ia] if size(used_a) <= size(used_b) else maps[ib]
-    contracted = [d for d in loop_order(small) if d in used_a and d in used_b and d not in used_o]
-    last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
+    _, _, out_order, batch, free_a, free_b, contracted, last_is_a = contraction_loops(
+        maps[ia], maps[ib], maps[out], size(used_a) <= size(used_b))
     if last_is_a:
         sides = ((1, free_b, contracted), (0, contracted, free_a))
         labels = batch + free_b + free_a
@@ -69,7 +81,6 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
     in_place = significant(labels) == significant(out_order)
     to_labels = [out_order.index(d) for d in labels]
     planned = PlannedContraction(views, matrices, free_loops, shape, in_place, to_labels, (ia, ib), reuse_views)
-    planned.row_loops, planned.out_order, planned.ranges = list(sides[0][1]), out_order, tuple(ranges)
     return planned
 
 
@@ -83,32 +94,6 @@ class PlannedContraction:
         """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
         self.last: tuple | None = None
         """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""
-        self.row_loops: list[int] = []
-        """The loops of the product's rows (the first matrix's free loops), in the output's order."""
-        self.out_order: list[int] = []
-        self.ranges: tuple[int, ...] = ()
-
-    def rows_per(self, axis: int) -> int | None:
-        """How many product rows one index of output axis `axis` spans, when the product's rows are
-        the output's leading axes and those before `axis` have one point (so rows [r0, r1) of that
-        axis are product rows [r0 * n, r1 * n)); else None."""
-        rows = self.row_loops
-        if rows != self.out_order[:len(rows)] or axis >= len(rows) or any(self.ranges[d] != 1 for d in rows[:axis]):
-            return None
-        return math.prod(self.ranges[d] for d in rows[axis + 1:])
-
-    def matrices_of(self, ins: list, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(lhs, rhs, product): views whose `np.matmul(lhs, rhs, out=product)` computes the op on these
-        arrays (kept from the last call when they are its arrays); None when one would be a copy or
-        the arrays do not allow the direct write."""
-        kept = self.kept(ins, target)
-        if kept is not None:
-            return kept
-        bound = self.bind(ins, target)
-        call = bound[0] if bound is not None else None
-        if getattr(call, "func", None) is not threaded_matmul:
-            return None
-        return (*call.args, call.keywords["out"])
 
     def kept(self, ins: list, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(lhs, rhs, product) of the last call when `ins` and `target` are its arrays, else None."""

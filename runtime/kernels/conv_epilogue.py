@@ -134,7 +134,7 @@ class ConvStep:
         """(the pad's buffer, its interior view, (the tail's rows, the result, their epilogue with the
         pad's copy) or None) of the last run: kept while the arrays are the same objects, as a planned
         program's are on every run (making it again costs 100-150 us of Python a run)."""
-        self.constant_weight, self.reuse_views = False, (False,)
+        self.reuse_views = (False,)
         self.split: int | None = None
         """The threads its runner splits over: its kernel's `split` parts, or None (decided by size)."""
         self.winograd = False
@@ -164,7 +164,6 @@ class ConvStep:
         accumulate = not (zero_init and zero_init[0])
         runner = geometry.runner(ranges, constant, reuse_views, algorithm, parts)
         step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
-        step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views
         step.split = parts
         out_shape = op.results[0].type.get_shape()

@@ -14,8 +14,10 @@ from xrelay.runtime.kernels.affine_views import LoopView, loop_order, used_loops
 from xrelay.runtime.kernels.depthwise import RowsRunner
 
 
-MAX_TAP_PRODUCTS = 64
-"""Contractions over at most this many reduction points may run tap by tap (`tap_contraction`)."""
+MAX_TAPS = 64
+"""Window reductions over at most this many points run tap by tap: a contraction (`tap_contraction`)
+and a pooling window (`linalg_structured.compile_structured`); a plain reduction (each input's map
+one loop per axis: a global average pool's sum, a softmax's) is one `ufunc.reduce`."""
 EINSUM_MIN_INNER = 16
 """`tap_contraction` runs as one einsum when the output's innermost loop is at least this long and
 contiguous in every operand (measured on ShuffleNet's depthwise convs in NHWC)."""
@@ -39,7 +41,7 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
     if len(used_o) + len(reduction) != len(ranges):
         return None
     size = lambda loops: int(np.prod([ranges[d] for d in loops], dtype=np.int64))  # noqa: E731
-    if size(reduction) > MAX_TAP_PRODUCTS or min(size(used_a - used_b), size(used_b - used_a)) != 1:
+    if size(reduction) > MAX_TAPS or min(size(used_a - used_b), size(used_b - used_a)) != 1:
         return None
     views = [LoopView(maps[i], ranges) for i in (ia, ib, out)]
     if not all(v.linear for v in views):

@@ -274,15 +274,6 @@ class ConvGeometry:
         return run
 
 
-def contiguous_share(shares: dict, matrix: np.ndarray, f0: int, f1: int) -> np.ndarray:
-    """Columns [f0, f1) of `matrix` as a C-contiguous array, made on the first call for that range and
-    kept in `shares` while `matrix` is the same array."""
-    share = shares.get((f0, f1))
-    if share is None or share[0] is not matrix:
-        share = shares[f0, f1] = (matrix, np.ascontiguousarray(matrix[:, f0:f1]))
-    return share[1]
-
-
 def _matrix_view(array: np.ndarray, rows: int, columns: int) -> np.ndarray | None:
     """`array` as a (rows, columns) view, or None when that needs a copy (numpy's reshape would copy)."""
     view = array.view()

@@ -22,7 +22,6 @@ a function of the operand arrays:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -41,22 +40,18 @@ from xrelay.runtime.kernels.affine_views import (
     gather_view,
     is_bare_permutation,
     linear_form,
-    loop_order,
     used_loops,
 )
 from xrelay.runtime.kernels.conv import threaded_matmul
-from xrelay.runtime.kernels.contraction_plan import planned_contraction
+from xrelay.runtime.kernels.contraction_plan import contraction_loops, planned_contraction
 from xrelay.runtime.kernels.depthwise import merged_depthwise
 from xrelay.runtime.kernels.window_reduce import mapped_window_program, pooling_program
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
-from xrelay.runtime.kernels.depthwise_taps import tap_contraction
+from xrelay.runtime.kernels.depthwise_taps import MAX_TAPS, tap_contraction
 from xrelay.runtime.kernels.elementwise_programs import _one_ufunc_program, _ufunc_chain_program, copy_into
 from xrelay.runtime.kernels.reduction_programs import _direct_reduce_program, sequential_reduction
 
 Structured = LinalgStructuredOperation
-MAX_TAPS = 64
-"""Reductions over at most this many points (pooling windows) are folded tap by tap; a plain reduction
-(each input's map one loop per axis: a global average pool's sum, a softmax's) is one `ufunc.reduce`."""
 
 
 # ---------------------------------------------------------------- structured ops
@@ -178,7 +173,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     body = BodyProgram(block, targets, ranges) if targets else None
     tap_count = int(np.prod([ranges[a] for a in reduction_axes], dtype=np.int64))
     plain = all(isinstance(e, AffineDimExpr) for m in maps[:n_in] for e in m.results)
-    tap_by_tap = bool(reduction_axes) and tap_count <= MAX_TAPS and not plain  # (a window: see MAX_TAPS)
+    tap_by_tap = bool(reduction_axes) and tap_count <= MAX_TAPS and not plain  # a window
     taps = []
     if tap_by_tap:
         for tap in np.ndindex(*(ranges[a] for a in reduction_axes)):
@@ -316,22 +311,6 @@ def plain_reduction_identity(op: Structured, k: int) -> float | None:
 REDUCE_IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin: np.inf, np.add: 0.0}
 
 
-@functools.lru_cache(maxsize=4096)
-def _contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_smaller: bool):
-    """(loops only a uses, loops only b uses, output loops outermost first, batch, free-a, free-b and
-    contracted loops) of `contract`; computed once per maps (a run only looks them up)."""
-    used_a, used_b, used_o = used_loops(map_a), used_loops(map_b), used_loops(map_out)
-    only_a, only_b = tuple(sorted(used_a - used_b - used_o)), tuple(sorted(used_b - used_a - used_o))
-    out_order = loop_order(map_out)
-    batch = [d for d in out_order if d in used_a and d in used_b]
-    free_a = [d for d in out_order if d in used_a and d not in used_b]
-    free_b = [d for d in out_order if d in used_b and d not in used_a]
-    # Contracted loops in the memory order of the smaller operand (the weight), so its reshape is free.
-    small_map = map_a if a_smaller else map_b
-    contracted = [d for d in loop_order(small_map) if d in used_a and d in used_b and d not in used_o]
-    return only_a, only_b, out_order, batch, free_a, free_b, contracted
-
-
 def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
              ranges: Sequence[int], out: np.ndarray | None = None) -> np.ndarray | None:
     """sum over the loops not in the output of a * b, as one batched BLAS matmul.
@@ -343,7 +322,7 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
     Given `out` (the output array, indexed by bare loops, to be overwritten), the matmul writes
     straight into it when the product's layout is the output's, and None is returned.
     """
-    only_a, only_b, out_order, batch, free_a, free_b, contracted = _contraction_loops(
+    only_a, only_b, out_order, batch, free_a, free_b, contracted, last_is_a = contraction_loops(
         map_a, map_b, map_out, a.size <= b.size)
     if only_a:
         a = a.sum(axis=only_a, keepdims=True)
@@ -357,8 +336,6 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
         rest = [d for d in range(rank) if d not in order]
         return view.transpose(order + rest).reshape(size(batch), size(rows), size(cols))
 
-    # Put last in the product the free loops the output varies fastest along.
-    last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
     if last_is_a:
         lhs, rhs = matrix(b, free_b, contracted), matrix(a, contracted, free_a)
         labels = batch + free_b + free_a

@@ -20,7 +20,7 @@ def _direct_reduce_program(ufunc: np.ufunc, reduced: SSAValue, in_args: list, vi
                            reduction_axes: tuple[int, ...], n_in: int, overwrite: bool,
                            reuse_views: list[bool]) -> Callable[[list], bool] | None:
     """For a reduction `combine(in_i, acc)` of an input read over every loop through a map of bare
-    loops (a plain reduction, see `linalg_structured.MAX_TAPS`): a function of the operand arrays that
+    loops (a plain reduction, see `depthwise_taps.MAX_TAPS`): a function of the operand arrays that
     reduces input i's loop-space view with one `ufunc.reduce` straight into the output's view
     (`overwrite`: the output's fill was dropped, else folded into it) and returns True; False (the caller runs the general path) when
     the arrays do not fit (dtypes differ, the output view is not the reduced shape). While

@@ -54,6 +54,29 @@ class RandomGraph:
         return self.b.op(nn.OPS[name], *operands, **attrs).results[0]
 
 
+def single_op_linalg(op_class: type, shape: Sequence[int], **attrs) -> ModuleOp:
+    """`@main` applying one nn op (with `attrs`) to its argument `data` of `shape`, lowered to linalg
+    on tensors."""
+    from xrelay.lowering import lower
+
+    b = GraphBuilder(None)
+    return lower(b.finish(b.op(op_class, b.param("data", shape), **attrs)), to="linalg")
+
+
+def structured_ops(module: ModuleOp, kind: str) -> list:
+    """The linalg structured ops of `module` with a reduction loop (`kind` "reduction") or with
+    parallel loops only ("parallel")."""
+    from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+
+    found = []
+    for op in module.walk():
+        if isinstance(op, LinalgStructuredOperation):
+            reduces = any(str(it.data) == "reduction" for it in op.get_iterator_types())
+            if reduces == (kind == "reduction"):
+                found.append(op)
+    return found
+
+
 def formed(module: ModuleOp) -> ModuleOp:
     """`module` (linalg on tensors) after `xrelay.build`'s kernel phase (form-kernels,
     choose-conv-algorithm, split-kernels): what the executor fuses, it fuses inside the kernels these passes form."""

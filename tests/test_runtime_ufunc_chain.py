@@ -4,25 +4,18 @@ views (elementwise_programs._ufunc_chain_program); against numpy written here, t
 on the same planned buffers (the kept views), with the path checked on the compiled ops."""
 
 import numpy as np
+from module_builder import single_op_linalg as module_of, structured_ops
 import pytest
 
 from xrelay.dialects import nn
-from xrelay.frontend import GraphBuilder
-from xrelay.lowering import lower
 from xrelay.runtime.kernels import linalg_structured
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 RNG = np.random.default_rng(53)
 
 
-def module_of(op_class, shape, **attrs):
-    b = GraphBuilder(None)
-    return lower(b.finish(b.op(op_class, b.param("data", shape), **attrs)), to="linalg")
-
-
 def elementwise(module) -> list:
-    return [op for op in module.walk() if isinstance(op, linalg_structured.Structured)
-            and all(str(it.data) == "parallel" for it in op.get_iterator_types())]
+    return structured_ops(module, "parallel")
 
 
 def taken(module, attribute: str) -> int:

@@ -58,6 +58,22 @@ class RowsRunner:
         return self.run(ins, target, accumulate)
 
 
+def einsum_again(last: list, subscripts: str, a, b, target) -> bool:
+    """Run the einsum of the last call again if `last[0]` (a, b, target, einsum operands, einsum
+    output) was made for these arrays; whether it ran."""
+    entry = last[0]
+    if entry is None or entry[0] is not a or entry[1] is not b or entry[2] is not target:
+        return False
+    np.einsum(subscripts, *entry[3], out=entry[4])
+    return True
+
+
+def float_arrays(a, b, target) -> bool:
+    """Whether the operands and the target are numpy arrays of one float dtype."""
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
+            and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f")
+
+
 class MergedDepthwise(RowsRunner):
     """`merged_depthwise`'s runner (see there); `chunk`: the columns of w per chunk of its einsum."""
 
@@ -146,12 +162,9 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
 
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[data], ins[weight]
-        entry = last[0]
-        if entry is not None and entry[0] is a and entry[1] is b and entry[2] is target and not accumulate:
-            np.einsum(subscripts, *entry[3], out=entry[4])
+        if not accumulate and einsum_again(last, subscripts, a, b, target):
             return True
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
-                and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
+        if not float_arrays(a, b, target):
             return fallback(ins, target, accumulate)
         x, y = views[data](a), views[out](target, writeable=True)
         if x.strides[w] != channels * x.strides[c] or y.strides[w] != channels * y.strides[c]:

@@ -11,7 +11,7 @@ import numpy as np
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import LoopView, loop_order, used_loops
-from xrelay.runtime.kernels.depthwise import RowsRunner
+from xrelay.runtime.kernels.depthwise import RowsRunner, einsum_again, float_arrays
 
 
 MAX_TAPS = 64
@@ -72,12 +72,9 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
 
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[ia], ins[ib]
-        entry = last[0]
-        if entry is not None and entry[0] is a and entry[1] is b and entry[2] is target and not accumulate:
-            np.einsum(subscripts, *entry[3], out=entry[4])
+        if not accumulate and einsum_again(last, subscripts, a, b, target):
             return True
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
-                and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
+        if not float_arrays(a, b, target):
             return False
         va, vb, vo = (v.transpose(order) for v in (views[0](a), views[1](b), views[2](target, writeable=True)))
         if vo.shape[inner] >= EINSUM_MIN_INNER and all(v.strides[inner] == v.itemsize for v in (va, vb, vo)):

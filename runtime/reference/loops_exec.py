@@ -41,6 +41,7 @@ from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, e
 from xrelay.runtime.reference.loop_nests import raise_nest
 from xrelay.runtime.executor.static_layouts import static_layouts
 from xrelay.runtime.kernels import integer_ops
+from xrelay.runtime.native.access import certain_range
 from xrelay.runtime.reference.loop_views import _shaped, _view_spec, flat_positions
 from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _CMPF, _RUNTIME, _UNARY, _affine_source
 
@@ -263,32 +264,11 @@ class LoopsCompiler:
             raise ExecutionError(f"loops level: unsupported op {op.name}")
 
 
-def _constant_int(value: SSAValue) -> int | None:
-    op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
-
-
-def _static_range(index: SSAValue) -> tuple[int, int] | None:
-    """[first, last] of an index that is a constant or a constant-bounds loop's induction variable."""
-    if (constant := _constant_int(index)) is not None:
-        return constant, constant
-    block = index.owner
-    loop = block.parent_op() if isinstance(block, Block) else None
-    if not isinstance(loop, scf.ForOp) or index is not block.args[0]:
-        return None
-    lb, ub, step = (_constant_int(v) for v in (loop.lb, loop.ub, loop.step))
-    if lb is None or ub is None or step is None or step <= 0 or ub <= lb:
-        return None
-    return lb, lb + (ub - lb - 1) // step * step
-
-
 def _check_static_bounds(shape: Sequence[int], indices: Sequence[SSAValue]) -> None:
     """An index that certainly leaves its dimension (the generated code indexes one flat list, so it
     would read a neighbouring row or wrap around instead of failing)."""
     for axis, (size, index) in enumerate(zip(shape, indices, strict=True)):
-        known = _static_range(index)
+        known = certain_range(index)
         if known is not None and (known[0] < 0 or known[1] >= size):
             raise ExecutionError(f"loops level: index #{axis} takes values {known[0]}..{known[1]}, "
                                  f"outside the memref's dimension of size {size}")

@@ -31,6 +31,7 @@ from xrelay.lowering import lower
 from xrelay.lowering import pipeline as lowering_pipeline
 from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes.build import Build
+from xrelay.passes.kernels.canonicalize_inits import CanonicalizeInits
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
 from xrelay.passes.kernels.split_kernels import SplitKernels
@@ -301,10 +302,11 @@ PASSES = {
     "FormKernels": FormKernels,  # on nn: nothing to form
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
     "SelectToMinMax": SelectToMinMax,  # on nn: no bodies
+    "CanonicalizeInits": CanonicalizeInits,  # on nn: no inits
     "SplitKernels": SplitKernels,  # on nn: no kernels to split
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
-        [lowering_pipeline("linalg"), SelectToMinMax(), FormKernels(), ChooseConvAlgorithm(winograd=False),
+        [lowering_pipeline("linalg"), CanonicalizeInits(), SelectToMinMax(), FormKernels(), ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile

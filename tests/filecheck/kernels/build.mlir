@@ -39,6 +39,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING:      	lower-to-linalg: {{.*}}
 // TIMING-NEXT: 		ConvertNNToLinalg: {{.*}}
 // TIMING-NEXT: 	kernels: {{.*}}
+// TIMING-NEXT: 		CanonicalizeInits: {{.*}}
 // TIMING-NEXT: 		SelectToMinMax: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
@@ -53,8 +54,9 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 
 // BISECT:      BISECT: running pass (17) ConvertNNToLinalg on module
 // BISECT-NEXT: BISECT: running pass (18) kernels on module
-// BISECT-NEXT: BISECT: NOT running pass (19) SelectToMinMax on module
-// BISECT-NEXT: BISECT: NOT running pass (20) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (21) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (22) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (23) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (19) CanonicalizeInits on module
+// BISECT-NEXT: BISECT: NOT running pass (20) SelectToMinMax on module
+// BISECT-NEXT: BISECT: NOT running pass (21) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (22) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (23) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (24) PlanMemory on module

@@ -280,9 +280,10 @@ def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last)
     (4, 4, 64, 2, False, 1),  # the transformed weight outweighs the activations: whole
 ])
 def test_winograd_blocked_matches_naive(oh, ow, f, m, accumulate, calls, monkeypatch):
-    # One thread: blocks of whole tile rows, each written in place, every row once.
+    # One thread: blocks of whole tile rows, each written in place, every row once (the numpy kernel).
     import xrelay.runtime.kernels.conv as conv
 
+    monkeypatch.setenv("XRELAY_NATIVE", "0")
     monkeypatch.setattr(conv, "WINOGRAD_BLOCK_BYTES", 20_000)
     blocks = []
     original = conv.winograd_conv3x3
@@ -338,6 +339,7 @@ def test_split_blas_threads_restores_the_blas_thread_count(blas_workers):
 def test_winograd_threaded_splits_rows_or_channels(dshape, o, m, split, monkeypatch):
     import xrelay.runtime.kernels.conv as conv
 
+    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's parts
     parts = []
     original = conv.winograd_conv3x3
     monkeypatch.setattr(conv, "winograd_conv3x3",

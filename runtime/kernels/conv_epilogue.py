@@ -26,6 +26,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime.executor.plan import MIN_SPLIT_ELEMENTS
 from xrelay.runtime.kernels.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry, conv_geometry
+from xrelay.runtime.native.winograd import KINDS, EpilogueOp, NativeEpilogue
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
@@ -108,6 +109,7 @@ class RowTail:
             for ufunc, args, out in calls:
                 ufunc(*[a[index] if s else a for a, s in args], out=out[index], casting="unsafe")
 
+        rows.calls = calls  # what `native_epilogue` reads
         self.kept = (prepared, last_out, rows)
         return rows
 
@@ -141,6 +143,8 @@ class ConvStep:
         """Whether the runner computes this convolution by Winograd (its static shapes)."""
         self.pointwise = False
         """Whether it is a 1x1 stride-1 convolution without offset (its data is its patch matrix)."""
+        self.native_kept: tuple | None = None
+        """(the Python epilogue of the last run, its `native_epilogue`)."""
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
@@ -184,21 +188,28 @@ class ConvStep:
             self.finish(env, arrays)
             return
         self.finish(env, arrays)  # the tail reads the result's slot: the out buffer, written below
+        copy = None  # where the native kernel also stores the final values
         if pad is None:
-            epilogue = tail.bind(env)
+            epilogue = rows = tail.bind(env)
         else:
             padded, kept = pad.buffer(env), self.kept
             if kept is None or kept[0] is not padded:  # the same buffer (a planned program's): the same view
                 kept = (padded, padded[pad.interior], None)
             interior = kept[1]
             if tail is not None and self.pad_only_reader:
-                epilogue = tail.bind(env, interior)
+                epilogue = rows = tail.bind(env, interior)
             else:
                 rows, result = tail and tail.bind(env), env[pad.source]
                 if kept[2] is None or kept[2][0] is not rows or kept[2][1] is not result:
                     kept = (padded, interior, (rows, result, self._copying(rows, result, interior)))
-                epilogue = kept[2][2]
+                epilogue, copy = kept[2][2], interior
             self.kept = kept
+        if self.winograd:
+            native = self.native_kept
+            if native is None or native[0] is not epilogue:
+                native = self.native_kept = (epilogue, native_epilogue(epilogue, rows, copy, arrays[self.n_in],
+                                                                       self.geometry.out_axes))
+            epilogue = native[1]
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             # A kernel the runner does not take (not float, ...): whole, then the tail.
             run_alone(lambda: (self.run(arrays), epilogue(0, self.rows)))
@@ -213,6 +224,41 @@ class ConvStep:
             interior[index] = result[index]
 
         return rows_and_copy
+
+
+def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None, copy: np.ndarray | None,
+                    out: np.ndarray, out_axes: tuple[int, int, int, int]):
+    """`epilogue` (which runs `rows`, a `RowTail`'s, if not None, then copies the rows into `copy` if
+    not None) as a `NativeEpilogue` for the native Winograd kernel (`runtime/native/winograd.py`),
+    whose values are the convolution's `out`; `epilogue` itself when it is not one the kernel can
+    apply: every member one binary ufunc of the value before it and one other operand, all but the
+    last writing in place into `out`, the last into `out` or a view of its shape."""
+    ops, target = [], out
+    for index, (ufunc, args, written) in enumerate(getattr(rows, "calls", None) or [] if rows else []):
+        if ufunc not in KINDS or len(args) != 2:
+            return epilogue
+        value = [i for i, (array, _) in enumerate(args) if _same_view(array, target)]
+        if len(value) != 1 or (written is not out and not _same_view(written, out)
+                               and index < len(rows.calls) - 1) or written.shape != out.shape:
+            return epilogue
+        other = args[1 - value[0]][0]
+        if isinstance(other, np.ndarray) and other.ndim:
+            if other.dtype != np.float32 or other.ndim != out.ndim:
+                return epilogue
+            other = np.broadcast_to(other, out.shape).transpose(out_axes).transpose(0, 2, 3, 1)
+        else:
+            other = float(other)
+        ops.append(EpilogueOp(ufunc, other, reversed=value[0] == 1 and ufunc is np.subtract))
+        target = written
+    if rows is not None and getattr(rows, "calls", None) is None:
+        return epilogue
+    return NativeEpilogue(epilogue, ops, target.transpose(out_axes),
+                          copy.transpose(out_axes) if copy is not None else None)
+
+
+def _same_view(a, b) -> bool:
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+            and a.strides == b.strides and a.dtype == b.dtype and a.ctypes.data == b.ctypes.data)
 
 
 def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: bool = False) -> bool:

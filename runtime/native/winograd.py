@@ -1,0 +1,172 @@
+"""The Winograd convolution compiled from `winograd.c`: one call per convolution, no GIL inside.
+
+`native_winograd` is what `runtime/kernels/conv.py` runs a Winograd F(2,3) or F(4,3) convolution
+with when the machine's C compiler built `winograd.c` (cached like the loops executor's libraries,
+`build.py`) and numpy's BLAS is an ILP64 OpenBLAS whose `cblas_sgemm` the C code can call; otherwise
+it returns False and the numpy kernel runs. `XRELAY_NATIVE=0` chooses numpy, as for the loops level.
+
+An epilogue (`EpilogueOp`s) is applied to every output value before it is stored, on the thread that
+computed it: a bias add, a ReLU, a residual add, each a scalar or a strided float32 array.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from xrelay.runtime.native.build import NativeUnavailable, load, usable_threads
+
+KINDS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.maximum: 3, np.minimum: 4}
+"""The ufuncs an epilogue operation may be, by their code in `winograd.c`; 5 is a reversed subtract."""
+
+BLOCK_BYTES = 1 << 20
+"""The most one block's transformed tiles and point-wise products take: half a core's L2 cache."""
+
+
+class _Op(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("scalar", ctypes.c_int32), ("value", ctypes.c_float),
+                ("data", ctypes.c_void_p), ("strides", ctypes.c_int64 * 4)]
+
+
+@dataclass(frozen=True)
+class EpilogueOp:
+    """`value = ufunc(value, operand)` (or `ufunc(operand, value)` when `reversed`) on each output
+    value; `operand` a Python float or a float32 array viewed as (N, OH, OW, F)."""
+
+    ufunc: np.ufunc
+    operand: object
+    reversed: bool = False
+
+
+def _sgemm_address() -> int | None:
+    """The address of numpy's OpenBLAS's ILP64 `cblas_sgemm`, or None."""
+    from xrelay.runtime.parallel.threads import _openblas_paths
+
+    for path in _openblas_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in ("scipy_cblas_sgemm64_", "cblas_sgemm64_"):
+            function = getattr(lib, name, None)
+            if function is not None:
+                return ctypes.cast(function, ctypes.c_void_p).value
+    return None
+
+
+def _kernel():
+    """(the C function, the sgemm address), or None when `XRELAY_NATIVE=0` or either is unavailable."""
+    return None if os.environ.get("XRELAY_NATIVE", "1") == "0" else _built()
+
+
+@functools.cache
+def _built():
+    """`_kernel` once per process (a failure noted on stderr once)."""
+    sgemm = _sgemm_address()
+    if sgemm is None:
+        return None
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "winograd.c")) as source:
+        try:
+            library = load(source.read())
+        except NativeUnavailable as reason:
+            print(f"xrelay: note: native Winograd kernel unavailable ({reason}); running it on numpy",
+                  file=sys.stderr)
+            return None
+    function = library.handle.xrelay_winograd
+    function.restype = ctypes.c_int
+    return function, sgemm
+
+
+def available() -> bool:
+    """Whether `native_winograd` can run here."""
+    return _kernel() is not None
+
+
+def _strides(array: np.ndarray) -> tuple[int, ...] | None:
+    if any(s % array.itemsize for s in array.strides):
+        return None
+    return tuple(s // array.itemsize for s in array.strides)
+
+
+def _ops(epilogue: list[EpilogueOp], shape: tuple[int, ...]):
+    ops = (_Op * max(1, len(epilogue)))()
+    for op, e in zip(ops, epilogue):
+        code = KINDS.get(e.ufunc)
+        if code is None or (e.reversed and e.ufunc not in (np.subtract, np.add, np.multiply,
+                                                           np.maximum, np.minimum)):
+            return None
+        op.kind = 5 if e.reversed and e.ufunc is np.subtract else code
+        if isinstance(e.operand, np.ndarray):
+            if e.operand.dtype != np.float32 or e.operand.shape != shape:
+                return None
+            strides = _strides(e.operand)
+            if strides is None:
+                return None
+            op.scalar, op.data = 0, e.operand.ctypes.data
+            op.strides[:] = strides
+        else:
+            op.scalar, op.value = 1, float(e.operand)
+    return ops
+
+
+class NativeEpilogue:
+    """A convolution's epilogue as `native_winograd` takes it: `ops` on each value, stored into `out`
+    (an (N, F, OH, OW) view; None: the convolution's own output) and also into `copy` unless None.
+    Called as `rows(r0, r1)` it runs the Python epilogue it stands for (`rows`), for kernels that run
+    on numpy."""
+
+    def __init__(self, rows, ops: list[EpilogueOp], out: np.ndarray | None = None, copy: np.ndarray | None = None):
+        self.rows, self.ops, self.out, self.copy = rows, ops, out, copy
+
+    def __call__(self, r0: int, r1: int) -> None:
+        self.rows(r0, r1)
+
+
+def _view(array: np.ndarray | None):
+    """(pointer, int64[4] strides in elements) of an (N, F, OH, OW) view as (N, OH, OW, F), or None
+    when its strides are not whole elements; (None, None) for no array."""
+    if array is None:
+        return None, None
+    nhwc = array.transpose(0, 2, 3, 1)
+    strides = _strides(nhwc)
+    if strides is None or nhwc.dtype != np.float32:
+        return None
+    return ctypes.c_void_p(nhwc.ctypes.data), (ctypes.c_int64 * 4)(*strides)
+
+
+def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, threads: int,
+                    epilogue: NativeEpilogue | None = None) -> bool:
+    """`conv.winograd_conv3x3(x, u, m, out, accumulate)` (x and out as (N, C, H, W) and (N, F, OH, OW)
+    views) through `epilogue`, over `threads` OpenMP threads; False, having done nothing, when the
+    kernel is unavailable or the arrays are not float32 views it can address."""
+    kernel = _kernel()
+    if kernel is None or m not in (2, 4) or not (x.dtype == u.dtype == out.dtype == np.float32):
+        return False
+    xv = x.transpose(0, 2, 3, 1)
+    xs = _strides(xv)
+    target = epilogue.out if epilogue is not None and epilogue.out is not None else out
+    views = [_view(out if accumulate else None), _view(target), _view(epilogue.copy if epilogue else None)]
+    if xs is None or None in views or not u.flags.c_contiguous:
+        return False
+    shape = target.transpose(0, 2, 3, 1).shape
+    ops = _ops(list(epilogue.ops) if epilogue is not None else [], shape)
+    if ops is None:
+        return False
+    n, h, w, c = xv.shape
+    _, oh, ow, f = shape
+    function, sgemm = kernel
+    (acc, accs), (y, ys), (y2, ys2) = views
+    status = function(
+        ctypes.c_void_p(xv.ctypes.data), (ctypes.c_int64 * 4)(*xs), ctypes.c_int64(n), ctypes.c_int64(h),
+        ctypes.c_int64(w), ctypes.c_int64(c), ctypes.c_void_p(u.ctypes.data), ctypes.c_int64(f), acc, accs,
+        y, ys, y2, ys2, ctypes.c_int64(oh), ctypes.c_int64(ow), ctypes.c_int(m),
+        ctypes.c_int(usable_threads(max(1, threads))), ctypes.c_int64(BLOCK_BYTES), ctypes.c_void_p(sgemm),
+        ops, ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
+    if status != 0:
+        raise MemoryError("native Winograd kernel: out of memory")
+    return True

@@ -1,0 +1,125 @@
+"""The native Winograd convolution (runtime/native/winograd.c): equal to a direct convolution written
+here in numpy, with every epilogue form it takes, and the executor using it for built kernels while
+`XRELAY_NATIVE=0` gives the same answers on numpy."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from xrelay.runtime.kernels.conv import winograd_weights
+from xrelay.runtime.native import winograd
+from xrelay.runtime.native.winograd import EpilogueOp, NativeEpilogue, native_winograd
+
+pytestmark = pytest.mark.skipif(not winograd.available(), reason="no C compiler or no ILP64 OpenBLAS")
+RNG = np.random.default_rng(7)
+
+
+def direct_conv(x_nhwc: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """A 3x3 stride-1 convolution of already padded NHWC data with an (F, C, 3, 3) weight, as NHWC."""
+    n, h, w, _ = x_nhwc.shape
+    out = np.zeros((n, h - 2, w - 2, weight.shape[0]), np.float64)
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nhwc,fc->nhwf", x_nhwc[:, i:i + h - 2, j:j + w - 2], weight[:, :, i, j])
+    return out
+
+
+def nchw(array: np.ndarray) -> np.ndarray:
+    return array.transpose(0, 3, 1, 2)
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("n,size,c,f", [(1, 6, 3, 5), (2, 9, 70, 33), (1, 7, 8, 8), (1, 16, 64, 96)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_equals_direct_convolution(m, n, size, c, f, threads):
+    x = RNG.standard_normal((n, size + 2, size + 2, c)).astype(np.float32)
+    weight = RNG.standard_normal((f, c, 3, 3)).astype(np.float32)
+    out = np.full((n, size, size, f), np.nan, np.float32)
+    assert native_winograd(nchw(x), winograd_weights(weight, m), m, nchw(out), False, threads)
+    expected = direct_conv(x.astype(np.float64), weight.astype(np.float64))
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+
+def test_channels_first_input_and_output_views():
+    """Data and output in NCHW memory (channels not innermost) are read and written through their strides."""
+    x = RNG.standard_normal((1, 5, 10, 10)).astype(np.float32)
+    weight = RNG.standard_normal((4, 5, 3, 3)).astype(np.float32)
+    out = np.zeros((1, 4, 8, 8), np.float32)
+    assert native_winograd(x, winograd_weights(weight, 2), 2, out, False, 2)
+    expected = direct_conv(x.transpose(0, 2, 3, 1).astype(np.float64), weight.astype(np.float64))
+    np.testing.assert_allclose(out.transpose(0, 2, 3, 1), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_epilogue_accumulate_and_copy():
+    """acc + conv, then + bias (per channel), + residual, ReLU, min with 6, 0.5 - value, stored into the
+    output and into the interior of a zero-bordered buffer whose border stays untouched."""
+    n, size, c, f = 1, 12, 16, 24
+    x = RNG.standard_normal((n, size + 2, size + 2, c)).astype(np.float32)
+    weight = RNG.standard_normal((f, c, 3, 3)).astype(np.float32)
+    init = RNG.standard_normal((n, size, size, f)).astype(np.float32)
+    bias = RNG.standard_normal(f).astype(np.float32)
+    residual = RNG.standard_normal((n, size, size, f)).astype(np.float32)
+    out = init.copy()
+    padded = np.full((n, size + 2, size + 2, f), -7.0, np.float32)
+    interior = padded[:, 1:-1, 1:-1]
+    ops = [EpilogueOp(np.add, np.broadcast_to(bias, out.shape)), EpilogueOp(np.add, residual),
+           EpilogueOp(np.maximum, 0.0), EpilogueOp(np.minimum, 6.0), EpilogueOp(np.subtract, 0.5, reversed=True)]
+    epilogue = NativeEpilogue(None, ops, copy=nchw(interior))
+    assert native_winograd(nchw(x), winograd_weights(weight, 4), 4, nchw(out), True, 2, epilogue)
+    conv = direct_conv(x.astype(np.float64), weight.astype(np.float64))
+    expected = 0.5 - np.minimum(np.maximum(conv + init + bias + residual, 0), 6)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(interior, out)
+    border = padded.copy()
+    border[:, 1:-1, 1:-1] = -7.0
+    assert (border == -7.0).all()
+
+
+def test_maximum_propagates_nan_like_arith_maximumf():
+    x = np.zeros((1, 6, 6, 2), np.float32)
+    x[0, 3, 3, 0] = np.nan
+    weight = np.ones((2, 2, 3, 3), np.float32)
+    out = np.zeros((1, 4, 4, 2), np.float32)
+    epilogue = NativeEpilogue(None, [EpilogueOp(np.maximum, 0.0)])
+    assert native_winograd(nchw(x), winograd_weights(weight, 2), 2, nchw(out), False, 1, epilogue)
+    assert np.isnan(out[0, 1:4, 1:4]).all() and not np.isnan(out[0, 0]).any()
+
+
+def test_unsupported_forms_are_refused(monkeypatch):
+    """float64 data, an epilogue ufunc the kernel lacks, and XRELAY_NATIVE=0: False, nothing written."""
+    x = np.zeros((1, 2, 6, 6), np.float32)
+    u = winograd_weights(np.ones((3, 2, 3, 3), np.float32), 2)
+    out = np.full((1, 3, 4, 4), 5.0, np.float32)
+    assert not native_winograd(x.astype(np.float64), u.astype(np.float64), 2, out.astype(np.float64), False, 1)
+    assert not native_winograd(x, u, 2, out, False, 1, NativeEpilogue(None, [EpilogueOp(np.arctan2, 1.0)]))
+    monkeypatch.setenv("XRELAY_NATIVE", "0")
+    assert not native_winograd(x, u, 2, out, False, 1)
+    assert (out == 5.0).all()
+
+
+def test_built_resnet_block_same_answer_without_native(monkeypatch):
+    """A built ResNet basic block (Winograd convolutions with bias, ReLU, residual and the next pad as
+    their epilogue) gives numpy's direct answer with the native kernel and with XRELAY_NATIVE=0."""
+    import xrelay
+    from xrelay import transform
+    from xrelay.frontend import resnet
+    from xrelay.runtime.reference.interpreter import run as run_nn
+
+    from xrelay.runtime.kernels import conv
+
+    module, params = resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 64, 64))
+    data = RNG.standard_normal((1, 3, 64, 64)).astype(np.float32)
+    expected = run_nn(module, {"data": data}, params)[0]
+    ran = []
+    monkeypatch.setattr(conv, "native_winograd", lambda *args: ran.append(native_winograd(*args)) or ran[-1])
+    for native in ("1", "0"):
+        monkeypatch.setenv("XRELAY_NATIVE", native)
+        with transform.PassContext(opt_level=3):
+            executable = xrelay.build(module, params)
+        np.testing.assert_allclose(executable(data)[0], expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+        assert any(ran) == (native == "1"), ran
+        ran.clear()
+    assert os.environ["XRELAY_NATIVE"] == "0"

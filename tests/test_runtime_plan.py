@@ -131,6 +131,7 @@ def test_big_im2col_conv_runs_in_row_blocks(threads, monkeypatch, blas_workers):
     """A patch matrix (2*30*30 x 75) much bigger than its weight matrix (75 x 64): on one thread, blocks
     of output rows whose patch matrix is about IM2COL_BLOCK_BYTES (set to 2 rows' worth here), each
     row once, added to the init; on 2 threads, the same blocks within each thread's part."""
+    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's parts and views
     import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 2 * 2 * 30 * 75 * 4)
@@ -154,6 +155,7 @@ def test_im2col_conv_keeps_its_views_while_given_the_same_arrays(threads, init, 
     """A planned program's im2col conv makes its patch views on its first run and reuses them while it
     is given the same arrays (data changed in place is read again), makes new ones for new arrays, and
     an unplanned program's makes them on every run; every run matches numpy (written, or added to 1.5)."""
+    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's parts and views
     import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)  # 2 threads: a part per thread
@@ -189,6 +191,7 @@ def test_im2col_conv_with_fewer_pixels_than_filters_splits_the_filters(threads, 
     """20 output pixels, 261 filters (an odd split; 12M multiply-adds, enough to split): on 2 threads
     each worker multiplies the patch matrix by its share of the weight columns, written (zero init,
     fill dropped) or added (1.5)."""
+    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's parts and views
     import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     splits = []
@@ -332,6 +335,7 @@ def test_one_ufunc_bodies_read_inputs_outputs_constants_and_captured_values(monk
 def test_small_im2col_conv_runs_whole(threads, monkeypatch, blas_workers):
     """A 1x1 stride-2 conv of 14x14 output pixels, 128 -> 256 channels (6.4M multiply-adds, below
     MIN_SPLIT_MACS) runs as one part on the calling thread, also on 2 threads."""
+    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's parts and views
     import threading
 
     import xrelay.runtime.kernels.linalg_conv as linalg_conv

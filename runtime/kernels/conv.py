@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
-from xrelay.runtime.native.winograd import NativeEpilogue, native_winograd
+from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_winograd
 from xrelay.runtime.parallel.threads import run_alone, run_epilogue, run_split, split_threads, worth_splitting
 
 
@@ -279,7 +279,7 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
     costs more than it saves, and many times over when another process holds a core. One split per
     convolution synchronises once. BLAS is set to one thread for the duration (process-wide).
 
-    With the native kernel built (`runtime/native/winograd.py`), the whole convolution is one call
+    With the native kernel built (`runtime/native/conv_kernels.py`), the whole convolution is one call
     to it on `threads` OpenMP threads, its epilogue a `NativeEpilogue` applied to each value before
     it is stored; otherwise, on numpy:
     `epilogue(r0, r1)`, if given, runs once per part of output rows [r0, r1) as soon as they are

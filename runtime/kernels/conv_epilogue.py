@@ -26,7 +26,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime.executor.plan import MIN_SPLIT_ELEMENTS
 from xrelay.runtime.kernels.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry, conv_geometry
-from xrelay.runtime.native.winograd import KINDS, EpilogueOp, NativeEpilogue
+from xrelay.runtime.native.conv_kernels import KINDS, EpilogueOp, NativeEpilogue
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
@@ -204,12 +204,11 @@ class ConvStep:
                     kept = (padded, interior, (rows, result, self._copying(rows, result, interior)))
                 epilogue, copy = kept[2][2], interior
             self.kept = kept
-        if self.winograd:
-            native = self.native_kept
-            if native is None or native[0] is not epilogue:
-                native = self.native_kept = (epilogue, native_epilogue(epilogue, rows, copy, arrays[self.n_in],
-                                                                       self.geometry.out_axes))
-            epilogue = native[1]
+        native = self.native_kept
+        if native is None or native[0] is not epilogue:
+            native = self.native_kept = (epilogue, native_epilogue(epilogue, rows, copy, arrays[self.n_in],
+                                                                   self.geometry.out_axes))
+        epilogue = native[1]
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             # A kernel the runner does not take (not float, ...): whole, then the tail.
             run_alone(lambda: (self.run(arrays), epilogue(0, self.rows)))
@@ -229,7 +228,7 @@ class ConvStep:
 def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None, copy: np.ndarray | None,
                     out: np.ndarray, out_axes: tuple[int, int, int, int]):
     """`epilogue` (which runs `rows`, a `RowTail`'s, if not None, then copies the rows into `copy` if
-    not None) as a `NativeEpilogue` for the native Winograd kernel (`runtime/native/winograd.py`),
+    not None) as a `NativeEpilogue` for the native Winograd kernel (`runtime/native/conv_kernels.py`),
     whose values are the convolution's `out`; `epilogue` itself when it is not one the kernel can
     apply: every member one binary ufunc of the value before it and one other operand, all but the
     last writing in place into `out`, the last into `out` or a view of its shape."""

@@ -16,6 +16,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.kernels.affine_views import is_bare_permutation, window_form
 from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
+from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_im2col
 from xrelay.runtime.parallel.threads import decide_split, run_epilogue, run_parts, split_threads
 
 
@@ -133,7 +134,9 @@ class ConvGeometry:
     def im2col_runner(self, constant_inputs: Sequence[bool], reuse_views: Sequence[bool] = (False,),
                       split_parts: int | None = None):
         """`run(ins, out, accumulate) -> bool` computing this conv as one GEMM per part of the output
-        rows, each part's patch matrix (im2col) copied and multiplied by a worker thread.
+        rows, each part's patch matrix (im2col) copied and multiplied by a worker thread; a
+        channels-last one, with the native kernels built, as one call to `native_im2col` (its
+        epilogue a `NativeEpilogue` or none).
 
         Patches are read with one strided view whose adjacent axes are merged where memory allows
         (NHWC: a kernel row's (kw, c) is one contiguous run, so a 3-channel stem conv copies runs of
@@ -158,6 +161,17 @@ class ConvGeometry:
             if self.weight < len(constant_inputs) and constant_inputs[self.weight]:
                 cache[0], cache[1] = weight, np.ascontiguousarray(matrix)
                 return cache[1]
+            return matrix
+
+        native_cache: list = [None, None]
+
+        def native_matrix(weight: np.ndarray, w: np.ndarray) -> np.ndarray:
+            """The (KH*KW*C, F) weight matrix `native_im2col` takes, made once for a constant weight."""
+            if native_cache[0] is weight:
+                return native_cache[1]
+            matrix = np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(-1, w.shape[0]))
+            if self.weight < len(constant_inputs) and constant_inputs[self.weight]:
+                native_cache[0], native_cache[1] = weight, matrix
             return matrix
 
         def prepare(weight: np.ndarray, x: np.ndarray, w: np.ndarray, y: np.ndarray, accumulate: bool):
@@ -205,6 +219,12 @@ class ConvGeometry:
                      if copied and row_bytes * oh >= max(2 * IM2COL_BLOCK_BYTES, 4 * f_k) else None)
 
             def call(epilogue) -> None:
+                split, threads = decide_split(split_parts, macs, MIN_SPLIT_MACS)
+                if (channels_last and (epilogue is None or isinstance(epilogue, NativeEpilogue))
+                        and native_im2col(x, native_matrix(weight, w), (w.shape[2], w.shape[3]), self.strides,
+                                          self.dilation, y, accumulate, (threads or split_threads()) if split else 1,
+                                          n * oh * ow < f, epilogue)):
+                    return
                 matrix = weight_matrix(weight, w, k_axes, f_first=not channels_last)
 
                 def rows_part(r0: int, r1: int) -> None:
@@ -222,7 +242,6 @@ class ConvGeometry:
                     if epilogue is not None:
                         epilogue(r0, r1)
 
-                split, threads = decide_split(split_parts, macs, MIN_SPLIT_MACS)
                 split = split and (channels_last or n == 1)
                 if by_filters is not None and split and (threads or split_threads()) > 1:
                     # Few output pixels, many filters (ResNet's 7x7x512 stage): the weight matrix is

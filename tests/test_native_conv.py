@@ -1,4 +1,4 @@
-"""The native Winograd convolution (runtime/native/winograd.c): equal to a direct convolution written
+"""The native Winograd convolution (runtime/native/conv_kernels.c): equal to a direct convolution written
 here in numpy, with every epilogue form it takes, and the executor using it for built kernels while
 `XRELAY_NATIVE=0` gives the same answers on numpy."""
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from xrelay.runtime.kernels.conv import winograd_weights
-from xrelay.runtime.native import winograd
-from xrelay.runtime.native.winograd import EpilogueOp, NativeEpilogue, native_winograd
+from xrelay.runtime.native import conv_kernels
+from xrelay.runtime.native.conv_kernels import EpilogueOp, NativeEpilogue, native_winograd
 
-pytestmark = pytest.mark.skipif(not winograd.available(), reason="no C compiler or no ILP64 OpenBLAS")
+pytestmark = pytest.mark.skipif(not conv_kernels.available(), reason="no C compiler or no ILP64 OpenBLAS")
 RNG = np.random.default_rng(7)
 
 
@@ -123,3 +123,40 @@ def test_built_resnet_block_same_answer_without_native(monkeypatch):
         assert any(ran) == (native == "1"), ran
         ran.clear()
     assert os.environ["XRELAY_NATIVE"] == "0"
+
+
+def direct_conv_general(x_nhwc, weight, strides, dilation):
+    """Any window of NHWC data already padded, an (F, C, KH, KW) weight, in float64, as NHWC."""
+    n, h, w, _ = x_nhwc.shape
+    f, _, kh, kw = weight.shape
+    oh = (h - dilation[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (w - dilation[1] * (kw - 1) - 1) // strides[1] + 1
+    out = np.zeros((n, oh, ow, f))
+    for i in range(kh):
+        for j in range(kw):
+            window = x_nhwc[:, i * dilation[0]:i * dilation[0] + strides[0] * (oh - 1) + 1:strides[0],
+                            j * dilation[1]:j * dilation[1] + strides[1] * (ow - 1) + 1:strides[1]]
+            out += np.einsum("nhwc,fc->nhwf", window, weight[:, :, i, j])
+    return out
+
+
+@pytest.mark.parametrize("n,size,c,f,kernel,strides,dilation", [
+    (1, 15, 3, 8, (7, 7), (2, 2), (1, 1)),  # a stem: whole kernel rows copied at once
+    (2, 9, 5, 7, (3, 3), (1, 1), (2, 2)),  # dilated: tap by tap
+    (1, 8, 16, 4, (1, 1), (1, 1), (1, 1)),
+    (1, 5, 24, 40, (3, 3), (1, 1), (1, 1)),  # 9 pixels, 40 filters: by filters on 2 threads
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_im2col_equals_direct_convolution(n, size, c, f, kernel, strides, dilation, threads):
+    from xrelay.runtime.native.conv_kernels import native_im2col
+
+    x = RNG.standard_normal((n, size, size, c)).astype(np.float32)
+    weight = RNG.standard_normal((f, c, *kernel)).astype(np.float32)
+    expected = direct_conv_general(x.astype(np.float64), weight.astype(np.float64), strides, dilation)
+    bias = RNG.standard_normal(f).astype(np.float32)
+    out = np.full(expected.shape, np.nan, np.float32)
+    wmat = np.ascontiguousarray(weight.transpose(2, 3, 1, 0).reshape(-1, f))
+    epilogue = NativeEpilogue(None, [EpilogueOp(np.add, np.broadcast_to(bias, out.shape)), EpilogueOp(np.maximum, 0.0)])
+    by_filters = n * expected.shape[1] * expected.shape[2] < f
+    assert native_im2col(nchw(x), wmat, kernel, strides, dilation, nchw(out), False, threads, by_filters, epilogue)
+    np.testing.assert_allclose(out, np.maximum(expected + bias, 0), rtol=1e-4, atol=1e-4 * np.abs(expected).max())

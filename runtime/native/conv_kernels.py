@@ -1,9 +1,10 @@
-"""The Winograd convolution compiled from `winograd.c`: one call per convolution, no GIL inside.
+"""Convolutions compiled from `conv_kernels.c`: one call per convolution, no GIL inside.
 
-`native_winograd` is what `runtime/kernels/conv.py` runs a Winograd F(2,3) or F(4,3) convolution
-with when the machine's C compiler built `winograd.c` (cached like the loops executor's libraries,
-`build.py`) and numpy's BLAS is an ILP64 OpenBLAS whose `cblas_sgemm` the C code can call; otherwise
-it returns False and the numpy kernel runs. `XRELAY_NATIVE=0` chooses numpy, as for the loops level.
+`native_winograd` (a Winograd F(2,3) or F(4,3) convolution, `runtime/kernels/conv.py`) and
+`native_im2col` (im2col + GEMM, `runtime/kernels/linalg_conv.py`) run when the machine's C compiler
+built `conv_kernels.c` (cached like the loops executor's libraries, `build.py`) and numpy's BLAS is an
+ILP64 OpenBLAS whose `cblas_sgemm` the C code can call; otherwise they return False and the numpy
+kernels run. `XRELAY_NATIVE=0` chooses numpy, as for the loops level.
 
 An epilogue (`EpilogueOp`s) is applied to every output value before it is stored, on the thread that
 computed it: a bias add, a ReLU, a residual add, each a scalar or a strided float32 array.
@@ -22,7 +23,7 @@ import numpy as np
 from xrelay.runtime.native.build import NativeUnavailable, load, usable_threads
 
 KINDS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.maximum: 3, np.minimum: 4}
-"""The ufuncs an epilogue operation may be, by their code in `winograd.c`; 5 is a reversed subtract."""
+"""The ufuncs an epilogue operation may be, by their code in `conv_kernels.c`; 5 is a reversed subtract."""
 
 BLOCK_BYTES = 1 << 20
 """The most one block's transformed tiles and point-wise products take: half a core's L2 cache."""
@@ -70,16 +71,16 @@ def _built():
     sgemm = _sgemm_address()
     if sgemm is None:
         return None
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "winograd.c")) as source:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "conv_kernels.c")) as source:
         try:
             library = load(source.read())
         except NativeUnavailable as reason:
-            print(f"xrelay: note: native Winograd kernel unavailable ({reason}); running it on numpy",
+            print(f"xrelay: note: native convolution kernels unavailable ({reason}); running them on numpy",
                   file=sys.stderr)
             return None
-    function = library.handle.xrelay_winograd
-    function.restype = ctypes.c_int
-    return function, sgemm
+    winograd, im2col = library.handle.xrelay_winograd, library.handle.xrelay_im2col
+    winograd.restype = im2col.restype = ctypes.c_int
+    return winograd, im2col, sgemm
 
 
 def available() -> bool:
@@ -159,7 +160,7 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
         return False
     n, h, w, c = xv.shape
     _, oh, ow, f = shape
-    function, sgemm = kernel
+    function, _, sgemm = kernel
     (acc, accs), (y, ys), (y2, ys2) = views
     status = function(
         ctypes.c_void_p(xv.ctypes.data), (ctypes.c_int64 * 4)(*xs), ctypes.c_int64(n), ctypes.c_int64(h),
@@ -169,4 +170,41 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
         ops, ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
     if status != 0:
         raise MemoryError("native Winograd kernel: out of memory")
+    return True
+
+
+def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
+                  dilation: tuple[int, int], out: np.ndarray, accumulate: bool, threads: int,
+                  by_filters: bool, epilogue: NativeEpilogue | None = None) -> bool:
+    """The convolution of x (an (N, C, H, W) view read from (0, 0), every window inside it) with
+    `wmat`, the (KH*KW*C, F) weight matrix (rows in (kh, kw, c) order, C-contiguous), into `out` (an
+    (N, F, OH, OW) view; plus what it holds if `accumulate`) through `epilogue`, over `threads` OpenMP
+    threads, by pixels or (`by_filters`) by filters; False, having done nothing, when the kernel is
+    unavailable or the arrays are not float32 views it can address."""
+    built = _kernel()
+    if built is None or not (x.dtype == wmat.dtype == out.dtype == np.float32) or not wmat.flags.c_contiguous:
+        return False
+    xv = x.transpose(0, 2, 3, 1)
+    xs = _strides(xv)
+    target = epilogue.out if epilogue is not None and epilogue.out is not None else out
+    views = [_view(out if accumulate else None), _view(target), _view(epilogue.copy if epilogue else None)]
+    if xs is None or None in views:
+        return False
+    shape = target.transpose(0, 2, 3, 1).shape
+    ops = _ops(list(epilogue.ops) if epilogue is not None else [], shape)
+    if ops is None:
+        return False
+    n, _, _, c = xv.shape
+    _, oh, ow, f = shape
+    _, function, sgemm = built
+    (acc, accs), (y, ys), (y2, ys2) = views
+    i64 = ctypes.c_int64
+    status = function(
+        ctypes.c_void_p(xv.ctypes.data), (i64 * 4)(*xs), i64(n), i64(c), ctypes.c_void_p(wmat.ctypes.data), i64(f),
+        i64(kernel[0]), i64(kernel[1]), i64(strides[0]), i64(strides[1]), i64(dilation[0]), i64(dilation[1]),
+        acc, accs, y, ys, y2, ys2, i64(oh), i64(ow), ctypes.c_int(usable_threads(max(1, threads))),
+        i64(BLOCK_BYTES), ctypes.c_int(int(by_filters)), ctypes.c_void_p(sgemm), ops,
+        ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
+    if status != 0:
+        raise MemoryError("native im2col kernel: out of memory")
     return True

@@ -1,0 +1,462 @@
+/* Convolutions in one call each, float32, over strided channels-last views: Winograd F(m x m, 3 x 3)
+ * (m = 2 or 4) and im2col + GEMM.
+ *
+ * A call computes the whole convolution with no Python in between, its work in chunks that the
+ * calling thread and a pool of worker threads claim (`parallel_for`), so a part costs no GIL hand-off. The GEMMs call numpy's OpenBLAS (single-threaded while
+ * the caller holds `split_blas_threads`) through the function pointer the caller passes. Channels are
+ * innermost in every loop that touches data, so gcc vectorises them.
+ *
+ * The epilogue is a list of elementwise operations applied to each output value before it is
+ * stored: value = op(value, operand), the operand a scalar or a strided array over (n, oh, ow, f)
+ * (a bias is an array of strides (0, 0, 0, 1), a residual one of the output's shape); the value is
+ * stored into y and, unless NULL, also into y2 (a destination pad's interior).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*sgemm_fn)(int order, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                         int64_t ldc);
+
+enum { ROW_MAJOR = 101, NO_TRANS = 111 };
+enum { EPI_ADD = 0, EPI_SUB = 1, EPI_MUL = 2, EPI_MAX = 3, EPI_MIN = 4, EPI_RSUB = 5 };
+
+typedef struct {
+    int32_t kind;      /* EPI_* */
+    int32_t scalar;    /* 1: `value` is the operand; 0: `data` at the strides */
+    float value;
+    const float *data;
+    int64_t strides[4]; /* elements, over (n, oh, ow, f) */
+} epilogue_op;
+
+static inline float apply(int kind, float v, float o) {
+    switch (kind) {
+    case EPI_ADD: return v + o;
+    case EPI_SUB: return v - o;
+    case EPI_MUL: return v * o;
+    case EPI_MAX: return v != v || o != o ? v + o : (v > o ? v : o); /* NaN in, NaN out: arith.maximumf */
+    case EPI_MIN: return v != v || o != o ? v + o : (v < o ? v : o);
+    default: return o - v;
+    }
+}
+
+/* ---- Threads. A kernel's work is a number of chunks; `parallel_for` posts them, the calling thread
+ * and the pool's workers claim them one at a time (an atomic ticket: the job's generation and the
+ * next chunk), and the caller returns when every claimed chunk is done. A worker that wakes late,
+ * when another thread of the machine holds its core, finds nothing left to claim: the caller never
+ * waits for a thread that has not started, where a fork-join (OpenMP's) waits for every thread of
+ * the team (measured 3x slower than numpy on ResNet-18 with a loaded machine). Workers spin a little
+ * after a job before they sleep, so the next kernel finds them awake. */
+
+typedef void (*chunk_fn)(void *ctx, int64_t chunk);
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int workers;
+    _Atomic uint64_t posted;  /* generation of the last job */
+    _Atomic uint64_t ticket;  /* generation << 32 | next chunk */
+    _Atomic int64_t done;
+    chunk_fn fn;
+    void *ctx;
+    int64_t chunks;
+    _Atomic int busy;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+enum { SPINS = 2000 };  /* about 0.1 ms of pause instructions */
+
+static int64_t claim(uint64_t generation, int64_t chunks) {
+    uint64_t ticket = atomic_load(&pool.ticket);
+    for (;;) {
+        if ((ticket >> 32) != (generation & 0xffffffffu) || (int64_t)(ticket & 0xffffffffu) >= chunks) return -1;
+        if (atomic_compare_exchange_weak(&pool.ticket, &ticket, ticket + 1)) return (int64_t)(ticket & 0xffffffffu);
+    }
+}
+
+static void work(uint64_t generation, chunk_fn fn, void *ctx, int64_t chunks) {
+    int64_t chunk;
+    while ((chunk = claim(generation, chunks)) >= 0) {
+        fn(ctx, chunk);
+        atomic_fetch_add(&pool.done, 1);
+    }
+}
+
+static void *serve(void *unused) {
+    (void)unused;
+    uint64_t seen = atomic_load(&pool.posted);
+    for (;;) {
+        for (int spin = 0; spin < SPINS && atomic_load(&pool.posted) == seen; spin++) __builtin_ia32_pause();
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load(&pool.posted) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+        seen = atomic_load(&pool.posted);
+        chunk_fn fn = pool.fn;
+        void *ctx = pool.ctx;
+        int64_t chunks = pool.chunks;
+        pthread_mutex_unlock(&pool.lock);
+        work(seen, fn, ctx, chunks);
+    }
+    return NULL;
+}
+
+/* fn(ctx, i) for every i in [0, chunks), on this thread and up to threads - 1 workers. */
+static void parallel_for(int threads, int64_t chunks, chunk_fn fn, void *ctx) {
+    int expected = 0;
+    if (threads <= 1 || chunks <= 1 || !atomic_compare_exchange_strong(&pool.busy, &expected, 1)) {
+        for (int64_t i = 0; i < chunks; i++) fn(ctx, i);  /* alone, or another caller has the pool */
+        return;
+    }
+    pthread_mutex_lock(&pool.lock);
+    while (pool.workers < threads - 1) {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, serve, NULL) != 0) break;
+        pthread_detach(thread);
+        pool.workers++;
+    }
+    uint64_t generation = atomic_load(&pool.posted) + 1;
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.chunks = chunks;
+    atomic_store(&pool.done, 0);
+    atomic_store(&pool.ticket, (generation & 0xffffffffu) << 32);
+    atomic_store(&pool.posted, generation);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    work(generation, fn, ctx, chunks);
+    while (atomic_load(&pool.done) < chunks) __builtin_ia32_pause();  /* chunks a worker is finishing */
+    atomic_store(&pool.busy, 0);
+}
+
+/* Output values val[0:fn] of pixel (img, yy, xx), channels [f0, f0 + fn): plus `acc` unless NULL, then
+ * the epilogue, stored into y and, unless NULL, y2 (all (n, oh, ow, f) views, strides in elements). */
+static inline void store(float *val, int64_t fn, int64_t img, int64_t yy, int64_t xx, int64_t f0,
+                         const float *acc, const int64_t *accs, float *y, const int64_t *ys, float *y2,
+                         const int64_t *ys2, const epilogue_op *ops, int n_ops) {
+    if (acc) {
+        const float *from = acc + img * accs[0] + yy * accs[1] + xx * accs[2] + f0 * accs[3];
+        for (int64_t q = 0; q < fn; q++) val[q] += from[q * accs[3]];
+    }
+    for (int e = 0; e < n_ops; e++) {
+        const epilogue_op *op = &ops[e];
+        if (op->scalar) {
+            float s = op->value;
+            for (int64_t q = 0; q < fn; q++) val[q] = apply(op->kind, val[q], s);
+        } else {
+            const float *src = op->data + img * op->strides[0] + yy * op->strides[1] + xx * op->strides[2]
+                               + f0 * op->strides[3];
+            int64_t sf = op->strides[3];
+            for (int64_t q = 0; q < fn; q++) val[q] = apply(op->kind, val[q], src[q * sf]);
+        }
+    }
+    float *dst = y + img * ys[0] + yy * ys[1] + xx * ys[2] + f0 * ys[3];
+    if (ys[3] == 1)
+        memcpy(dst, val, (size_t)fn * sizeof(float));
+    else
+        for (int64_t q = 0; q < fn; q++) dst[q * ys[3]] = val[q];
+    if (y2) {
+        float *dst2 = y2 + img * ys2[0] + yy * ys2[1] + xx * ys2[2] + f0 * ys2[3];
+        for (int64_t q = 0; q < fn; q++) dst2[q * ys2[3]] = val[q];
+    }
+}
+
+/* A buffer of at least `bytes` kept by the calling thread between calls (OpenMP's threads persist):
+ * large allocations are mmap'ed, and faulting in fresh pages on every call would cost more than the
+ * transforms. NULL when out of memory. */
+static float *scratch(size_t bytes) {
+    static __thread float *buffer;
+    static __thread size_t capacity;
+    if (bytes > capacity) {
+        free(buffer);
+        buffer = malloc(bytes);
+        capacity = buffer ? bytes : 0;
+    }
+    return buffer;
+}
+
+/* ---- Winograd: blocks of tile rows, each thread its own blocks (the input transform B^T d B of
+ * each tile, one sgemm per point, the output transform A^T M A through the epilogue). */
+
+/* Input transform of one row of a tile for F(2,3) (a = 4): B^T applied along the row. */
+#define BT2(d0, d1, d2, d3, o0, o1, o2, o3) \
+    do { o0 = d0 - d2; o1 = d1 + d2; o2 = d2 - d1; o3 = d1 - d3; } while (0)
+#define BT4(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5) \
+    do { o0 = 4 * d0 - 5 * d2 + d4; o1 = -4 * d1 - 4 * d2 + d3 + d4; o2 = 4 * d1 - 4 * d2 - d3 + d4; \
+         o3 = -2 * d1 - d2 + 2 * d3 + d4; o4 = 2 * d1 - d2 - 2 * d3 + d4; o5 = 4 * d1 - 5 * d3 + d5; } while (0)
+
+/* V[p][t][c] for the tiles [t0, t1) of a block whose first tile row is `row0` (in tile rows over n*th). */
+static void input_transform(const float *x, const int64_t *xs, int64_t h, int64_t w, int64_t c, int64_t th,
+                            int64_t tw, int m, int64_t row0, int64_t t0, int64_t t1, int64_t tiles, float *v) {
+    const int a = m + 2;
+    float d[6][6][64], r[6][6][64];
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t row = row0 + t / tw, tx = t % tw;
+        int64_t img = row / th, ty = row % th;
+        for (int64_t c0 = 0; c0 < c; c0 += 64) {
+            int64_t cn = c - c0 < 64 ? c - c0 : 64;
+            for (int i = 0; i < a; i++) {
+                int64_t y = ty * m + i;
+                for (int j = 0; j < a; j++) {
+                    int64_t xx = tx * m + j;
+                    if (y < h && xx < w) {
+                        const float *src = x + img * xs[0] + y * xs[1] + xx * xs[2] + c0 * xs[3];
+                        if (xs[3] == 1)
+                            for (int64_t k = 0; k < cn; k++) d[i][j][k] = src[k];
+                        else
+                            for (int64_t k = 0; k < cn; k++) d[i][j][k] = src[k * xs[3]];
+                    } else {
+                        for (int64_t k = 0; k < cn; k++) d[i][j][k] = 0.0f;
+                    }
+                }
+            }
+            /* rows: r[i][j] = sum_k B^T[i][k] d[k][j] */
+            for (int j = 0; j < a; j++)
+                for (int64_t k = 0; k < cn; k++) {
+                    if (m == 2)
+                        BT2(d[0][j][k], d[1][j][k], d[2][j][k], d[3][j][k], r[0][j][k], r[1][j][k], r[2][j][k],
+                            r[3][j][k]);
+                    else
+                        BT4(d[0][j][k], d[1][j][k], d[2][j][k], d[3][j][k], d[4][j][k], d[5][j][k], r[0][j][k],
+                            r[1][j][k], r[2][j][k], r[3][j][k], r[4][j][k], r[5][j][k]);
+                }
+            /* columns: V[i][j] = sum_k r[i][k] B[k][j] */
+            for (int i = 0; i < a; i++) {
+                float *o[6];
+                for (int j = 0; j < a; j++) o[j] = v + ((int64_t)(i * a + j) * tiles + t) * c + c0;
+                for (int64_t k = 0; k < cn; k++) {
+                    if (m == 2)
+                        BT2(r[i][0][k], r[i][1][k], r[i][2][k], r[i][3][k], o[0][k], o[1][k], o[2][k], o[3][k]);
+                    else
+                        BT4(r[i][0][k], r[i][1][k], r[i][2][k], r[i][3][k], r[i][4][k], r[i][5][k], o[0][k], o[1][k],
+                            o[2][k], o[3][k], o[4][k], o[5][k]);
+                }
+            }
+        }
+    }
+}
+
+#define AT2(s0, s1, s2, s3, o0, o1) do { o0 = s0 + s1 + s2; o1 = s1 - s2 - s3; } while (0)
+#define AT4(s0, s1, s2, s3, s4, s5, o0, o1, o2, o3) \
+    do { o0 = s0 + s1 + s2 + s3 + s4; o1 = s1 - s2 + 2 * s3 - 2 * s4; o2 = s1 + s2 + 4 * s3 + 4 * s4; \
+         o3 = s1 - s2 + 8 * s3 - 8 * s4 + s5; } while (0)
+
+/* Output transform of tiles [t0, t1) from M[p][t][f], written to y through the epilogue. */
+static void output_transform(const float *mm, int64_t tiles, int64_t f, int m, int64_t th, int64_t tw,
+                             int64_t oh, int64_t ow, int64_t row0, int64_t t0, int64_t t1, const float *acc,
+                             const int64_t *accs, float *y, const int64_t *ys, float *y2, const int64_t *ys2,
+                             const epilogue_op *ops, int n_ops) {
+    const int a = m + 2;
+    float r[4][6][64], o[4][4][64];
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t row = row0 + t / tw, tx = t % tw;
+        int64_t img = row / th, ty = row % th;
+        for (int64_t f0 = 0; f0 < f; f0 += 64) {
+            int64_t fn = f - f0 < 64 ? f - f0 : 64;
+            /* rows: r[i][j] = sum_k A^T[i][k] M[k][j] */
+            for (int j = 0; j < a; j++) {
+                const float *s[6];
+                for (int k = 0; k < a; k++) s[k] = mm + ((int64_t)(k * a + j) * tiles + t) * f + f0;
+                for (int64_t q = 0; q < fn; q++) {
+                    if (m == 2)
+                        AT2(s[0][q], s[1][q], s[2][q], s[3][q], r[0][j][q], r[1][j][q]);
+                    else
+                        AT4(s[0][q], s[1][q], s[2][q], s[3][q], s[4][q], s[5][q], r[0][j][q], r[1][j][q],
+                            r[2][j][q], r[3][j][q]);
+                }
+            }
+            for (int i = 0; i < m; i++)
+                for (int64_t q = 0; q < fn; q++) {
+                    if (m == 2)
+                        AT2(r[i][0][q], r[i][1][q], r[i][2][q], r[i][3][q], o[i][0][q], o[i][1][q]);
+                    else
+                        AT4(r[i][0][q], r[i][1][q], r[i][2][q], r[i][3][q], r[i][4][q], r[i][5][q], o[i][0][q],
+                            o[i][1][q], o[i][2][q], o[i][3][q]);
+                }
+            for (int i = 0; i < m; i++) {
+                int64_t yy = ty * m + i;
+                if (yy >= oh) break;
+                for (int j = 0; j < m; j++) {
+                    int64_t xx = tx * m + j;
+                    if (xx >= ow) break;
+                    store(o[i][j], fn, img, yy, xx, f0, acc, accs, y, ys, y2, ys2, ops, n_ops);
+                }
+            }
+        }
+    }
+}
+
+struct winograd_job {
+    const float *x; const int64_t *xs; int64_t h, w, c; const float *u; int64_t f;
+    const float *acc; const int64_t *accs; float *y; const int64_t *ys; float *y2; const int64_t *ys2;
+    int64_t oh, ow; int m; int64_t th, tw, rows, block; sgemm_fn sgemm; const epilogue_op *ops; int n_ops;
+    int failed;
+};
+
+/* Block b of tile rows: its input transform, one sgemm per point, its output transform. */
+static void winograd_block(void *context, int64_t b) {
+    struct winograd_job *j = context;
+    const int points = (j->m + 2) * (j->m + 2);
+    int64_t row0 = b * j->block, nrows = j->rows - row0 < j->block ? j->rows - row0 : j->block;
+    if (nrows <= 0) return;
+    int64_t tiles = nrows * j->tw;
+    float *v = scratch((size_t)(j->block * j->tw) * points * (j->c + j->f) * sizeof(float));
+    if (!v) { j->failed = 1; return; }
+    float *mm = v + (size_t)(j->block * j->tw) * points * j->c;
+    input_transform(j->x, j->xs, j->h, j->w, j->c, j->th, j->tw, j->m, row0, 0, tiles, tiles, v);
+    for (int p = 0; p < points; p++)
+        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, tiles, j->f, j->c, 1.0f, v + (int64_t)p * tiles * j->c, j->c,
+                 j->u + (int64_t)p * j->c * j->f, j->f, 0.0f, mm + (int64_t)p * tiles * j->f, j->f);
+    output_transform(mm, tiles, j->f, j->m, j->th, j->tw, j->oh, j->ow, row0, 0, tiles, j->acc, j->accs, j->y,
+                     j->ys, j->y2, j->ys2, j->ops, j->n_ops);
+}
+
+/* The convolution of x (an (n, h, w, c) view, strides xs in elements, read from (0, 0); positions
+ * past h or w read as 0) with u = G g G^T as (a*a, c, f) contiguous, plus `acc` unless NULL, through
+ * the epilogue into y and, unless NULL, also y2 (all (n, oh, ow, f) views, strides in elements). The n*th tile rows are cut into blocks whose transformed tiles and products take about
+ * `block_bytes` at most, unless u is the bigger operand (a multiple of `threads` blocks, so the threads' shares are even); each
+ * thread computes whole blocks in its own buffers: one fork and join per call, no barrier inside.
+ * Returns 0, or -1 when out of memory. */
+int xrelay_winograd(const float *x, const int64_t *xs, int64_t n, int64_t h, int64_t w, int64_t c,
+                    const float *u, int64_t f, const float *acc, const int64_t *accs, float *y, const int64_t *ys,
+                    float *y2, const int64_t *ys2, int64_t oh, int64_t ow, int m, int threads,
+                    int64_t block_bytes, sgemm_fn sgemm, const epilogue_op *ops, int n_ops) {
+    const int a = m + 2, points = a * a;
+    const int64_t th = (oh + m - 1) / m, tw = (ow + m - 1) / m, rows = n * th;
+    const int64_t per_row = (int64_t)points * tw * (c + f) * (int64_t)sizeof(float);
+    int64_t blocks = (rows * per_row + block_bytes - 1) / block_bytes;
+    if (rows * per_row < 4 * (int64_t)points * c * f * (int64_t)sizeof(float))
+        blocks = 1; /* every block reads all of u again: cutting pays only when the tiles outweigh it */
+    if (blocks > 1 || rows >= threads)
+        blocks = (blocks + threads - 1) / threads * threads;
+    if (blocks > rows) blocks = rows;
+    if (blocks < 1) blocks = 1;
+    struct winograd_job job = {x, xs, h, w, c, u, f, acc, accs, y, ys, y2, ys2, oh, ow, m, th, tw, rows,
+                               (rows + blocks - 1) / blocks, sgemm, ops, n_ops, 0};
+    parallel_for(threads, blocks, winograd_block, &job);
+    return job.failed ? -1 : 0;
+}
+
+/* ---- im2col + GEMM. Output pixels are cut into blocks whose patch matrix and product take about
+ * `block_bytes` (a multiple of `threads` blocks): each thread copies its blocks' patches (kh, kw, c
+ * order, a whole kernel row at once where the data's W and C are contiguous), multiplies them by the
+ * (K, F) weight matrix and stores the product through the epilogue. With few pixels and many filters
+ * (`by_filters`), the patches are copied once and each thread multiplies them by its share of the
+ * filters, reading only its share of the weights. */
+
+/* Patches of output pixels [p0, p1) into cols (rows of k = kh*kw*c floats). */
+static void gather_patches(const float *x, const int64_t *xs, int64_t c, int64_t kh, int64_t kw,
+                           int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t oh, int64_t ow,
+                           int64_t p0, int64_t p1, float *cols) {
+    const int64_t k = kh * kw * c;
+    const int rows_contiguous = dw == 1 && xs[3] == 1 && xs[2] == c;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t img = p / (oh * ow), oy = p / ow % oh, ox = p % ow;
+        float *row = cols + (p - p0) * k;
+        for (int64_t i = 0; i < kh; i++) {
+            const float *src = x + img * xs[0] + (oy * sh + i * dh) * xs[1] + ox * sw * xs[2];
+            if (rows_contiguous) {
+                memcpy(row + i * kw * c, src, (size_t)(kw * c) * sizeof(float));
+                continue;
+            }
+            for (int64_t j = 0; j < kw; j++) {
+                const float *s = src + j * dw * xs[2];
+                float *d = row + (i * kw + j) * c;
+                if (xs[3] == 1)
+                    memcpy(d, s, (size_t)c * sizeof(float));
+                else
+                    for (int64_t q = 0; q < c; q++) d[q] = s[q * xs[3]];
+            }
+        }
+    }
+}
+
+/* Product rows of pixels [p0, p1), filters [f0, f1) (row stride ld), through the epilogue into y. */
+static void store_pixels(const float *product, int64_t ld, int64_t oh, int64_t ow, int64_t p0, int64_t p1,
+                         int64_t f0, int64_t f1, const float *acc, const int64_t *accs, float *y,
+                         const int64_t *ys, float *y2, const int64_t *ys2, const epilogue_op *ops, int n_ops) {
+    float val[256];
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t img = p / (oh * ow), oy = p / ow % oh, ox = p % ow;
+        for (int64_t g0 = f0; g0 < f1; g0 += 256) {
+            int64_t fn = f1 - g0 < 256 ? f1 - g0 : 256;
+            const float *from = product + (p - p0) * ld + (g0 - f0);
+            for (int64_t q = 0; q < fn; q++) val[q] = from[q];
+            store(val, fn, img, oy, ox, g0, acc, accs, y, ys, y2, ys2, ops, n_ops);
+        }
+    }
+}
+
+struct im2col_job {
+    const float *x; const int64_t *xs; int64_t c; const float *wmat; int64_t f, kh, kw, sh, sw, dh, dw;
+    const float *acc; const int64_t *accs; float *y; const int64_t *ys; float *y2; const int64_t *ys2;
+    int64_t oh, ow, pixels, block; sgemm_fn sgemm; const epilogue_op *ops; int n_ops;
+    float *cols, *product;  /* by filters: all pixels' patches and products, shared */
+    int failed;
+};
+
+/* Block b of output pixels: its patches, their product with the weight matrix, stored. */
+static void im2col_block(void *context, int64_t b) {
+    struct im2col_job *j = context;
+    const int64_t k = j->kh * j->kw * j->c;
+    int64_t p0 = b * j->block, p1 = p0 + j->block < j->pixels ? p0 + j->block : j->pixels;
+    if (p0 >= p1) return;
+    float *cols = scratch((size_t)(j->block * (k + j->f)) * sizeof(float));
+    if (!cols) { j->failed = 1; return; }
+    float *product = cols + j->block * k;
+    gather_patches(j->x, j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->oh, j->ow, p0, p1, cols);
+    j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, j->f, k, 1.0f, cols, k, j->wmat, j->f, 0.0f, product, j->f);
+    store_pixels(product, j->f, j->oh, j->ow, p0, p1, 0, j->f, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2, j->ops,
+                 j->n_ops);
+}
+
+/* By filters, first: the patches of pixel block b into the shared matrix. */
+static void im2col_gather(void *context, int64_t b) {
+    struct im2col_job *j = context;
+    const int64_t k = j->kh * j->kw * j->c;
+    int64_t p0 = b * j->block, p1 = p0 + j->block < j->pixels ? p0 + j->block : j->pixels;
+    if (p0 < p1)
+        gather_patches(j->x, j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->oh, j->ow, p0, p1,
+                       j->cols + p0 * k);
+}
+
+/* By filters, then: every pixel's product with filters [s * block, (s + 1) * block), stored. */
+static void im2col_filters(void *context, int64_t share) {
+    struct im2col_job *j = context;
+    const int64_t k = j->kh * j->kw * j->c;
+    int64_t f0 = share * j->block, f1 = f0 + j->block < j->f ? f0 + j->block : j->f;
+    if (f0 >= f1) return;
+    j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, j->pixels, f1 - f0, k, 1.0f, j->cols, k, j->wmat + f0, j->f, 0.0f,
+             j->product + f0, j->f);
+    store_pixels(j->product + f0, j->f, j->oh, j->ow, 0, j->pixels, f0, f1, j->acc, j->accs, j->y, j->ys, j->y2,
+                 j->ys2, j->ops, j->n_ops);
+}
+
+int xrelay_im2col(const float *x, const int64_t *xs, int64_t n, int64_t c, const float *wmat, int64_t f,
+                  int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, const float *acc,
+                  const int64_t *accs, float *y, const int64_t *ys, float *y2, const int64_t *ys2, int64_t oh,
+                  int64_t ow, int threads, int64_t block_bytes, int by_filters, sgemm_fn sgemm,
+                  const epilogue_op *ops, int n_ops) {
+    const int64_t k = kh * kw * c, pixels = n * oh * ow;
+    struct im2col_job job = {x, xs, c, wmat, f, kh, kw, sh, sw, dh, dw, acc, accs, y, ys, y2, ys2, oh, ow,
+                             pixels, 0, sgemm, ops, n_ops, NULL, NULL, 0};
+    if (by_filters && threads > 1) {
+        job.cols = malloc((size_t)(pixels * (k + f)) * sizeof(float));
+        if (!job.cols) return -1;
+        job.product = job.cols + pixels * k;
+        job.block = (pixels + threads - 1) / threads;
+        parallel_for(threads, threads, im2col_gather, &job);
+        job.block = (f + threads - 1) / threads;
+        parallel_for(threads, threads, im2col_filters, &job);
+        free(job.cols);
+        return 0;
+    }
+    const int64_t per_pixel = (k + f) * (int64_t)sizeof(float);
+    int64_t blocks = (pixels * per_pixel + block_bytes - 1) / block_bytes;
+    blocks = (blocks + threads - 1) / threads * threads;
+    if (blocks > pixels) blocks = pixels;
+    if (blocks < 1) blocks = 1;
+    job.block = (pixels + blocks - 1) / blocks;
+    parallel_for(threads, blocks, im2col_block, &job);
+    return job.failed ? -1 : 0;
+}

@@ -32,6 +32,7 @@ from xrelay.lowering import pipeline as lowering_pipeline
 from xrelay.pass_base import XRELAY_PASSES
 from xrelay.passes.build import Build
 from xrelay.passes.kernels.canonicalize_inits import CanonicalizeInits
+from xrelay.passes.kernels.channels_last import ChannelsLast
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
 from xrelay.passes.kernels.split_kernels import SplitKernels
@@ -303,10 +304,11 @@ PASSES = {
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
     "SelectToMinMax": SelectToMinMax,  # on nn: no bodies
     "CanonicalizeInits": CanonicalizeInits,  # on nn: no inits
+    "ChannelsLast": ChannelsLast,  # on nn: no linalg
     "SplitKernels": SplitKernels,  # on nn: no kernels to split
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
-        [lowering_pipeline("linalg"), CanonicalizeInits(), SelectToMinMax(), FormKernels(), ChooseConvAlgorithm(winograd=False),
+        [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), FormKernels(), ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile

@@ -40,6 +40,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 		ConvertNNToLinalg: {{.*}}
 // TIMING-NEXT: 	kernels: {{.*}}
 // TIMING-NEXT: 		CanonicalizeInits: {{.*}}
+// TIMING-NEXT: 		ChannelsLast: {{.*}}
 // TIMING-NEXT: 		SelectToMinMax: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
@@ -55,8 +56,9 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT:      BISECT: running pass (17) ConvertNNToLinalg on module
 // BISECT-NEXT: BISECT: running pass (18) kernels on module
 // BISECT-NEXT: BISECT: NOT running pass (19) CanonicalizeInits on module
-// BISECT-NEXT: BISECT: NOT running pass (20) SelectToMinMax on module
-// BISECT-NEXT: BISECT: NOT running pass (21) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (22) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (23) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (24) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (20) ChannelsLast on module
+// BISECT-NEXT: BISECT: NOT running pass (21) SelectToMinMax on module
+// BISECT-NEXT: BISECT: NOT running pass (22) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (23) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (24) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (25) PlanMemory on module

@@ -105,7 +105,7 @@ class IreeContender(execution.Contender):
         if kind == "iree":
             self.program = iree_backend.compile_module(graph)
         elif kind == "iree-rows-off":
-            self.program = iree_backend.compile_text(str(iree_backend.prepare(graph)), 1, whole_rows=False)
+            self.program = iree_backend.compile_text(str(iree_backend.prepare(graph)), 1)  # tiles not read
         else:
             self.program = iree_backend.compile_text(str(graph), 1, flags)
         self.compile_s = time.perf_counter() - start

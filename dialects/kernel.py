@@ -182,5 +182,11 @@ ARENA_BYTES = "kernel.arena_bytes"
 """The i64 attribute `plan-memory` sets on a function it placed: the bytes of its one arena. Without it the
 executor allocates every buffer fresh on each run (a built module whose `plan-memory` was skipped)."""
 
+WORKGROUP_TILES = "kernel.workgroup_tiles"
+"""The attribute `iree-conv-tiles` (lowering/iree_conv_tiles.py) sets on a convolution IREE should tile
+by whole output rows: `array<i64: channel_blocks, rows>`, each workgroup computing `rows` output rows of
+`channel_blocks` blocks of 16 output channels (runtime/iree/conv_tiles.py sets them in IREE's
+configuration)."""
+
 ARENA_ALIGNMENT = 64
 """Bytes every block of buffers starts at a multiple of (a cache line; numpy's SIMD loops' alignment)."""

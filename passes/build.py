@@ -6,7 +6,8 @@
       lower-to-linalg  convert-nn-to-linalg
       kernels          canonicalize-inits, channels-last, select-to-minmax, form-kernels,
                        choose-conv-algorithm, split-kernels, plan-memory (target "cpu");
-                       conv-space-to-depth, conv-to-matmul, pool-as-window-slices (target "iree")
+                       conv-space-to-depth, conv-to-matmul, pool-as-window-slices, iree-conv-tiles
+                       (target "iree")
 
 On a module already at the linalg level (what upstream tools write) only `kernels` runs. For "cpu"
 every function ends marked `kernel.formed`: the executor then fuses only what `kernel.dispatch` ops
@@ -46,9 +47,10 @@ def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
     if target == "iree":
         from xrelay.lowering.conv_as_matmul import ConvToMatmul
         from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
+        from xrelay.lowering.iree_conv_tiles import IreeConvTiles
         from xrelay.lowering.pool_as_window_slices import PoolAsWindowSlices
 
-        return [ConvSpaceToDepth(), ConvToMatmul(), PoolAsWindowSlices()]
+        return [ConvSpaceToDepth(), ConvToMatmul(), PoolAsWindowSlices(), IreeConvTiles()]
     from xrelay.passes.kernels.canonicalize_inits import CanonicalizeInits
     from xrelay.passes.kernels.channels_last import ChannelsLast
     from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm

@@ -10,6 +10,7 @@ from xrelay import transform
 from xrelay.lowering import lower
 from xrelay.lowering.conv_as_matmul import ConvToMatmul
 from xrelay.lowering.conv_space_to_depth import ConvSpaceToDepth
+from xrelay.lowering.iree_conv_tiles import IreeConvTiles
 from xrelay.lowering.pool_as_window_slices import PoolAsWindowSlices
 from xrelay.passes.convert_layout import ConvertLayout
 from xrelay.passes.fold_constant import FoldConstant
@@ -24,9 +25,11 @@ def lower_for_iree(module: ModuleOp, channels_last: bool = True) -> ModuleOp:
     12 channels (`conv-space-to-depth`) and 1x1 convolutions (and other few-channel ones) matrix
     products (`conv-to-matmul`), forms IREE's data tiling packs and runs faster; in every case
     pooling ops become elementwise combines of their window slices (`pool-as-window-slices`),
-    which IREE's data tiling does not take for convolutions."""
+    which IREE's data tiling does not take for convolutions; NHWC convolutions with few output rows
+    get workgroup tiles of whole rows (`iree-conv-tiles`)."""
     if not (channels_last and any(op.name == "nn.conv2d" for op in module.walk())):
         return PoolAsWindowSlices()(lower(module, to="linalg"))
     with transform.PassContext(opt_level=3):  # ConvertLayout is an opt-level-3 pass
         module = transform.Sequential([ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), FoldConstant()])(module)
-    return transform.Sequential([ConvSpaceToDepth(), ConvToMatmul(), PoolAsWindowSlices()])(lower(module, to="linalg"))
+    return transform.Sequential([ConvSpaceToDepth(), ConvToMatmul(), PoolAsWindowSlices(),
+                                 IreeConvTiles()])(lower(module, to="linalg"))

@@ -4,8 +4,8 @@ An nn-level module is lowered to linalg on tensors by the lowering `passes/iree_
 here (with `channels_last`, its NCHW convolutions first go to NHWC/HWIO through xrelay's own
 ConvertLayout and FoldConstant, which IREE runs several times faster than NCHW), printed as MLIR text, compiled by IREE's compiler
 Python API for this machine's CPU (the llvm-cpu backend with the host's features), and run by IREE's
-runtime on its local-task driver (data-tiled convolutions with few output rows get workgroup tiles of
-whole rows on the way: `runtime/iree/conv_tiles.py`). A compiled module is cached per module text and flags: in memory
+runtime on its local-task driver (data-tiled convolutions get the workgroup tiles of whole rows
+`iree-conv-tiles` wrote on them on the way: `runtime/iree/conv_tiles.py`). A compiled module is cached per module text and flags: in memory
 for the process, and on disk in `$XRELAY_IREE_CACHE` when that names a directory.
 
 IREE is the optional `iree` extra; it is imported here only, on first use.
@@ -22,7 +22,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from xrelay.plugins import load_plugins
-from xrelay.runtime.iree.conv_tiles import CONFIGURED_PHASE, MAX_ROWS, whole_row_convs
+from xrelay.runtime.iree.conv_tiles import CONFIGURED_PHASE, Tiles, conv_tiles, whole_row_convs
 from xrelay.runtime.reference.interpreter import execution_level, find_main
 
 INSTALL_HINT = "the IREE backend needs the optional 'iree' extra: pip install 'xrelay[iree]'"
@@ -140,39 +140,45 @@ def _all_flags(flags: Sequence[str], target_cpu: str) -> tuple[str, ...]:
     return (*TARGET_FLAGS, f"--iree-llvmcpu-target-cpu={target_cpu}", *flags)
 
 
-def _cache_key(text: str, all_flags: Sequence[str], retile: bool = False) -> str:
+def _retiled(flags: Sequence[str], tiles: Tiles | None) -> tuple[str, ...]:
+    """The workgroup tiles to set, as text (for the cache key): none unless IREE data-tiles convolutions."""
+    return tuple(f"{shape}:{blocks}x{rows}" for shape, (blocks, rows) in sorted((tiles or {}).items())
+                 if CONV_DATA_TILING in flags)
+
+
+def _cache_key(text: str, all_flags: Sequence[str], retiled: Sequence[str] = ()) -> str:
     from iree.compiler.version import VERSION
 
-    retiled = (f"whole-row-convs<={MAX_ROWS}",) if retile else ()
     return hashlib.sha256("\0".join((VERSION, *all_flags, *retiled, text)).encode()).hexdigest()
 
 
-def _compile(compiler, text: str, all_flags: Sequence[str], retile: bool) -> bytes:
-    """`text` compiled with `all_flags`; with `retile`, in two phases around `whole_row_convs`
+def _compile(compiler, text: str, all_flags: Sequence[str], tiles: Tiles | None) -> bytes:
+    """`text` compiled with `all_flags`; with `tiles`, in two phases around `whole_row_convs`
     (the workgroup tiles IREE picks re-read a 7x7 stage's weights for every output row)."""
-    if not retile:
+    if not tiles:
         return compiler.compile_str(text, extra_args=list(all_flags))
     configured = compiler.compile_str(text, extra_args=[*all_flags, f"--compile-to={CONFIGURED_PHASE}"])
-    retiled, _ = whole_row_convs(configured.decode())
+    retiled, _ = whole_row_convs(configured.decode(), tiles)
     return compiler.compile_str(retiled, extra_args=[*all_flags, f"--compile-from={CONFIGURED_PHASE}"])
 
 
 def compile_vmfb(text: str, flags: Sequence[str] = DEFAULT_FLAGS, target_cpu: str = "host",
-                 whole_rows: bool = True) -> bytes:
+                 tiles: Tiles | None = None) -> bytes:
     """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` for `target_cpu` and
     `flags`: the VM flatbuffer IREE's tools load (`iree-benchmark-module --module=...`), read from
-    and written to `$XRELAY_IREE_CACHE` when that names a directory. With `whole_rows` and
-    convolution data tiling in `flags` (as in `DEFAULT_FLAGS`), convolutions with few output rows
-    get workgroup tiles of whole rows (`runtime/iree/conv_tiles.py`)."""
+    and written to `$XRELAY_IREE_CACHE` when that names a directory. With convolution data tiling
+    in `flags` (as in `DEFAULT_FLAGS`), the convolutions of the shapes in `tiles` (`conv_tiles` of
+    the module `iree-conv-tiles` ran on) get those workgroup tiles (`runtime/iree/conv_tiles.py`)."""
     compiler, _ = _iree()
     all_flags = _all_flags(flags, target_cpu)
-    retile = whole_rows and CONV_DATA_TILING in flags
+    retiled = _retiled(flags, tiles)
+    tiles = tiles if retiled else None
     cache = _cache_dir()
-    cached = cache / f"{_cache_key(text, all_flags, retile)}.vmfb" if cache else None
+    cached = cache / f"{_cache_key(text, all_flags, retiled)}.vmfb" if cache else None
     if cached is not None and cached.is_file():
         return cached.read_bytes()
     try:
-        vmfb = _compile(compiler, text, all_flags, retile)
+        vmfb = _compile(compiler, text, all_flags, tiles)
     except compiler.CompilerToolError as error:
         raise ValueError(f"IREE could not compile the module: {_diagnostic(str(error))}") from None
     if cached is not None:
@@ -184,27 +190,28 @@ def compile_vmfb(text: str, flags: Sequence[str] = DEFAULT_FLAGS, target_cpu: st
 
 
 def compile_text(text: str, n_results: int, flags: Sequence[str] = DEFAULT_FLAGS,
-                 target_cpu: str = "host", whole_rows: bool = True) -> CompiledModule:
+                 target_cpu: str = "host", tiles: Tiles | None = None) -> CompiledModule:
     """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` for `target_cpu` (LLVM's
     name; "host" tunes for the features of the CPU compiling it, "generic" compiles several times
     faster for NCHW convolutions) and `flags` (`DEFAULT_FLAGS` unless given), cached per text and
     flags in memory and, when `$XRELAY_IREE_CACHE` is set, on disk (`compile_vmfb`, which says
-    what `whole_rows` does)."""
+    what `tiles` does)."""
     _iree()  # the install hint, before the cache key needs IREE's version
-    key = _cache_key(text, _all_flags(flags, target_cpu), whole_rows and CONV_DATA_TILING in flags)
+    key = _cache_key(text, _all_flags(flags, target_cpu), _retiled(flags, tiles))
     if key not in _COMPILED:
-        _COMPILED[key] = CompiledModule(compile_vmfb(text, flags, target_cpu, whole_rows), n_results)
+        _COMPILED[key] = CompiledModule(compile_vmfb(text, flags, target_cpu, tiles), n_results)
     return _COMPILED[key]
 
 
 def compile_module(module: ModuleOp, channels_last: bool = True,
                    flags: Sequence[str] = DEFAULT_FLAGS) -> CompiledModule:
     """`module` (nn or linalg on tensors) prepared (`prepare`) and compiled by IREE with `flags`
-    (`compile_text`), cached per text and flags. The result runs `@main` when called: compile once
-    and call it for repeated runs (each `run(..., backend="iree")` lowers and prints the module again
-    to find it in the cache)."""
+    and the workgroup tiles its convolutions carry (`compile_text`), cached per text and flags. The
+    result runs `@main` when called: compile once and call it for repeated runs (each
+    `run(..., backend="iree")` lowers and prints the module again to find it in the cache)."""
     lowered = prepare(module, channels_last)
-    return compile_text(str(lowered), len(find_main(lowered).function_type.outputs.data), flags)
+    return compile_text(str(lowered), len(find_main(lowered).function_type.outputs.data), flags,
+                        tiles=conv_tiles(lowered))
 
 
 def run_iree(module: ModuleOp, args: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -1,16 +1,14 @@
-"""Workgroup tiles of whole output rows for IREE's data-tiled convolutions with few output rows.
+"""Whole-row workgroup tiles, as `iree-conv-tiles` decided them, set in IREE's convolution configuration.
 
 IREE 3.13 gives a data-tiled convolution (`--iree-dispatch-creation-experimental-set-data-tiling-ops=
 convolution`) the workgroup tiles `distribution = [0, OCB, 1, 0, ...]` over its loops (batch, output-
 channel blocks of 16, output rows, output columns, input-channel blocks, kernel rows, kernel columns,
-output channels in the block, input channels in the block) when the output has few rows: each
-workgroup computes one output row of OCB channel blocks, so every row reads all the weights of its
-channel blocks again. On ResNet's 7x7 stage (3x3x512x512 weights, 9.4 MB) that streams the weights
-seven times per convolution, from L3 rather than L2. Tiles of whole rows read each weight once and
-reuse it from L2 across the rows: the 7x7 stage's convolutions take 14-17% less time on 2 threads
-(benchmarks/iree_profile.py), with identical results (each output keeps its reduction order).
+output channels in the block, input channels in the block) when the output has few rows: one output
+row of OCB channel blocks per workgroup. The `iree-conv-tiles` pass (lowering/iree_conv_tiles.py)
+decides which convolutions get tiles of whole rows instead, and writes them on each as
+`kernel.workgroup_tiles`; `conv_tiles` reads them from the module.
 
-IREE's tuning specs cannot set this: they apply before the data-tiled convolution exists (the
+IREE's tuning specs cannot set them: they apply before the data-tiled convolution exists (the
 encoding is materialized after user configurations are read). So `runtime/iree/backend.py` compiles
 in two phases: up to IREE's `executable-configurations` phase, where every dispatch carries the
 lowering configuration IREE chose, then `whole_row_convs` rewrites the convolutions' workgroup tiles
@@ -20,37 +18,52 @@ in that text, and the compile resumes from it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp
+from xdsl.dialects.linalg import ops as linalg
+
+from xrelay.dialects.kernel import WORKGROUP_TILES
 
 CONFIGURED_PHASE = "executable-configurations"
 """The iree-compile phase (`--compile-to` / `--compile-from`) whose output `whole_row_convs` rewrites."""
 
-MAX_ROWS = 7
-"""Convolutions with at most this many output rows get whole-row workgroup tiles."""
+Tiles = Mapping[str, tuple[int, int]]
+"""Per convolution shape as IREE names its dispatch (`7x7x512x3x3x512`: output rows, columns and
+channels, kernel rows, columns and input channels), its (channel blocks, rows) per workgroup."""
 
-TARGET_WORKGROUPS = 16
-"""About this many workgroups per rewritten convolution (enough to balance 2-8 threads)."""
-
-_CONV = re.compile(r"func\.func @\w+?_conv_(\d+)x(\d+)x(\d+)x\d+x\d+x\d+_f32\(")
-"""A data-tiled convolution's dispatch function, named by IREE after its output rows, columns and
-channels, then kernel rows, columns and input channels."""
+_CONV = re.compile(r"func\.func @\w+?_conv_(\d+x\d+x\d+x\d+x\d+x\d+)_f32\(")
+"""A data-tiled convolution's dispatch function, named by IREE after its shape."""
 
 _ROW_TILES = re.compile(r"distribution = \[0, (\d+), 1, 0, 0, 0, 0, 0, 0\]")
 """Workgroup tiles of one output row over a data-tiled convolution's nine loops."""
 
 
-def whole_row_convs(configured: str, max_rows: int = MAX_ROWS) -> tuple[str, int]:
+def conv_tiles(module: ModuleOp) -> dict[str, tuple[int, int]]:
+    """The workgroup tiles `iree-conv-tiles` wrote on the convolutions of `module`, by shape."""
+    tiles = {}
+    for op in module.walk():
+        attr = op.attributes.get(WORKGROUP_TILES)
+        if isinstance(op, linalg.Conv2DNhwc_HwcfOp) and isinstance(attr, DenseArrayBase):
+            _, rows, columns, filters = op.outputs[0].type.get_shape()
+            kh, kw, channels, _ = op.inputs[1].type.get_shape()
+            blocks, tile_rows = attr.get_values()
+            tiles[f"{rows}x{columns}x{filters}x{kh}x{kw}x{channels}"] = (blocks, tile_rows)
+    return tiles
+
+
+def whole_row_convs(configured: str, tiles: Tiles) -> tuple[str, int]:
     """`configured` (iree-compile's output at `CONFIGURED_PHASE`) with every data-tiled f32
-    convolution of at most `max_rows` output rows, tiled one row per workgroup, tiled by whole rows
-    (and output-channel blocks for about `TARGET_WORKGROUPS` workgroups); and how many were rewritten."""
+    convolution of a shape in `tiles` that IREE tiled one row per workgroup given those tiles;
+    and how many were rewritten."""
     pieces, done, rewritten = [], 0, 0
     for conv in _CONV.finditer(configured):
-        rows, channels = int(conv[1]), int(conv[3])
         end = configured.find("func.func @", conv.end())
-        tiles = _ROW_TILES.search(configured, conv.end(), end if end >= 0 else len(configured))
-        if rows > max_rows or tiles is None or channels % 16:
+        one_row = _ROW_TILES.search(configured, conv.end(), end if end >= 0 else len(configured))
+        if conv[1] not in tiles or one_row is None:
             continue
-        blocks = max(1, channels // 16 // TARGET_WORKGROUPS)
-        pieces += [configured[done:tiles.start()], f"distribution = [0, {blocks}, {rows}, 0, 0, 0, 0, 0, 0]"]
-        done = tiles.end()
+        blocks, rows = tiles[conv[1]]
+        pieces += [configured[done:one_row.start()], f"distribution = [0, {blocks}, {rows}, 0, 0, 0, 0, 0, 0]"]
+        done = one_row.end()
         rewritten += 1
     return "".join([*pieces, configured[done:]]), rewritten

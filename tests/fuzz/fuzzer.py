@@ -74,7 +74,7 @@ PASSES = [
     "infer-type", "fold-constant", "simplify-inference", "backward-fold-scale-axis", "forward-fold-scale-axis",
     "fold-scale-axis", "canonicalize-ops", "dead-code-elimination", 'convert-layout{desired-layouts="nn.conv2d=NHWC,HWIO"}',
     "max-pool-first", "pool-after-pointwise-conv", "concat-first", "shuffle-into-conv", "preactivation-shift", "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
-    "conv-to-matmul", "conv-space-to-depth", "pool-as-window-slices", "canonicalize", "cse", "dce",
+    "conv-to-matmul", "conv-space-to-depth", "pool-as-window-slices", "iree-conv-tiles", "canonicalize", "cse", "dce",
     "form-kernels", "choose-conv-algorithm", "choose-conv-algorithm{winograd=false}", "split-kernels", "select-to-minmax", "canonicalize-inits", "channels-last",
     "split-kernels{threads=2 min_points=0}", "plan-memory", "build",
     "tile-loops", "tile-loops{tile=3}",

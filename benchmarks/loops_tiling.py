@@ -1,5 +1,5 @@
 """What `tile-loops` buys at the loops level: a model's loops as lowered against the same loops after
-the pass, both run by the native loops executor (runtime/native); optionally the linalg level too.
+the pass, both run by the native loops executor (codegen/); optionally the linalg level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
         [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--linalg] [--rounds 5] [--block 3] \\
@@ -55,7 +55,7 @@ def worker(name: str, size: int, kind: str) -> None:
     from xrelay.lowering import lower
     from xrelay.passes.tile_loops import TileLoops
     from xrelay.runtime import compile_linalg, run
-    from xrelay.runtime.native.program import NativeProgram
+    from xrelay.codegen.program import NativeProgram
 
     module, inputs = model(name, size)
     started = time.perf_counter()

@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # Bottom to top, as docs/architecture.md §1 draws them.
-LAYERS = ["dialects", "runtime", "instrument", "pass_base", "lowering", "passes", "frontend", "tools"]
+LAYERS = ["dialects", "runtime", "codegen", "instrument", "pass_base", "lowering", "passes", "frontend", "tools"]
 
 # Modules of the `xrelay/` folder and the layer each belongs to.
 ROOT_MODULES = {

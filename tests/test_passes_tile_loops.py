@@ -16,7 +16,7 @@ from op_levels import single_op_module
 from xrelay.lowering import lower
 from xrelay.passes.tile_loops import TileLoops
 from xrelay.runtime.reference.loops_exec import LoopsProgram
-from xrelay.runtime.native.program import NativeProgram
+from xrelay.codegen.program import NativeProgram
 
 RNG = np.random.default_rng(32)
 X = RNG.standard_normal((1, 6, 20, 20), np.float32)

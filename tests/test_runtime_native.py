@@ -1,4 +1,4 @@
-"""The native loops executor (runtime/native): models compiled to C equal numpy written here, loops
+"""The native loops executor (codegen/): models compiled to C equal numpy written here, loops
 that may run in parallel are found, the library is reused across processes, and without the
 compiler everything still runs on numpy."""
 
@@ -21,7 +21,7 @@ from xrelay.dialects import make_context
 from xrelay.lowering import lower
 from xrelay.runtime import run
 from xrelay.runtime.reference.loops_exec import LoopsProgram
-from xrelay.runtime.native.program import NativeProgram, loops_program
+from xrelay.codegen.program import NativeProgram, loops_program
 from xrelay.tools.xrelay_run import main as xrelay_run_main
 
 pytestmark = pytest.mark.skipif(os.environ.get("XRELAY_NATIVE") == "0", reason="native executor disabled")
@@ -233,7 +233,7 @@ CACHE_CHILD = textwrap.dedent("""
     import numpy as np
     from xdsl.parser import Parser
     from xrelay.dialects import make_context
-    from xrelay.runtime.native.program import NativeProgram
+    from xrelay.codegen.program import NativeProgram
     program = NativeProgram(Parser(make_context(), sys.stdin.read()).parse_module())
     x = np.array([1, -2, 3, 4, -5, 6], np.float32)
     assert program(x)[1] == 14

@@ -1,4 +1,4 @@
-"""ResNet-18 at the loops level, compiled by gcc (runtime/native), as lowered and after tile-loops,
+"""ResNet-18 at the loops level, compiled by gcc (codegen/), as lowered and after tile-loops,
 equals the nn level (1e-4); slow: each compiles a ~2300-line C file (7-12 s on the shared machine).
 The speed figures come from benchmarks/loops_tiling.py (docs/architecture.md)."""
 
@@ -11,7 +11,7 @@ from xrelay.frontend import bind_params_by_name, resnet
 from xrelay.lowering import lower
 from xrelay.passes.tile_loops import TileLoops
 from xrelay.runtime import run
-from xrelay.runtime.native.program import NativeProgram
+from xrelay.codegen.program import NativeProgram
 
 pytestmark = pytest.mark.slow
 

@@ -68,7 +68,7 @@ LEVEL_DESCRIPTIONS: dict[str, str] = {
     "nn": "nn ops on the numpy reference kernels",
     "linalg": "linalg on tensors, vectorised numpy execution",
     "memref": "linalg on memrefs (bufferized), vectorised numpy execution",
-    "loops": "scf loops compiled to C by gcc (runtime/native), numpy where that cannot run",
+    "loops": "scf loops compiled to C by gcc (codegen/), numpy where that cannot run",
 }
 """What runs at each level `--level` accepts (`dialects/levels.py`), in lowering order."""
 
@@ -376,7 +376,7 @@ def _compiled_by_iree(module: ModuleOp, inputs: dict[str, np.ndarray], params: d
 def _loops_program_summary(module: ModuleOp) -> str:
     """How the loops level ran `module` (the program `run` built and kept): natively, with its first
     call's compilation time, or on numpy."""
-    from xrelay.runtime.native.program import describe, loops_program
+    from xrelay.codegen.program import describe, loops_program
     from xrelay.runtime.executor.program_entry import cached_program
 
     return describe(cached_program(module, loops_program))

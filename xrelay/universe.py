@@ -5,6 +5,7 @@ plugin registered it with `@register_xrelay_pass` before this module was importe
 
 from xdsl.universe import Universe
 
+from xrelay.codegen import program as _native_loops  # noqa: F401 - registers the native loops executor
 from xrelay.passes import ALL_PASSES
 
 

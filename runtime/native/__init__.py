@@ -1,7 +1,6 @@
-"""xrelay.runtime.native: the loops level compiled to machine code.
+"""xrelay.runtime.native: C compiled at run time and called on numpy arrays.
 
-`c_source.py` translates `@main` of a loops-level module into one C translation unit (`c_ops.py`:
-the scalar ops; `access.py`: index ranges and which loops may run in parallel), `build.py` compiles
-it with the machine's C compiler and caches the library on disk, and `program.py` calls it with
-numpy arrays (`NativeProgram`) and chooses it over the numpy loops executor (`loops_program`).
+`build.py` compiles a C translation unit with the machine's C compiler and caches the library on
+disk; `conv_kernels.py` runs convolutions through `conv_kernels.c`. The loops level's translation
+into C is `codegen/` (xrelay.codegen), which builds with `build.py`.
 """

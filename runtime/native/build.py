@@ -20,8 +20,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from xrelay.runtime.native.c_ops import NativeUnsupported
-
 FLAGS = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fwrapv", "-fPIC", "-shared")
 """-fno-math-errno lets sqrt be one instruction (and loops over it vectorise); -fwrapv gives integer
 arithmetic MLIR's wrap-around semantics; -fopenmp runs the parallel loops across threads."""
@@ -32,6 +30,10 @@ SPIN_COUNT = "10000"
 thread spins at a barrier before it sleeps. libgomp's default, 300000, cost 10-20x on a shared 2-core
 machine (a 3x3 depthwise convolution over 112x112x144 on 2 threads at load 6: 96 ms, against 7.5 ms
 with 10000 and 31 ms on one thread)."""
+
+
+class NativeUnsupported(Exception):
+    """An op or type the C translation (`codegen/`) does not handle (the numpy path may)."""
 
 
 class NativeUnavailable(NativeUnsupported):

@@ -6,14 +6,15 @@ constant), `affine.load`/`affine.store` become `affine.apply` per index (none fo
 one of the map's operands) and `memref.load`/`memref.store`, `affine.yield` becomes `scf.yield`; every
 map is rewritten over dimensions only (xDSL 0.75 parses `affine.load %m[%i, %j]` with symbols). xDSL's
 own `lower-affine` fails on those maps (IndexError), hence this. `scf_loops(module)` returns a copy
-with the affine ops rewritten (the module itself when it has none).
+with the affine ops rewritten (the module itself when it has none). `certain_range` and its helpers
+read the values an index of the scf loops takes, for both loops executors (numpy and C).
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import affine, arith, func, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -88,3 +89,49 @@ def scf_loops(module: ModuleOp) -> ModuleOp:
             body.block.add_op(scf.YieldOp())  # affine.for's yield may be implicit
         rewriter.replace_op(op, scf.ForOp(lower, upper, step, list(op.inits), body))
     return module
+
+
+Range = tuple[int, int]
+"""Smallest and largest value an index takes."""
+
+
+def constant_int(value: SSAValue) -> int | None:
+    """The value of an integer `arith.constant`, else None."""
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def loop_of(value: SSAValue) -> tuple[Operation, int] | None:
+    """The `scf.for`/`scf.parallel` whose induction variable `value` is, and which one (its position)."""
+    block = value.owner
+    if not isinstance(block, Block):
+        return None
+    loop = block.parent_op()
+    if isinstance(loop, scf.ForOp) and value is block.args[0]:
+        return loop, 0
+    if isinstance(loop, scf.ParallelOp) and value in block.args:
+        return loop, list(block.args).index(value)
+    return None
+
+
+def loop_bounds(loop: Operation, position: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(lower bound, upper bound, step) of loop `position` of an `scf.for` or `scf.parallel`."""
+    if isinstance(loop, scf.ForOp):
+        return loop.lb, loop.ub, loop.step
+    return loop.lowerBound[position], loop.upperBound[position], loop.step[position]
+
+
+def certain_range(value: SSAValue) -> Range | None:
+    """The exact range of a constant or of the induction variable of a constant-bounds `scf.for`
+    (every value in it is taken, so an index outside its memref there is certainly an error)."""
+    if (constant := constant_int(value)) is not None:
+        return constant, constant
+    loop = loop_of(value)
+    if loop is None or not isinstance(loop[0], scf.ForOp):
+        return None
+    lb, ub, step = (constant_int(v) for v in loop_bounds(*loop))
+    if lb is None or ub is None or step is None or step <= 0 or ub <= lb:
+        return None
+    return lb, lb + (ub - lb - 1) // step * step

@@ -18,7 +18,7 @@ helpers they call are in `loops_source`; how flat arrays are viewed as memrefs, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import affine, arith, bufferization, func, memref, scf
@@ -34,14 +34,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime.reference.affine_loops import scf_loops
+from xrelay.runtime.reference.affine_loops import certain_range, scf_loops
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.runtime.kernels.body_program import numpy_dtype
 from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, entry_and_globals
 from xrelay.runtime.reference.loop_nests import raise_nest
 from xrelay.runtime.executor.static_layouts import static_layouts
 from xrelay.runtime.kernels import integer_ops
-from xrelay.runtime.native.access import certain_range
 from xrelay.runtime.reference.loop_views import _shaped, _view_spec, flat_positions
 from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _CMPF, _RUNTIME, _UNARY, _affine_source
 
@@ -328,12 +327,24 @@ def compile_loops(module: ModuleOp, vectorize: bool = True) -> LoopsProgram:
     return LoopsProgram(module, vectorize=vectorize)
 
 
+_LOOPS_COMPILER: list[Callable[[ModuleOp], object]] = []
+
+
+def register_loops_compiler(compiler: Callable[[ModuleOp], object]) -> Callable[[ModuleOp], object]:
+    """Register what compiles a loops-level module for `run_loops` (`codegen/program.py` does: the C
+    translation is a layer above this one, docs/architecture.md §1)."""
+    _LOOPS_COMPILER[:] = [compiler]
+    return compiler
+
+
 def run_loops(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
     """Run `@main` of a loops-level module on `inputs` (by argument name or position), natively
-    (`runtime/native`) or on this executor where that cannot run.
+    (`codegen/`, registered) or on this executor where that cannot run.
 
     The module is translated once and the function reused while the module is unchanged."""
-    from xrelay.runtime.native.program import loops_program  # compiled C unless unavailable (see there)
+    if not _LOOPS_COMPILER:
+        from xrelay.plugins import load_plugins
 
-    program = cached_program(module, loops_program)
+        load_plugins()
+    program = cached_program(module, _LOOPS_COMPILER[0] if _LOOPS_COMPILER else LoopsProgram)
     return program(*bind_inputs(program.arg_names, inputs))

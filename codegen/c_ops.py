@@ -22,6 +22,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from xrelay.runtime.native.build import NativeUnsupported
+
 PRELUDE = r"""#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,10 +66,6 @@ static inline int64_t xr_mod(int64_t a, int64_t b, int *err) {
 #define XR_MIN(a, b) ((a) <= (b) ? (a) : (b))
 """
 """Included once at the top of every translation unit."""
-
-
-class NativeUnsupported(Exception):
-    """An op or type the C translation does not handle (the numpy path may)."""
 
 
 def c_type(element_type: Attribute) -> str:

@@ -22,10 +22,11 @@ from xdsl.dialects.builtin import FileLineColLoc, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
-from xrelay.runtime.reference.affine_loops import scf_loops
+from xrelay.runtime.reference.affine_loops import certain_range, constant_int, scf_loops
 from xrelay.runtime.kernels.affine_views import ExecutionError
-from xrelay.runtime.native.access import IndexRanges, certain_range, constant_int, parallel_safe
-from xrelay.runtime.native.c_ops import PRELUDE, NativeUnsupported, c_literal, c_type, scalar_expression
+from xrelay.codegen.access import IndexRanges, parallel_safe
+from xrelay.codegen.c_ops import PRELUDE, c_literal, c_type, scalar_expression
+from xrelay.runtime.native.build import NativeUnsupported
 from xrelay.runtime.executor.program_entry import entry_and_globals
 from xrelay.runtime.executor.static_layouts import layout_of, static_layouts
 

@@ -1,6 +1,7 @@
 """`NativeProgram`: a loops-level `@main` compiled to machine code, and the choice of executor.
 
-`loops_program(module)` is what `runtime.run` builds for a loops-level module: a `NativeProgram`
+`loops_program(module)` is what `runtime.run` builds for a loops-level module (registered with
+`runtime/reference/loops_exec.py`): a `NativeProgram`
 unless `XRELAY_NATIVE=0` is set, or the translation or the compiler fails, in which case one note
 goes to stderr (once per reason and process) and the numpy loops executor runs the module instead.
 """
@@ -17,9 +18,10 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.runtime.kernels.body_program import numpy_dtype
+from xrelay.runtime.reference.loops_exec import LoopsProgram, register_loops_compiler
 from xrelay.runtime.native.build import load, usable_threads
-from xrelay.runtime.native.c_ops import NativeUnsupported
-from xrelay.runtime.native.c_source import CTranslation
+from xrelay.runtime.native.build import NativeUnsupported
+from xrelay.codegen.c_source import CTranslation
 
 
 class NativeProgram:
@@ -92,10 +94,9 @@ def describe(program) -> str:
     return f"native loops executor: compiled in {program.compile_seconds:.3f} s (cached as {program.library})"
 
 
+@register_loops_compiler
 def loops_program(module: ModuleOp):
     """The program that runs a loops-level module: native, else the numpy loops executor (see above)."""
-    from xrelay.runtime.reference.loops_exec import LoopsProgram
-
     if os.environ.get("XRELAY_NATIVE", "1") != "0":
         try:
             return NativeProgram(module)

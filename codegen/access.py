@@ -11,41 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from xdsl.dialects import affine, arith, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.runtime.executor.static_layouts import layout_of
-
-Range = tuple[int, int]
-"""Smallest and largest value an index takes."""
-
-
-def constant_int(value: SSAValue) -> int | None:
-    """The value of an integer `arith.constant`, else None."""
-    op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
-
-
-def _loop_of(value: SSAValue) -> tuple[Operation, int] | None:
-    """The `scf.for`/`scf.parallel` whose induction variable `value` is, and which one (its position)."""
-    block = value.owner
-    if not isinstance(block, Block):
-        return None
-    loop = block.parent_op()
-    if isinstance(loop, scf.ForOp) and value is block.args[0]:
-        return loop, 0
-    if isinstance(loop, scf.ParallelOp) and value in block.args:
-        return loop, list(block.args).index(value)
-    return None
-
-
-def _bounds(loop: Operation, position: int) -> tuple[SSAValue, SSAValue, SSAValue]:
-    if isinstance(loop, scf.ForOp):
-        return loop.lb, loop.ub, loop.step
-    return loop.lowerBound[position], loop.upperBound[position], loop.step[position]
+from xrelay.runtime.reference.affine_loops import Range, constant_int, loop_bounds, loop_of
 
 
 def _combine(kind: str, a: Range, b: Range) -> Range | None:
@@ -88,8 +59,8 @@ class IndexRanges:
     def _compute(self, value: SSAValue) -> Range | None:
         if (constant := constant_int(value)) is not None:
             return constant, constant
-        if (loop := _loop_of(value)) is not None:
-            lb, ub, step = (self.of(v) for v in _bounds(*loop))
+        if (loop := loop_of(value)) is not None:
+            lb, ub, step = (self.of(v) for v in loop_bounds(*loop))
             if lb is None or ub is None or step is None or step[0] <= 0 or ub[1] <= lb[0]:
                 return None
             if lb[0] == lb[1] and step[0] == step[1]:  # the last value a fixed start and step reach
@@ -123,27 +94,13 @@ def _affine_range(expr: AffineExpr, operands: list[Range]) -> Range | None:
     return None
 
 
-def certain_range(value: SSAValue) -> Range | None:
-    """The exact range of a constant or of the induction variable of a constant-bounds `scf.for`
-    (every value in it is taken, so an index outside its memref there is certainly an error)."""
-    if (constant := constant_int(value)) is not None:
-        return constant, constant
-    loop = _loop_of(value)
-    if loop is None or not isinstance(loop[0], scf.ForOp):
-        return None
-    lb, ub, step = (constant_int(v) for v in _bounds(*loop))
-    if lb is None or ub is None or step is None or step <= 0 or ub <= lb:
-        return None
-    return lb, lb + (ub - lb - 1) // step * step
-
-
 def _owned_by(index: SSAValue, loop: scf.ForOp) -> bool:
     """Whether different iterations of `loop` give `index` disjoint values: it is the loop's
     induction variable, or that of a loop inside running from it to at most one step further."""
     iv = loop.body.block.args[0]
     if index is iv:
         return True
-    inner = _loop_of(index)
+    inner = loop_of(index)
     if inner is None or not isinstance(inner[0], scf.ForOp) or inner[0].lb is not iv:
         return False
     step, ub = constant_int(loop.step), inner[0].ub.owner

@@ -38,6 +38,17 @@ def run_onnxruntime(proto: onnx.ModelProto, inputs: Mapping[str, np.ndarray]) ->
     return session.run(None, dict(inputs))
 
 
+def imported_at_every_level(proto: onnx.ModelProto, inputs: Mapping[str, np.ndarray]):
+    """(level, `runtime.run`'s result) for `proto` imported by xrelay, run on `inputs` at the nn level
+    and lowered to each level (`op_levels.run_at_every_level`)."""
+    from op_levels import run_at_every_level
+
+    from xrelay.frontend import from_onnx
+
+    module, params = from_onnx(proto)
+    yield from run_at_every_level(module, inputs, params)
+
+
 def close(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4) -> bool:
     """Equal to `rtol` relative to the expected output's largest magnitude."""
     actual, expected = np.asarray(actual), np.asarray(expected)

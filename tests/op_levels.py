@@ -62,6 +62,13 @@ def conv_then_converted_to_nhwc(op_name: str, extra: Sequence[np.ndarray], attrs
     return follower
 
 
+def run_at_every_level(module: ModuleOp, inputs, params=None):
+    """(level, `runtime.run`'s result) for `module` (nn) run on `inputs` at the nn level and lowered to
+    each of `LEVELS`."""
+    for level in ("nn",) + LEVELS:
+        yield level, run(module if level == "nn" else lower(module, to=level), inputs, params)
+
+
 def inputs_of(arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
     return {f"a{i}": a for i, a in enumerate(arrays)}
 

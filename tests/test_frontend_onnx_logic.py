@@ -7,12 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_models import close, model, run_onnxruntime, run_through_iree
+from onnx_models import close, imported_at_every_level, model, run_onnxruntime, run_through_iree
 from op_levels import LEVELS, run_lowered, run_nn, single_op_module
 
-from xrelay.frontend import from_onnx
-from xrelay.lowering import lower
-from xrelay.runtime import run
 from xrelay.runtime.iree import backend as iree_backend
 
 RNG = np.random.default_rng(33)
@@ -120,9 +117,7 @@ def _case(name):
 def test_conversion_matches_onnxruntime_at_every_level(name):
     proto, inputs = _case(name)
     expected = run_onnxruntime(proto, inputs)
-    module, params = from_onnx(proto)
-    for level in ("nn",) + LEVELS:
-        got = run(module if level == "nn" else lower(module, to=level), inputs, params)
+    for level, got in imported_at_every_level(proto, inputs):
         got = got if isinstance(got, list) else [got]
         for g, e in zip(got, expected, strict=True):
             assert g.shape == e.shape and close(g, e.astype(g.dtype)), f"{level}: {g} != {e}"

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_models import model, run_onnxruntime, run_through_iree
+from onnx_models import imported_at_every_level, model, run_onnxruntime, run_through_iree
 from op_levels import LEVELS, run_lowered, run_nn, single_op_module
 
-from xrelay.frontend import from_onnx
 from xrelay.lowering import lower
 from xrelay.runtime import run
 from xrelay.runtime.iree import backend as iree_backend
@@ -140,9 +139,7 @@ def _case(name):
 def test_onnx_cases_match_onnxruntime_at_every_level(name):
     proto, inputs = _case(name)
     expected = run_onnxruntime(proto, inputs)
-    module, params = from_onnx(proto)
-    for level in ("nn",) + LEVELS:
-        got = run(module if level == "nn" else lower(module, to=level), inputs, params)
+    for level, got in imported_at_every_level(proto, inputs):
         for g, e in zip(got if isinstance(got, list) else [got], expected, strict=True):
             assert g.dtype == e.dtype and g.shape == e.shape, level
             np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=level)

@@ -7,13 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_models import model, run_onnxruntime, run_through_iree
+from onnx_models import imported_at_every_level, model, run_onnxruntime, run_through_iree
 from op_levels import LEVELS, run_lowered, run_nn
 
 from xrelay.frontend import from_onnx
 from xrelay.frontend.onnx import OnnxImportError
-from xrelay.lowering import lower
-from xrelay.runtime import run
 from xrelay.runtime.iree import backend as iree_backend
 
 RNG = np.random.default_rng(66)
@@ -81,9 +79,7 @@ CASES = {
 def test_onnx_scatter_nd_matches_onnxruntime_at_every_level(name):
     proto, inputs = CASES[name]()
     (expected,) = run_onnxruntime(proto, inputs)
-    module, params = from_onnx(proto)
-    for level in ("nn",) + LEVELS:
-        got = run(module if level == "nn" else lower(module, to=level), inputs, params)
+    for level, got in imported_at_every_level(proto, inputs):
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6, err_msg=level)
 
 

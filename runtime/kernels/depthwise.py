@@ -58,11 +58,18 @@ class RowsRunner:
         return self.run(ins, target, accumulate)
 
 
-def einsum_again(last: list, subscripts: str, a, b, target) -> bool:
-    """Run the einsum of the last call again if `last[0]` (a, b, target, einsum operands, einsum
-    output) was made for these arrays; whether it ran."""
+def kept_entry(last: list, ins: list, ia: int, ib: int, target) -> tuple | None:
+    """`last[0]` (a, b, target, einsum operands, einsum output) when it was made for `ins[ia]`,
+    `ins[ib]` and `target`."""
     entry = last[0]
-    if entry is None or entry[0] is not a or entry[1] is not b or entry[2] is not target:
+    return entry if entry is not None and entry[0] is ins[ia] and entry[1] is ins[ib] and entry[2] is target \
+        else None
+
+
+def einsum_again(last: list, subscripts: str, ins: list, ia: int, ib: int, target) -> bool:
+    """Run the einsum of the last call again if `last[0]` was made for these arrays; whether it ran."""
+    entry = kept_entry(last, ins, ia, ib, target)
+    if entry is None:
         return False
     np.einsum(subscripts, *entry[3], out=entry[4])
     return True
@@ -162,7 +169,7 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
 
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[data], ins[weight]
-        if not accumulate and einsum_again(last, subscripts, a, b, target):
+        if not accumulate and einsum_again(last, subscripts, ins, data, weight, target):
             return True
         if not float_arrays(a, b, target):
             return fallback(ins, target, accumulate)
@@ -184,9 +191,8 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
     def rows(ins: list, target: np.ndarray) -> tuple[Callable[[int, int], None], int] | None:
         """(`part(r0, r1)`: the einsum of output rows [r0, r1), the row count) when the last call's
         views are kept for these arrays and the output has rows (else None)."""
-        entry = last[0]
-        if h is None or entry is None or entry[0] is not ins[data] or entry[1] is not ins[weight] \
-                or entry[2] is not target:
+        entry = kept_entry(last, ins, data, weight, target)
+        if h is None or entry is None:
             return None
         if parts[0] is not entry:
             (x, k), y = entry[3], entry[4]

@@ -11,7 +11,7 @@ import numpy as np
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import LoopView, loop_order, used_loops
-from xrelay.runtime.kernels.depthwise import RowsRunner, einsum_again, float_arrays
+from xrelay.runtime.kernels.depthwise import RowsRunner, einsum_again, float_arrays, kept_entry
 
 
 MAX_TAPS = 64
@@ -72,7 +72,7 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
 
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[ia], ins[ib]
-        if not accumulate and einsum_again(last, subscripts, a, b, target):
+        if not accumulate and einsum_again(last, subscripts, ins, ia, ib, target):
             return True
         if not float_arrays(a, b, target):
             return False
@@ -101,9 +101,8 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
     parts: list = [None, None]  # the entry of `last` that `part` was made for, and `part`
 
     def rows(ins: list, target: np.ndarray) -> tuple[Callable[[int, int], None], int] | None:
-        entry = last[0]
-        if split is None or entry is None or entry[0] is not ins[ia] or entry[1] is not ins[ib] \
-                or entry[2] is not target:
+        entry = kept_entry(last, ins, ia, ib, target)
+        if split is None or entry is None:
             return None
         if parts[0] is not entry:
             (x, k), y = entry[3], entry[4]

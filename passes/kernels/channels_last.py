@@ -8,16 +8,17 @@ linalg nothing converts, so this pass does it there, over ops read from their in
 - a **seed** is a structured op with a reduction loop reading a 4-D input through windows on axes 2
   and 3 (`oh * s + kh`) and single loops on axes 0 and 1: a channels-first convolution, depthwise
   convolution or pool;
-- the 4-D values of static shape made by structured ops, `tensor.empty` and `tensor.pad` (by a
-  constant) form groups: the inputs, outputs and results of each structured op and the source and
-  result of each pad are one group. Every value of a group holding a seed's data or output is
+- the 4-D values of static shape made by structured ops, `tensor.empty`, `tensor.concat` and
+  `tensor.pad` (by a constant) form groups: the inputs, outputs and results of each structured op,
+  and the operands and result of each pad and concat, are one group. Every value of a group holding a seed's data or output is
   stored with its axes `(0, 2, 3, 1)` (NCHW -> NHWC).
 
 Every structured op reading or writing a stored value becomes a `linalg.generic` with the same body
 and loops whose maps of those operands have their results permuted alike (so it computes the same
-elements, from and into the other layout); a pad has its widths permuted; an empty its shape. An op
+elements, from and into the other layout); a pad has its widths permuted, a concat its axis, an empty
+its shape. An op
 that reads a stored value and is none of these (a reshape, a return) reads a `linalg.transpose` of
-it back; a pad or structured op writing a stored value from an operand that is not stored (a function
+it back; a pad, concat or structured op writing a stored value from an operand that is not stored (a function
 argument) reads a transpose of that operand, as does a seed reading an image that is not stored through
 its windows. Weights are not moved: a convolution reads its constant
 weight with its own map (the executor reads any layout; `ConvGeometry`). An all-parallel op whose
@@ -84,7 +85,7 @@ def constant_pad(op: Operation) -> bool:
 
 def makes_images(op: Operation) -> bool:
     """Whether `op` is one whose 4-D results may be stored channels last."""
-    return isinstance(op, Structured | tensor.EmptyOp) or constant_pad(op)
+    return isinstance(op, Structured | tensor.EmptyOp | tensor.ConcatOp) or constant_pad(op)
 
 
 class _Groups:
@@ -118,8 +119,8 @@ def stored_values(block) -> set[SSAValue]:
             groups.union(linked)
             if is_seed(op):
                 seeds += linked
-        elif isinstance(op, tensor.PadOp) and images:
-            groups.union([*images, *([op.source] if makes_images(op.source.owner) else [])])
+        elif isinstance(op, tensor.PadOp | tensor.ConcatOp) and images:
+            groups.union([*images, *(v for v in op.operands if makes_images(v.owner))])
     roots = {groups.find(v) for v in seeds if v in candidates}
     return {v for v in candidates if groups.find(v) in roots}
 
@@ -140,16 +141,20 @@ class _Rewrite:
         self.stored = stored
         self.new: dict[SSAValue, SSAValue] = {}
         self.rebuilt: list[Operation] = []
+        self.transposed: dict[SSAValue, SSAValue] = {}
 
     def operand(self, value: SSAValue, before: Operation) -> SSAValue:
-        """`value` channels last: its new value, or a transpose of it made before `before`."""
+        """`value` channels last: its new value, or a transpose of it made before `before` (the first
+        op of the block that reads it so: one transpose serves them all)."""
         if value in self.new:
             return self.new[value]
-        init = EmptyOp([], permuted_type(value.type, TO_LAST))
-        transpose = linalg.TransposeOp(value, init.results[0], DenseArrayBase.from_list(i64, TO_LAST))
-        Rewriter.insert_op([init, transpose], InsertPoint.before(before))
-        TRANSPOSES.add()
-        return transpose.results[0]
+        if value not in self.transposed:
+            init = EmptyOp([], permuted_type(value.type, TO_LAST))
+            transpose = linalg.TransposeOp(value, init.results[0], DenseArrayBase.from_list(i64, TO_LAST))
+            Rewriter.insert_op([init, transpose], InsertPoint.before(before))
+            TRANSPOSES.add()
+            self.transposed[value] = transpose.results[0]
+        return self.transposed[value]
 
     def rebuild(self, op: Operation) -> None:
         if isinstance(op, tensor.EmptyOp):
@@ -158,6 +163,9 @@ class _Rewrite:
             new = PadOp(self.operand(op.source, op), [], [], op.detach_region(op.region),
                         [op.static_low.get_values()[a] for a in TO_LAST],
                         [op.static_high.get_values()[a] for a in TO_LAST], permuted_type(op.result.type, TO_LAST))
+        elif isinstance(op, tensor.ConcatOp):
+            new = tensor.ConcatOp([self.operand(v, op) for v in op.inputs], TO_LAST.index(op.dim.value.data),
+                                  permuted_type(op.result.type, TO_LAST))
         elif isinstance(op, linalg.FillOp) and op.results[0] in self.stored:
             new = linalg.FillOp(list(op.inputs), [self.operand(op.outputs[0], op)],
                                 [permuted_type(op.results[0].type, TO_LAST)])

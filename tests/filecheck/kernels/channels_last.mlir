@@ -8,15 +8,17 @@
 // RUN: python -c "import numpy as np; a = np.load('%t.before.npz'); assert all(np.allclose(a[k], np.load(f)[k], rtol=1e-5, atol=1e-5) for f in ('%t.after.npz', '%t.built.npz') for k in a)"
 
 // Upstream's NCHW: a pad of the argument, a 3x3 convolution (the seed: windows on axes 2 and 3), its
-// ReLU, a 3x3 max pool, an add of an argument, a global sum pool and its flattening. Every image these
-// make is stored NHWC: the argument is transposed in (permutation [0, 2, 3, 1]) and padded on axes 1
-// and 2; the convolution and the pools become generics reading their data through windows on axes 1
+// ReLU, a 3x3 max pool, an add of an argument, a global sum pool and its flattening, a 2x2 max pool of
+// the argument itself and a concatenation of the first pool and the other argument on channels. Every
+// image these make is stored NHWC: the argument is transposed in once (permutation [0, 2, 3, 1]) for
+// its pad and its pool, and padded on axes 1 and 2; the concatenation joins axis 3; the convolution and the pools become generics reading their data through windows on axes 1
 // and 2 (the weight keeps its map), writing (n, oh, ow, f); the all-parallel ops get loops in the
 // order of their output's axes (the ReLU's maps the identity; the argument %y, not stored, is read
-// with its channels at loop d3). What is returned and what is flattened is transposed back
-// ([0, 3, 1, 2]). The outputs before, after and built agree.
+// by the add with its channels at loop d3, and transposed in for the concatenation). What is returned
+// and what is flattened is transposed back ([0, 3, 1, 2]). The outputs before, after and built agree.
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-func.func @main(%x: tensor<1x2x6x6xf32>, %y: tensor<1x3x4x4xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3xf32>) {
+func.func @main(%x: tensor<1x2x6x6xf32>, %y: tensor<1x3x4x4xf32>)
+    -> (tensor<1x3x4x4xf32>, tensor<1x3xf32>, tensor<1x2x5x5xf32>, tensor<1x6x4x4xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32
   %w = arith.constant dense<[[[[0.5, -1.0, 0.25], [2.0, 1.5, 0.0], [-0.5, 1.0, 1.0]], [[1.0, 1.0, -1.0], [0.5, 0.0, 0.75], [0.0, 2.0, -2.0]]], [[[0.125, 0.25, 0.5], [1.0, -0.25, 0.0], [0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]], [[[-1.0, 0.5, -1.0], [0.5, -1.0, 0.5], [-1.0, 0.5, -1.0]], [[0.25, 0.25, 0.25], [0.25, 0.25, 0.25], [0.25, 0.25, 0.25]]]]> : tensor<3x2x3x3xf32>
@@ -48,7 +50,12 @@ func.func @main(%x: tensor<1x2x6x6xf32>, %y: tensor<1x3x4x4xf32>) -> (tensor<1x3
   %gw = tensor.empty() : tensor<4x4xf32>
   %global = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%sum, %gw : tensor<1x3x4x4xf32>, tensor<4x4xf32>) outs(%gf : tensor<1x3x1x1xf32>) -> tensor<1x3x1x1xf32>
   %flat = tensor.collapse_shape %global [[0], [1, 2, 3]] : tensor<1x3x1x1xf32> into tensor<1x3xf32>
-  func.return %sum, %flat : tensor<1x3x4x4xf32>, tensor<1x3xf32>
+  %xe = tensor.empty() : tensor<1x2x5x5xf32>
+  %xf = linalg.fill ins(%ninf : f32) outs(%xe : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  %xw = tensor.empty() : tensor<2x2xf32>
+  %xpool = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %xw : tensor<1x2x6x6xf32>, tensor<2x2xf32>) outs(%xf : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  %cat = tensor.concat dim(1) %pool, %y : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x6x4x4xf32>
+  func.return %sum, %flat, %xpool, %cat : tensor<1x3x4x4xf32>, tensor<1x3xf32>, tensor<1x2x5x5xf32>, tensor<1x6x4x4xf32>
 }
 
 // CHECK:      %[[XE:.*]] = tensor.empty() : tensor<1x6x6x2xf32>
@@ -67,4 +74,10 @@ func.func @main(%x: tensor<1x2x6x6xf32>, %y: tensor<1x3x4x4xf32>) -> (tensor<1x3
 // CHECK:      %[[GE:.*]] = tensor.empty() : tensor<1x3x1x1xf32>
 // CHECK-NEXT: %[[GT:.*]] = linalg.transpose ins(%[[GLOBAL]]:tensor<1x1x1x3xf32>) outs(%[[GE]]:tensor<1x3x1x1xf32>) permutation = [0, 3, 1, 2]
 // CHECK-NEXT: %flat = tensor.collapse_shape %[[GT]]
-// CHECK-NEXT: func.return %[[BACK]], %flat
+// CHECK-NOT:  linalg.transpose ins(%x
+// CHECK:      %[[XPOOL:.*]] = linalg.generic {{.*}} ins(%[[XT]], %xw : tensor<1x6x6x2xf32>, tensor<2x2xf32>)
+// CHECK:      linalg.transpose ins(%[[XPOOL]]:tensor<1x5x5x2xf32>) outs(%{{.*}}:tensor<1x2x5x5xf32>) permutation = [0, 3, 1, 2]
+// CHECK:      %[[YT:.*]] = linalg.transpose ins(%y:tensor<1x3x4x4xf32>) outs(%{{.*}}:tensor<1x4x4x3xf32>) permutation = [0, 2, 3, 1]
+// CHECK-NEXT: %[[CAT:.*]] = tensor.concat dim(3) %[[POOL]], %[[YT]] : (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) -> tensor<1x4x4x6xf32>
+// CHECK:      linalg.transpose ins(%[[CAT]]:tensor<1x4x4x6xf32>) outs(%{{.*}}:tensor<1x6x4x4xf32>) permutation = [0, 3, 1, 2]
+// CHECK:      func.return %[[BACK]], %flat, %{{.*}}, %{{.*}} :

@@ -322,12 +322,17 @@ def test_every_pass_preserves_outputs(graph):
     module, inputs = graph
     expected = run(module, inputs)
     with PassContext(opt_level=3):
-        for name, make in PASSES.items():
-            transformed = make()(module.clone())
-            transformed.verify()
-            assert_close(run(transformed, inputs), expected, name)
+        assert_every_pass_preserves(module, inputs, expected)
         # And the opt-level-3 pipeline as a whole, as benchmarks/execution.py runs it.
         assert_close(run(opt_level_3(module), inputs), expected, "opt-level-3 pipeline")
+
+
+def assert_every_pass_preserves(module, inputs, expected) -> None:
+    """Each of `PASSES` on a copy of `module` gives a valid module that computes `expected`."""
+    for name, make in PASSES.items():
+        transformed = make()(module.clone())
+        transformed.verify()
+        assert_close(run(transformed, inputs), expected, name)
 
 
 OPT_LEVEL_3 = (SimplifyInference, FoldScaleAxis, FoldConstant, ConcatFirst, MaxPoolFirst, PoolAfterPointwiseConv, ShuffleIntoConv,
@@ -443,12 +448,8 @@ def test_branching_graphs_through_passes_and_planned_memory(graph):
     compiled once into a memory-planned program run twice on different inputs: the second run must not
     see anything the first left in the planned buffers or the views kept between runs)."""
     module, inputs, second = graph
-    expected = run(module, inputs)
     with PassContext(opt_level=3):
-        for name, make in PASSES.items():
-            transformed = make()(module.clone())
-            transformed.verify()
-            assert_close(run(transformed, inputs), expected, name)
+        assert_every_pass_preserves(module, inputs, run(module, inputs))
         optimised = opt_level_3(module)
     for what, variant in (("as built", module), ("opt-level-3 + NHWC", optimised)):
         program = compile_linalg(lower(variant.clone(), to="linalg"))

@@ -5,13 +5,12 @@ Kernels: runtime/reference/nn_kernels/upsample.py; lowerings: lowering/to_linalg
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import TensorType as T
-from xdsl.irdl import operand_def
 
-from xrelay.dialects.attributes import float_, int_, ints, str_
+from xrelay.dialects.attributes import float_, ints, str_
 from xrelay.dialects.infer import Shape, ShapeError, check_rank, fmt_shape
 from xrelay.dialects.layout import check_layout, pad4, pair
 from xrelay.dialects.op_base import DataOp, LayoutRule, nn_op
+from xrelay.dialects.ops.window import ConvBase
 from xrelay.dialects.resize_tables import COORDINATE_MODES, METHODS, ROUNDING_METHODS
 
 __all__ = ["Conv2DTransposeOp", "Resize2DOp"]
@@ -50,22 +49,13 @@ def conv2d_transpose(shapes: list[Shape], a: dict) -> Shape:
 
 
 @nn_op(shape=conv2d_transpose, layout=LayoutRule.SENSITIVE)
-class Conv2DTransposeOp(DataOp):
+class Conv2DTransposeOp(ConvBase):
     """2-D transposed convolution (Relay nn.conv2d_transpose): each input pixel adds the kernel, scaled,
     at its strided place in the output; `padding` crops the output, `output_padding` extends it at the
     bottom and right. Weight IOHW: (input channels, output channels per group, kH, kW)."""
 
     name = "nn.conv2d_transpose"
-    weight = operand_def(T)
-    strides = ints((1, 1))
-    padding = ints((0, 0, 0, 0))
-    dilation = ints((1, 1))
-    groups = int_(1)
-    channels = int_()
-    kernel_size = ints()
-    data_layout = str_("NCHW")
     kernel_layout = str_("IOHW")
-    out_layout = str_("")
     output_padding = ints((0, 0))
 
 

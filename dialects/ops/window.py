@@ -97,11 +97,9 @@ def global_pool2d(shapes: list[Shape], a: dict) -> Shape:
     return tuple(1 if c in "HW" else n for c, n in zip(a["layout"], data))
 
 
-@nn_op(shape=conv2d, layout=LayoutRule.CONV)
-class Conv2DOp(DataOp):
-    """2-D convolution (Relay nn.conv2d)."""
+class ConvBase(DataOp):
+    """The operand and attributes 2-D convolutions share (`nn.conv2d`, `nn.conv2d_transpose`)."""
 
-    name = "nn.conv2d"
     weight = operand_def(T)
     strides = ints((1, 1))
     padding = ints((0, 0, 0, 0))
@@ -112,6 +110,13 @@ class Conv2DOp(DataOp):
     data_layout = str_("NCHW")
     kernel_layout = str_("OIHW")
     out_layout = str_("")
+
+
+@nn_op(shape=conv2d, layout=LayoutRule.CONV)
+class Conv2DOp(ConvBase):
+    """2-D convolution (Relay nn.conv2d)."""
+
+    name = "nn.conv2d"
 
 
 class _Pool2DOp(DataOp):

@@ -23,6 +23,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.runtime.reference.affine_loops import certain_range, constant_int, scf_loops
+from xrelay.runtime.reference.loops_source import SourceWriter
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.codegen.access import IndexRanges, parallel_safe
 from xrelay.codegen.c_ops import PRELUDE, c_literal, c_type, scalar_expression
@@ -81,10 +82,13 @@ def _work(region_op: Operation) -> int:
     return total
 
 
-class CTranslation:
+class CTranslation(SourceWriter):
     """The C source of `@entry` (see the module docstring) and what calling it needs."""
 
+    INDENT = "  "
+
     def __init__(self, module: ModuleOp, entry: str = "main"):
+        super().__init__()
         module = static_layouts(scf_loops(module), entry)
         self.func, self.global_arrays = entry_and_globals(module, entry)
         self.arguments = list(self.func.body.block.args)
@@ -92,13 +96,10 @@ class CTranslation:
         self.global_names: list[str] = []
         self.checks: list[str] = []
         self.parallel_loops = 0
-        self._names: dict[SSAValue, str] = {}
-        self._literals: dict[SSAValue, str] = {}
         self._roots: dict[SSAValue, str] = {}
         self._allocated: dict[str, tuple[Block, bool]] = {}  # root -> (its block, freed yet)
         self._ranges = IndexRanges()
         self._in_parallel = False
-        self._lines: list[str] = []
         self._find_roots()
         header = [PRELUDE, "int xrelay_main(void **slots, int64_t xr_threads) {", "  int xr_err = 0;",
                   "  (void)xr_threads;"]
@@ -113,7 +114,7 @@ class CTranslation:
         for position, name in enumerate(self.global_names):
             kind = c_type(self.global_arrays_type(name))
             header.append(f"  {kind} *restrict {self._global_root(name)} = ({kind} *)slots[{first_global + position}];")
-        self.source = "\n".join(header + self._lines + ["}", ""])
+        self.source = "\n".join(header + self.lines + ["}", ""])
 
     # --- names and buffers -----------------------------------------------------------------------
 
@@ -138,16 +139,6 @@ class CTranslation:
                 self._roots[op.memref] = self._global_root(name)
             elif isinstance(op, _VIEWS) and op.operands[0] in self._roots:
                 self._roots[op.results[0]] = self._roots[op.operands[0]]
-
-    def name(self, value: SSAValue) -> str:
-        if value in self._literals:
-            return self._literals[value]
-        if value not in self._names:
-            self._names[value] = f"v{len(self._names)}"
-        return self._names[value]
-
-    def emit(self, indent: int, line: str) -> None:
-        self._lines.append("  " * indent + line)
 
     def root(self, value: SSAValue, op: Operation) -> str:
         if value not in self._roots:
@@ -207,7 +198,7 @@ class CTranslation:
 
     def op(self, op: Operation, indent: int) -> None:
         if isinstance(op, arith.ConstantOp):
-            self._literals[op.result] = c_literal(op.value, op.result.type)
+            self.literals[op.result] = c_literal(op.value, op.result.type)
         elif isinstance(op, memref.LoadOp):
             self.declare(op.res, f"{self.root(op.memref, op)}[{self.offset(op.memref, op.indices, op)}]", indent)
         elif isinstance(op, memref.StoreOp):
@@ -276,7 +267,7 @@ class CTranslation:
         iv, carried = body.args[0], body.args[1:]
         for arg, init, result in zip(carried, op.iter_args, op.results, strict=True):
             self.emit(indent, f"{c_type(arg.type)} {self.name(arg)} = {self.name(init)};")
-            self._names[result] = self.name(arg)
+            self.names[result] = self.name(arg)
         parallel = (not self._in_parallel and _work(op) * (_trip_count(op.lb, op.ub, op.step) or 16) >= PARALLEL_WORK
                     and _trip_count(op.lb, op.ub, op.step) != 1 and parallel_safe(op, self._roots))
         if parallel:

@@ -42,18 +42,17 @@ from xrelay.runtime.reference.loop_nests import raise_nest
 from xrelay.runtime.executor.static_layouts import static_layouts
 from xrelay.runtime.kernels import integer_ops
 from xrelay.runtime.reference.loop_views import _shaped, _view_spec, flat_positions
-from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _CMPF, _RUNTIME, _UNARY, _affine_source
+from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _CMPF, _RUNTIME, _UNARY, SourceWriter, _affine_source
 
 
-class LoopsCompiler:
-    """Translates `@main` into the Python source of one function (see the module docstring)."""
+class LoopsCompiler(SourceWriter):
+    """Translates `@main` into the Python source of one function (see the module docstring); index
+    and integer constants are inlined (`literals`)."""
 
     def __init__(self, module: ModuleOp, entry: str = "main", vectorize: bool = True):
+        super().__init__()
         self.vectorize = vectorize
-        self.names: dict[SSAValue, str] = {}
-        self.literal: dict[SSAValue, str] = {}  # index/int constants are inlined
         self.globals: dict[str, object] = dict(_RUNTIME)
-        self.lines: list[str] = []
         self.roots: dict[SSAValue, SSAValue] = {}  # memref value -> the buffer it views
         self.constant_roots: set[SSAValue] = set()
         self.lists: dict[SSAValue, str] | None = None  # buffer -> its Python list, inside a scalar nest
@@ -68,16 +67,6 @@ class LoopsCompiler:
             self.roots[a] = a
         self.block(main.body.block, 1)
         self.source = "\n".join(self.lines) + "\n"
-
-    def name(self, value: SSAValue) -> str:
-        if value in self.literal:
-            return self.literal[value]
-        if value not in self.names:
-            self.names[value] = f"v{len(self.names)}"
-        return self.names[value]
-
-    def emit(self, indent: int, line: str) -> None:
-        self.lines.append("    " * indent + line)
 
     def block(self, block: Block, indent: int) -> None:
         start = len(self.lines)
@@ -152,7 +141,7 @@ class LoopsCompiler:
         if isinstance(op, arith.ConstantOp):
             value = op.value
             if isinstance(value, IntegerAttr):
-                self.literal[op.result] = f"({value.value.data})"
+                self.literals[op.result] = f"({value.value.data})"
             elif isinstance(value, FloatAttr):
                 emit(f"{self.name(op.result)} = {float(value.value.data)!r}")
             else:

@@ -3,7 +3,8 @@
 Each arith/math op is an expression template (`_BINARY`, `_UNARY`; comparisons `_CMP`); the helpers
 the templates call (`_RUNTIME`, the generated code's globals) follow IEEE and MLIR where Python
 differs (division by zero, NaN in max/min, overflow in exp, truncating signed division).
-`_affine_source` writes an affine expression as Python.
+`_affine_source` writes an affine expression as Python. `SourceWriter` names values and indents
+lines for both loops-level translations (this one and codegen's C).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import arith, math
+from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.runtime.kernels import integer_ops
@@ -118,3 +120,25 @@ def _affine_source(expr: AffineExpr, operands: Sequence[str]) -> str:
             return f"({lhs} % {rhs})"
     raise ExecutionError(f"unsupported affine expression {expr}")
 
+
+class SourceWriter:
+    """Lines of generated source and the names of the SSA values in them, for the loops level's
+    Python (`loops_exec.LoopsCompiler`) and C (`codegen/c_source.py`) translations: `names` gives
+    each value a local `v<n>`, `literals` the values written as literals where they are used."""
+
+    INDENT = "    "
+
+    def __init__(self):
+        self.names: dict[SSAValue, str] = {}
+        self.literals: dict[SSAValue, str] = {}
+        self.lines: list[str] = []
+
+    def name(self, value: SSAValue) -> str:
+        if value in self.literals:
+            return self.literals[value]
+        if value not in self.names:
+            self.names[value] = f"v{len(self.names)}"
+        return self.names[value]
+
+    def emit(self, indent: int, line: str) -> None:
+        self.lines.append(self.INDENT * indent + line)

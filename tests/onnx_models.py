@@ -145,6 +145,14 @@ def zoo_inputs(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     return {name: np.random.default_rng(1).random((1, 3, 224, 224), dtype=np.float32)}
 
 
+def iree_against_onnxruntime(cases: Mapping[str, tuple[onnx.ModelProto, Mapping[str, np.ndarray]]]):
+    """(name, IREE's output, ONNX Runtime's) for every output of every case (`run_through_iree`)."""
+    for name, got in run_through_iree(cases).items():
+        proto, inputs = cases[name]
+        for g, e in zip(got, run_onnxruntime(proto, inputs), strict=True):
+            yield name, g, e
+
+
 def run_through_iree(cases: Mapping[str, tuple[onnx.ModelProto, Mapping[str, np.ndarray]]]) -> dict[str, list]:
     """Each model imported by `from_onnx`, lowered to linalg and compiled by IREE as one function of
     a single module (one compilation for all), run on its inputs: name -> its outputs."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_models import close, model, run_onnxruntime, run_through_iree
+from onnx_models import close, iree_against_onnxruntime, model, run_onnxruntime
 from op_levels import LEVELS
 
 from xrelay.frontend import from_onnx
@@ -65,9 +65,8 @@ def test_attention_scores_are_one_batch_matmul_without_transposes():
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 def test_every_einsum_through_iree_matches_onnxruntime():
     cases = {name: _case(name)[:2] for name in sorted(CASES)}
-    for name, (got,) in run_through_iree(cases).items():
-        proto, inputs = cases[name]
-        assert close(got, run_onnxruntime(proto, inputs)[0], rtol=1e-5), name
+    for name, got, expected in iree_against_onnxruntime(cases):
+        assert close(got, expected, rtol=1e-5), name
 
 
 @pytest.mark.parametrize("equation, shapes, message", [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_models import close, imported_at_every_level, model, run_onnxruntime, run_through_iree
+from onnx_models import close, imported_at_every_level, iree_against_onnxruntime, model, run_onnxruntime
 from op_levels import LEVELS, run_lowered, run_nn, single_op_module
 
 from xrelay.runtime.iree import backend as iree_backend
@@ -127,7 +127,5 @@ def test_conversion_matches_onnxruntime_at_every_level(name):
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 def test_every_conversion_through_iree_matches_onnxruntime():
     cases = {name: _case(name) for name in sorted(CASES)}
-    for name, got in run_through_iree(cases).items():
-        proto, inputs = cases[name]
-        for g, e in zip(got, run_onnxruntime(proto, inputs), strict=True):
-            assert g.shape == e.shape and close(g, e.astype(g.dtype)), name
+    for name, g, e in iree_against_onnxruntime(cases):
+        assert g.shape == e.shape and close(g, e.astype(g.dtype)), name

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_models import imported_at_every_level, model, run_onnxruntime, run_through_iree
+from onnx_models import imported_at_every_level, iree_against_onnxruntime, model, run_onnxruntime
 from op_levels import LEVELS, run_lowered, run_nn, single_op_module
 
 from xrelay.lowering import lower
@@ -149,7 +149,5 @@ def test_onnx_cases_match_onnxruntime_at_every_level(name):
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 def test_onnx_cases_through_iree_match_onnxruntime():
     cases = {name: _case(name) for name in sorted(CASES)}
-    for name, got in run_through_iree(cases).items():
-        proto, inputs = cases[name]
-        for g, e in zip(got, run_onnxruntime(proto, inputs), strict=True):
-            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=name)
+    for name, g, e in iree_against_onnxruntime(cases):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_models import imported_at_every_level, model, run_onnxruntime, run_through_iree
+from onnx_models import imported_at_every_level, iree_against_onnxruntime, model, run_onnxruntime
 from op_levels import LEVELS, run_lowered, run_nn
 
 from xrelay.frontend import from_onnx
@@ -93,6 +93,5 @@ def test_an_unsupported_reduction_is_named():
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 def test_onnx_scatter_nd_through_iree_matches_onnxruntime():
     cases = {name: CASES[name]() for name in sorted(CASES)}
-    for name, (got,) in run_through_iree(cases).items():
-        proto, inputs = cases[name]
-        np.testing.assert_allclose(got, run_onnxruntime(proto, inputs)[0], rtol=1e-6, atol=1e-6, err_msg=name)
+    for name, got, expected in iree_against_onnxruntime(cases):
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6, err_msg=name)

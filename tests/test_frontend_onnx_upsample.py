@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_models import close, imported_at_every_level, model, run_onnxruntime, run_through_iree
+from onnx_models import close, imported_at_every_level, iree_against_onnxruntime, model, run_onnxruntime
 from op_levels import LEVELS, run_lowered, run_nn
 
 from xrelay.frontend import from_onnx
@@ -131,7 +131,5 @@ def test_resizing_batch_or_channels_is_refused_with_the_node_named():
 @pytest.mark.skipif(not iree_backend.available(), reason="IREE is not installed (the 'iree' extra)")
 def test_every_conversion_through_iree_matches_onnxruntime():
     cases = {name: CASES[name]() for name in sorted(CASES)}
-    for name, (got,) in run_through_iree(cases).items():
-        proto, inputs = cases[name]
-        (expected,) = run_onnxruntime(proto, inputs)
+    for name, got, expected in iree_against_onnxruntime(cases):
         assert got.shape == expected.shape and close(got, expected), name

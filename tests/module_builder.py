@@ -77,6 +77,28 @@ def structured_ops(module: ModuleOp, kind: str) -> list:
     return found
 
 
+IDENTITY4 = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
+PARALLEL4 = '["parallel", "parallel", "parallel", "parallel"]'
+
+
+def generic4(result: str, ins: Sequence[tuple[str, str]], out_type: str, body: str | Sequence[str],
+             in_maps: Sequence[str] | None = None) -> str:
+    """MLIR text: a fresh `tensor.empty` of `out_type` and `%<result>`, an all-parallel 4-D
+    `linalg.generic` into it over `ins` ((value, type) pairs, read through `in_maps`, identity maps
+    by default); its block arguments are %in0, %in1, ... and `body` (a line or lines) computes the yielded %s."""
+    args = [f"in{i}" for i in range(len(ins))]
+    maps = [*(in_maps or [IDENTITY4] * len(ins)), IDENTITY4]
+    return "\n".join([
+        f"%{result}_out = tensor.empty() : {out_type}",
+        f"  %{result} = linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = {PARALLEL4}}}",
+        f"      ins({', '.join('%' + v for v, _ in ins)} : {', '.join(t for _, t in ins)}) "
+        f"outs(%{result}_out : {out_type}) {{",
+        f"  ^bb0({', '.join(f'%{a}: f32' for a in args)}, %o: f32):",
+        *(f"    {line}" for line in ([body] if isinstance(body, str) else body)),
+        "    linalg.yield %s : f32",
+        f"  }} -> {out_type}"])
+
+
 def formed(module: ModuleOp) -> ModuleOp:
     """`module` (linalg on tensors) after `xrelay.build`'s kernel phase (form-kernels,
     choose-conv-algorithm, split-kernels): what the executor fuses, it fuses inside the kernels these passes form."""

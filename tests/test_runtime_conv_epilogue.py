@@ -5,7 +5,7 @@ the separate steps compute: numpy written here, on 1 and 2 threads, by Winograd 
 from __future__ import annotations
 
 import numpy as np
-from module_builder import formed
+from module_builder import IDENTITY4, formed, generic4
 import pytest
 from xdsl.parser import Parser
 
@@ -15,8 +15,7 @@ from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
 
-ID = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
-PAR = '["parallel", "parallel", "parallel", "parallel"]'
+ID = IDENTITY4
 
 
 def dense(array: np.ndarray) -> str:
@@ -49,27 +48,11 @@ func.func @main(%x: {x}, %r: {y}{weight_arg}) -> ({results}) {{
   %init = linalg.fill ins(%zero : f32) outs(%e0 : {y}) -> {y}
   %conv = linalg.conv_2d_nhwc_hwcf {{strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}}
       ins(%xp, %w : {xp}, {k}) outs(%init : {y}) -> {y}
-  %e1 = tensor.empty() : {y}
-  %sum = linalg.generic {{indexing_maps = [{ID}, {ID}, {ID}], iterator_types = {PAR}}}
-      ins(%conv, %r : {y}, {y}) outs(%e1 : {y}) {{
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %s = arith.addf %a, %b : f32
-    linalg.yield %s : f32
-  }} -> {y}
+  {generic4("sum", [("conv", y), ("r", y)], y, "%s = arith.addf %in0, %in1 : f32")}
   %bias = arith.constant {dense(bias)}
-  %e2 = tensor.empty() : {y}
-  %biased = linalg.generic {{indexing_maps = [{ID}, affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>, {ID}],
-      iterator_types = {PAR}}} ins(%sum, %bias : {y}, {bias_type}) outs(%e2 : {y}) {{
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %s = arith.addf %a, %b : f32
-    linalg.yield %s : f32
-  }} -> {y}
-  %e3 = tensor.empty() : {y}
-  %relu = linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = {PAR}}} ins(%biased : {y}) outs(%e3 : {y}) {{
-  ^bb0(%a: f32, %o: f32):
-    %s = arith.maximumf %a, %zero : f32
-    linalg.yield %s : f32
-  }} -> {y}
+  {generic4("biased", [("sum", y), ("bias", bias_type)], y, "%s = arith.addf %in0, %in1 : f32",
+            [ID, "affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>"])}
+  {generic4("relu", [("biased", y)], y, "%s = arith.maximumf %in0, %zero : f32")}
   %minus = arith.constant -1.5 : f32
   %p = tensor.pad %relu low[0, 1, 1, 0] high[0, 1, 1, 0] {{
   ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
@@ -79,7 +62,7 @@ func.func @main(%x: {x}, %r: {y}{weight_arg}) -> ({results}) {{
 }}
 """
     if not tail:
-        start, end = text.index("  %e1 = tensor.empty()"), text.index("  %minus = ")
+        start, end = text.index("  %sum_out = tensor.empty()"), text.index("  %minus = ")
         text = (text[:start] + text[end:]).replace("tensor.pad %relu", "tensor.pad %conv").replace("%p, %relu", "%p, %conv")
     return text
 
@@ -171,13 +154,7 @@ func.func @main(%x: {xp}) -> {y} {{
   %init = linalg.fill ins(%zero : f32) outs(%e0 : {y}) -> {y}
   {conv.format(name="a", w="w1", xp=xp, k=k, y=y)}
   {conv.format(name="b", w="w2", xp=xp, k=k, y=y)}
-  %e1 = tensor.empty() : {y}
-  %sum = linalg.generic {{indexing_maps = [{ID}, {ID}, {ID}], iterator_types = {PAR}}}
-      ins(%a, %b : {y}, {y}) outs(%e1 : {y}) {{
-  ^bb0(%u: f32, %v: f32, %o: f32):
-    %s = arith.subf %u, %v : f32
-    linalg.yield %s : f32
-  }} -> {y}
+  {generic4("sum", [("a", y), ("b", y)], y, "%s = arith.subf %in0, %in1 : f32")}
   func.return %sum : {y}
 }}
 """

@@ -5,7 +5,7 @@ broadcasts (a bias) and chains writing in place."""
 from __future__ import annotations
 
 import numpy as np
-from module_builder import formed
+from module_builder import IDENTITY4, formed, generic4
 import pytest
 from xdsl.parser import Parser
 
@@ -24,32 +24,15 @@ def split_small_steps(monkeypatch):
     monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 15)
 T = "tensor<1x64x66x8xf32>"
 P = "tensor<1x66x68x8xf32>"
-ID = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
+ID = IDENTITY4
 PAR = '["parallel", "parallel", "parallel", "parallel"]'
 
 SOURCE = f"""
 func.func @main(%x: {T}, %bias: tensor<8xf32>) -> {P} {{
-  %e0 = tensor.empty() : {T}
-  %a = linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = {PAR}}} ins(%x : {T}) outs(%e0 : {T}) {{
-  ^bb0(%v: f32, %o: f32):
-    %two = arith.constant 2.0 : f32
-    %r = arith.mulf %v, %two : f32
-    linalg.yield %r : f32
-  }} -> {T}
-  %e1 = tensor.empty() : {T}
-  %b = linalg.generic {{indexing_maps = [{ID}, affine_map<(d0, d1, d2, d3) -> (d3)>, {ID}], iterator_types = {PAR}}}
-      ins(%a, %bias : {T}, tensor<8xf32>) outs(%e1 : {T}) {{
-  ^bb0(%v: f32, %w: f32, %o: f32):
-    %r = arith.addf %v, %w : f32
-    linalg.yield %r : f32
-  }} -> {T}
-  %e2 = tensor.empty() : {T}
-  %c = linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = {PAR}}} ins(%b : {T}) outs(%e2 : {T}) {{
-  ^bb0(%v: f32, %o: f32):
-    %zero = arith.constant 0.0 : f32
-    %r = arith.maximumf %v, %zero : f32
-    linalg.yield %r : f32
-  }} -> {T}
+  {generic4("a", [("x", T)], T, ("%two = arith.constant 2.0 : f32", "%s = arith.mulf %in0, %two : f32"))}
+  {generic4("b", [("a", T), ("bias", "tensor<8xf32>")], T, "%s = arith.addf %in0, %in1 : f32",
+            [ID, "affine_map<(d0, d1, d2, d3) -> (d3)>"])}
+  {generic4("c", [("b", T)], T, ("%zero = arith.constant 0.0 : f32", "%s = arith.maximumf %in0, %zero : f32"))}
   %e3 = tensor.empty() : {P}
   %zero = arith.constant 0.0 : f32
   %f = linalg.fill ins(%zero : f32) outs(%e3 : {P}) -> {P}

@@ -6,7 +6,7 @@ Checked against numpy written here, on 1 and 2 threads, channels-last and channe
 from __future__ import annotations
 
 import numpy as np
-from module_builder import formed
+from module_builder import IDENTITY4, formed, generic4
 import pytest
 from xdsl.parser import Parser
 
@@ -14,9 +14,6 @@ from xrelay.dialects import make_context
 from xrelay.runtime.kernels.conv_epilogue import TailIntoPad
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.executor.pad_step import PadStep
-
-ID = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
-PAR = '["parallel", "parallel", "parallel", "parallel"]'
 
 
 def tensor(shape) -> str:
@@ -36,19 +33,9 @@ def source(shape, channel_axis: int, low, high, relu_returned: bool) -> str:
 func.func @main(%x: {y}, %b: {b}) -> ({results}) {{
   %zero = arith.constant 0.0 : f32
   %half = arith.constant 0.5 : f32
-  %e1 = tensor.empty() : {y}
-  %biased = linalg.generic {{indexing_maps = [{ID}, affine_map<(d0, d1, d2, d3) -> ({dims})>, {ID}],
-      iterator_types = {PAR}}} ins(%x, %b : {y}, {b}) outs(%e1 : {y}) {{
-  ^bb0(%a: f32, %c: f32, %o: f32):
-    %s = arith.addf %a, %c : f32
-    linalg.yield %s : f32
-  }} -> {y}
-  %e2 = tensor.empty() : {y}
-  %relu = linalg.generic {{indexing_maps = [{ID}, {ID}], iterator_types = {PAR}}} ins(%biased : {y}) outs(%e2 : {y}) {{
-  ^bb0(%a: f32, %o: f32):
-    %s = arith.maximumf %a, %zero : f32
-    linalg.yield %s : f32
-  }} -> {y}
+  {generic4("biased", [("x", y), ("b", b)], y, "%s = arith.addf %in0, %in1 : f32",
+            [IDENTITY4, f"affine_map<(d0, d1, d2, d3) -> ({dims})>"])}
+  {generic4("relu", [("biased", y)], y, "%s = arith.maximumf %in0, %zero : f32")}
   %p = tensor.pad %relu low[{", ".join(map(str, low))}] high[{", ".join(map(str, high))}] {{
   ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
     tensor.yield %half : f32

@@ -206,8 +206,11 @@ class ConvStep:
             self.kept = kept
         native = self.native_kept
         if native is None or native[0] is not epilogue:
-            native = self.native_kept = (epilogue, native_epilogue(epilogue, rows, copy, arrays[self.n_in],
-                                                                   self.geometry.out_axes))
+            made = native_epilogue(epilogue, rows, copy, arrays[self.n_in], self.geometry.out_axes)
+            if (tail is None and copy is not None and isinstance(made, NativeEpilogue)
+                    and self.op.results[0].has_one_use()):
+                made.out, made.copy = made.copy, None  # the pad is the only reader: its interior only
+            native = self.native_kept = (epilogue, made)
         epilogue = native[1]
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             # A kernel the runner does not take (not float, ...): whole, then the tail.

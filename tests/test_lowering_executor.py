@@ -327,6 +327,7 @@ def reference_depthwise(x: np.ndarray, w: np.ndarray, strides, pad) -> np.ndarra
     ((2, 17, 7, 8), (3, 3), (2, 2), (1, 0, 1, 1)),
 ])
 def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, monkeypatch):
+    monkeypatch.setenv("XRELAY_NATIVE", "0")  # which numpy kernel ran
     import xrelay.runtime.kernels.linalg_structured as structured
     from xrelay.frontend import bind_params_by_name
     from xrelay.lowering import lower
@@ -387,6 +388,7 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
 def test_tap_contraction_einsum_and_taps_agree_with_numpy(accumulate, channels_last, monkeypatch):
     """A 3x3 depthwise contraction over loops (n, c, oh, ow, kh, kw): channels-last with 20 channels
     runs as one einsum, channels-first tap by tap; both written into or added to the output."""
+    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's two forms
     from xdsl.ir.affine import AffineMap
 
     from xrelay.runtime.kernels import depthwise_taps

@@ -160,3 +160,44 @@ def test_im2col_equals_direct_convolution(n, size, c, f, kernel, strides, dilati
     by_filters = n * expected.shape[1] * expected.shape[2] < f
     assert native_im2col(nchw(x), wmat, kernel, strides, dilation, nchw(out), False, threads, by_filters, epilogue)
     np.testing.assert_allclose(out, np.maximum(expected + bias, 0), rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("size,channels,kernel,stride,layout", [
+    (9, 20, 3, 1, "NHWC"), (10, 136, 3, 2, "NHWC"), (7, 12, 5, 1, "NCHW"), (6, 3, 3, 1, "NHWC")])
+def test_depthwise_through_the_executor(size, channels, kernel, stride, layout, monkeypatch):
+    """A depthwise convolution (groups = channels) at the linalg level: the native tap contraction
+    runs it (any layout: strides over the loops) and equals numpy written here, on repeated calls."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
+    from xdsl.ir import Block, Region
+
+    from xrelay.dialects import nn
+    from xrelay.frontend import bind_params_by_name
+    from xrelay.lowering import lower
+    from xrelay.runtime.executor.linalg_run import compile_linalg
+    from xrelay.runtime.kernels import depthwise_taps
+
+    x = RNG.standard_normal((1, channels, size, size)).astype(np.float32)
+    w = RNG.standard_normal((channels, 1, kernel, kernel)).astype(np.float32)
+    pad = kernel // 2
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    out = (size + 2 * pad - kernel) // stride + 1
+    expected = sum(padded[:, :, i:i + stride * (out - 1) + 1:stride, j:j + stride * (out - 1) + 1:stride]
+                   * w[None, :, 0, i, j, None, None] for i in range(kernel) for j in range(kernel))
+    perm = ["NCHW".index(a) for a in layout]
+    kernel_layout = "HWOI" if layout == "NHWC" else "OIHW"
+    wl = w.transpose(["OIHW".index(a) for a in kernel_layout])
+    types = [TensorType(f32, s) for s in (x.transpose(perm).shape, wl.shape)]
+    block = Block(arg_types=types)
+    block.args[0].name_hint, block.args[1].name_hint = "x", "w"
+    conv = nn.make("nn.conv2d", list(block.args), padding=(pad,) * 4, strides=(stride, stride), groups=channels,
+                   data_layout=layout, kernel_layout=kernel_layout)
+    block.add_ops([conv, func.ReturnOp(conv.results[0])])
+    module = ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [conv.results[0].type]), Region(block))])
+    calls = []
+    monkeypatch.setattr(depthwise_taps, "native_taps", lambda *a: calls.append(1) or conv_kernels.native_taps(*a))
+    program = compile_linalg(lower(bind_params_by_name(module, {"w": wl}), to="linalg"))
+    for _ in range(3):
+        np.testing.assert_allclose(program(np.ascontiguousarray(x.transpose(perm)))[0], expected.transpose(perm),
+                                   rtol=1e-4, atol=1e-4)
+    assert calls

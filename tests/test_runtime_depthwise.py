@@ -16,6 +16,12 @@ from xrelay.runtime.executor.linalg_exec import LinalgProgram
 RNG = np.random.default_rng(12)
 
 
+@pytest.fixture(autouse=True)
+def numpy_kernels(monkeypatch):
+    """These are the numpy kernels' tests (the native one's: tests/test_native_conv.py)."""
+    monkeypatch.setenv("XRELAY_NATIVE", "0")
+
+
 def depthwise_module(x_shape, weight: np.ndarray, layout: str, **attrs):
     """`@main(data)`: a grouped conv2d (one group per input channel) whose weight is an nn.constant."""
     b = GraphBuilder(None)

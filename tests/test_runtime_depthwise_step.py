@@ -20,6 +20,12 @@ from xrelay.runtime.executor.linalg_exec import LinalgProgram
 RNG = np.random.default_rng(21)
 
 
+@pytest.fixture(autouse=True)
+def numpy_kernels(monkeypatch):
+    """These are the numpy kernels' tests (the native one's: tests/test_native_conv.py)."""
+    monkeypatch.setenv("XRELAY_NATIVE", "0")
+
+
 def depthwise_case(h=9, w=7, channels=12, stride=1, batch=1):
     """A 3x3 channels-last depthwise convolution, padding 1, with a constant weight."""
     x = RNG.standard_normal((batch, h, w, channels)).astype(np.float32)

@@ -32,6 +32,7 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, linear_form, loop_order, used_loops
+from xrelay.runtime.native.conv_kernels import available as native_available
 from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
 
 MAX_CHANNELS = 512
@@ -169,6 +170,8 @@ def merged_depthwise(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, 
 
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[data], ins[weight]
+        if native_available():  # one C call (`fallback`, the tap contraction, makes it)
+            return fallback(ins, target, accumulate)
         if not accumulate and einsum_again(last, subscripts, ins, data, weight, target):
             return True
         if not float_arrays(a, b, target):

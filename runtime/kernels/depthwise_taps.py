@@ -12,6 +12,7 @@ from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import LoopView, loop_order, used_loops
 from xrelay.runtime.kernels.depthwise import RowsRunner, einsum_again, float_arrays, kept_entry
+from xrelay.runtime.native.conv_kernels import native_taps
 
 
 MAX_TAPS = 64
@@ -29,7 +30,8 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
     as one multiply-add over whole loop-space views per point of its reduction space, for the
     products a batched matmul runs badly: a side of each matrix product is one element (a
     depthwise convolution is, per channel, a window of the data times one weight) and the
-    reduction space is small (the window). False when the arrays are not all of one float dtype;
+    reduction space is small (the window); with the native kernels built, as one call to
+    `native_taps`. False when the arrays are not all of one float dtype;
     None when the contraction is not of that kind. While `reuse_views[0]` (a planned program) the
     einsum form keeps the views made for the last call's arrays for the next call with the same arrays,
     and then runs over ranges of its output's first loop of more than one point (`RowsRunner.rows`:
@@ -69,6 +71,7 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
             for used in (used_a, used_b, used_o)]
 
     last: list = [None]  # (a, b, target, einsum operands, einsum output) of the last einsum call
+    last_native: list = [None]  # (a, b, target, accumulate, the native call) of the last native call
 
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[ia], ins[ib]
@@ -76,7 +79,15 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
             return True
         if not float_arrays(a, b, target):
             return False
+        kept = last_native[0]
+        if kept is not None and kept[0] is a and kept[1] is b and kept[2] is target and kept[3] == accumulate:
+            return kept[4]()
         va, vb, vo = (v.transpose(order) for v in (views[0](a), views[1](b), views[2](target, writeable=True)))
+        call = native_taps([va, vb, vo], len(used_o), inner, accumulate)
+        if call is not None and call():
+            if reuse_views[0]:  # the same arrays next run: the same call
+                last_native[0] = (a, b, target, accumulate, call)
+            return True
         if vo.shape[inner] >= EINSUM_MIN_INNER and all(v.strides[inner] == v.itemsize for v in (va, vb, vo)):
             # Channels-last depthwise: einsum's one pass over the window view, its inner loop along
             # the channels every operand has contiguous, is 2-3.5x faster than a pass per tap;

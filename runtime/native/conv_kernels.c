@@ -460,3 +460,80 @@ int xrelay_im2col(const float *x, const int64_t *xs, int64_t n, int64_t c, const
     parallel_for(threads, blocks, im2col_block, &job);
     return job.failed ? -1 : 0;
 }
+
+/* ---- A contraction over a small reduction space whose matrix products have a one-element side (a
+ * depthwise convolution: per channel, a window of the data times one weight), as numpy's
+ * `tap_contraction` names it: out[o] (+)= sum over the reduction points r of a[o, r] * b[o, r]. The
+ * loops are given by their sizes and each operand's strides (elements, 0 where it does not use the
+ * loop): the first n_out the output's, the last of them the vector loop, then the reduction's. Each
+ * chunk is a range of the other output points; every output value is summed over its taps in one
+ * accumulator, in the order of the reduction points. */
+
+enum { MAX_POINTS = 4096, VECTOR = 512 };
+
+struct taps_job {
+    int rank, n_out; const int64_t *shape; const float *a; const int64_t *as; const float *b; const int64_t *bs;
+    float *o; const int64_t *os; int accumulate; int64_t outer, per_chunk, points; const int64_t *ra, *rb;
+};
+
+static void taps_chunk(void *context, int64_t chunk) {
+    struct taps_job *j = context;
+    const int inner = j->n_out - 1;
+    const int64_t length = j->shape[inner], sa = j->as[inner], sb = j->bs[inner], so = j->os[inner];
+    float acc[VECTOR];
+    int64_t end = (chunk + 1) * j->per_chunk < j->outer ? (chunk + 1) * j->per_chunk : j->outer;
+    for (int64_t point = chunk * j->per_chunk; point < end; point++) {
+        int64_t oa = 0, ob = 0, oo = 0, rest = point;
+        for (int d = inner - 1; d >= 0; d--) {
+            int64_t i = rest % j->shape[d];
+            rest /= j->shape[d];
+            oa += i * j->as[d];
+            ob += i * j->bs[d];
+            oo += i * j->os[d];
+        }
+        for (int64_t q0 = 0; q0 < length; q0 += VECTOR) {
+            int64_t qn = length - q0 < VECTOR ? length - q0 : VECTOR;
+            float *out = j->o + oo + q0 * so;
+            for (int64_t q = 0; q < qn; q++) acc[q] = j->accumulate ? out[q * so] : 0.0f;
+            for (int64_t r = 0; r < j->points; r++) {
+                const float *pa = j->a + oa + j->ra[r] + q0 * sa, *pb = j->b + ob + j->rb[r] + q0 * sb;
+                if (sa == 1 && sb == 1)
+                    for (int64_t q = 0; q < qn; q++) acc[q] += pa[q] * pb[q];
+                else if (sa == 1 && sb == 0)
+                    for (int64_t q = 0; q < qn; q++) acc[q] += pa[q] * pb[0];
+                else
+                    for (int64_t q = 0; q < qn; q++) acc[q] += pa[q * sa] * pb[q * sb];
+            }
+            if (so == 1)
+                memcpy(out, acc, (size_t)qn * sizeof(float));
+            else
+                for (int64_t q = 0; q < qn; q++) out[q * so] = acc[q];
+        }
+    }
+}
+
+/* Returns 0, or -1 when the reduction space has more than MAX_POINTS points. */
+int xrelay_taps(int rank, int n_out, const int64_t *shape, const float *a, const int64_t *as, const float *b,
+                const int64_t *bs, float *o, const int64_t *os, int accumulate, int threads) {
+    int64_t points = 1, outer = 1;
+    for (int d = n_out; d < rank; d++) points *= shape[d];
+    for (int d = 0; d < n_out - 1; d++) outer *= shape[d];
+    if (points > MAX_POINTS) return -1;
+    int64_t ra[MAX_POINTS], rb[MAX_POINTS];
+    for (int64_t r = 0; r < points; r++) {
+        int64_t rest = r;
+        ra[r] = rb[r] = 0;
+        for (int d = rank - 1; d >= n_out; d--) {
+            int64_t i = rest % shape[d];
+            rest /= shape[d];
+            ra[r] += i * as[d];
+            rb[r] += i * bs[d];
+        }
+    }
+    int64_t chunks = threads > 1 ? 4 * (int64_t)threads : 1;
+    if (chunks > outer) chunks = outer;
+    struct taps_job job = {rank, n_out, shape, a, as, b, bs, o, os, accumulate, outer, (outer + chunks - 1) / chunks,
+                           points, ra, rb};
+    parallel_for(threads, chunks, taps_chunk, &job);
+    return 0;
+}

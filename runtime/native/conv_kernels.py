@@ -1,7 +1,8 @@
 """Convolutions compiled from `conv_kernels.c`: one call per convolution, no GIL inside.
 
-`native_winograd` (a Winograd F(2,3) or F(4,3) convolution, `runtime/kernels/conv.py`) and
-`native_im2col` (im2col + GEMM, `runtime/kernels/linalg_conv.py`) run when the machine's C compiler
+`native_winograd` (a Winograd F(2,3) or F(4,3) convolution, `runtime/kernels/conv.py`),
+`native_im2col` (im2col + GEMM, `runtime/kernels/linalg_conv.py`) and `native_taps` (a depthwise
+convolution, or any contraction `runtime/kernels/depthwise_taps.py` runs tap by tap) run when the machine's C compiler
 built `conv_kernels.c` (cached like the loops executor's libraries, `build.py`) and numpy's BLAS is an
 ILP64 OpenBLAS whose `cblas_sgemm` the C code can call; otherwise they return False and the numpy
 kernels run. `XRELAY_NATIVE=0` chooses numpy, as for the loops level.
@@ -79,8 +80,9 @@ def _built():
                   file=sys.stderr)
             return None
     winograd, im2col = library.handle.xrelay_winograd, library.handle.xrelay_im2col
-    winograd.restype = im2col.restype = ctypes.c_int
-    return winograd, im2col, sgemm
+    taps = library.handle.xrelay_taps
+    winograd.restype = im2col.restype = taps.restype = ctypes.c_int
+    return winograd, im2col, sgemm, taps
 
 
 def available() -> bool:
@@ -160,7 +162,7 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
         return False
     n, h, w, c = xv.shape
     _, oh, ow, f = shape
-    function, _, sgemm = kernel
+    function, _, sgemm, _ = kernel
     (acc, accs), (y, ys), (y2, ys2) = views
     status = function(
         ctypes.c_void_p(xv.ctypes.data), (ctypes.c_int64 * 4)(*xs), ctypes.c_int64(n), ctypes.c_int64(h),
@@ -196,7 +198,7 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
         return False
     n, _, _, c = xv.shape
     _, oh, ow, f = shape
-    _, function, sgemm = built
+    _, function, sgemm, _ = built
     (acc, accs), (y, ys), (y2, ys2) = views
     i64 = ctypes.c_int64
     status = function(
@@ -208,3 +210,32 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
     if status != 0:
         raise MemoryError("native im2col kernel: out of memory")
     return True
+
+
+def native_taps(views: list[np.ndarray], n_out: int, inner: int, accumulate: bool, threads: int = 1):
+    """A call of no arguments computing `out (+)= sum over the reduction loops of a * b` for the
+    loop-space views `views` = [a, b, out] (one axis per loop, size 1 where the operand does not use
+    it; the first `n_out` axes the output's, the rest the reduction's), output loop `inner` innermost
+    (the vector loop), and returning whether it did; None when the kernel is unavailable or the views
+    are not float32 it can address. The call reads the views' memory when called: it may be kept and
+    called again while the same arrays hold the operands."""
+    built = _kernel()
+    if built is None or not all(v.dtype == np.float32 for v in views):
+        return None
+    strides = [_strides(v) for v in views]
+    if None in strides:
+        return None
+    rank = views[2].ndim
+    sizes = [max(v.shape[d] for v in views) for d in range(rank)]
+    order = [d for d in range(n_out) if d != inner and sizes[d] > 1] + [inner]
+    order += [d for d in range(n_out, rank) if sizes[d] > 1]
+    per_operand = [[s[d] if v.shape[d] > 1 else 0 for d in order] for v, s in zip(views, strides)]
+    i64 = ctypes.c_int64
+    array = lambda values: (i64 * len(order))(*values)  # noqa: E731
+    arguments = (ctypes.c_int(len(order)), ctypes.c_int(len(order) - sum(d >= n_out for d in order)),
+                 array([sizes[d] for d in order]), ctypes.c_void_p(views[0].ctypes.data), array(per_operand[0]),
+                 ctypes.c_void_p(views[1].ctypes.data), array(per_operand[1]),
+                 ctypes.c_void_p(views[2].ctypes.data), array(per_operand[2]), ctypes.c_int(int(accumulate)),
+                 ctypes.c_int(usable_threads(max(1, threads))))
+    function = built[3]
+    return lambda: function(*arguments) == 0

@@ -201,3 +201,17 @@ def test_depthwise_through_the_executor(size, channels, kernel, stride, layout, 
         np.testing.assert_allclose(program(np.ascontiguousarray(x.transpose(perm)))[0], expected.transpose(perm),
                                    rtol=1e-4, atol=1e-4)
     assert calls
+
+
+def test_taps_on_a_matrix_vector_product_and_not_on_a_dot():
+    """out[i] += A[i, k] * x[k] (the vector loop strided through A) equals numpy; a dot product has no
+    output loop to vectorise: refused."""
+    from xrelay.runtime.native.conv_kernels import native_taps
+
+    a = RNG.standard_normal((7, 5)).astype(np.float32)
+    x = RNG.standard_normal(5).astype(np.float32)
+    out = np.ones(7, np.float32)
+    call = native_taps([a, x[None, :], out[:, None]], 1, 0, True)
+    assert call is not None and call()
+    np.testing.assert_allclose(out, 1 + a @ x, rtol=1e-5)
+    assert native_taps([x, x, np.zeros((1,), np.float32)], 0, 0, False) is None

@@ -220,8 +220,8 @@ def native_taps(views: list[np.ndarray], n_out: int, inner: int, accumulate: boo
     are not float32 it can address. The call reads the views' memory when called: it may be kept and
     called again while the same arrays hold the operands."""
     built = _kernel()
-    if built is None or not all(v.dtype == np.float32 for v in views):
-        return None
+    if built is None or not 0 <= inner < n_out or not all(v.dtype == np.float32 for v in views):
+        return None  # (a contraction to a scalar, such as a dot product, has no vector loop)
     strides = [_strides(v) for v in views]
     if None in strides:
         return None

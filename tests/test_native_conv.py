@@ -78,14 +78,28 @@ def test_epilogue_accumulate_and_copy():
     assert (border == -7.0).all()
 
 
-def test_maximum_propagates_nan_like_arith_maximumf():
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum])
+def test_maximum_and_minimum_propagate_nan_like_arith(ufunc):
     x = np.zeros((1, 6, 6, 2), np.float32)
     x[0, 3, 3, 0] = np.nan
     weight = np.ones((2, 2, 3, 3), np.float32)
     out = np.zeros((1, 4, 4, 2), np.float32)
-    epilogue = NativeEpilogue(None, [EpilogueOp(np.maximum, 0.0)])
+    epilogue = NativeEpilogue(None, [EpilogueOp(ufunc, 0.0)])
     assert native_winograd(nchw(x), winograd_weights(weight, 2), 2, nchw(out), False, 1, epilogue)
     assert np.isnan(out[0, 1:4, 1:4]).all() and not np.isnan(out[0, 0]).any()
+
+
+def test_relu_and_clip_of_both_signs():
+    """maximumf/minimumf of the convolution's values (either sign) against per-channel bounds."""
+    x = RNG.standard_normal((1, 10, 10, 3)).astype(np.float32)
+    weight = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    bound = np.broadcast_to(np.array([0.0, -0.0, 0.25, -0.5], np.float32), (1, 8, 8, 4))
+    for ufunc in (np.maximum, np.minimum):
+        out = np.empty((1, 8, 8, 4), np.float32)
+        epilogue = NativeEpilogue(None, [EpilogueOp(ufunc, bound)])
+        assert native_winograd(nchw(x), winograd_weights(weight, 2), 2, nchw(out), False, 1, epilogue)
+        conv = direct_conv(x.astype(np.float64), weight.astype(np.float64)).astype(np.float32)
+        np.testing.assert_allclose(out, ufunc(conv, bound), rtol=1e-4, atol=1e-4)
 
 
 def test_unsupported_forms_are_refused(monkeypatch):

@@ -37,8 +37,11 @@ static inline float apply(int kind, float v, float o) {
     case EPI_ADD: return v + o;
     case EPI_SUB: return v - o;
     case EPI_MUL: return v * o;
-    case EPI_MAX: return v != v || o != o ? v + o : (v > o ? v : o); /* NaN in, NaN out: arith.maximumf */
-    case EPI_MIN: return v != v || o != o ? v + o : (v < o ? v : o);
+    /* NaN in, NaN out: arith.maximumf/minimumf. Both candidates are computed and one is selected
+     * without a branch: a ReLU's `v > 0` on real data is a coin toss the branch predictor misses
+     * (56x56x64 outputs: 2.0 -> 1.1 ms, minimum of 150 runs). */
+    case EPI_MAX: { float m = v > o ? v : o, nan = v + o; return (v != v) | (o != o) ? nan : m; }
+    case EPI_MIN: { float m = v < o ? v : o, nan = v + o; return (v != v) | (o != o) ? nan : m; }
     default: return o - v;
     }
 }

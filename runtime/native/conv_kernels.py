@@ -17,6 +17,7 @@ import ctypes
 import functools
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,6 +126,10 @@ class NativeEpilogue:
 
     def __init__(self, rows, ops: list[EpilogueOp], out: np.ndarray | None = None, copy: np.ndarray | None = None):
         self.rows, self.ops, self.out, self.copy = rows, ops, out, copy
+        self.call: Callable[[], None] | None = None
+        """The native kernel's call with every argument bound, set when a kernel ran with this epilogue:
+        while the convolution's operands are the same arrays (a planned program's), calling it again
+        computes the same convolution (`ConvStep` does, skipping its runner's Python)."""
 
     def __call__(self, r0: int, r1: int) -> None:
         self.rows(r0, r1)
@@ -164,14 +169,19 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
     _, oh, ow, f = shape
     function, _, sgemm, _ = kernel
     (acc, accs), (y, ys), (y2, ys2) = views
-    status = function(
-        ctypes.c_void_p(xv.ctypes.data), (ctypes.c_int64 * 4)(*xs), ctypes.c_int64(n), ctypes.c_int64(h),
+    arguments = (ctypes.c_void_p(xv.ctypes.data), (ctypes.c_int64 * 4)(*xs), ctypes.c_int64(n), ctypes.c_int64(h),
         ctypes.c_int64(w), ctypes.c_int64(c), ctypes.c_void_p(u.ctypes.data), ctypes.c_int64(f), acc, accs,
         y, ys, y2, ys2, ctypes.c_int64(oh), ctypes.c_int64(ow), ctypes.c_int(m),
         ctypes.c_int(usable_threads(max(1, threads))), ctypes.c_int64(BLOCK_BYTES), ctypes.c_void_p(sgemm),
         ops, ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
-    if status != 0:
-        raise MemoryError("native Winograd kernel: out of memory")
+
+    def call() -> None:
+        if function(*arguments) != 0:
+            raise MemoryError("native Winograd kernel: out of memory")
+
+    if epilogue is not None:
+        epilogue.call = call
+    call()
     return True
 
 
@@ -201,14 +211,19 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
     _, function, sgemm, _ = built
     (acc, accs), (y, ys), (y2, ys2) = views
     i64 = ctypes.c_int64
-    status = function(
-        ctypes.c_void_p(xv.ctypes.data), (i64 * 4)(*xs), i64(n), i64(c), ctypes.c_void_p(wmat.ctypes.data), i64(f),
+    arguments = (ctypes.c_void_p(xv.ctypes.data), (i64 * 4)(*xs), i64(n), i64(c), ctypes.c_void_p(wmat.ctypes.data), i64(f),
         i64(kernel[0]), i64(kernel[1]), i64(strides[0]), i64(strides[1]), i64(dilation[0]), i64(dilation[1]),
         acc, accs, y, ys, y2, ys2, i64(oh), i64(ow), ctypes.c_int(usable_threads(max(1, threads))),
         i64(BLOCK_BYTES), ctypes.c_int(int(by_filters)), ctypes.c_void_p(sgemm), ops,
         ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
-    if status != 0:
-        raise MemoryError("native im2col kernel: out of memory")
+
+    def call() -> None:
+        if function(*arguments) != 0:
+            raise MemoryError("native im2col kernel: out of memory")
+
+    if epilogue is not None:
+        epilogue.call = call
+    call()
     return True
 
 

@@ -229,3 +229,35 @@ def test_taps_on_a_matrix_vector_product_and_not_on_a_dot():
     assert call is not None and call()
     np.testing.assert_allclose(out, 1 + a @ x, rtol=1e-5)
     assert native_taps([x, x, np.zeros((1,), np.float32)], 0, 0, False) is None
+
+
+def test_kept_native_calls_follow_new_inputs_and_thread_counts(blas_workers, monkeypatch):
+    """A built program's convolutions call their kept native calls again on later runs (same arrays):
+    new input values are read, and a new thread count makes a new call (ResNet at 64x64 against the
+    nn interpreter, on 1, 2 and 1 threads)."""
+    import xrelay
+    from xrelay import transform
+    from xrelay.frontend import resnet
+    from xrelay.runtime.native import conv_kernels as kernels
+    from xrelay.runtime.reference.interpreter import run as run_nn
+
+    module, params = resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 64, 64))
+    with transform.PassContext(opt_level=3):
+        executable = xrelay.build(module, params)
+    made = []
+    for name in ("native_winograd", "native_im2col"):
+        original = getattr(kernels, name)
+        monkeypatch.setattr(kernels, name, lambda *a, original=original, **k: made.append(1) or original(*a, **k))
+    from xrelay.runtime.kernels import conv, linalg_conv
+    monkeypatch.setattr(conv, "native_winograd", kernels.native_winograd)
+    monkeypatch.setattr(linalg_conv, "native_im2col", kernels.native_im2col)
+    remade = []
+    for threads in (1, 1, 2, 2, 1):
+        blas_workers(threads)
+        made.clear()
+        data = RNG.standard_normal((1, 3, 64, 64)).astype(np.float32)
+        expected = run_nn(module, {"data": data}, params)[0]
+        np.testing.assert_allclose(executable(data)[0], expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+        remade.append(bool(made))
+    # The first run and each new thread count make the calls; the same thread count again keeps them.
+    assert remade == [True, False, True, False, True]

@@ -27,10 +27,11 @@ from xdsl.ir.affine import AffineDimExpr
 from xrelay.runtime.executor.plan import MIN_SPLIT_ELEMENTS
 from xrelay.runtime.kernels.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry, conv_geometry
 from xrelay.runtime.native.conv_kernels import KINDS, EpilogueOp, NativeEpilogue
+from xrelay.runtime.native.conv_kernels import available as native_available
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
-from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
+from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts, split_threads
 
 
 class RowTail:
@@ -146,7 +147,8 @@ class ConvStep:
         self.native_kept: tuple | None = None
         """(the Python epilogue of the last run, its `native_epilogue`)."""
         self.native_arrays: list | None = None
-        """The operand arrays of the last run, when the native kernel ran it with the kept epilogue."""
+        """(the thread count, the operand arrays) of the last run, when the native kernel ran it with the
+        kept epilogue."""
 
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
@@ -184,14 +186,16 @@ class ConvStep:
     def __call__(self, env: list) -> None:
         arrays = self.prepare(env)
         tail, pad = self.tail, self.pad
-        if tail is None and pad is None:
+        if tail is None and pad is None and not native_available():
             if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate):
                 run_alone(functools.partial(self.run, arrays))  # contracted generically
             self.finish(env, arrays)
             return
         self.finish(env, arrays)  # the tail reads the result's slot: the out buffer, written below
         copy = None  # where the native kernel also stores the final values
-        if pad is None:
+        if tail is None and pad is None:
+            epilogue = rows = None
+        elif pad is None:
             epilogue = rows = tail.bind(env)
         else:
             padded, kept = pad.buffer(env), self.kept
@@ -208,23 +212,25 @@ class ConvStep:
             self.kept = kept
         native = self.native_kept
         if native is None or native[0] is not epilogue:
-            made = native_epilogue(epilogue, rows, copy, arrays[self.n_in], self.geometry.out_axes)
+            made = (native_epilogue(epilogue, rows, copy, arrays[self.n_in], self.geometry.out_axes)
+                    if epilogue is not None else NativeEpilogue(None, []))  # none: its own output, whichever
             if (tail is None and copy is not None and isinstance(made, NativeEpilogue)
                     and self.op.results[0].has_one_use()):
                 made.out, made.copy = made.copy, None  # the pad is the only reader: its interior only
             native = self.native_kept = (epilogue, made)
         epilogue = native[1]
         if isinstance(epilogue, NativeEpilogue):
-            if epilogue.call is not None and self.native_arrays is not None and \
-                    all(a is b for a, b in zip(arrays, self.native_arrays)):
+            kept_arrays = self.native_arrays
+            if epilogue.call is not None and kept_arrays is not None and kept_arrays[0] == split_threads() \
+                    and all(a is b for a, b in zip(arrays, kept_arrays[1])):
                 epilogue.call()  # the same arrays as the native kernel's last run: its same call
                 return
             epilogue.call = self.native_arrays = None
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             # A kernel the runner does not take (not float, ...): whole, then the tail.
-            run_alone(lambda: (self.run(arrays), epilogue(0, self.rows)))
+            run_alone(lambda: (self.run(arrays), epilogue and epilogue(0, self.rows)))
         elif isinstance(epilogue, NativeEpilogue) and epilogue.call is not None and self.reuse_views[0]:
-            self.native_arrays = list(arrays)  # a planned program: the same arrays every run
+            self.native_arrays = (split_threads(), list(arrays))  # a planned program: the same arrays every run
 
     def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
         before = (slice(None),) * self.geometry.out_axes[2]

@@ -132,7 +132,8 @@ class NativeEpilogue:
         computes the same convolution (`ConvStep` does, skipping its runner's Python)."""
 
     def __call__(self, r0: int, r1: int) -> None:
-        self.rows(r0, r1)
+        if self.rows is not None:  # (None: no epilogue)
+            self.rows(r0, r1)
 
 
 def _view(array: np.ndarray | None):

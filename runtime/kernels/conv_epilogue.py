@@ -26,7 +26,8 @@ from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime.executor.plan import MIN_SPLIT_ELEMENTS
 from xrelay.runtime.kernels.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry, conv_geometry
-from xrelay.runtime.native.conv_kernels import KINDS, EpilogueOp, NativeEpilogue
+from xrelay.runtime.kernels.native_epilogue import native_epilogue
+from xrelay.runtime.native.conv_kernels import NativeEpilogue
 from xrelay.runtime.native.conv_kernels import available as native_available
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.executor.pad_step import PadStep
@@ -146,6 +147,8 @@ class ConvStep:
         """Whether it is a 1x1 stride-1 convolution without offset (its data is its patch matrix)."""
         self.native_kept: tuple | None = None
         """(the Python epilogue of the last run, its `native_epilogue`)."""
+        self.constant_weight = False
+        """Whether the weight is a constant (its layout for the kernel is made once)."""
         self.native_arrays: list | None = None
         """(the thread count, the operand arrays) of the last run, when the native kernel ran it with the
         kept epilogue."""
@@ -172,6 +175,7 @@ class ConvStep:
         accumulate = not (zero_init and zero_init[0])
         runner = geometry.runner(ranges, constant, reuse_views, algorithm, parts)
         step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
+        step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views
         step.split = parts
         out_shape = op.results[0].type.get_shape()
@@ -229,7 +233,8 @@ class ConvStep:
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             # A kernel the runner does not take (not float, ...): whole, then the tail.
             run_alone(lambda: (self.run(arrays), epilogue and epilogue(0, self.rows)))
-        elif isinstance(epilogue, NativeEpilogue) and epilogue.call is not None and self.reuse_views[0]:
+        elif (isinstance(epilogue, NativeEpilogue) and epilogue.call is not None and self.reuse_views[0]
+              and self.constant_weight):  # (the call holds the weight as the kernel laid it out)
             self.native_arrays = (split_threads(), list(arrays))  # a planned program: the same arrays every run
 
     def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
@@ -242,41 +247,6 @@ class ConvStep:
             interior[index] = result[index]
 
         return rows_and_copy
-
-
-def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None, copy: np.ndarray | None,
-                    out: np.ndarray, out_axes: tuple[int, int, int, int]):
-    """`epilogue` (which runs `rows`, a `RowTail`'s, if not None, then copies the rows into `copy` if
-    not None) as a `NativeEpilogue` for the native Winograd kernel (`runtime/native/conv_kernels.py`),
-    whose values are the convolution's `out`; `epilogue` itself when it is not one the kernel can
-    apply: every member one binary ufunc of the value before it and one other operand, all but the
-    last writing in place into `out`, the last into `out` or a view of its shape."""
-    ops, target = [], out
-    for index, (ufunc, args, written) in enumerate(getattr(rows, "calls", None) or [] if rows else []):
-        if ufunc not in KINDS or len(args) != 2:
-            return epilogue
-        value = [i for i, (array, _) in enumerate(args) if _same_view(array, target)]
-        if len(value) != 1 or (written is not out and not _same_view(written, out)
-                               and index < len(rows.calls) - 1) or written.shape != out.shape:
-            return epilogue
-        other = args[1 - value[0]][0]
-        if isinstance(other, np.ndarray) and other.ndim:
-            if other.dtype != np.float32 or other.ndim != out.ndim:
-                return epilogue
-            other = np.broadcast_to(other, out.shape).transpose(out_axes).transpose(0, 2, 3, 1)
-        else:
-            other = float(other)
-        ops.append(EpilogueOp(ufunc, other, reversed=value[0] == 1 and ufunc is np.subtract))
-        target = written
-    if rows is not None and getattr(rows, "calls", None) is None:
-        return epilogue
-    return NativeEpilogue(epilogue, ops, target.transpose(out_axes),
-                          copy.transpose(out_axes) if copy is not None else None)
-
-
-def _same_view(a, b) -> bool:
-    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-            and a.strides == b.strides and a.dtype == b.dtype and a.ctypes.data == b.ctypes.data)
 
 
 def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: bool = False) -> bool:

@@ -176,7 +176,7 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
         ctypes.c_int(usable_threads(max(1, threads))), ctypes.c_int64(BLOCK_BYTES), ctypes.c_void_p(sgemm),
         ops, ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
 
-    def call() -> None:
+    def call(keep=(x, u, out, target)) -> None:  # the arrays it points into stay alive with it
         if function(*arguments) != 0:
             raise MemoryError("native Winograd kernel: out of memory")
 
@@ -218,7 +218,7 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
         i64(BLOCK_BYTES), ctypes.c_int(int(by_filters)), ctypes.c_void_p(sgemm), ops,
         ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
 
-    def call() -> None:
+    def call(keep=(x, wmat, out, target)) -> None:  # the arrays it points into stay alive with it
         if function(*arguments) != 0:
             raise MemoryError("native im2col kernel: out of memory")
 

@@ -20,8 +20,9 @@ its shape. An op
 that reads a stored value and is none of these (a reshape, a return) reads a `linalg.transpose` of
 it back; a pad, concat or structured op writing a stored value from an operand that is not stored (a function
 argument) reads a transpose of that operand, as does a seed reading an image that is not stored through
-its windows. Weights are not moved: a convolution reads its constant
-weight with its own map (the executor reads any layout; `ConvGeometry`). An all-parallel op whose
+its windows. A seed's dense constant operand (a weight) gets a transposed copy whose axes indexed by
+the output's loops come last, in the output's order (a depthwise weight (c, kh, kw) becomes
+(kh, kw, c), as xrelay's lowering writes it: the kernels' vector loop runs along the channels). An all-parallel op whose
 output map is a permutation of its loops has its loops renumbered so that map is the identity, as
 xrelay's lowering writes it.
 """
@@ -30,15 +31,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import AffineMapAttr, DenseArrayBase, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import AffineMapAttr, DenseArrayBase, DenseIntOrFPElementsAttr, ModuleOp, TensorType, i64
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation as Structured
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from xrelay.dialects.constant import attr_numpy, dense_attr
 from xrelay.dialects.upstream_tensor_ops import EmptyOp, PadOp
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
@@ -191,6 +195,11 @@ class _Rewrite:
             if moved:
                 operands.append(self.operand(value, op))
                 maps[i] = permuted(maps[i], TO_LAST)
+            elif seed and i < n_in and (weight := outputs_last(value, maps[i], maps[n_in:])) is not None:
+                order, constant = weight
+                Rewriter.insert_op(constant, InsertPoint.before(op))
+                operands.append(constant.result)
+                maps[i] = permuted(maps[i], order)
             else:
                 operands.append(value)
         iterators = list(op.get_iterator_types())
@@ -215,6 +224,26 @@ class _Rewrite:
             TRANSPOSES.add()
             for use in readers:
                 use.operation.operands[use.index] = transpose.results[0]
+
+
+def outputs_last(value: SSAValue, m: AffineMap, out_maps: list[AffineMap]):
+    """(axis order, the constant transposed) for a seed's dense constant operand `value` read through
+    bare loops `m`, whose axes indexed by the output's loops are not last in the output's order (a
+    depthwise weight (c, kh, kw)): those axes moved last, the kernels' vector loop then runs along
+    contiguous weights; None for any other operand."""
+    owner = value.owner
+    if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
+        return None
+    if not all(isinstance(e, AffineDimExpr) for e in m.results):
+        return None
+    out_loops = [e.position for om in out_maps for e in om.results if isinstance(e, AffineDimExpr)]
+    loops = [e.position for e in m.results]
+    tail = sorted((a for a, d in enumerate(loops) if d in out_loops), key=lambda a: out_loops.index(loops[a]))
+    order = tuple([a for a in range(len(loops)) if a not in tail] + tail)
+    if order == tuple(range(len(loops))):
+        return None
+    array = np.ascontiguousarray(attr_numpy(owner.value).reshape(value.type.get_shape()).transpose(order))
+    return order, arith.ConstantOp(dense_attr(array), permuted_type(value.type, order))
 
 
 def loop_order(maps: list[AffineMap], iterators: list, region, n_in: int) -> list[int] | None:

@@ -11,9 +11,10 @@
 // ReLU, a 3x3 max pool, an add of an argument, a global sum pool and its flattening, a 2x2 max pool of
 // the argument itself and a concatenation of the first pool and the other argument on channels. Every
 // image these make is stored NHWC: the argument is transposed in once (permutation [0, 2, 3, 1]) for
-// its pad and its pool, and padded on axes 1 and 2; the concatenation joins axis 3; the convolution and the pools become generics reading their data through windows on axes 1
-// and 2 (the weight keeps its map), writing (n, oh, ow, f); the all-parallel ops get loops in the
-// order of their output's axes (the ReLU's maps the identity; the argument %y, not stored, is read
+// its pad and its pool, and padded on axes 1 and 2; the concatenation joins axis 3; the convolution
+// and the pools become generics reading their data through windows on axes 1 and 2 (the weight a
+// copy (c, kh, kw, f): its output loop last), writing (n, oh, ow, f); the all-parallel ops get loops
+// in the order of their output's axes (the ReLU's maps the identity; the argument %y, not stored, is read
 // by the add with its channels at loop d3, and transposed in for the concatenation). What is returned
 // and what is flattened is transposed back ([0, 3, 1, 2]). The outputs before, after and built agree.
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -64,7 +65,8 @@ func.func @main(%x: tensor<1x2x6x6xf32>, %y: tensor<1x3x4x4xf32>)
 // CHECK:      } : tensor<1x6x6x2xf32> to tensor<1x8x8x2xf32>
 // CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<1x6x6x3xf32>
 // CHECK-NEXT: %[[Z:.*]] = linalg.fill ins(%zero : f32) outs(%[[E]] : tensor<1x6x6x3xf32>)
-// CHECK-NEXT: %[[CONV:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d2 + d5), (d3 + d6), d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d3, d1)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[PAD]], %w : tensor<1x8x8x2xf32>, tensor<3x2x3x3xf32>) outs(%[[Z]] : tensor<1x6x6x3xf32>)
+// CHECK-NEXT: %[[W:.*]] = arith.constant dense<{{\[\[\[\[}}5.000000e-01, 1.250000e-01, -1.000000e+00], {{.*}} : tensor<2x3x3x3xf32>
+// CHECK-NEXT: %[[CONV:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d2 + d5), (d3 + d6), d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d1)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d3, d1)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[PAD]], %[[W]] : tensor<1x8x8x2xf32>, tensor<2x3x3x3xf32>) outs(%[[Z]] : tensor<1x6x6x3xf32>)
 // CHECK:      %[[RELU:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[CONV]] : tensor<1x6x6x3xf32>)
 // CHECK:      %[[POOL:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, (d2 + d4), (d3 + d5), d1)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d3, d1)>], {{.*}} ins(%[[RELU]], %window : tensor<1x6x6x3xf32>, tensor<3x3xf32>)
 // CHECK:      %[[SUM:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], {{.*}} ins(%[[POOL]], %y : tensor<1x4x4x3xf32>, tensor<1x3x4x4xf32>)

@@ -23,7 +23,7 @@
 // CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x10x10x4xf32>) {
 // CHECK-NEXT:     tensor.empty() {kernel.offset
 // CHECK-NEXT:     linalg.fill
-// CHECK-NEXT:     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d2 + d5), (d3 + d6), d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d3, d1)>]
+// CHECK-NEXT:     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d2 + d5), (d3 + d6), d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d1)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d3, d1)>]
 // CHECK:          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
 // CHECK-NEXT:     ^bb0
 // CHECK-NEXT:       arith.addf

@@ -188,14 +188,23 @@ static float *scratch(size_t bytes) {
     do { o0 = 4 * d0 - 5 * d2 + d4; o1 = -4 * d1 - 4 * d2 + d3 + d4; o2 = 4 * d1 - 4 * d2 - d3 + d4; \
          o3 = -2 * d1 - d2 + 2 * d3 + d4; o4 = 2 * d1 - d2 - 2 * d3 + d4; o5 = 4 * d1 - 5 * d3 + d5; } while (0)
 
+/* Tile t of a block whose first tile row is row0: its image, tile row and tile column. */
+static inline void tile_position(int64_t t, int64_t row0, int64_t th, int64_t tw, int64_t *img, int64_t *ty,
+                                 int64_t *tx) {
+    int64_t row = row0 + t / tw;
+    *img = row / th;
+    *ty = row % th;
+    *tx = t % tw;
+}
+
 /* V[p][t][c] for the tiles [t0, t1) of a block whose first tile row is `row0` (in tile rows over n*th). */
 static void input_transform(const float *x, const int64_t *xs, int64_t h, int64_t w, int64_t c, int64_t th,
                             int64_t tw, int m, int64_t row0, int64_t t0, int64_t t1, int64_t tiles, float *v) {
     const int a = m + 2;
     float d[6][6][64], r[6][6][64];
     for (int64_t t = t0; t < t1; t++) {
-        int64_t row = row0 + t / tw, tx = t % tw;
-        int64_t img = row / th, ty = row % th;
+        int64_t img, ty, tx;
+        tile_position(t, row0, th, tw, &img, &ty, &tx);
         for (int64_t c0 = 0; c0 < c; c0 += 64) {
             int64_t cn = c - c0 < 64 ? c - c0 : 64;
             for (int i = 0; i < a; i++) {
@@ -252,8 +261,8 @@ static void output_transform(const float *mm, int64_t tiles, int64_t f, int m, i
     const int a = m + 2;
     float r[4][6][64], o[4][4][64];
     for (int64_t t = t0; t < t1; t++) {
-        int64_t row = row0 + t / tw, tx = t % tw;
-        int64_t img = row / th, ty = row % th;
+        int64_t img, ty, tx;
+        tile_position(t, row0, th, tw, &img, &ty, &tx);
         for (int64_t f0 = 0; f0 < f; f0 += 64) {
             int64_t fn = f - f0 < 64 ? f - f0 : 64;
             /* rows: r[i][j] = sum_k A^T[i][k] M[k][j] */

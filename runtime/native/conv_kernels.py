@@ -148,42 +148,57 @@ def _view(array: np.ndarray | None):
     return ctypes.c_void_p(nhwc.ctypes.data), (ctypes.c_int64 * 4)(*strides)
 
 
-def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, threads: int,
-                    epilogue: NativeEpilogue | None = None) -> bool:
-    """`conv.winograd_conv3x3(x, u, m, out, accumulate)` (x and out as (N, C, H, W) and (N, F, OH, OW)
-    views) through `epilogue`, over `threads` OpenMP threads; False, having done nothing, when the
-    kernel is unavailable or the arrays are not float32 views it can address."""
-    kernel = _kernel()
-    if kernel is None or m not in (2, 4) or not (x.dtype == u.dtype == out.dtype == np.float32):
-        return False
+def _bound(x: np.ndarray, out: np.ndarray, accumulate: bool, epilogue: NativeEpilogue | None):
+    """What both convolution kernels take besides their own arguments: (x as NHWC and its strides, the
+    output's (N, OH, OW, F) shape, the C arguments acc, accs, y, ys, y2, ys2, the epilogue's ops and
+    their count), or None when an array is not one they can address."""
     xv = x.transpose(0, 2, 3, 1)
     xs = _strides(xv)
     target = epilogue.out if epilogue is not None and epilogue.out is not None else out
     views = [_view(out if accumulate else None), _view(target), _view(epilogue.copy if epilogue else None)]
-    if xs is None or None in views or not u.flags.c_contiguous:
-        return False
+    if xs is None or None in views:
+        return None
     shape = target.transpose(0, 2, 3, 1).shape
-    ops = _ops(list(epilogue.ops) if epilogue is not None else [], shape)
+    listed = list(epilogue.ops) if epilogue is not None else []
+    ops = _ops(listed, shape)
     if ops is None:
-        return False
-    n, h, w, c = xv.shape
-    _, oh, ow, f = shape
-    function, _, sgemm, _ = kernel
-    (acc, accs), (y, ys), (y2, ys2) = views
-    arguments = (ctypes.c_void_p(xv.ctypes.data), (ctypes.c_int64 * 4)(*xs), ctypes.c_int64(n), ctypes.c_int64(h),
-        ctypes.c_int64(w), ctypes.c_int64(c), ctypes.c_void_p(u.ctypes.data), ctypes.c_int64(f), acc, accs,
-        y, ys, y2, ys2, ctypes.c_int64(oh), ctypes.c_int64(ow), ctypes.c_int(m),
-        ctypes.c_int(usable_threads(max(1, threads))), ctypes.c_int64(BLOCK_BYTES), ctypes.c_void_p(sgemm),
-        ops, ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
+        return None
+    return xv, (ctypes.c_int64 * 4)(*xs), shape, [v for view in views for v in view], (ops, ctypes.c_int(len(listed)))
 
-    def call(keep=(x, u, out, target)) -> None:  # the arrays it points into stay alive with it
+
+def _run(function, arguments: tuple, keep: tuple, epilogue: NativeEpilogue | None) -> bool:
+    """Call `function(*arguments)`, and keep the call on `epilogue` (with `keep`, the arrays it points
+    into, alive as long as it is)."""
+
+    def call(keep=keep) -> None:
         if function(*arguments) != 0:
-            raise MemoryError("native Winograd kernel: out of memory")
+            raise MemoryError("native convolution kernel: out of memory")
 
     if epilogue is not None:
         epilogue.call = call
     call()
     return True
+
+
+def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, threads: int,
+                    epilogue: NativeEpilogue | None = None) -> bool:
+    """`conv.winograd_conv3x3(x, u, m, out, accumulate)` (x and out as (N, C, H, W) and (N, F, OH, OW)
+    views) through `epilogue`, over `threads` threads; False, having done nothing, when the kernel
+    is unavailable or the arrays are not float32 views it can address."""
+    kernel = _kernel()
+    if kernel is None or m not in (2, 4) or not (x.dtype == u.dtype == out.dtype == np.float32) \
+            or not u.flags.c_contiguous:
+        return False
+    bound = _bound(x, out, accumulate, epilogue)
+    if bound is None:
+        return False
+    xv, xs, (_, oh, ow, f), outputs, ops = bound
+    n, h, w, c = xv.shape
+    i64 = ctypes.c_int64
+    arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(n), i64(h), i64(w), i64(c), ctypes.c_void_p(u.ctypes.data),
+                 i64(f), *outputs[:6], i64(oh), i64(ow), ctypes.c_int(m), ctypes.c_int(usable_threads(max(1, threads))),
+                 i64(BLOCK_BYTES), ctypes.c_void_p(kernel[2]), *ops)
+    return _run(kernel[0], arguments, (x, u, out, epilogue), epilogue)
 
 
 def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
@@ -191,41 +206,23 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
                   by_filters: bool, epilogue: NativeEpilogue | None = None) -> bool:
     """The convolution of x (an (N, C, H, W) view read from (0, 0), every window inside it) with
     `wmat`, the (KH*KW*C, F) weight matrix (rows in (kh, kw, c) order, C-contiguous), into `out` (an
-    (N, F, OH, OW) view; plus what it holds if `accumulate`) through `epilogue`, over `threads` OpenMP
+    (N, F, OH, OW) view; plus what it holds if `accumulate`) through `epilogue`, over `threads`
     threads, by pixels or (`by_filters`) by filters; False, having done nothing, when the kernel is
     unavailable or the arrays are not float32 views it can address."""
     built = _kernel()
     if built is None or not (x.dtype == wmat.dtype == out.dtype == np.float32) or not wmat.flags.c_contiguous:
         return False
-    xv = x.transpose(0, 2, 3, 1)
-    xs = _strides(xv)
-    target = epilogue.out if epilogue is not None and epilogue.out is not None else out
-    views = [_view(out if accumulate else None), _view(target), _view(epilogue.copy if epilogue else None)]
-    if xs is None or None in views:
+    bound = _bound(x, out, accumulate, epilogue)
+    if bound is None:
         return False
-    shape = target.transpose(0, 2, 3, 1).shape
-    ops = _ops(list(epilogue.ops) if epilogue is not None else [], shape)
-    if ops is None:
-        return False
-    n, _, _, c = xv.shape
-    _, oh, ow, f = shape
-    _, function, sgemm, _ = built
-    (acc, accs), (y, ys), (y2, ys2) = views
+    xv, xs, (_, oh, ow, f), outputs, ops = bound
     i64 = ctypes.c_int64
-    arguments = (ctypes.c_void_p(xv.ctypes.data), (i64 * 4)(*xs), i64(n), i64(c), ctypes.c_void_p(wmat.ctypes.data), i64(f),
-        i64(kernel[0]), i64(kernel[1]), i64(strides[0]), i64(strides[1]), i64(dilation[0]), i64(dilation[1]),
-        acc, accs, y, ys, y2, ys2, i64(oh), i64(ow), ctypes.c_int(usable_threads(max(1, threads))),
-        i64(BLOCK_BYTES), ctypes.c_int(int(by_filters)), ctypes.c_void_p(sgemm), ops,
-        ctypes.c_int(len(epilogue.ops) if epilogue is not None else 0))
-
-    def call(keep=(x, wmat, out, target)) -> None:  # the arrays it points into stay alive with it
-        if function(*arguments) != 0:
-            raise MemoryError("native im2col kernel: out of memory")
-
-    if epilogue is not None:
-        epilogue.call = call
-    call()
-    return True
+    arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(xv.shape[0]), i64(xv.shape[3]),
+                 ctypes.c_void_p(wmat.ctypes.data), i64(f), i64(kernel[0]), i64(kernel[1]), i64(strides[0]),
+                 i64(strides[1]), i64(dilation[0]), i64(dilation[1]), *outputs[:6], i64(oh), i64(ow),
+                 ctypes.c_int(usable_threads(max(1, threads))), i64(BLOCK_BYTES), ctypes.c_int(int(by_filters)),
+                 ctypes.c_void_p(built[2]), *ops)
+    return _run(built[1], arguments, (x, wmat, out, epilogue), epilogue)
 
 
 def native_taps(views: list[np.ndarray], n_out: int, inner: int, accumulate: bool, threads: int = 1):

@@ -69,6 +69,15 @@ static inline void apply(const epilogue_op *op, float *val, int64_t fn, const fl
 
 typedef void (*chunk_fn)(void *ctx, int64_t chunk);
 
+/* A spinning thread's hint to the core (x86's pause, Arm's yield). */
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -104,7 +113,7 @@ static void *serve(void *unused) {
     (void)unused;
     uint64_t seen = atomic_load(&pool.posted);
     for (;;) {
-        for (int spin = 0; spin < SPINS && atomic_load(&pool.posted) == seen; spin++) __builtin_ia32_pause();
+        for (int spin = 0; spin < SPINS && atomic_load(&pool.posted) == seen; spin++) cpu_relax();
         pthread_mutex_lock(&pool.lock);
         while (atomic_load(&pool.posted) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
         seen = atomic_load(&pool.posted);
@@ -141,7 +150,7 @@ static void parallel_for(int threads, int64_t chunks, chunk_fn fn, void *ctx) {
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
     work(generation, fn, ctx, chunks);
-    while (atomic_load(&pool.done) < chunks) __builtin_ia32_pause();  /* chunks a worker is finishing */
+    while (atomic_load(&pool.done) < chunks) cpu_relax();  /* chunks a worker is finishing */
     atomic_store(&pool.busy, 0);
 }
 

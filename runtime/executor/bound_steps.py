@@ -1,16 +1,16 @@
-"""A planned program's body on one thread with its steps' kernel calls bound once.
+"""A planned program's body with its steps' kernel calls bound once.
 
-On one thread a planned contraction's step (`contraction_plan.ContractionStep`) ends in one
-`np.matmul` over views it keeps for the same arrays, and a fused elementwise tail run whole
-(`plan.FusedTail`) in the ufunc calls it keeps
+A planned contraction's step (`contraction_plan.ContractionStep`) ends in one
+`threaded_matmul` over views it keeps for the same arrays, and a fused elementwise tail run whole
+(`plan.FusedTail`, not split at this thread count) in the ufunc calls it keeps
 (`FusedTail.kept`). A run still pays each step's Python around them: its operands looked up, the kept
 views checked against them, the split decided, its results bound again; in a run that Python is cold
 (measured at e04d2e0: ~9 us a step on ShuffleNet, where the same steps reduced to their calls made a run
 4.8% faster). When every slot such a step reads, binds or writes holds the same array on every run
 (`LinalgProgram.fixed_slots`, runtime/executor/hoist_bindings.py, which also binds its results before the
-run), `bind(program, env)` replaces it, after a run on one thread in the thread mode, by its kept
-call; other steps stay as they are. `LinalgProgram.__call__` runs that body while the program is on
-one thread and its bindings are the ones it was made for.
+run), `bind(program, env)` replaces it, after a run in the thread mode, by its kept
+call; other steps stay as they are. `LinalgProgram.__call__` runs that body while the program has
+the thread count and the bindings it was made for (a kept call splits as its step would).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import numpy as np
 from xrelay.runtime.executor import plan as split_plan
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.executor.plan import FusedTail
-from xrelay.runtime.parallel.threads import decide_split
+from xrelay.runtime.kernels.conv import threaded_matmul
+from xrelay.runtime.parallel.threads import decide_split, split_threads
 
 def bind(program, env: list) -> list:
     """`program`'s body as functions of the environment, each step whose slots are all fixed and whose
@@ -37,17 +38,23 @@ def bind(program, env: list) -> list:
 
 
 def kept_call(step, env: list):
-    """`f(env)` doing all of what `step` does on one thread with this environment's arrays (its
-    results being bound already), or None."""
+    """`f(env)` doing all of what `step` does with this environment's arrays and this thread count
+    (its results being bound already), or None."""
     if isinstance(step, ContractionStep):
         arrays = step.prepare(env)
         kept = step.planned.kept(arrays[:step.n_in], arrays[step.n_in])
         if kept is None or not all(isinstance(m, np.ndarray) for m in kept):
             return None
         lhs, rhs, product = kept
-
-        def matmul(env: list) -> None:
-            np.matmul(lhs, rhs, out=product)
+        parts = step.planned.split
+        if parts is not None and parts > 1 and split_threads() > 1:
+            def matmul(env: list) -> None:
+                threaded_matmul(lhs, rhs, out=product, threads=parts)
+        elif parts is None and split_threads() > 1:
+            return None  # split or not by its size (a program no kernel pass has seen)
+        else:
+            def matmul(env: list) -> None:
+                np.matmul(lhs, rhs, out=product)
 
         return matmul
     if isinstance(step, FusedTail):

@@ -117,7 +117,7 @@ class LinalgProgram:
         is at the tensor level (memref arguments may be written through views the plan cannot see)
         and its memory is planned."""
         self._bound: list | None = None  # with a schedule: the environment after its prologue
-        self._fast: tuple[list, list] | None = None  # (`_bound`, the body on one thread: runtime/executor/bound_steps.py)
+        self._fast: tuple[list, dict] | None = None  # (`_bound`, {threads: the body}: runtime/executor/bound_steps.py)
         self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/executor/hoist_bindings.py)
         if not plan:
             memory_plan = None
@@ -360,18 +360,21 @@ class LinalgProgram:
             if self.schedule is None:
                 for step in self.steps:
                     step(env)
-            elif self.threading == "openblas" or split_threads() > 1:
+            elif self.threading == "openblas":
                 self.schedule.run(self.steps, env)
-            else:  # one thread: the steps' kept calls once made for these bindings (runtime/executor/bound_steps.py)
-                fast = self._fast
-                if fast is not None and fast[0] is self._bound:
-                    for step in fast[1]:
+            else:  # the steps' kept calls once made for these bindings and threads (runtime/executor/bound_steps.py)
+                fast, threads = self._fast, split_threads()
+                if fast is None or fast[0] is not self._bound:
+                    fast = self._fast = (self._bound, {})
+                body = fast[1].get(threads)
+                if body is not None:
+                    for step in body:
                         step(env)
                 else:
                     steps = self.steps
                     for index in self.schedule.body:
                         steps[index](env)
-                    self._fast = (self._bound, bound_steps.bind(self, env))
+                    fast[1][threads] = bound_steps.bind(self, env)
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 

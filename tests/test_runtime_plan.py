@@ -344,6 +344,7 @@ def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(plann
     from xrelay.runtime.executor import plan
 
     monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 30)  # every tail runs whole
+    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's calls
     program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()), plan=planned)
     program.threading = "split"  # in one process: the two-process mode copies the arguments into shared memory
     (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
@@ -369,7 +370,13 @@ def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(plann
     assert tail.bind_once == planned
 
 
-def test_a_tail_that_splits_keeps_nothing(blas_workers):
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_a_tail_that_splits_keeps_only_a_compiled_call(blas_workers, monkeypatch, native):
+    """On numpy a split tail keeps nothing (its parts are views made per run); compiled, it keeps its
+    one call, which splits itself."""
+    from xrelay.runtime.native.conv_kernels import available
+
+    monkeypatch.setenv("XRELAY_NATIVE", native)
     program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()))
     (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
     blas_workers(2)
@@ -378,7 +385,10 @@ def test_a_tail_that_splits_keeps_nothing(blas_workers):
     for _ in range(2):
         got = program(x, bias)[0]
         np.testing.assert_allclose(got[0, 1, 1], np.maximum(2 + bias, 0))
-    assert tail.kept is None
+    if native == "1" and available():
+        assert tail.kept is not None and tail.kept[2]
+    else:
+        assert tail.kept is None
 
 
 PAD_OF_ONE = """

@@ -59,16 +59,17 @@ def kept_call(step, env: list):
         return matmul
     if isinstance(step, FusedTail):
         kept = step.kept
-        if kept is None or decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)[0]:
+        split, threads = decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)
+        if kept is None or (split and not kept[2]):
             return None
         for (_, prepare, _), before in zip(step.members, kept[0], strict=True):
             arrays = prepare(env)
             if len(arrays) != len(before) or any(a is not b for a, b in zip(arrays, before)):
                 return None
-        calls = kept[1]
+        calls, parts = kept[1], (threads or split_threads()) if split else 1
 
         def ufuncs(env: list) -> None:
-            calls()
+            calls(parts)
 
         return ufuncs
     return None

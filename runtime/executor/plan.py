@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xrelay.runtime.kernels.affine_views import linear_form
-from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
+from xrelay.runtime.parallel.threads import decide_split, run_parts, split_threads
+from xrelay.runtime.native.window_kernels import chain_views, native_window
 from xrelay.runtime.kernels.linalg_structured import Structured, compile_structured, contraction_pair
 
 MIN_SPLIT_ELEMENTS = 1 << 18
@@ -136,7 +137,7 @@ class ChunkedOp:
                   *decide_split(self.split, self.points, MIN_SPLIT_ELEMENTS))
 
 
-def _call_all(calls: list) -> None:
+def _call_all(calls: list, threads: int = 1) -> None:
     for ufunc, args, out in calls:
         ufunc(*args, out=out, casting="unsafe")
 
@@ -153,9 +154,10 @@ class FusedTail:
         self.rows, self.points, self.split = first.rows, first.points, first.split
         self.bind_once = True
         """Whether a run that ran whole keeps its calls (`_keep`; False once a member is not one ufunc)."""
-        self.kept: tuple[list, Callable[[], None]] | None = None
-        """(each member's operand arrays, a call of all members' ufuncs over them) of the last run
-        that ran whole, while `bind_once` and every member is one ufunc call."""
+        self.kept: tuple[list, Callable[[int], None], bool] | None = None
+        """(each member's operand arrays, a call of all members over them given a thread count,
+        whether that call splits itself) of the last run: its compiled kernel (`native_tail`), or,
+        when it ran whole, while `bind_once` and every member is one ufunc call, those calls."""
 
     def accepts(self, chunked: ChunkedOp) -> bool:
         last = self.members[-1][0]
@@ -176,8 +178,14 @@ class FusedTail:
                 same = len(arrays) == len(before) and all(a is b for a, b in zip(arrays, before))
             prepared.append((chunked, arrays))
         split, threads = decide_split(self.split, self.points, MIN_SPLIT_ELEMENTS)
-        if same and not split:
-            run_alone(kept[1])
+        parts = (threads or split_threads()) if split else 1
+        if same and (kept[2] or not split):
+            kept[1](parts)
+            return
+        native = native_tail(prepared)
+        if native is not None:  # one compiled call, split into `parts` in C
+            native(parts)
+            self.kept = ([arrays for _, arrays in prepared], native, True)
             return
 
         def part(r0: int, r1: int) -> None:
@@ -196,4 +204,17 @@ class FusedTail:
             self.bind_once = False
             return
         made = [call(arrays) for call, (_, arrays) in zip(calls, prepared)]  # the views this run made
-        self.kept = ([arrays for _, arrays in prepared], functools.partial(_call_all, made))
+        self.kept = ([arrays for _, arrays in prepared], functools.partial(_call_all, made), False)
+
+
+def native_tail(prepared: list) -> Callable[[int], None] | None:
+    """`call(threads)` running a tail's members (`(ChunkedOp, arrays)`, as `FusedTail` prepared them)
+    as one compiled kernel (runtime/native/window_kernels.py): a pooling alone, or a chain of ufuncs
+    each over the one before; None when the kernel is unavailable or the tail is another."""
+    if len(prepared) == 1 and getattr(prepared[0][0].whole, "native_call", None) is not None:
+        return prepared[0][0].whole.native_call(prepared[0][1])
+    calls = [getattr(chunked.whole, "ufunc_call", None) for chunked, _ in prepared]
+    if None in calls:
+        return None
+    views = chain_views([call(arrays) for call, (_, arrays) in zip(calls, prepared)])
+    return None if views is None else native_window(views[0], views[1], ops=views[2])

@@ -269,6 +269,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             pooled(arrays) or run(arrays)
 
         pooled_or_run.tap_by_tap = tap_by_tap
+        pooled_or_run.native_call = getattr(pooled, "native_call", None)  # (plan.FusedTail: one compiled call)
         return pooled_or_run
     if direct is not None:
         def direct_or_run(arrays: list) -> None:

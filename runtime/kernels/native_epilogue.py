@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.runtime.native.conv_kernels import KINDS, EpilogueOp, NativeEpilogue
+from xrelay.runtime.native.window_kernels import same_view
 
 
 def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None, copy: np.ndarray | None,
@@ -21,8 +22,8 @@ def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None,
     for index, (ufunc, args, written) in enumerate(getattr(rows, "calls", None) or [] if rows else []):
         if ufunc not in KINDS or len(args) != 2:
             return epilogue
-        value = [i for i, (array, _) in enumerate(args) if _same_view(array, target)]
-        if len(value) != 1 or (written is not out and not _same_view(written, out)
+        value = [i for i, (array, _) in enumerate(args) if same_view(array, target)]
+        if len(value) != 1 or (written is not out and not same_view(written, out)
                                and index < len(rows.calls) - 1) or written.shape != out.shape:
             return epilogue
         other = args[1 - value[0]][0]
@@ -32,14 +33,9 @@ def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None,
             other = np.broadcast_to(other, out.shape).transpose(out_axes).transpose(0, 2, 3, 1)
         else:
             other = float(other)
-        ops.append(EpilogueOp(ufunc, other, reversed=value[0] == 1 and ufunc is np.subtract))
+        ops.append(EpilogueOp(ufunc, other, reversed=value[0] == 1))
         target = written
     if rows is not None and getattr(rows, "calls", None) is None:
         return epilogue
     return NativeEpilogue(epilogue, ops, target.transpose(out_axes),
                           copy.transpose(out_axes) if copy is not None else None)
-
-
-def _same_view(a, b) -> bool:
-    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-            and a.strides == b.strides and a.dtype == b.dtype and a.ctypes.data == b.ctypes.data)

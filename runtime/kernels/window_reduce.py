@@ -26,6 +26,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.kernels.affine_views import ExecutionError, is_bare_permutation, window_form
 from xrelay.runtime.kernels.body_program import BodyProgram, body_op_fn, depends_on
+from xrelay.runtime.native.window_kernels import native_window
 
 
 def window_axes(data_map: AffineMap, out_map: AffineMap, reduction: Sequence[int]):
@@ -102,6 +103,32 @@ def window_reduction(maps: Sequence[AffineMap], ranges: Sequence[int], reduction
             ufunc(result, current, out=result)
         return True
 
+    loops = [i for i, a in enumerate(axes) if a[0] == "loop"]
+    windows = [i for i, a in enumerate(axes) if a[0] == "window"]
+
+    def window_views(ins: list, target: np.ndarray):
+        """(data, output, (kh, kw, sh, sw, dh, dw)) as `native_window` takes them: the data axes
+        reordered (a loop, the windows, the loop the output holds densest) with unit axes added; None
+        for more than two loops or windows."""
+        x = ins[data]
+        if len(loops) > 2 or len(windows) > 2 or any(axes[i][5] < 0 for i in windows) \
+                or not (isinstance(x, np.ndarray) and isinstance(target, np.ndarray)):
+            return None
+        result = target.transpose(to_data_order)
+        x = x[tuple(slice(0, extents[i]) if a[0] == "loop" else slice(a[5], None) for i, a in enumerate(axes))]
+        inner = min(loops, key=lambda i: abs(result.strides[i])) if loops else None
+        order = [i for i in loops if i != inner] + windows + ([inner] if inner is not None else [])
+        x, result = x.transpose(order), result.transpose(order)
+        geometry = [(ranges[axes[i][2]], axes[i][3], axes[i][4]) for i in windows]
+        slots = [len(loops) == 2, True, len(windows) == 2, inner is not None]  # (n, h, w, c): which are axes
+        for position in [p for p, present in enumerate(slots) if not present]:
+            x, result = np.expand_dims(x, position), np.expand_dims(result, position)
+        if len(windows) == 1:
+            geometry.append((1, 1, 1))
+        (kh, sh, dh), (kw, sw, dw) = geometry
+        return x, result, (kh, kw, sh, sw, dh, dw)
+
+    run.window_views = window_views
     return run
 
 
@@ -169,6 +196,12 @@ def pooling_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduct
             arrays[n_in][...] = IDENTITIES[ufunc]
         return False
 
+    def native_call(arrays: list):
+        """`call(threads)` of the compiled window kernel for these arrays, or None (`native_window`)."""
+        views = reduce.window_views(arrays[:n_in], arrays[n_in])
+        return None if views is None else native_window(views[0], views[1], views[2], ufunc, accumulate)
+
+    run.native_call = native_call
     return run
 
 

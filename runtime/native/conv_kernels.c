@@ -22,7 +22,7 @@ typedef void (*sgemm_fn)(int order, int transa, int transb, int64_t m, int64_t n
                          int64_t ldc);
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111 };
-enum { EPI_ADD = 0, EPI_SUB = 1, EPI_MUL = 2, EPI_MAX = 3, EPI_MIN = 4, EPI_RSUB = 5 };
+enum { EPI_ADD = 0, EPI_SUB = 1, EPI_MUL = 2, EPI_MAX = 3, EPI_MIN = 4, EPI_RSUB = 5, EPI_DIV = 6, EPI_RDIV = 7 };
 
 typedef struct {
     int32_t kind;      /* EPI_* */
@@ -55,6 +55,8 @@ static inline void apply(const epilogue_op *op, float *val, int64_t fn, const fl
     case EPI_MUL: EPILOGUE_LOOP(v * o); break;
     case EPI_MAX: EPILOGUE_LOOP((v != v) | (o != o) ? v + o : (v > o ? v : o)); break;
     case EPI_MIN: EPILOGUE_LOOP((v != v) | (o != o) ? v + o : (v < o ? v : o)); break;
+    case EPI_DIV: EPILOGUE_LOOP(v / o); break;
+    case EPI_RDIV: EPILOGUE_LOOP(o / v); break;
     default: EPILOGUE_LOOP(o - v);
     }
 }
@@ -566,5 +568,84 @@ int xrelay_taps(int rank, int n_out, const int64_t *shape, const float *a, const
     struct taps_job job = {rank, n_out, shape, a, as, b, bs, o, os, accumulate, outer, (outer + chunks - 1) / chunks,
                            points, ra, rb};
     parallel_for(threads, chunks, taps_chunk, &job);
+    return 0;
+}
+
+/* ---- Windows: y[n, oh, ow, c] = the reduction (EPI_ADD, EPI_MAX or EPI_MIN) over the window (kh, kw)
+ * of x[n, oh * sh + i * dh, ow * sw + k * dw, c], starting from acc's value unless acc is NULL (the
+ * window lies inside x: a pool's pad is an op of its own), then the epilogue, stored into y and y2.
+ * A 1x1 window is an elementwise chain: y = epilogue(x). Ranges of the n * oh * ow output pixels are
+ * the parallel work; each pixel's c values go through a vector of at most CHANNELS. */
+
+enum { CHANNELS = 512 };
+
+struct window_job {
+    const float *x;
+    const int64_t *xs;
+    int64_t pixels, oh, ow, c, kh, kw, sh, sw, dh, dw;
+    int kind;
+    const float *acc;
+    const int64_t *accs;
+    float *y;
+    const int64_t *ys;
+    float *y2;
+    const int64_t *ys2;
+    const epilogue_op *ops;
+    int n_ops;
+    int64_t per_chunk;
+};
+
+static void window_chunk(void *ctx, int64_t chunk) {
+    const struct window_job *j = ctx;
+    const epilogue_op combine = {j->kind, 0, 0.0f, NULL, {0, 0, 0, 0}};
+    const int64_t sc = j->xs[3];
+    float val[CHANNELS];
+    int64_t p0 = chunk * j->per_chunk, p1 = p0 + j->per_chunk < j->pixels ? p0 + j->per_chunk : j->pixels;
+    int64_t xx = p0 % j->ow, yy = (p0 / j->ow) % j->oh, img = p0 / (j->ow * j->oh);
+    for (int64_t p = p0; p < p1; p++, xx++) {
+        if (xx == j->ow) {  /* (no division per pixel: it would cost as much as a short vector) */
+            xx = 0;
+            if (++yy == j->oh) yy = 0, img++;
+        }
+        for (int64_t c0 = 0; c0 < j->c; c0 += CHANNELS) {
+            int64_t cn = j->c - c0 < CHANNELS ? j->c - c0 : CHANNELS;
+            int first = 1;
+            if (j->acc) {
+                const float *from = j->acc + img * j->accs[0] + yy * j->accs[1] + xx * j->accs[2] + c0 * j->accs[3];
+                for (int64_t q = 0; q < cn; q++) val[q] = from[q * j->accs[3]];
+                first = 0;
+            }
+            for (int64_t i = 0; i < j->kh; i++) {
+                const float *line = j->x + img * j->xs[0] + (yy * j->sh + i * j->dh) * j->xs[1]
+                                    + xx * j->sw * j->xs[2] + c0 * sc;
+                for (int64_t k = 0; k < j->kw; k++) {
+                    const float *src = line + k * j->dw * j->xs[2];
+                    if (first) {
+                        if (sc == 1)
+                            memcpy(val, src, (size_t)cn * sizeof(float));
+                        else
+                            for (int64_t q = 0; q < cn; q++) val[q] = src[q * sc];
+                        first = 0;
+                    } else {
+                        apply(&combine, val, cn, src, sc);
+                    }
+                }
+            }
+            store(val, cn, img, yy, xx, c0, NULL, NULL, j->y, j->ys, j->y2, j->ys2, j->ops, j->n_ops);
+        }
+    }
+}
+
+int xrelay_window(const float *x, const int64_t *xs, int64_t n, int64_t oh, int64_t ow, int64_t c, int64_t kh,
+                  int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int kind, const float *acc,
+                  const int64_t *accs, float *y, const int64_t *ys, float *y2, const int64_t *ys2,
+                  const epilogue_op *ops, int n_ops, int threads) {
+    int64_t pixels = n * oh * ow;
+    int64_t chunks = threads > 1 ? 8 * (int64_t)threads : 1;
+    if (chunks > pixels) chunks = pixels;
+    if (chunks < 1) return 0;
+    struct window_job job = {x, xs, pixels, oh, ow, c, kh, kw, sh, sw, dh, dw, kind, acc, accs, y, ys, y2, ys2,
+                             ops, n_ops, (pixels + chunks - 1) / chunks};
+    parallel_for(threads, chunks, window_chunk, &job);
     return 0;
 }

@@ -24,8 +24,9 @@ import numpy as np
 
 from xrelay.runtime.native.build import NativeUnavailable, load, usable_threads
 
-KINDS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.maximum: 3, np.minimum: 4}
-"""The ufuncs an epilogue operation may be, by their code in `conv_kernels.c`; 5 is a reversed subtract."""
+KINDS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.maximum: 3, np.minimum: 4, np.divide: 6}
+"""The ufuncs an epilogue operation may be, by their code in `conv_kernels.c` (`REVERSED`: theirs reversed)."""
+REVERSED = {np.subtract: 5, np.divide: 7}
 
 BLOCK_BYTES = 1 << 20
 """The most one block's transformed tiles and point-wise products take: half a core's L2 cache."""
@@ -81,9 +82,9 @@ def _built():
                   file=sys.stderr)
             return None
     winograd, im2col = library.handle.xrelay_winograd, library.handle.xrelay_im2col
-    taps = library.handle.xrelay_taps
-    winograd.restype = im2col.restype = taps.restype = ctypes.c_int
-    return winograd, im2col, sgemm, taps
+    taps, window = library.handle.xrelay_taps, library.handle.xrelay_window
+    winograd.restype = im2col.restype = taps.restype = window.restype = ctypes.c_int
+    return winograd, im2col, sgemm, taps, window
 
 
 def available() -> bool:
@@ -101,10 +102,9 @@ def _ops(epilogue: list[EpilogueOp], shape: tuple[int, ...]):
     ops = (_Op * max(1, len(epilogue)))()
     for op, e in zip(ops, epilogue):
         code = KINDS.get(e.ufunc)
-        if code is None or (e.reversed and e.ufunc not in (np.subtract, np.add, np.multiply,
-                                                           np.maximum, np.minimum)):
+        if code is None:
             return None
-        op.kind = 5 if e.reversed and e.ufunc is np.subtract else code
+        op.kind = REVERSED.get(e.ufunc, code) if e.reversed else code
         if isinstance(e.operand, np.ndarray):
             if e.operand.dtype != np.float32 or e.operand.shape != shape:
                 return None

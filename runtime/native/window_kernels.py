@@ -1,0 +1,139 @@
+"""Pooling windows and elementwise chains compiled from `conv_kernels.c` (`xrelay_window`): one call
+per kernel, its epilogue applied to each value before it is stored, its parts claimed by the calling
+thread and the C worker pool (no Python between them).
+
+`native_window` takes (n, h, w, c) views; `window_views` and `chain_views` make them from what the
+numpy kernels hold (a pooling's data and output, a fused tail's ufunc calls over loop-space views).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from xrelay.runtime.native.build import usable_threads
+from xrelay.runtime.native.conv_kernels import KINDS, EpilogueOp, _kernel, _ops, _strides
+
+REDUCTIONS = {np.add: 0, np.maximum: 3, np.minimum: 4}
+"""The ufuncs a window may reduce with, by their code in `conv_kernels.c`."""
+
+VECTOR = 256
+"""`as_four_axes` merges the vector axis with the one outside it while it is shorter than this."""
+
+WINDOW = Sequence[int]
+"""(kh, kw, sh, sw, dh, dw): taps, strides and dilations of the two window axes."""
+
+
+def native_window(x: np.ndarray, out: np.ndarray, window: WINDOW = (1, 1, 1, 1, 1, 1), reduce: np.ufunc = np.add,
+                  accumulate: bool = False, ops: Sequence[EpilogueOp] = (), copy: np.ndarray | None = None
+                  ) -> Callable[[int], None] | None:
+    """`call(threads)` storing into `out` (and `copy` unless None), both (n, oh, ow, c) views, the
+    epilogue `ops` (operands (n, oh, ow, c)) of the `reduce` over each window of `x` (an (n, h, w, c)
+    view; with `accumulate`, also over `out`'s value): a 1x1 window makes `out = ops(x)`. None when the
+    kernel is unavailable, or an array is not float32 whole-element strides, or a window leaves `x`.
+    The call reads the arrays' memory when called: it may be kept while they hold the operands."""
+    built = _kernel()
+    arrays = [x, out] + ([copy] if copy is not None else [])
+    if built is None or reduce not in REDUCTIONS or any(a.ndim != 4 or a.dtype != np.float32 for a in arrays):
+        return None
+    kh, kw, sh, sw, dh, dw = (int(v) for v in window)
+    n, oh, ow, c = out.shape
+    if (copy is not None and copy.shape != out.shape) or x.shape[0] < n or x.shape[3] < c or min(kh, kw) < 1 \
+            or (oh and (oh - 1) * sh + (kh - 1) * dh >= x.shape[1]) \
+            or (ow and (ow - 1) * sw + (kw - 1) * dw >= x.shape[2]):
+        return None
+    strides = [_strides(a) for a in arrays]
+    listed = list(ops)
+    op_array = _ops(listed, out.shape)
+    if None in strides or op_array is None:
+        return None
+    i64 = ctypes.c_int64
+    four = lambda values: (i64 * 4)(*values)  # noqa: E731
+    view = lambda a, s: (ctypes.c_void_p(a.ctypes.data), four(s))  # noqa: E731
+    acc = view(out, strides[1]) if accumulate else (None, None)
+    target = view(out, strides[1])
+    second = view(copy, strides[2]) if copy is not None else (None, None)
+    head = (ctypes.c_void_p(x.ctypes.data), four(strides[0]), *(i64(v) for v in (n, oh, ow, c, kh, kw, sh, sw, dh, dw)),
+            ctypes.c_int(REDUCTIONS[reduce]), *acc, *target, *second, op_array, ctypes.c_int(len(listed)))
+    function = built[4]
+    keep = (arrays, listed)
+
+    def call(threads: int, keep=keep) -> None:
+        function(*head, ctypes.c_int(usable_threads(max(1, threads))))
+
+    return call
+
+
+def as_four_axes(arrays: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+    """The same-shape `arrays` viewed with four axes, the same for all: the first array's unit-stride
+    axis moved last (the kernel's vector loop), neighbouring axes merged where every array's strides
+    allow (the last while shorter than `VECTOR`), unit axes put in front. None when more than four
+    axes remain."""
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):
+        return None
+    axes = [d for d in range(len(shape)) if shape[d] > 1]
+    contiguous = [d for d in axes if arrays[0].strides[d] == arrays[0].itemsize]
+    if contiguous:
+        axes = [d for d in axes if d != contiguous[0]] + [contiguous[0]]
+    order = axes + [d for d in range(len(shape)) if d not in axes]  # the unit axes last, then dropped
+    views = [np.reshape(a.transpose(order), [shape[d] for d in axes], copy=False) for a in arrays]
+    shape, strides = [list(v.shape) for v in views[:1]][0], [list(v.strides) for v in views]
+    d = len(shape) - 2
+    while d >= 0:
+        if all(s[d] == s[d + 1] * shape[d + 1] for s in strides) and (d < len(shape) - 2 or shape[-1] < VECTOR):
+            shape[d:d + 2] = [shape[d] * shape[d + 1]]
+            for s in strides:
+                s[d:d + 2] = [s[d + 1]]
+        d -= 1
+    if len(shape) > 4:
+        return None
+    shape, strides = [1] * (4 - len(shape)) + shape, [[0] * (4 - len(s)) + s for s in strides]
+    return [np.lib.stride_tricks.as_strided(v, shape, s) for v, s in zip(views, strides)]
+
+
+def chain_views(calls: Sequence[tuple]) -> tuple[np.ndarray, np.ndarray, list[EpilogueOp]] | None:
+    """(value, out, ops) of a chain of ufunc calls `(ufunc, args, out)` over views of one shape, each
+    writing its result over the one before (the same `out`) and each after the first reading it as
+    one of its two arguments: `out = ops(value)`, all viewed with four axes. None for another chain."""
+    first_out = calls[0][2]
+    if not isinstance(first_out, np.ndarray):
+        return None
+    shape = first_out.shape
+    value, operands, previous = None, [], None
+    for ufunc, args, out in calls:
+        if ufunc not in KINDS or len(args) != 2 or not same_view(out, first_out):
+            return None
+        if previous is None:
+            mine = 0 if isinstance(args[0], np.ndarray) and args[0].ndim else 1
+            value = args[mine]
+        else:
+            mine = next((i for i, a in enumerate(args) if same_view(a, previous)), None)
+            if mine is None or same_view(args[1 - mine], previous):
+                return None
+        other = args[1 - mine]
+        if isinstance(other, np.ndarray) and other.ndim:
+            if other.dtype != np.float32:
+                return None
+            other = np.broadcast_to(other, shape)
+        else:
+            other = float(other)
+        operands.append((ufunc, other, mine == 1))
+        previous = out
+    if not (isinstance(value, np.ndarray) and value.dtype == np.float32):
+        return None
+    arrays = [np.broadcast_to(value, shape), first_out] + [o for _, o, _ in operands if isinstance(o, np.ndarray)]
+    four = as_four_axes(arrays)
+    if four is None:
+        return None
+    it = iter(four[2:])
+    ops = [EpilogueOp(ufunc, next(it) if isinstance(other, np.ndarray) else other, reversed)
+           for ufunc, other, reversed in operands]
+    return four[0], four[1], ops
+
+
+def same_view(a, b) -> bool:
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+            and a.strides == b.strides and a.dtype == b.dtype and a.ctypes.data == b.ctypes.data)

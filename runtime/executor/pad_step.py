@@ -24,7 +24,8 @@ from xrelay.runtime.kernels.elementwise_programs import copy_into
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.executor.schedule import StepAccess
-from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
+from xrelay.runtime.native.window_kernels import as_four_axes, native_window
+from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts, split_threads
 
 if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
@@ -120,6 +121,8 @@ class PadStep:
         self.rows = source_shape[self.axis] if source_shape else 1
         self.points = int(np.prod(shape, dtype=np.int64))
         self.split: int | None = None  # its kernel's `split` parts, or None: decided by size
+        self.native: tuple | None = None
+        """(where the last copy's interior and source were, its compiled call or None: `native_window`)."""
 
     def buffer(self, env: list) -> np.ndarray:
         padded = self.planned[self.k]
@@ -138,13 +141,24 @@ class PadStep:
 
     def __call__(self, env: list) -> None:
         inside, source = self.source_of(env, self.buffer(env)[self.interior])
+        split, threads = decide_split(self.split, self.points, split_plan.MIN_SPLIT_ELEMENTS)
+        if isinstance(source, np.ndarray) and source.dtype == inside.dtype == np.float32:
+            key = (inside.__array_interface__["data"][0], inside.strides,
+                   source.__array_interface__["data"][0], source.strides)
+            if self.native is None or self.native[0] != key:
+                views = as_four_axes([inside, source])  # the interior's dense axis the kernel's vector
+                call = native_window(views[1], views[0]) if views is not None else None
+                self.native = (key, call)
+            if self.native[1] is not None:  # one compiled copy, split into the kernel's parts in C
+                self.native[1]((threads or split_threads()) if split else 1)
+                return
         axis, source_shape = self.axis, self.source_shape
 
         def copy_rows(r0: int, r1: int) -> None:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, self.rows, *decide_split(self.split, self.points, split_plan.MIN_SPLIT_ELEMENTS))
+        run_parts(copy_rows, self.rows, split, threads)
 
 
 def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:

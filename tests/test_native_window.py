@@ -156,3 +156,27 @@ def test_a_built_network_runs_its_pools_and_tails_compiled(threads, monkeypatch)
         assert not any(step.kept and step.kept[2] for step in numpy_run.program.steps if isinstance(step, FusedTail))
     finally:
         set_blas_threads(1)
+
+
+PADDED = """
+func.func @main(%x: tensor<1x8x9x9xf32>) -> tensor<1x8x5x5xf32> {
+  %p = nn.max_pool2d(%x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x9x9xf32>) -> tensor<1x8x5x5xf32>
+  func.return %p : tensor<1x8x5x5xf32>
+}
+"""
+
+
+def test_a_pad_copies_its_source_compiled():
+    from xdsl.parser import Parser
+
+    from xrelay.dialects import make_context
+    from xrelay.runtime.executor.pad_step import PadStep
+
+    executable = xrelay.build(Parser(make_context(), PADDED).parse_module())
+    for _ in range(2):
+        x = RNG.standard_normal((1, 8, 9, 9)).astype(np.float32)
+        padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf).transpose(0, 2, 3, 1)
+        expected = windows_reference(padded, 3, 2, 1, np.maximum).transpose(0, 3, 1, 2)
+        np.testing.assert_array_equal(executable(x), expected)
+    (pad,) = [step for step in executable.program.steps if isinstance(step, PadStep)]
+    assert pad.native is not None and pad.native[1] is not None

@@ -17,8 +17,7 @@ run op by op) and runs it in this process, alternating 1 thread and `--threads` 
   what hand-offs and imbalance cost;
 - with `--steps N`, the N slowest steps on 1 thread, each with its median on N threads (a
   convolution named by its kernel, strides, channels and output size, a fused elementwise tail by
-  its ops and shape, a pad by its shapes, a depthwise convolution's step by its einsum (merged or
-  window: runtime/kernels/depthwise.py) and multiply-adds, a planned contraction's by its matmul's shape);
+  its ops and shape, a pad by its shapes, a planned contraction's by its matmul's shape);
 - with `--ort`, ONNX Runtime's per-node profile of the same model on 1 and N threads (the ONNX model
   benchmarks/execution.py gives ONNX Runtime, run in a process of its own): its N slowest nodes
   (with `--steps N`, else 20) and its time per op type, to set each step beside ORT's node;
@@ -65,7 +64,7 @@ def step_kinds(program) -> list[str]:
         if isinstance(step, ConvStep):
             kinds.append("structured op (conv, matmul, ...)" if step.tail is None
                          else "conv + its elementwise tail (fused)")
-        elif name in ("DepthwiseStep", "ContractionStep"):  # runtime/kernels/depthwise.py, contraction_plan.py
+        elif name == "ContractionStep":  # runtime/kernels/contraction_plan.py
             kinds.append("structured op (conv, matmul, ...)")
         elif isinstance(step, FusedTail | TailIntoPad):
             kinds.append("elementwise tail (fused, in place)")
@@ -152,9 +151,6 @@ def step_label(step) -> str:
         return f"tail {'+'.join(names)} {dims(step.members[-1][0].op.results[0].type.get_shape())}"
     if isinstance(step, PadStep):
         return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
-    if type(step).__name__ == "DepthwiseStep":  # runtime/kernels/depthwise.py
-        merged = type(step.merged).__name__ == "MergedDepthwise"
-        return f"depthwise conv, {'merged' if merged else 'window'} einsum, {step.macs} MACs"
     if type(step).__name__ == "ContractionStep":  # runtime/kernels/contraction_plan.py
         return f"matmul {dims(step.planned.shape)} (batch x rows x cols)"
     if not isinstance(step, ConvStep):

@@ -1,20 +1,19 @@
 """`channels-last` on upstream's NCHW (torch-mlir's convolution, depthwise convolution and pools, after
 `canonicalize-inits`): the module it rewrites equals numpy written in tests/test_canonicalize_inits.py on
 random inputs, no channels-first windowed op is left, and built, the depthwise convolution runs as the
-merged einsum xrelay's own NHWC lowering reaches."""
+tap contraction xrelay's own NHWC lowering reaches."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_canonicalize_inits import parse, reference
+from test_canonicalize_inits import parse, reference, tap_contractions
 
 import xrelay
 from xrelay import transform
 from xrelay.passes.kernels.canonicalize_inits import CanonicalizeInits
 from xrelay.passes.kernels.channels_last import ChannelsLast, is_seed
 from xrelay.runtime import run
-from xrelay.runtime.kernels.depthwise import DepthwiseStep, MergedDepthwise
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -26,10 +25,10 @@ def test_channels_last_module_equals_numpy(seed):
     np.testing.assert_allclose(run(module, [x]), reference(x), rtol=1e-5, atol=1e-5)
 
 
-def test_built_depthwise_runs_merged():
+def test_built_depthwise_runs_as_a_tap_contraction(monkeypatch):
     x = np.random.default_rng(2).standard_normal((1, 3, 10, 12)).astype(np.float32)
+    taps = tap_contractions(monkeypatch)
     with transform.PassContext(opt_level=3):
         executable = xrelay.build(parse())
-    steps = [step for step in executable.program.steps if isinstance(step, DepthwiseStep)]
-    assert len(steps) == 1 and isinstance(steps[0].merged, MergedDepthwise)
+    assert len(taps) == 1
     np.testing.assert_allclose(executable(x), reference(x), rtol=1e-5, atol=1e-5)

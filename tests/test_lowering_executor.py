@@ -323,7 +323,7 @@ def reference_depthwise(x: np.ndarray, w: np.ndarray, strides, pad) -> np.ndarra
     ((1, 5, 9, 7), (3, 3), (1, 1), (1, 1, 1, 1)),
     ((2, 3, 8, 11), (3, 2), (2, 1), (0, 1, 2, 0)),
     ((1, 6, 7, 7), (5, 5), (2, 2), (2, 2, 2, 2)),
-    ((1, 24, 6, 5), (3, 3), (1, 1), (1, 1, 1, 1)),  # channels-last with >= 16 channels: one einsum
+    ((1, 24, 6, 5), (3, 3), (1, 1), (1, 1, 1, 1)),
     ((2, 17, 7, 8), (3, 3), (2, 2), (1, 0, 1, 1)),
 ])
 def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, monkeypatch):
@@ -332,27 +332,14 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
     from xrelay.frontend import bind_params_by_name
     from xrelay.lowering import lower
 
-    ran = []  # per run of the conv: "taps", or "merged" (runtime/kernels/depthwise.py, a bound weight)
-    original, original_merged = structured.tap_contraction, structured.merged_depthwise
+    ran = []  # per run of the conv
+    original = structured.tap_contraction
 
     def counting(*args):
         run = original(*args)
         return run and (lambda ins, out, accumulate: ran.append("taps") or run(ins, out, accumulate))
 
-    def counting_merged(*args):
-        run = original_merged(*args)
-
-        def counted(ins, out, accumulate):
-            before = len(ran)
-            done = run(ins, out, accumulate)
-            if len(ran) == before:  # it did not hand the arrays to its fallback (the taps)
-                ran.append("merged")
-            return done
-
-        return run and counted
-
     monkeypatch.setattr(structured, "tap_contraction", counting)
-    monkeypatch.setattr(structured, "merged_depthwise", counting_merged)
     data_layout, kernel_layout = layouts
     rng = np.random.default_rng(6)
     x = rng.standard_normal(shape).astype(np.float32)
@@ -378,24 +365,20 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
         for level in ("linalg", "memref"):
             (got,) = run_linalg(lower(bound, to=level), inputs)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    # The bound weight of a channels-last conv moving by 1 along W merges (w, c) rows: both levels.
-    merges = data_layout == "NHWC" and strides[1] == 1
-    assert ran == ["taps", "taps"] + ["merged" if merges else "taps"] * 2
+    assert ran == ["taps"] * 4
 
 
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("channels_last", [False, True])
-def test_tap_contraction_einsum_and_taps_agree_with_numpy(accumulate, channels_last, monkeypatch):
-    """A 3x3 depthwise contraction over loops (n, c, oh, ow, kh, kw): channels-last with 20 channels
-    runs as one einsum, channels-first tap by tap; both written into or added to the output."""
-    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's two forms
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_tap_contraction_agrees_with_numpy(accumulate, channels_last, native, monkeypatch):
+    """A 3x3 depthwise contraction over loops (n, c, oh, ow, kh, kw), channels-last or first, written
+    into or added to the output, by the numpy kernel and the native one."""
+    monkeypatch.setenv("XRELAY_NATIVE", native)
     from xdsl.ir.affine import AffineMap
 
     from xrelay.runtime.kernels import depthwise_taps
 
-    einsums = []
-    real_einsum = np.einsum
-    monkeypatch.setattr(depthwise_taps.np, "einsum", lambda *a, **k: einsums.append(1) or real_einsum(*a, **k))
     n, c, oh, ow = 1, 20, 4, 5
     if channels_last:
         data_map = AffineMap.from_callable(lambda n, c, h, w, i, j: (n, h + i, w + j, c))
@@ -418,7 +401,6 @@ def test_tap_contraction_einsum_and_taps_agree_with_numpy(accumulate, channels_l
     out = np.ascontiguousarray(start)
     assert run([np.ascontiguousarray(x), np.ascontiguousarray(w)], out, accumulate)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
-    assert len(einsums) == (1 if channels_last else 0)
 
 
 def reference_grouped(x: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:

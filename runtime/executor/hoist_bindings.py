@@ -32,7 +32,6 @@ import numpy as np
 
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
-from xrelay.runtime.kernels.depthwise import DepthwiseStep
 from xrelay.runtime.executor.plan import FusedTail
 
 
@@ -41,7 +40,7 @@ def binds_out_operands(step) -> bool:
     the step runs (the `finish` of `structured_step.compile_structured_step` on arrays `prepare` gave)."""
     if getattr(step, "binds_out_operands", False):
         return True
-    if isinstance(step, FusedTail | ContractionStep | DepthwiseStep):
+    if isinstance(step, FusedTail | ContractionStep):
         return True
     if isinstance(step, ConvStep):  # a tail into a pad binds its last result to the pad's interior
         return step.pad is None

@@ -3,7 +3,7 @@
 The op runs through `linalg_structured.compile_structured`; around it the step binds its operands,
 copies an out unless it is a fresh buffer nobody else sees (tensor semantics), and may drop its
 init's zero fill, write over an input nobody reads afterwards, join a fused elementwise tail, split
-over the worker threads, or be a convolution, planned contraction or depthwise step (the program's
+over the worker threads, or be a convolution or planned contraction step (the program's
 `_elide_zero_fill`, `_reusable_input`, `_fuse`, `_split_parts`, `_algorithm`).
 """
 
@@ -17,7 +17,6 @@ from xdsl.dialects.linalg import ops as linalg
 from xrelay.runtime.executor.plan import ChunkedOp
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
-from xrelay.runtime.kernels.depthwise import DepthwiseStep
 from xrelay.runtime.kernels.linalg_structured import Structured, captured_values, compile_structured, is_constant
 
 if TYPE_CHECKING:
@@ -93,9 +92,7 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
                             program._algorithm(), split)
                 or ContractionStep.of(run, prepare, finish, n_in, zero_init,
                                         op.results[0] if len(op.results) == 1 else None)
-                or DepthwiseStep.of(op, run, prepare, finish, zero_init) or step)
-        if isinstance(step, DepthwiseStep):
-            step.split = split
+                or step)
     else:
         def step(env, run=run, operands=operands):
             run([env[i] for i in operands])

@@ -6,9 +6,9 @@ and channels-first otherwise, and order the im2col rows (kh, kw, c) when the ker
 H and W (HWIO, OHWI) and (c, kh, kw) otherwise, so the input, the weight matrix and the matmul
 result need no layout copies in the common NCHW/OIHW and NHWC/HWIO pairs.
 
-Also the fast kernels of the linalg executor: Winograd F(m x m, 3 x 3) (`winograd_conv3x3`), and
-matmuls and Winograd convolutions split over worker threads running single-threaded BLAS
-(`threaded_matmul`, `winograd_conv3x3_threaded`; the threads are `runtime/parallel/threads.py`'s).
+Also the linalg executor's Winograd F(m x m, 3 x 3) (`winograd_conv3x3`, native through
+`winograd_conv3x3_threaded`) and matmuls split over worker threads running single-threaded BLAS
+(`threaded_matmul`; the threads are `runtime/parallel/threads.py`'s).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
 from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_winograd
-from xrelay.runtime.parallel.threads import run_alone, run_epilogue, run_split, split_threads, worth_splitting
+from xrelay.runtime.parallel.threads import run_alone, run_split, split_threads, worth_splitting
 
 
 
@@ -252,12 +252,9 @@ def _winograd_transforms(m: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarra
 
 
 def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
-    """The Winograd tile m worth using for a 3x3 stride-1 conv of this shape, or None (im2col is faster).
-
-    Measured with OpenBLAS on ResNet-18's layers: the largest m that divides OH and OW while
-    leaving at least 40 tiles (fewer make the point-wise matmuls too thin to beat one im2col
-    matmul), and at least 8 input and output channels (below that the transforms dominate).
-    """
+    """The Winograd tile m worth using for a 3x3 stride-1 conv of this shape, or None (im2col is faster):
+    the largest m that divides OH and OW leaving at least 40 tiles, with at least 8 input and output
+    channels (fewer tiles make the point-wise matmuls too thin; fewer channels, the transforms dominate)."""
     if min(c, f) < 8:
         return None
     for m in sorted(WINOGRAD_TILES, reverse=True):
@@ -268,88 +265,17 @@ def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
 
 def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
                               threads: int | None = None, epilogue: Callable[[int, int], None] | None = None) -> None:
-    """`winograd_conv3x3` split over `threads` worker threads (default: numpy's BLAS thread count),
-    each running single-threaded BLAS: by rows of output tiles, unless there are fewer tile rows
-    than threads or at least 4 filters per tile (then the transformed weight is the bigger operand),
-    when it splits the output channels (each part then transforms the whole input, but reads only
-    its share of the weight). Measured per part on ResNet/Inception shapes: uneven row parts (4 and
-    3 tile rows of 7) still beat transforming the input twice, except at 14x14x256 -> 256.
-
-    Winograd's matmuls are many small ones; OpenBLAS's own threads synchronise on each of them, which
-    costs more than it saves, and many times over when another process holds a core. One split per
-    convolution synchronises once. BLAS is set to one thread for the duration (process-wide).
-
-    With the native kernel built (`runtime/native/conv_kernels.py`), the whole convolution is one call
-    to it on `threads` OpenMP threads, its epilogue a `NativeEpilogue` applied to each value before
-    it is stored; otherwise, on numpy:
-    `epilogue(r0, r1)`, if given, runs once per part of output rows [r0, r1) as soon as they are
-    final, on the thread that computed them (see `runtime/kernels/conv_epilogue.py`); after the whole
-    convolution when the parts are channel ranges.
-    """
+    """`winograd_conv3x3` as one call to the native kernel (`runtime/native/conv_kernels.py`) on
+    `threads` OpenMP threads (default: numpy's BLAS thread count), its epilogue a `NativeEpilogue`
+    applied to each value before it is stored; without the native kernel, `winograd_conv3x3` whole on
+    the calling thread, then `epilogue(0, OH)` if given."""
     threads = min(threads, split_threads()) if threads is not None else split_threads()
     if (epilogue is None or isinstance(epilogue, NativeEpilogue)) and native_winograd(
             x, u, m, out, accumulate, threads, epilogue):
         return
-    oh, f = out.shape[2], out.shape[1]
-    tile_rows = -(-oh // m)
-    if threads == 1 or (tile_rows < 2 and f < 2):
-        run_alone(functools.partial(winograd_conv3x3_blocked, x, u, m, out, accumulate, epilogue))
-        return
-    tiles = out.shape[0] * tile_rows * -(-out.shape[3] // m)
-    if f < 2 * threads or (tile_rows >= threads and f < 4 * tiles):
-        rows = -(-tile_rows // threads) * m  # output rows per part: whole tiles
-        run_split(threads, [functools.partial(_winograd_rows, x, u, m, out, accumulate, r, min(r + rows, oh), epilogue)
-                            for r in range(0, oh, rows)])
-        return
-    step = -(-f // threads)
-    calls = [(x, u[:, :, c:c + step], out[:, c:c + step]) for c in range(0, f, step)]
-    run_split(threads, [functools.partial(winograd_conv3x3, xs, us, m, outs, accumulate) for xs, us, outs in calls])
+    winograd_conv3x3(x, u, m, out, accumulate)
     if epilogue is not None:
-        run_epilogue(epilogue, oh, out.size)
-
-
-WINOGRAD_BLOCK_BYTES = 2 << 20
-"""`winograd_conv3x3_blocked` cuts a convolution (and `winograd_conv3x3_threaded` each thread's part
-of one) into blocks of tile rows whose transformed input, point-wise products and their transform
-take at most about this many bytes (a core's L2 cache is 2 MiB)."""
-
-
-def winograd_conv3x3_blocked(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
-                             epilogue: Callable[[int, int], None] | None = None) -> None:
-    """`winograd_conv3x3` block by block of output tile rows, each block's intermediate arrays at
-    most about `WINOGRAD_BLOCK_BYTES`, when the whole convolution's are more than that and at least
-    four times the transformed weight (each block's matmuls read all of it again); `epilogue(r0, r1)`
-    after each block.
-
-    Measured on ResNet's 56x56x64 -> 64, F(4x4, 3x3) (one process alternating block sizes, load
-    1.4-1.9): on one thread 4.8-5.7 ms whole against 1.5-2.1 ms in blocks of 2, 3 or 4 tile rows
-    (1.0, 1.5, 2.1 MB of intermediates); on two threads, each thread's half of 7 tile rows 2.8-3.4 ms
-    whole, 1.5-1.8 ms in blocks of 2, 1.3-1.7 of 3, 1.2-1.5 of 4, and 1.9-2.4 ms of 5 (2.6 MB: out of
-    L2 again). At 28x28x128 and 14x14x256, whose weights are as big as their activations, blocks
-    were no faster."""
-    _winograd_rows(x, u, m, out, accumulate, 0, out.shape[2], epilogue)
-
-
-def _winograd_rows(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, r0: int, r1: int,
-                   epilogue: Callable[[int, int], None] | None) -> None:
-    """Output rows [r0, r1) of `winograd_conv3x3` (r0 a multiple of m) in blocks as
-    `winograd_conv3x3_blocked` says, each followed by `epilogue(first row, end row)`."""
-    a = m + 2
-    n, c = x.shape[:2]
-    _, f, oh, ow = out.shape
-    tile_rows = -(-(r1 - r0) // m)
-    per_row = n * -(-ow // m) * a * a * (2 * c + 2 * f) * x.itemsize
-    blocks = -(-tile_rows // max(1, WINOGRAD_BLOCK_BYTES // per_row))
-    if blocks == 1 or per_row * tile_rows < 4 * u.nbytes:
-        rows = r1 - r0
-    else:
-        rows = -(-tile_rows // blocks) * m  # output rows per block: whole tiles, blocks of even size
-    for r in range(r0, r1, rows):
-        e = min(r + rows, r1)
-        whole = r == 0 and e == oh
-        winograd_conv3x3(x if whole else x[:, :, r:e + 2], u, m, out if whole else out[:, :, r:e], accumulate)
-        if epilogue is not None:
-            epilogue(r, e)
+        epilogue(0, out.shape[2])
 
 
 MIN_SPLIT_MATMUL_MACS = 1 << 22
@@ -360,9 +286,9 @@ def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = N
                     threads: int | None = None) -> np.ndarray:
     """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads
     (default: numpy's BLAS thread count) running single-threaded BLAS when the product is big
-    enough to be worth one synchronisation (see `winograd_conv3x3_threaded`), or over `threads`
-    whatever its size when the caller gives them (a kernel's `split`). The larger operand is the one
-    split (M rows of lhs or N columns of rhs), so no thread reads all of it."""
+    enough to be worth one synchronisation, or over `threads` whatever its size when the caller gives
+    them (a kernel's `split`). The larger operand is the one split (M rows of lhs or N columns of
+    rhs), so no thread reads all of it."""
     decided = threads is not None
     threads = min(threads, split_threads()) if decided else split_threads()
     b, m, k = lhs.shape

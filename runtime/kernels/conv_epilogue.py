@@ -173,7 +173,7 @@ class ConvStep:
         if geometry is None:
             return None
         accumulate = not (zero_init and zero_init[0])
-        runner = geometry.runner(ranges, constant, reuse_views, algorithm, parts)
+        runner = geometry.runner(ranges, constant, algorithm, parts)
         step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
         step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views

@@ -44,7 +44,6 @@ from xrelay.runtime.kernels.affine_views import (
 )
 from xrelay.runtime.kernels.conv import threaded_matmul
 from xrelay.runtime.kernels.contraction_plan import contraction_loops, planned_contraction
-from xrelay.runtime.kernels.depthwise import merged_depthwise
 from xrelay.runtime.kernels.window_reduce import mapped_window_program, pooling_program
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.depthwise_taps import MAX_TAPS, tap_contraction
@@ -160,9 +159,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         if contraction is not None:
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
             taps = tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
-            fast = ((conv and conv.runner(ranges, constant_inputs, reuse_views or [False]))
-                    or (taps and merged_depthwise(maps, ranges, *contraction, n_in + out_index, constant_inputs,
-                                                  reuse_views or [False], taps))
+            fast = ((conv and conv.runner(ranges, constant_inputs))
                     or taps
                     or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False]))
             plans.append(("contract", *contraction, fast))

@@ -1,10 +1,4 @@
-"""``nn.conv2d`` as im2col + one BLAS matmul (grouped: one per group; depthwise: a multiply-add per tap).
-
-Any data layout that is a permutation of NCHW and any kernel layout that is a permutation of OIHW
-is accepted. Ungrouped convolutions run channels-last when the data is (C after H and W, as NHWC)
-and channels-first otherwise, and order the im2col rows (kh, kw, c) when the kernel keeps I after
-H and W (HWIO, OHWI) and (c, kh, kw) otherwise, so the input, the weight matrix and the matmul
-result need no layout copies in the common NCHW/OIHW and NHWC/HWIO pairs.
+"""``nn.conv2d`` as im2col + one batched BLAS matmul over its groups (the nn interpreter's).
 
 Also the linalg executor's Winograd F(m x m, 3 x 3) (`winograd_conv3x3`, native through
 `winograd_conv3x3_threaded`) and matmuls split over worker threads running single-threaded BLAS
@@ -24,37 +18,27 @@ from xrelay.runtime.parallel.threads import run_alone, run_split, split_threads,
 
 
 
-def pad_spatial(
-    x: np.ndarray, pad: tuple[int, int, int, int], value: float = 0.0, axes: tuple[int, int] = (2, 3)
-) -> np.ndarray:
-    """Pad spatial ``axes`` (H, W) of a 4-D array by (top, left, bottom, right) with ``value``."""
+def pad_spatial(x: np.ndarray, pad: tuple[int, int, int, int], value: float = 0.0) -> np.ndarray:
+    """Pad axes 2 and 3 (H, W) of a 4-D array by (top, left, bottom, right) with ``value``."""
     top, left, bottom, right = pad
     if pad == (0, 0, 0, 0):
         return x
-    shape = list(x.shape)
-    shape[axes[0]] += top + bottom
-    shape[axes[1]] += left + right
-    out = np.full(shape, value, dtype=x.dtype)
-    inner = [slice(None)] * 4
-    inner[axes[0]] = slice(top, top + x.shape[axes[0]])
-    inner[axes[1]] = slice(left, left + x.shape[axes[1]])
-    out[tuple(inner)] = x
+    out = np.full((*x.shape[:2], x.shape[2] + top + bottom, x.shape[3] + left + right), value, dtype=x.dtype)
+    out[:, :, top:top + x.shape[2], left:left + x.shape[3]] = x
     return out
 
 
-def tap(
-    xp: np.ndarray, kh: int, kw: int, dil: tuple[int, int], strides: tuple[int, int],
-    out_hw: tuple[int, int], axes: tuple[int, int] = (2, 3),
-) -> np.ndarray:
-    """The view of padded input ``xp`` seen by kernel position (kh, kw): spatial extent ``out_hw``."""
-    index = [slice(None)] * 4
-    for axis, k, d, s, o in zip(axes, (kh, kw), dil, strides, out_hw):
-        index[axis] = slice(k * d, k * d + s * (o - 1) + 1, s)
-    return xp[tuple(index)]
+def tap(xp: np.ndarray, kh: int, kw: int, dil: tuple[int, int], strides: tuple[int, int],
+        out_hw: tuple[int, int]) -> np.ndarray:
+    """The view of padded NCHW input ``xp`` seen by kernel position (kh, kw): spatial extent ``out_hw``."""
+    (dh, dw), (sh, sw), (oh, ow) = dil, strides, out_hw
+    return xp[:, :, kh * dh:kh * dh + sh * (oh - 1) + 1:sh, kw * dw:kw * dw + sw * (ow - 1) + 1:sw]
 
 
 def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """2-D convolution with Relay's attributes (strides, padding, dilation, groups, layouts)."""
+    """2-D convolution with Relay's attributes (strides, padding, dilation, groups, layouts): any data
+    layout that is a permutation of NCHW and kernel layout that is a permutation of OIHW, computed
+    channels-first as im2col and one batched matmul over the groups."""
     data_layout = check_layout(attrs.get("data_layout") or "NCHW", "NCHW", "nn.conv2d data")
     kernel_layout = check_layout(attrs.get("kernel_layout") or "OIHW", "OIHW", "nn.conv2d kernel")
     out_layout = check_layout(attrs.get("out_layout") or data_layout, "NCHW", "nn.conv2d out")
@@ -65,10 +49,10 @@ def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
     if data.ndim != 4 or weight.ndim != 4:
         raise ValueError(f"nn.conv2d: data {data.shape} and weight {weight.shape} must both be 4-D")
 
-    dims = dict(zip(data_layout, data.shape))
-    kdims = dict(zip(kernel_layout, weight.shape))
-    n, c, h, wd = dims["N"], dims["C"], dims["H"], dims["W"]
-    o, cg, kh_size, kw_size = kdims["O"], kdims["I"], kdims["H"], kdims["W"]
+    x = data.transpose(layout_permutation(data_layout, "NCHW"))
+    w = weight.transpose(layout_permutation(kernel_layout, "OIHW"))
+    n, c, h, wd = x.shape
+    o, cg, kh_size, kw_size = w.shape
     if groups < 1 or c != cg * groups or o % groups:
         raise ValueError(
             f"nn.conv2d: data {data.shape} ({data_layout}) and weight {weight.shape} ({kernel_layout}) "
@@ -83,86 +67,16 @@ def conv2d(attrs: dict, data: np.ndarray, weight: np.ndarray) -> np.ndarray:
     if min(out_hw) < 1:
         raise ValueError(f"nn.conv2d: kernel {(kh_size, kw_size)} does not fit padded input {data.shape}")
 
-    if groups > 1:
-        x = np.ascontiguousarray(data.transpose(layout_permutation(data_layout, "NCHW")))
-        w = weight.transpose(layout_permutation(kernel_layout, "OIHW"))
-        if cg == 1:
-            out = _depthwise(pad_spatial(x, pad), w, groups, dil, strides, out_hw)
-        else:
-            out = _grouped(pad_spatial(x, pad), w, groups, dil, strides, out_hw)
-        out_canonical = "NCHW"
-    else:
-        channels_last = data_layout.index("C") > data_layout.index("H")
-        tap_major = kernel_layout.index("I") > kernel_layout.index("H")
-        canonical = "NHWC" if channels_last else "NCHW"
-        x = np.ascontiguousarray(data.transpose(layout_permutation(data_layout, canonical)))
-        # The (O, K) weight matrix, K ordered like the im2col rows; a free reshape for OIHW/HWIO/OHWI.
-        wmat = weight.transpose(layout_permutation(kernel_layout, "OHWI" if tap_major else "OIHW")).reshape(o, -1)
-        ksize = (kh_size, kw_size)
-        if channels_last:
-            xp = pad_spatial(x, pad, axes=(1, 2))
-            cols = _im2col_channels_last(xp, ksize, tap_major, dil, strides, out_hw)
-            out = np.matmul(cols, wmat.T).reshape(n, *out_hw, o)
-            out_canonical = "NHWC"
-        else:
-            cols = _im2col_channels_first(pad_spatial(x, pad), ksize, tap_major, dil, strides, out_hw)
-            out = np.matmul(wmat, cols).reshape(o, n, *out_hw)
-            out_canonical = "CNHW"
-    out = out.astype(data.dtype, copy=False)
-    return np.ascontiguousarray(out.transpose(layout_permutation(out_canonical, out_layout)))
-
-
-def _im2col_channels_first(xp: np.ndarray, ksize, tap_major: bool, dil, strides, out_hw) -> np.ndarray:
-    """(K, N*OH*OW) patches of padded NCHW ``xp``; rows (kh, kw, c) if ``tap_major`` else (c, kh, kw)."""
-    n, c = xp.shape[:2]
-    if ksize == (1, 1):
-        return tap(xp, 0, 0, dil, strides, out_hw).transpose(1, 0, 2, 3).reshape(c, -1)
-    shape = (*ksize, c) if tap_major else (c, *ksize)
-    cols = np.empty(shape + (n, *out_hw), dtype=xp.dtype)
-    for kh in range(ksize[0]):
-        for kw in range(ksize[1]):
-            target = cols[kh, kw] if tap_major else cols[:, kh, kw]
-            target[...] = tap(xp, kh, kw, dil, strides, out_hw).transpose(1, 0, 2, 3)
-    return cols.reshape(c * ksize[0] * ksize[1], -1)
-
-
-def _im2col_channels_last(xp: np.ndarray, ksize, tap_major: bool, dil, strides, out_hw) -> np.ndarray:
-    """(N*OH*OW, K) patches of padded NHWC ``xp``; columns (kh, kw, c) if ``tap_major`` else (c, kh, kw)."""
-    n, c = xp.shape[0], xp.shape[3]
-    axes = (1, 2)
-    if ksize == (1, 1):
-        return tap(xp, 0, 0, dil, strides, out_hw, axes).reshape(-1, c)
-    shape = (*ksize, c) if tap_major else (c, *ksize)
-    cols = np.empty((n, *out_hw) + shape, dtype=xp.dtype)
-    for kh in range(ksize[0]):
-        for kw in range(ksize[1]):
-            target = cols[..., kh, kw, :] if tap_major else cols[..., kh, kw]
-            target[...] = tap(xp, kh, kw, dil, strides, out_hw, axes)
-    return cols.reshape(-1, c * ksize[0] * ksize[1])
-
-
-def _grouped(xp: np.ndarray, w: np.ndarray, groups: int, dil, strides, out_hw) -> np.ndarray:
-    """Grouped convolution on padded NCHW ``xp`` with OIHW ``w``: one batched matmul over groups."""
-    n, c = xp.shape[:2]
-    o, cg, kh_size, kw_size = w.shape
-    cols = _im2col_channels_first(xp, (kh_size, kw_size), False, dil, strides, out_hw)
-    # Rows are (c, kh, kw) with c = (group, channel in group), so splitting off the group is free.
-    cols = cols.reshape(groups, cg * kh_size * kw_size, -1)
-    out = np.matmul(w.reshape(groups, o // groups, -1), cols)  # (groups, og, N*OH*OW)
-    return out.reshape(o, n, *out_hw).transpose(1, 0, 2, 3)
-
-
-def _depthwise(xp: np.ndarray, w: np.ndarray, groups: int, dil, strides, out_hw) -> np.ndarray:
-    """One input channel per group: accumulate each tap as a broadcast multiply (no matmul)."""
-    n = xp.shape[0]
-    o, _, kh_size, kw_size = w.shape
-    og = o // groups
-    wg = w.reshape(groups, og, kh_size, kw_size)
-    out = np.zeros((n, groups, og, *out_hw), dtype=np.result_type(xp.dtype, w.dtype))
+    xp = pad_spatial(x, pad)
+    # Patches (C, KH, KW, N, OH, OW): rows (group, channel in group, kh, kw), so splitting off the group is free.
+    cols = np.empty((c, kh_size, kw_size, n, *out_hw), dtype=xp.dtype)
     for kh in range(kh_size):
         for kw in range(kw_size):
-            out += tap(xp, kh, kw, dil, strides, out_hw)[:, :, None] * wg[None, :, :, kh, kw, None, None]
-    return out.reshape(n, o, *out_hw)
+            cols[:, kh, kw] = tap(xp, kh, kw, dil, strides, out_hw).transpose(1, 0, 2, 3)
+    cols = cols.reshape(groups, cg * kh_size * kw_size, -1)
+    out = np.matmul(w.reshape(groups, o // groups, -1), cols).reshape(o, n, *out_hw)  # CNHW
+    out = out.astype(data.dtype, copy=False)
+    return np.ascontiguousarray(out.transpose(layout_permutation("CNHW", out_layout)))
 
 
 # ---------------------------------------------------------------- Winograd F(m x m, 3 x 3)

@@ -164,7 +164,9 @@ def direct_conv_general(x_nhwc, weight, strides, dilation):
 @pytest.mark.parametrize("n,size,c,f,kernel,strides,dilation", [
     (1, 15, 3, 8, (7, 7), (2, 2), (1, 1)),  # a stem: whole kernel rows copied at once
     (2, 9, 5, 7, (3, 3), (1, 1), (2, 2)),  # dilated: tap by tap
-    (1, 8, 16, 4, (1, 1), (1, 1), (1, 1)),
+    (1, 8, 16, 4, (1, 1), (1, 1), (1, 1)),  # 1x1 over dense images: the data's rows are the patches
+    (2, 7, 5, 6, (1, 1), (1, 1), (1, 1)),  # ... across two images
+    (2, 7, 5, 6, (1, 1), (2, 2), (1, 1)),  # 1x1 at stride 2: gathered
     (1, 5, 24, 40, (3, 3), (1, 1), (1, 1)),  # 9 pixels, 40 filters: by filters on 2 threads
 ])
 @pytest.mark.parametrize("threads", [1, 2])
@@ -181,6 +183,33 @@ def test_im2col_equals_direct_convolution(n, size, c, f, kernel, strides, dilati
     by_filters = n * expected.shape[1] * expected.shape[2] < f
     assert native_im2col(nchw(x), wmat, kernel, strides, dilation, nchw(out), False, threads, by_filters, epilogue)
     np.testing.assert_allclose(out, np.maximum(expected + bias, 0), rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_im2col_products_written_in_place_through_any_output_view(threads):
+    """The product goes straight into the output where its filters are dense: whole images (a scalar
+    epilogue: one vector), image rows of a pad's interior (a bias per filter), and not at all into a
+    channels-first output or when accumulating; each equals the direct convolution."""
+    from xrelay.runtime.native.conv_kernels import native_im2col
+
+    x = RNG.standard_normal((2, 9, 7, 6)).astype(np.float32)
+    weight = RNG.standard_normal((10, 6, 1, 1)).astype(np.float32)
+    wmat = np.ascontiguousarray(weight.transpose(2, 3, 1, 0).reshape(-1, 10))
+    conv = direct_conv_general(x.astype(np.float64), weight.astype(np.float64), (1, 1), (1, 1))
+    bias = RNG.standard_normal(10).astype(np.float32)
+    relu = NativeEpilogue(None, [EpilogueOp(np.maximum, 0.0), EpilogueOp(np.multiply, 2.0)])
+    dense = np.full(conv.shape, np.nan, np.float32)
+    assert native_im2col(nchw(x), wmat, (1, 1), (1, 1), (1, 1), nchw(dense), False, threads, False, relu)
+    np.testing.assert_allclose(dense, 2 * np.maximum(conv, 0), rtol=1e-4, atol=1e-4)
+    padded = np.zeros((2, 11, 9, 10), np.float32)
+    interior = padded[:, 1:-1, 1:-1]
+    biased = NativeEpilogue(None, [EpilogueOp(np.add, np.broadcast_to(bias, interior.shape))])
+    assert native_im2col(nchw(x), wmat, (1, 1), (1, 1), (1, 1), nchw(interior), False, threads, False, biased)
+    np.testing.assert_allclose(interior, conv + bias, rtol=1e-4, atol=1e-4)
+    assert not padded[:, 0].any() and not padded[:, :, -1].any()
+    first = np.full((2, 10, 9, 7), 1.5, np.float32)  # channels-first output, accumulated into
+    assert native_im2col(nchw(x), wmat, (1, 1), (1, 1), (1, 1), first, True, threads, False, None)
+    np.testing.assert_allclose(first.transpose(0, 2, 3, 1), conv + 1.5, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("size,channels,kernel,stride,layout", [

@@ -156,6 +156,27 @@ static void parallel_for(int threads, int64_t chunks, chunk_fn fn, void *ctx) {
     atomic_store(&pool.busy, 0);
 }
 
+/* The epilogue on val[0:fn], the values of pixel (img, yy, xx), channels [f0, f0 + fn). */
+static inline void epilogue(float *val, int64_t fn, int64_t img, int64_t yy, int64_t xx, int64_t f0,
+                            const epilogue_op *ops, int n_ops) {
+    for (int e = 0; e < n_ops; e++) {
+        const epilogue_op *op = &ops[e];
+        const float *src = op->scalar ? NULL : op->data + img * op->strides[0] + yy * op->strides[1]
+                                                   + xx * op->strides[2] + f0 * op->strides[3];
+        apply(op, val, fn, src, op->strides[3]);
+    }
+}
+
+/* val[0:fn] stored at pixel (img, yy, xx), channels [f0, f0 + fn), of the (n, oh, ow, f) view y. */
+static inline void put(const float *val, int64_t fn, int64_t img, int64_t yy, int64_t xx, int64_t f0, float *y,
+                       const int64_t *ys) {
+    float *dst = y + img * ys[0] + yy * ys[1] + xx * ys[2] + f0 * ys[3];
+    if (ys[3] == 1)
+        memcpy(dst, val, (size_t)fn * sizeof(float));
+    else
+        for (int64_t q = 0; q < fn; q++) dst[q * ys[3]] = val[q];
+}
+
 /* Output values val[0:fn] of pixel (img, yy, xx), channels [f0, f0 + fn): plus `acc` unless NULL, then
  * the epilogue, stored into y and, unless NULL, y2 (all (n, oh, ow, f) views, strides in elements). */
 static inline void store(float *val, int64_t fn, int64_t img, int64_t yy, int64_t xx, int64_t f0,
@@ -165,24 +186,9 @@ static inline void store(float *val, int64_t fn, int64_t img, int64_t yy, int64_
         const float *from = acc + img * accs[0] + yy * accs[1] + xx * accs[2] + f0 * accs[3];
         for (int64_t q = 0; q < fn; q++) val[q] += from[q * accs[3]];
     }
-    for (int e = 0; e < n_ops; e++) {
-        const epilogue_op *op = &ops[e];
-        const float *src = op->scalar ? NULL : op->data + img * op->strides[0] + yy * op->strides[1]
-                                                   + xx * op->strides[2] + f0 * op->strides[3];
-        apply(op, val, fn, src, op->strides[3]);
-    }
-    float *dst = y + img * ys[0] + yy * ys[1] + xx * ys[2] + f0 * ys[3];
-    if (ys[3] == 1)
-        memcpy(dst, val, (size_t)fn * sizeof(float));
-    else
-        for (int64_t q = 0; q < fn; q++) dst[q * ys[3]] = val[q];
-    if (y2) {
-        float *dst2 = y2 + img * ys2[0] + yy * ys2[1] + xx * ys2[2] + f0 * ys2[3];
-        if (ys2[3] == 1)
-            memcpy(dst2, val, (size_t)fn * sizeof(float));
-        else
-            for (int64_t q = 0; q < fn; q++) dst2[q * ys2[3]] = val[q];
-    }
+    epilogue(val, fn, img, yy, xx, f0, ops, n_ops);
+    put(val, fn, img, yy, xx, f0, y, ys);
+    if (y2) put(val, fn, img, yy, xx, f0, y2, ys2);
 }
 
 /* A buffer of at least `bytes` kept by the calling thread between calls (OpenMP's threads persist):
@@ -197,6 +203,24 @@ static float *scratch(size_t bytes) {
         capacity = buffer ? bytes : 0;
     }
     return buffer;
+}
+
+/* An output pixel's (image, row, column), stepped to the next pixel without a division: three per
+ * pixel cost as much as storing a short vector. */
+typedef struct {
+    int64_t img, y, x, oh, ow;
+} pixel_cursor;
+
+static inline pixel_cursor cursor_at(int64_t p, int64_t oh, int64_t ow) {
+    pixel_cursor at = {p / (oh * ow), p / ow % oh, p % ow, oh, ow};
+    return at;
+}
+
+static inline void cursor_next(pixel_cursor *at) {
+    if (++at->x == at->ow) {
+        at->x = 0;
+        if (++at->y == at->oh) at->y = 0, at->img++;
+    }
 }
 
 /* ---- Winograd: blocks of tile rows, each thread its own blocks (the input transform B^T d B of
@@ -383,8 +407,9 @@ static void gather_patches(const float *x, const int64_t *xs, int64_t c, int64_t
                            int64_t p0, int64_t p1, float *cols) {
     const int64_t k = kh * kw * c;
     const int rows_contiguous = dw == 1 && xs[3] == 1 && xs[2] == c;
-    for (int64_t p = p0; p < p1; p++) {
-        int64_t img = p / (oh * ow), oy = p / ow % oh, ox = p % ow;
+    pixel_cursor at = cursor_at(p0, oh, ow);
+    for (int64_t p = p0; p < p1; p++, cursor_next(&at)) {
+        int64_t img = at.img, oy = at.y, ox = at.x;
         float *row = cols + (p - p0) * k;
         for (int64_t i = 0; i < kh; i++) {
             const float *src = x + img * xs[0] + (oy * sh + i * dh) * xs[1] + ox * sw * xs[2];
@@ -409,8 +434,9 @@ static void store_pixels(const float *product, int64_t ld, int64_t oh, int64_t o
                          int64_t f0, int64_t f1, const float *acc, const int64_t *accs, float *y,
                          const int64_t *ys, float *y2, const int64_t *ys2, const epilogue_op *ops, int n_ops) {
     float val[256];
-    for (int64_t p = p0; p < p1; p++) {
-        int64_t img = p / (oh * ow), oy = p / ow % oh, ox = p % ow;
+    pixel_cursor at = cursor_at(p0, oh, ow);
+    for (int64_t p = p0; p < p1; p++, cursor_next(&at)) {
+        int64_t img = at.img, oy = at.y, ox = at.x;
         for (int64_t g0 = f0; g0 < f1; g0 += 256) {
             int64_t fn = f1 - g0 < 256 ? f1 - g0 : 256;
             const float *from = product + (p - p0) * ld + (g0 - f0);
@@ -437,10 +463,44 @@ static void im2col_block(void *context, int64_t b) {
     float *cols = scratch((size_t)(j->block * (k + j->f)) * sizeof(float));
     if (!cols) { j->failed = 1; return; }
     float *product = cols + j->block * k;
-    gather_patches(j->x, j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->oh, j->ow, p0, p1, cols);
-    j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, j->f, k, 1.0f, cols, k, j->wmat, j->f, 0.0f, product, j->f);
-    store_pixels(product, j->f, j->oh, j->ow, p0, p1, 0, j->f, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2, j->ops,
-                 j->n_ops);
+    /* A 1x1 window at stride 1 over dense channels-last images: the patches are the data's own rows. */
+    const int dense = j->kh == 1 && j->kw == 1 && j->sh == 1 && j->sw == 1 && j->xs[3] == 1 && j->xs[2] == j->c
+                      && j->xs[1] == j->ow * j->c && j->xs[0] == j->oh * j->ow * j->c;
+    const float *patches = dense ? j->x + p0 * j->c : cols;
+    if (!dense)
+        gather_patches(j->x, j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->oh, j->ow, p0, p1, cols);
+    if (j->acc || j->ys[3] != 1) {
+        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, j->f, k, 1.0f, patches, k, j->wmat, j->f, 0.0f, product,
+                 j->f);
+        store_pixels(product, j->f, j->oh, j->ow, p0, p1, 0, j->f, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2,
+                     j->ops, j->n_ops);
+        return;
+    }
+    /* Filters dense in y: the product goes straight into y, run by run of pixels one row stride apart
+     * (an image row, or whole images), and the epilogue runs over it there (a copy of the output
+     * through a scratch product costs as much as a small GEMM). */
+    pixel_cursor at = cursor_at(p0, j->oh, j->ow);
+    const int rows_dense = j->ys[1] == j->ow * j->ys[2], images_dense = rows_dense && j->ys[0] == j->oh * j->ys[1];
+    for (int64_t p = p0; p < p1;) {
+        int64_t end = images_dense ? p1 : rows_dense ? p + (j->oh - at.y) * j->ow - at.x : p + j->ow - at.x;
+        if (end > p1) end = p1;
+        float *dst = j->y + at.img * j->ys[0] + at.y * j->ys[1] + at.x * j->ys[2];
+        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, end - p, j->f, k, 1.0f, patches + (p - p0) * k, k, j->wmat, j->f,
+                 0.0f, dst, j->ys[2]);
+        int scalars = !j->y2 && j->ys[2] == j->f;  /* an epilogue of scalars over dense pixels: one vector */
+        for (int e = 0; e < j->n_ops; e++) scalars &= j->ops[e].scalar;
+        if (scalars) {
+            epilogue(dst, (end - p) * j->f, 0, 0, 0, 0, j->ops, j->n_ops);
+            p = end;
+            at = cursor_at(p, j->oh, j->ow);
+            continue;
+        }
+        for (; p < end; p++, cursor_next(&at)) {
+            float *row = j->y + at.img * j->ys[0] + at.y * j->ys[1] + at.x * j->ys[2];
+            epilogue(row, j->f, at.img, at.y, at.x, 0, j->ops, j->n_ops);
+            if (j->y2) put(row, j->f, at.img, at.y, at.x, 0, j->y2, j->ys2);
+        }
+    }
 }
 
 /* By filters, first: the patches of pixel block b into the shared matrix. */
@@ -601,12 +661,9 @@ static void window_chunk(void *ctx, int64_t chunk) {
     const int64_t sc = j->xs[3];
     float val[CHANNELS];
     int64_t p0 = chunk * j->per_chunk, p1 = p0 + j->per_chunk < j->pixels ? p0 + j->per_chunk : j->pixels;
-    int64_t xx = p0 % j->ow, yy = (p0 / j->ow) % j->oh, img = p0 / (j->ow * j->oh);
-    for (int64_t p = p0; p < p1; p++, xx++) {
-        if (xx == j->ow) {  /* (no division per pixel: it would cost as much as a short vector) */
-            xx = 0;
-            if (++yy == j->oh) yy = 0, img++;
-        }
+    pixel_cursor at = cursor_at(p0, j->oh, j->ow);
+    for (int64_t p = p0; p < p1; p++, cursor_next(&at)) {
+        int64_t img = at.img, yy = at.y, xx = at.x;
         for (int64_t c0 = 0; c0 < j->c; c0 += CHANNELS) {
             int64_t cn = j->c - c0 < CHANNELS ? j->c - c0 : CHANNELS;
             int first = 1;

@@ -4,7 +4,8 @@
       optimize         graph passes, each filtered by the context's opt level as usual (TVM's
                        tutorials build under PassContext(opt_level=3): the fastest pipeline)
       lower-to-linalg  convert-nn-to-linalg
-      kernels          canonicalize-inits, channels-last, select-to-minmax, form-kernels,
+      kernels          canonicalize-inits, channels-last, select-to-minmax, max-pool-before-monotonic
+                       (opt level 3), form-kernels,
                        choose-conv-algorithm, split-kernels, plan-memory (target "cpu");
                        conv-space-to-depth, conv-to-matmul, pool-as-window-slices, iree-conv-tiles
                        (target "iree")
@@ -55,11 +56,13 @@ def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
     from xrelay.passes.kernels.channels_last import ChannelsLast
     from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
     from xrelay.passes.kernels.form_kernels import FormKernels
+    from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
     from xrelay.passes.kernels.plan_memory import PlanMemory
     from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
     from xrelay.passes.kernels.split_kernels import SplitKernels
 
-    return [CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), FormKernels(), ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
+    return [CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(), FormKernels(),
+            ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
 
 
 def phases(module: ModuleOp, target: str) -> list:

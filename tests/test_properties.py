@@ -34,6 +34,7 @@ from xrelay.passes.build import Build
 from xrelay.passes.kernels.canonicalize_inits import CanonicalizeInits
 from xrelay.passes.kernels.channels_last import ChannelsLast
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
+from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
 from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
 from xrelay.passes.kernels.split_kernels import SplitKernels
 from xrelay.passes.kernels.form_kernels import FormKernels
@@ -305,10 +306,12 @@ PASSES = {
     "SelectToMinMax": SelectToMinMax,  # on nn: no bodies
     "CanonicalizeInits": CanonicalizeInits,  # on nn: no inits
     "ChannelsLast": ChannelsLast,  # on nn: no linalg
+    "MaxPoolBeforeMonotonic": MaxPoolBeforeMonotonic,  # on nn: no linalg
     "SplitKernels": SplitKernels,  # on nn: no kernels to split
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
-        [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), FormKernels(), ChooseConvAlgorithm(winograd=False),
+        [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(),
+         FormKernels(), ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile

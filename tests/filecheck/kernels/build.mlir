@@ -42,6 +42,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 		CanonicalizeInits: {{.*}}
 // TIMING-NEXT: 		ChannelsLast: {{.*}}
 // TIMING-NEXT: 		SelectToMinMax: {{.*}}
+// TIMING-NEXT: 		MaxPoolBeforeMonotonic: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
 // TIMING-NEXT: 		SplitKernels: {{.*}}
@@ -58,7 +59,8 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT-NEXT: BISECT: NOT running pass (19) CanonicalizeInits on module
 // BISECT-NEXT: BISECT: NOT running pass (20) ChannelsLast on module
 // BISECT-NEXT: BISECT: NOT running pass (21) SelectToMinMax on module
-// BISECT-NEXT: BISECT: NOT running pass (22) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (23) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (24) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (25) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (22) MaxPoolBeforeMonotonic on module
+// BISECT-NEXT: BISECT: NOT running pass (23) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (24) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (25) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (26) PlanMemory on module

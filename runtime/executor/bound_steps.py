@@ -1,9 +1,9 @@
 """A planned program's body with its steps' kernel calls bound once.
 
 A planned contraction's step (`contraction_plan.ContractionStep`) ends in one
-`threaded_matmul` over views it keeps for the same arrays, and a fused elementwise tail run whole
-(`plan.FusedTail`, not split at this thread count) in the ufunc calls it keeps
-(`FusedTail.kept`). A run still pays each step's Python around them: its operands looked up, the kept
+`threaded_matmul` over views it keeps for the same arrays, a fused elementwise tail in its compiled
+call or, run whole (`plan.FusedTail`, not split at this thread count), in the ufunc calls it keeps
+(`FusedTail.kept`), and a pad (`pad_step.PadStep`) in its border fill and compiled copy. A run still pays each step's Python around them: its operands looked up, the kept
 views checked against them, the split decided, its results bound again; in a run that Python is cold
 (measured at e04d2e0: ~9 us a step on ShuffleNet, where the same steps reduced to their calls made a run
 4.8% faster). When every slot such a step reads, binds or writes holds the same array on every run
@@ -19,6 +19,7 @@ import numpy as np
 
 from xrelay.runtime.executor import plan as split_plan
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
+from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.kernels.conv import threaded_matmul
 from xrelay.runtime.parallel.threads import decide_split, split_threads
@@ -72,4 +73,18 @@ def kept_call(step, env: list):
             calls(parts)
 
         return ufuncs
+    if isinstance(step, PadStep) and step.native is not None and step.native[1] is not None:
+        inside, source = step.source_of(env, step.buffer(env)[step.interior])
+        key = (inside.__array_interface__["data"][0], inside.strides,
+               source.__array_interface__["data"][0], source.strides)
+        if key != step.native[0]:
+            return None
+        split, threads = decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)
+        copy, parts, buffer = step.native[1], (threads or split_threads()) if split else 1, step.buffer
+
+        def pad(env: list) -> None:
+            buffer(env)  # (its border, unless the plan keeps it)
+            copy(parts)
+
+        return pad
     return None

@@ -3,7 +3,8 @@
 A planned contraction's step (`contraction_plan.ContractionStep`) ends in one
 `threaded_matmul` over views it keeps for the same arrays, a fused elementwise tail in its compiled
 call or, run whole (`plan.FusedTail`, not split at this thread count), in the ufunc calls it keeps
-(`FusedTail.kept`), and a pad (`pad_step.PadStep`) in its border fill and compiled copy. A run still pays each step's Python around them: its operands looked up, the kept
+(`FusedTail.kept`), a pad (`pad_step.PadStep`) in its border fill and compiled copy, and a
+convolution (`conv_epilogue.ConvStep`) in its pad's border fill and its compiled kernel's kept call. A run still pays each step's Python around them: its operands looked up, the kept
 views checked against them, the split decided, its results bound again; in a run that Python is cold
 (measured at e04d2e0: ~9 us a step on ShuffleNet, where the same steps reduced to their calls made a run
 4.8% faster). When every slot such a step reads, binds or writes holds the same array on every run
@@ -19,6 +20,7 @@ import numpy as np
 
 from xrelay.runtime.executor import plan as split_plan
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
+from xrelay.runtime.kernels.conv_epilogue import ConvStep
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.kernels.conv import threaded_matmul
@@ -73,6 +75,19 @@ def kept_call(step, env: list):
             calls(parts)
 
         return ufuncs
+    if isinstance(step, ConvStep) and step.native_arrays is not None and step.native_kept is not None:
+        call, kept_arrays = step.native_kept[1].call, step.native_arrays
+        if call is None or kept_arrays[0] != split_threads() \
+                or any(a is not b for a, b in zip(step.prepare(env), kept_arrays[1], strict=True)):
+            return None
+        pad = step.pad
+
+        def convolution(env: list) -> None:
+            if pad is not None:
+                pad.buffer(env)  # (its border, unless the plan keeps it)
+            call()
+
+        return convolution
     if isinstance(step, PadStep) and step.native is not None and step.native[1] is not None:
         inside, source = step.source_of(env, step.buffer(env)[step.interior])
         key = (inside.__array_interface__["data"][0], inside.strides,

@@ -1,13 +1,11 @@
 """A contraction's batched matmul planned once: axis orders and matrix shapes fixed at compile time.
 
-`linalg_structured.contract` works out, on every call, which loops are batch, free and contracted,
-how each operand's loop-space view is transposed and reshaped into (batch, rows, cols) matrices and
-whether the product can be written straight into the output: 40-60 us of Python per call, as long
-as the matmul itself for ShuffleNet's grouped 1x1 convolutions (G matrices of 49-3136 rows by
-34-136 columns). `planned_contraction` does that analysis once per op, for the case the executor
-meets in networks: the output overwritten (its zero fill dropped) and indexed by bare loops, each
-operand reading only loops the other operand or the output also reads. A call then makes the two
-views, reshapes them and runs one `threaded_matmul` into the output.
+`linalg_structured.contract` works out on every call which loops are batch, free and contracted and
+how each operand becomes a (batch, rows, cols) matrix; `planned_contraction` does that once per op,
+for the case the executor meets in networks (a dense layer, a grouped 1x1 convolution): the output
+overwritten (its zero fill dropped) and indexed by bare loops, each operand reading only loops the
+other operand or the output also reads. A call then makes the two views, reshapes them and runs one
+`threaded_matmul` into the output.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""Convolutions that run the elementwise tail after them on each block of output rows they finish.
+"""Convolutions that run their kernel's elementwise epilogue (`plan.FusedTail`: residual add,
+bias-add, ReLU) and destination pad on the output rows they finish, instead of in passes of their own.
 
-In ResNet-like networks a convolution step is followed by a fused elementwise tail (`plan.FusedTail`:
-residual add, bias-add, ReLU, each writing in place). Run as a step of its own, the tail passes
-over the whole activation again once the convolution is done, and below `plan.MIN_SPLIT_ELEMENTS`
-(every ResNet activation but the stem's) on one core while the other waits. For a `kernel.dispatch`
-of a convolution and its epilogue, `give_tail` hands the convolution's kernel the tail as an epilogue
-(`linalg_conv.ConvGeometry.float_runner`): each thread's part of the output rows, and on one thread
-each cache block of them, goes through the tail right after it is computed, while it is in cache,
-on the thread that computed it.
-
-The tail's members must each be one ufunc over loop-space views (`elementwise_programs._one_ufunc_program`:
-bias-add, ReLU, residual add), cut along the loop of the convolution's output rows with coefficient 1;
-a part then costs one ufunc call per member on row slices of views made once per run.
+For a `kernel.dispatch` of a convolution and its epilogue, `give_tail` hands the convolution the tail
+(`linalg_conv.ConvGeometry.runner`'s `epilogue`): the native kernels apply it to each value before
+storing it (`native_epilogue`), the numpy fallback to the rows once computed. The tail's members must
+each be one ufunc over loop-space views (`elementwise_programs._one_ufunc_program`), cut along the
+loop of the convolution's output rows with coefficient 1.
 """
 
 from __future__ import annotations
@@ -76,15 +70,13 @@ class RowTail:
         return RowTail(members, loops.pop(), tail.members[-1][0].op.results[0])
 
     def bind(self, env: list, last_out: np.ndarray | None = None) -> Callable[[int, int], None]:
-        """`rows(r0, r1)` for this run; with `last_out`, the last member writes there instead of in
-        place: an array of the result's shape, and the result's slot is bound to it, or of that shape
-        with its last axis split in two (a channel shuffle's view of a pad: runtime/kernels/shuffle_tail.py),
-        the member's operands viewed with that axis split alike."""
+        """`rows(r0, r1)` for this run; with `last_out` (an array of the result's shape), the last
+        member writes there instead of in place, and the result's slot is bound to it."""
         d = self.loop
         prepared = []
         for index, (_, prepare, finish, n_in) in enumerate(self.members):
             arrays = prepare(env)
-            if last_out is not None and index == len(self.members) - 1 and last_out.ndim == self.result.type.get_num_dims():
+            if last_out is not None and index == len(self.members) - 1:
                 arrays[n_in] = last_out
             finish(env, arrays)  # in place: the results are the out buffers
             prepared.append(arrays)
@@ -93,15 +85,8 @@ class RowTail:
                 and all(len(a) == len(b) and all(x is y for x, y in zip(a, b)) for a, b in zip(prepared, kept[0]))):
             return kept[2]  # the same arrays as the last run's (a planned program): the same views
         calls = []
-        for index, ((call, _, _, n_in), arrays) in enumerate(zip(self.members, prepared)):
-            last = last_out is not None and index == len(self.members) - 1
-            split = last and last_out.ndim > self.result.type.get_num_dims()
+        for (call, _, _, _), arrays in zip(self.members, prepared):
             ufunc, args, out = call(arrays)
-            if split:
-                halves = last_out.shape[out.ndim - 1:]
-                args = [a.reshape(a.shape[:-1] + (halves if a.shape[-1] > 1 else (1, 1)))
-                        if isinstance(a, np.ndarray) and a.ndim == out.ndim else a for a in args]
-                out = last_out
             sliced = [isinstance(a, np.ndarray) and a.ndim == out.ndim and a.shape[d] > 1 for a in args]
             calls.append((ufunc, list(zip(args, sliced)), out))
         before = (slice(None),) * d
@@ -137,14 +122,12 @@ class ConvStep:
         self.kept: tuple | None = None
         """(the pad's buffer, its interior view, (the tail's rows, the result, their epilogue with the
         pad's copy) or None) of the last run: kept while the arrays are the same objects, as a planned
-        program's are on every run (making it again costs 100-150 us of Python a run)."""
+        program's are on every run."""
         self.reuse_views = (False,)
         self.split: int | None = None
         """The threads its runner splits over: its kernel's `split` parts, or None (decided by size)."""
         self.winograd = False
         """Whether the runner computes this convolution by Winograd (its static shapes)."""
-        self.pointwise = False
-        """Whether it is a 1x1 stride-1 convolution without offset (its data is its patch matrix)."""
         self.native_kept: tuple | None = None
         """(the Python epilogue of the last run, its `native_epilogue`)."""
         self.constant_weight = False
@@ -183,8 +166,6 @@ class ConvStep:
         c = op.inputs[geometry.weight].type.get_shape()[geometry.weight_axes[1]]
         step.winograd = (algorithm in WINOGRAD_ALGORITHMS if algorithm is not None
                          else geometry.winograd_applies(ranges, constant, (n, c, f, oh, ow)))
-        step.pointwise = (tuple(ranges[d] for d in geometry.kernel_loops) == (1, 1)
-                          and geometry.strides == (1, 1) and geometry.offset == (0, 0))
         return step
 
     def __call__(self, env: list) -> None:

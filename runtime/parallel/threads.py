@@ -136,16 +136,9 @@ def split_threads() -> int:
 
 class _Workers:
     """Persistent worker threads for `run_split`, each woken by releasing a lock it waits on and
-    answering through another lock: two C-level lock operations per part, where a
-    ThreadPoolExecutor's future costs a Python Condition on each side (measured round trip of an
-    empty part: 12 us against 19 us). A split entered while another is running (from a worker, or
-    from a second calling thread) runs its parts on the calling thread instead of waiting.
-
-    On this VM a woken worker starts 50-70 us after the hand-off, plus about as long as the calling
-    thread's part runs Python before its first numpy call, since the worker then waits for the GIL
-    (benchmarks/handoff.py). Workers spinning between parts with the GIL released (libc spin locks
-    through ctypes) were tried: in ResNet-18's split profile the start delay stayed at 68 us per
-    split, because the worker still sleeps waiting for the GIL, and the run was 1.06x slower."""
+    answering through another lock (two C-level lock operations per part, cheaper than a
+    ThreadPoolExecutor's future). A split entered while another is running (from a worker, or from a
+    second calling thread) runs its parts on the calling thread instead of waiting."""
 
     def __init__(self, count: int):
         self.busy = threading.Lock()
@@ -224,12 +217,6 @@ def run_split(threads: int, calls: list) -> None:
         _worker_pool(threads - 1).run(calls)
 
 
-def worth_splitting(work: int, threshold: int) -> bool:
-    """Whether a step's `work` (loop points, multiply-adds) is at least `threshold`, the least that
-    pays for a worker thread's hand-off."""
-    return work >= threshold
-
-
 def decide_split(parts: int | None, work: int, threshold: int) -> tuple[bool, int | None]:
     """(whether a step splits, over how many threads: None for all of them): the `parts` of its
     kernel's `split` attribute when a pass chose them (passes/kernels/split_kernels.py; 1: it runs
@@ -243,12 +230,6 @@ def decide_split(parts: int | None, work: int, threshold: int) -> tuple[bool, in
 def run_alone(call) -> None:
     """Run `call()` here: work of a step that is not split."""
     call()
-
-
-def run_epilogue(epilogue, rows: int, points: int) -> None:
-    """`epilogue(r0, r1)` over all `rows` on the calling thread, after a split whose parts were not
-    rows (output channels)."""
-    epilogue(0, rows)
 
 
 def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:

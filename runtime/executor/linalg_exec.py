@@ -42,11 +42,11 @@ from xrelay.runtime.executor.view_steps import RESHAPE_KINDS, compile_insert_sli
 from xrelay.runtime.kernels.window_reduce import starts_from_identity
 from xrelay.runtime.executor.program_entry import check_argument, check_no_use_after_dealloc, entry_and_globals
 from xrelay.runtime.kernels.body_program import REDUCERS, aligned_constant, scalar_op_step
+from xrelay.runtime.kernels.affine_views import is_bare_permutation
 from xrelay.runtime.kernels.linalg_structured import (
     ExecutionError,
     Structured,
     captured_values,
-    is_bare_permutation,
     is_contraction_output,
     plain_reduction_identity,
 )

@@ -38,12 +38,10 @@ from xrelay.runtime.kernels.affine_views import (
     ExecutionError,
     LoopView,
     gather_view,
-    is_bare_permutation,
     linear_form,
     used_loops,
 )
-from xrelay.runtime.kernels.conv import threaded_matmul
-from xrelay.runtime.kernels.contraction_plan import contraction_loops, planned_contraction
+from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.window_reduce import mapped_window_program, pooling_program
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.depthwise_taps import MAX_TAPS, tap_contraction
@@ -182,7 +180,6 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     captured = captured_values(op)
     n_operands = len(op.operands)
     single_assign = len(plans) == 1 and plans[0][0] == "assign"
-    bare_out = [is_bare_permutation(m) for m in out_maps]
     if single_assign and not reduction_axes:
         one_ufunc = _one_ufunc_program(body, list(in_args), list(out_args), captured, views, n_in, n_operands,
                                        reuse_views or [False])
@@ -249,11 +246,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                 accumulate = not (k < len(zero_init) and zero_init[k])
                 if fast is not None and fast(ins, outs[k], accumulate):
                     continue
-                va, vb = views[ia](ins[ia]), views[ib](ins[ib])
-                direct = outs[k] if k < len(zero_init) and zero_init[k] and bare_out[k] else None
-                product = contract(va, vb, maps[ia], maps[ib], out_maps[k], ranges, out=direct)
-                if product is None:
-                    continue
+                product = contract(views[ia](ins[ia]), views[ib](ins[ib]), maps[ia], maps[ib], out_maps[k], ranges)
                 if k < len(zero_init) and zero_init[k]:
                     np.copyto(out_view, product, casting="unsafe")
                 else:
@@ -310,54 +303,20 @@ REDUCE_IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, 
 
 
 def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
-             ranges: Sequence[int], out: np.ndarray | None = None) -> np.ndarray | None:
-    """sum over the loops not in the output of a * b, as one batched BLAS matmul.
+             ranges: Sequence[int]) -> np.ndarray:
+    """sum over the loops not in the output of a * b, as one einsum (BLAS where numpy's path finder
+    can use it). `a` and `b` are loop-space views (one axis per loop, size 1 where unused); the
+    result is loop-space shaped too (size 1 on the loops it does not vary along), ready to add into
+    the output view. The general path: the executor's contractions mostly run planned
+    (`contraction_plan`) or as convolutions (`linalg_conv`)."""
+    used_a, used_b = used_loops(map_a), used_loops(map_b)
+    kept = sorted(used_loops(map_out) & (used_a | used_b))
+    loops = range(len(ranges))
+    letters = "".join(chr(ord("a") + d) if d < 26 else chr(ord("A") + d - 26) for d in loops)
 
-    `a` and `b` are loop-space views (one axis per loop, size 1 where unused); the result is
-    loop-space shaped too (size 1 on the contracted loops), ready to add into the output view.
-    Loops split into batch (in a, b and out), free-a, free-b and contracted ones; the operand
-    that is not a plain contiguous weight is copied once into matrix form (im2col for convs).
-    Given `out` (the output array, indexed by bare loops, to be overwritten), the matmul writes
-    straight into it when the product's layout is the output's, and None is returned.
-    """
-    only_a, only_b, out_order, batch, free_a, free_b, contracted, last_is_a = contraction_loops(
-        map_a, map_b, map_out, a.size <= b.size)
-    if only_a:
-        a = a.sum(axis=only_a, keepdims=True)
-    if only_b:
-        b = b.sum(axis=only_b, keepdims=True)
-    size = lambda group: int(np.prod([ranges[d] for d in group], dtype=np.int64))  # noqa: E731
-    rank = len(ranges)
+    def operand(view: np.ndarray, used: set[int]) -> tuple[np.ndarray, str]:
+        return view[tuple(slice(None) if d in used else 0 for d in loops)], "".join(letters[d] for d in sorted(used))
 
-    def matrix(view: np.ndarray, rows: list[int], cols: list[int]) -> np.ndarray:
-        order = batch + rows + cols
-        rest = [d for d in range(rank) if d not in order]
-        return view.transpose(order + rest).reshape(size(batch), size(rows), size(cols))
-
-    if last_is_a:
-        lhs, rhs = matrix(b, free_b, contracted), matrix(a, contracted, free_a)
-        labels = batch + free_b + free_a
-    else:
-        lhs, rhs = matrix(a, free_a, contracted), matrix(b, contracted, free_b)
-        labels = batch + free_a + free_b
-    if out is not None and out.flags.c_contiguous and out.dtype == np.result_type(lhs, rhs):
-        significant = lambda group: [d for d in group if ranges[d] != 1]  # noqa: E731
-        shape = (lhs.shape[0], lhs.shape[1], rhs.shape[2])
-        if significant(labels) == significant(out_order):
-            threaded_matmul(lhs, rhs, out=out.reshape(shape))
-            return None
-        if sorted(labels) == sorted(out_order):
-            # The output's axes in another order (a grouped convolution: groups first in the product,
-            # between pixels and filters in the output): multiply into a strided view of it when
-            # its axes merge into (batch, rows, cols) without a copy.
-            try:
-                target = np.reshape(out.transpose([out_order.index(d) for d in labels]), shape, copy=False)
-            except ValueError:
-                target = None
-            if target is not None:
-                threaded_matmul(lhs, rhs, out=target)
-                return None
-    product = threaded_matmul(lhs, rhs).reshape([ranges[d] for d in labels])
-    in_loop_order = sorted(labels)
-    product = product.transpose([labels.index(d) for d in in_loop_order])
-    return product.reshape([ranges[d] if d in labels else 1 for d in range(rank)])
+    (x, sx), (y, sy) = operand(a, used_a), operand(b, used_b)
+    product = np.einsum(f"{sx},{sy}->{''.join(letters[d] for d in kept)}", x, y, optimize=True)
+    return product.reshape([ranges[d] if d in kept else 1 for d in loops])

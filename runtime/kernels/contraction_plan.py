@@ -18,20 +18,18 @@ import numpy as np
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops
-from xrelay.runtime.kernels import conv as conv_kernels
 from xrelay.runtime.kernels.conv import threaded_matmul
-from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts
+from xrelay.runtime.parallel.threads import run_alone
 
 
 @functools.lru_cache(maxsize=4096)
 def contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_smaller: bool):
-    """(loops only a uses, loops only b uses, output loops outermost first, batch, free-a, free-b and
-    contracted loops, whether the free-a loops go last in the product) of the contraction
+    """(output loops outermost first, batch, free-a, free-b and contracted loops, whether the free-a
+    loops go last in the product) of the contraction
     `map_out += map_a * map_b` as a batched matmul; computed once per maps (a run only looks them up).
     The contracted loops are in the memory order of the smaller operand (the weight), so its reshape
     is free; the free loops the output varies fastest along go last in the product."""
     used_a, used_b, used_o = used_loops(map_a), used_loops(map_b), used_loops(map_out)
-    only_a, only_b = tuple(sorted(used_a - used_b - used_o)), tuple(sorted(used_b - used_a - used_o))
     out_order = loop_order(map_out)
     batch = [d for d in out_order if d in used_a and d in used_b]
     free_a = [d for d in out_order if d in used_a and d not in used_b]
@@ -39,7 +37,7 @@ def contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_
     small_map = map_a if a_smaller else map_b
     contracted = [d for d in loop_order(small_map) if d in used_a and d in used_b and d not in used_o]
     last_is_a = bool(free_a) and (not free_b or out_order.index(free_a[-1]) > out_order.index(free_b[-1]))
-    return only_a, only_b, out_order, batch, free_a, free_b, contracted, last_is_a
+    return out_order, batch, free_a, free_b, contracted, last_is_a
 
 
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
@@ -57,7 +55,7 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
     if used_a - used_b - used_o or used_b - used_a - used_o or (used_a | used_b) != set(range(len(ranges))):
         return None
     size = lambda loops: math.prod(ranges[d] for d in loops)  # noqa: E731
-    _, _, out_order, batch, free_a, free_b, contracted, last_is_a = contraction_loops(
+    out_order, batch, free_a, free_b, contracted, last_is_a = contraction_loops(
         maps[ia], maps[ib], maps[out], size(used_a) <= size(used_b))
     if last_is_a:
         sides = ((1, free_b, contracted), (0, contracted, free_a))
@@ -67,26 +65,22 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
         labels = batch + free_a + free_b
     rank = len(ranges)
     matrices = []  # per side of the product: (operand, transposition of its loop-space view, shape)
-    free_loops = []  # per side: (axis of its first free loop in that transposition, the free loops' ranges)
-    for side, (operand, rows, cols) in enumerate(sides):
+    for operand, rows, cols in sides:
         order = batch + rows + cols
         matrices.append((operand, order + [d for d in range(rank) if d not in order],
                          (size(batch), size(rows), size(cols))))
-        free = rows if side == 0 else cols
-        free_loops.append((len(batch) + (0 if side == 0 else len(rows)), [ranges[d] for d in free]))
     shape = (size(batch), matrices[0][2][1], matrices[1][2][2])
     significant = lambda loops: [d for d in loops if ranges[d] != 1]  # noqa: E731
     in_place = significant(labels) == significant(out_order)
     to_labels = [out_order.index(d) for d in labels]
-    planned = PlannedContraction(views, matrices, free_loops, shape, in_place, to_labels, (ia, ib), reuse_views)
-    return planned
+    return PlannedContraction(views, matrices, shape, in_place, to_labels, (ia, ib), reuse_views)
 
 
 class PlannedContraction:
     """`planned_contraction`'s runner: `self(ins, target, accumulate) -> bool` (see there)."""
 
-    def __init__(self, views, matrices, free_loops, shape, in_place, to_labels, operands, reuse_views):
-        self.views, self.matrices, self.free_loops, self.shape = views, matrices, free_loops, shape
+    def __init__(self, views, matrices, shape, in_place, to_labels, operands, reuse_views):
+        self.views, self.matrices, self.shape = views, matrices, shape
         self.in_place, self.to_labels, self.operands, self.reuse_views = in_place, to_labels, operands, reuse_views
         self.split: int | None = None
         """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
@@ -109,14 +103,13 @@ class PlannedContraction:
         bound = None if accumulate else self.bind(ins, target)
         if bound is None:
             return False
-        bound[0]()
+        bound()
         return True
 
-    def bind(self, ins: list, target: np.ndarray) -> tuple[Callable[[], None], bool] | None:
-        """(compute, parted) computing the product of these arrays into `target`, and whether
-        `compute` reads and writes memory only within `threads.run_parts`/`run_split` parts and
-        `run_alone` (it copies a matrix part by part, or copies none); None when the arrays do not
-        allow the direct write. Making it reads no data (views only)."""
+    def bind(self, ins: list, target: np.ndarray) -> Callable[[], None] | None:
+        """A call computing the product of these arrays into `target`, or None when the arrays do not
+        allow the direct write. An operand whose loop-space view does not reshape to its matrix (an
+        im2col) is copied here."""
         a, b = (ins[k] for k in self.operands)
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
                 and target.flags.c_contiguous and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
@@ -128,50 +121,17 @@ class PlannedContraction:
                 product = np.reshape(target.transpose(self.to_labels), self.shape, copy=False)
             except ValueError:
                 return None
-        loops = [self.views[k](ins[self.operands[k]]).transpose(order) for k, order, _ in self.matrices]
-        matrices = []
-        for loop_view, (_, _, matrix_shape) in zip(loops, self.matrices, strict=True):
+        matrices, copied = [], False
+        for k, order, shape in self.matrices:
+            loop_view = self.views[k](ins[self.operands[k]]).transpose(order)
             try:
-                matrices.append(np.reshape(loop_view, matrix_shape, copy=False))
-            except ValueError:  # a copy (an im2col)
-                matrices.append(None)
-        lhs, rhs = matrices
-        if lhs is not None and rhs is not None:
-            if self.reuse_views[0]:
-                self.last = (a, b, target, lhs, rhs, product)
-            return functools.partial(threaded_matmul, lhs, rhs, out=product, threads=self.split), True
-        if lhs is None and rhs is None:
-            lhs, rhs = (m if m is not None else v.reshape(shape)
-                        for m, v, (_, _, shape) in zip(matrices, loops, self.matrices, strict=True))
-            return functools.partial(threaded_matmul, lhs, rhs, out=product, threads=self.split), False
-        side = 0 if lhs is None else 1
-        return functools.partial(self._copy_in_parts, side, loops[side], matrices[1 - side], product), True
-
-    def _copy_in_parts(self, side: int, loop_view: np.ndarray, other: np.ndarray, product: np.ndarray) -> None:
-        """The product whose side `side` (0: lhs, 1: rhs) is a copy of `loop_view`, cut along that
-        side's outermost free loop of more than one point: each part copies its rows (columns) of
-        that matrix and multiplies them into its rows (columns) of `product`."""
-        axis, free = self.free_loops[side]
-        while len(free) > 1 and free[0] == 1:
-            axis, free = axis + 1, free[1:]
-        if not free:  # a matrix-vector product: one part
-            axis, free = loop_view.ndim, [1]
-            loop_view = loop_view[..., None]
-        inner = math.prod(free[1:])
-        batch, rows, cols = (self.matrices[side][2][0], -1, self.matrices[side][2][2]) if side == 0 \
-            else (self.matrices[side][2][0], self.matrices[side][2][1], -1)
-        before = (slice(None),) * axis
-
-        def part(r0: int, r1: int) -> None:
-            copy = loop_view[before + (slice(r0, r1),)].reshape(batch, rows, cols)
-            if side == 0:  # (one thread: this is one thread's share)
-                threaded_matmul(copy, other, out=product[:, r0 * inner:r1 * inner], threads=1)
-            else:
-                threaded_matmul(other, copy, out=product[..., r0 * inner:r1 * inner], threads=1)
-
-        b, m, n = product.shape
-        macs = b * m * n * self.matrices[0][2][2]
-        run_parts(part, free[0], *decide_split(self.split, macs, conv_kernels.MIN_SPLIT_MATMUL_MACS))
+                matrices.append(np.reshape(loop_view, shape, copy=False))
+            except ValueError:
+                matrices.append(loop_view.reshape(shape))
+                copied = True
+        if self.reuse_views[0] and not copied:
+            self.last = (a, b, target, *matrices, product)
+        return functools.partial(threaded_matmul, *matrices, out=product, threads=self.split)
 
 
 class ContractionStep:
@@ -207,8 +167,6 @@ class ContractionStep:
             bound = self.planned.bind(ins, target)
             if bound is None:
                 run_alone(functools.partial(self.run, arrays))
-            elif bound[1]:
-                bound[0]()
             else:
-                run_alone(bound[0])
+                bound()
         self.finish(env, arrays)

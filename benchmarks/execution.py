@@ -367,9 +367,24 @@ class Contender:
     forward = None
 
 
+def blas_config() -> str:
+    """numpy's OpenBLAS build and the kernel it picked for this CPU (e.g. "OpenBLAS 0.3.29 DYNAMIC_ARCH
+    ... core SkylakeX"), or a note that numpy's BLAS is not OpenBLAS."""
+    import ctypes
+
+    from xrelay.runtime.parallel.threads import openblas_functions
+
+    functions = openblas_functions("get_config", "get_corename")
+    if functions is None:
+        return "numpy's BLAS is not OpenBLAS (or not found)"
+    for function in functions:
+        function.restype = ctypes.c_char_p
+    return f"{functions[0]().decode().strip()}; kernel {functions[1]().decode().strip()}"
+
+
 def worker(kind: str, model: str) -> None:
     """Serve one contender (`workers.serve`)."""
-    from xrelay.runtime.parallel.threads import blas_config, blas_threads
+    from xrelay.runtime.parallel.threads import blas_threads
 
     contender = Contender(kind, model)
     info = {"error": contender.error, "blas": blas_config(), "blas_threads_max": blas_threads(),

@@ -1,7 +1,7 @@
 """BLAS threads and the executor's own worker threads.
 
 numpy's OpenBLAS is found through ctypes to read and set its thread count (`blas_threads`,
-`set_blas_threads`, `blas_config`). The linalg executor's threading "split" (and "auto" for a
+`set_blas_threads`). The linalg executor's threading "split" (and "auto" for a
 program's first calls, or where the two-process mode cannot run) runs BLAS
 single-threaded (`split_blas_threads`) and splits a big step over persistent worker threads
 (`run_split`, `run_parts`): one hand-off per step, where OpenBLAS's own threads synchronise on every
@@ -31,7 +31,7 @@ def _openblas_paths() -> list[str]:
     return candidates
 
 
-def _openblas_functions(*names: str) -> list | None:
+def openblas_functions(*names: str) -> list | None:
     """numpy's OpenBLAS functions `names` (e.g. "get_num_threads") as ctypes functions, from the first
     library that exports them all under one of OpenBLAS's spellings, or None if none does."""
     for path in _openblas_paths():
@@ -49,34 +49,12 @@ def _openblas_functions(*names: str) -> list | None:
 @functools.cache
 def _openblas():
     """numpy's OpenBLAS as (get_num_threads, set_num_threads) ctypes functions, or None if not found."""
-    functions = _openblas_functions("get_num_threads", "set_num_threads")
+    functions = openblas_functions("get_num_threads", "set_num_threads")
     if functions is None:
         return None
     get, put = functions
     get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
     return get, put
-
-
-@functools.cache
-def _openblas_info():
-    """numpy's OpenBLAS's (get_config, get_corename) ctypes functions, or None if not found."""
-    if _openblas() is None:
-        return None
-    functions = _openblas_functions("get_config", "get_corename")
-    if functions is None:
-        return None
-    config, core = functions
-    config.restype = core.restype = ctypes.c_char_p
-    return config, core
-
-
-def blas_config() -> str:
-    """numpy's OpenBLAS build and the kernel it picked for this CPU (e.g. "OpenBLAS 0.3.29 DYNAMIC_ARCH
-    ... core SkylakeX"), or a note that numpy's BLAS is not OpenBLAS."""
-    info = _openblas_info()
-    if info is None:
-        return "numpy's BLAS is not OpenBLAS (or not found)"
-    return f"{info[0]().decode().strip()}; kernel {info[1]().decode().strip()}"
 
 
 def blas_threads() -> int | None:

@@ -11,38 +11,31 @@ from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.parallel.threads import set_blas_threads
 
+from module_builder import generic4
 from test_lowering_executor import parse, run_all_levels
 
-SHUFFLE_THEN_PAD = """
-func.func @main(%x: tensor<1x4x5x6xf32>) -> (tensor<1x6x8x6xf32>, tensor<1x4x5x6xf32>{returns}) {{
-  %e0 = tensor.empty() : tensor<1x4x5x6xf32>
-  %r = linalg.generic {{indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>,
-      affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
-      ins(%x : tensor<1x4x5x6xf32>) outs(%e0 : tensor<1x4x5x6xf32>) {{
-  ^bb0(%v: f32, %o: f32):
-    %z = arith.constant 0.0 : f32
-    %m = arith.maximumf %v, %z : f32
-    linalg.yield %m : f32
-  }} -> tensor<1x4x5x6xf32>
-  %g = tensor.expand_shape %r [[0], [1], [2], [3, 4]] output_shape [1, 4, 5, 2, 3] : tensor<1x4x5x6xf32> into tensor<1x4x5x2x3xf32>
+X = "tensor<1x4x5x6xf32>"
+
+
+def shuffle_then_pad(returns: str = "", returned: str = "") -> str:
+    """ReLU(x), channel-shuffled (expand, transpose, collapse) and padded; and 2 * x; `returned` (of
+    types `returns`) also returned."""
+    relu = generic4("r", [("x", X)], X, ["%z = arith.constant 0.0 : f32", "%s = arith.maximumf %in0, %z : f32"])
+    doubled = generic4("q", [("x", X)], X, ["%two = arith.constant 2.0 : f32", "%s = arith.mulf %in0, %two : f32"])
+    return f"""
+func.func @main(%x: {X}) -> (tensor<1x6x8x6xf32>, {X}{returns}) {{
+  {relu}
+  %g = tensor.expand_shape %r [[0], [1], [2], [3, 4]] output_shape [1, 4, 5, 2, 3] : {X} into tensor<1x4x5x2x3xf32>
   %e1 = tensor.empty() : tensor<1x4x5x3x2xf32>
   %t = linalg.transpose ins(%g : tensor<1x4x5x2x3xf32>) outs(%e1 : tensor<1x4x5x3x2xf32>) permutation = [0, 1, 2, 4, 3]
-  %e2 = tensor.empty() : tensor<1x4x5x6xf32>
-  %q = linalg.generic {{indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>,
-      affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
-      ins(%x : tensor<1x4x5x6xf32>) outs(%e2 : tensor<1x4x5x6xf32>) {{
-  ^bb0(%v: f32, %o: f32):
-    %two = arith.constant 2.0 : f32
-    %m = arith.mulf %v, %two : f32
-    linalg.yield %m : f32
-  }} -> tensor<1x4x5x6xf32>
-  %s = tensor.collapse_shape %t [[0], [1], [2], [3, 4]] : tensor<1x4x5x3x2xf32> into tensor<1x4x5x6xf32>
+  {doubled}
+  %s = tensor.collapse_shape %t [[0], [1], [2], [3, 4]] : tensor<1x4x5x3x2xf32> into {X}
   %p = tensor.pad %s low[0, 1, 2, 0] high[0, 1, 1, 0] {{
   ^bb0(%i: index, %j: index, %k: index, %l: index):
     %c = arith.constant -1.5 : f32
     tensor.yield %c : f32
-  }} : tensor<1x4x5x6xf32> to tensor<1x6x8x6xf32>
-  func.return %p, %q{returned} : tensor<1x6x8x6xf32>, tensor<1x4x5x6xf32>{returns}
+  }} : {X} to tensor<1x6x8x6xf32>
+  func.return %p, %q{returned} : tensor<1x6x8x6xf32>, {X}{returns}
 }}
 """
 
@@ -60,7 +53,7 @@ def transposes_that_copy(program: LinalgProgram) -> int:
 @pytest.mark.parametrize("threads", [1, 2])
 def test_pad_of_a_single_use_shuffle_copies_from_the_transpose_input(threads):
     x = np.random.default_rng(1).standard_normal((1, 4, 5, 6)).astype(np.float32)
-    module = parse(SHUFFLE_THEN_PAD.format(returns="", returned=""))
+    module = parse(shuffle_then_pad(returns="", returned=""))
     program = LinalgProgram(module)
     assert transposes_that_copy(program) == 0  # the transpose's step only binds its result
     set_blas_threads(threads)
@@ -72,12 +65,12 @@ def test_pad_of_a_single_use_shuffle_copies_from_the_transpose_input(threads):
             x = x[:, ::-1].copy()
     finally:
         set_blas_threads(1)
-    for level in run_all_levels(SHUFFLE_THEN_PAD.format(returns="", returned=""), {"x": x}):
+    for level in run_all_levels(shuffle_then_pad(returns="", returned=""), {"x": x}):
         np.testing.assert_array_equal(level[0], expected_shuffle_pad(x))
 
 
 def test_a_shuffle_read_elsewhere_is_still_copied():
-    text = SHUFFLE_THEN_PAD.format(returns=", tensor<1x4x5x3x2xf32>", returned=", %t")
+    text = shuffle_then_pad(returns=", tensor<1x4x5x3x2xf32>", returned=", %t")
     x = np.random.default_rng(2).standard_normal((1, 4, 5, 6)).astype(np.float32)
     program = LinalgProgram(parse(text))
     assert transposes_that_copy(program) == 1

@@ -20,6 +20,16 @@ EXPECTED = {
 }  # fmt: skip
 
 
+def no_op_pass(name: str, tvm_name: str) -> type:
+    """A frozen-dataclass `XRelayPass` named so that does nothing."""
+    from dataclasses import dataclass
+
+    from xrelay.pass_base import XRelayPass
+
+    return dataclass(frozen=True)(type(tvm_name, (XRelayPass,), {
+        "name": name, "tvm_name": tvm_name, "apply": lambda self, ctx, op: None}))
+
+
 @pytest.mark.parametrize("name", sorted(XRELAY_PASSES))
 def test_registered_pass_is_visible_everywhere(name):
     cls = XRELAY_PASSES[name]
@@ -43,20 +53,10 @@ def test_stock_xdsl_opt_finds_the_passes():
 
 
 def test_a_second_pass_with_a_taken_name_is_refused():
-    from dataclasses import dataclass
-
-    from xrelay.pass_base import XRelayPass, register_xrelay_pass
-
-    @dataclass(frozen=True)
-    class Impostor(XRelayPass):
-        name = "fold-constant"
-        tvm_name = "Impostor"
-
-        def apply(self, ctx, op):
-            pass
+    from xrelay.pass_base import register_xrelay_pass
 
     with pytest.raises(ValueError, match="Impostor and FoldConstant share the name 'fold-constant'"):
-        register_xrelay_pass(Impostor)
+        register_xrelay_pass(no_op_pass("fold-constant", "Impostor"))
     assert XRELAY_PASSES["fold-constant"].__name__ == "FoldConstant"
 
 
@@ -138,13 +138,7 @@ def test_infer_type_after_is_off_unless_a_pass_asks():
     from xrelay.instrument import PassInstrument
     from xrelay.pass_base import XRelayPass
 
-    @dataclass(frozen=True)
-    class Plain(XRelayPass):
-        name = "test-plain"
-        tvm_name = "Plain"
-
-        def apply(self, ctx, op):
-            pass
+    Plain = no_op_pass("test-plain", "Plain")
 
     @dataclass(frozen=True)
     class Typed(Plain):

@@ -202,15 +202,20 @@ def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride, bl
     np.testing.assert_allclose(program(x)[0], expected, rtol=1e-5, atol=1e-5)
 
 
-PAD = """
-func.func @main(%x: tensor<1x70x80x8xf32>) -> tensor<1x73x81x8xf32> {
-  %v = arith.constant 0.5 : f32
-  %p = tensor.pad %x low[0, 2, 0, 0] high[0, 1, 1, 0] {
+def pad_by_half(source: str, low: str, high: str, result: str) -> str:
+    """MLIR text: `%p`, `%x` (of type `source`) padded by `low` and `high` with 0.5 to `result`."""
+    return f"""%v = arith.constant 0.5 : f32
+  %p = tensor.pad %x low[{low}] high[{high}] {{
   ^bb0(%i: index, %j: index, %k: index, %l: index):
     tensor.yield %v : f32
-  } : tensor<1x70x80x8xf32> to tensor<1x73x81x8xf32>
+  }} : {source} to {result}"""
+
+
+PAD = f"""
+func.func @main(%x: tensor<1x70x80x8xf32>) -> tensor<1x73x81x8xf32> {{
+  {pad_by_half("tensor<1x70x80x8xf32>", "0, 2, 0, 0", "0, 1, 1, 0", "tensor<1x73x81x8xf32>")}
   func.return %p : tensor<1x73x81x8xf32>
-}
+}}
 """
 
 
@@ -224,41 +229,32 @@ def test_tensor_pad_copies_its_interior_rows_on_the_workers(threads, blas_worker
         np.testing.assert_array_equal(program(x)[0], expected)
 
 
-ONE_UFUNC = """
-func.func @main(%x: tensor<4x6xf32>, %y: tensor<6x4xf32>, %s: f32) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>) {
+def generic2(result: str, value: str, value_type: str, out: str, body: list[str], in_map: str = "(i, j)") -> str:
+    """MLIR text: `%<result>`, an all-parallel 2-D `linalg.generic` of `%<value>` (read through `in_map`)
+    into `%<out>`; its block arguments are %v and %o, and `body` computes the yielded %r."""
+    lines = "\n".join(f"    {line}" for line in body)
+    return f"""%{result} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> {in_map}>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}} ins(%{value} : {value_type}) outs(%{out} : tensor<4x6xf32>) {{
+  ^bb0(%v: f32, %o: f32):
+{lines}
+    linalg.yield %r : f32
+  }} -> tensor<4x6xf32>"""
+
+
+ONE_UFUNC = f"""
+func.func @main(%x: tensor<4x6xf32>, %y: tensor<6x4xf32>, %s: f32) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>) {{
   %c = arith.constant 1.5 : f32
   %e0 = tensor.empty() : tensor<4x6xf32>
   %init = linalg.fill ins(%c : f32) outs(%e0 : tensor<4x6xf32>) -> tensor<4x6xf32>
-  %plus_out = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
-      iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%init : tensor<4x6xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %r = arith.addf %v, %o : f32
-    linalg.yield %r : f32
-  } -> tensor<4x6xf32>
+  {generic2("plus_out", "x", "tensor<4x6xf32>", "init", ["%r = arith.addf %v, %o : f32"])}
   %e1 = tensor.empty() : tensor<4x6xf32>
-  %times_captured = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>],
-      iterator_types = ["parallel", "parallel"]} ins(%y : tensor<6x4xf32>) outs(%e1 : tensor<4x6xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %r = arith.mulf %s, %v : f32
-    linalg.yield %r : f32
-  } -> tensor<4x6xf32>
+  {generic2("times_captured", "y", "tensor<6x4xf32>", "e1", ["%r = arith.mulf %s, %v : f32"], "(j, i)")}
   %e2 = tensor.empty() : tensor<4x6xf32>
-  %negated = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
-      iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%e2 : tensor<4x6xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %r = arith.negf %v : f32
-    linalg.yield %r : f32
-  } -> tensor<4x6xf32>
+  {generic2("negated", "x", "tensor<4x6xf32>", "e2", ["%r = arith.negf %v : f32"])}
   %e3 = tensor.empty() : tensor<4x6xf32>
-  %two_ops = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
-      iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%e3 : tensor<4x6xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %t = arith.mulf %v, %v : f32
-    %r = arith.addf %t, %c : f32
-    linalg.yield %r : f32
-  } -> tensor<4x6xf32>
+  {generic2("two_ops", "x", "tensor<4x6xf32>", "e3", ["%t = arith.mulf %v, %v : f32", "%r = arith.addf %t, %c : f32"])}
   func.return %plus_out, %times_captured, %negated, %two_ops : tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>
-}
+}}
 """
 
 
@@ -338,22 +334,18 @@ def test_a_tail_that_splits_keeps_only_a_compiled_call(blas_workers, monkeypatch
         assert tail.kept is None
 
 
-PAD_OF_ONE = """
-func.func @main(%x: tensor<1x5x4x3xf32>) -> tensor<1x7x6x6xf32> {
-  %v = arith.constant 0.5 : f32
-  %p = tensor.pad %x low[0, 1, 1, 2] high[0, 1, 1, 1] {
-  ^bb0(%i: index, %j: index, %k: index, %l: index):
-    tensor.yield %v : f32
-  } : tensor<1x5x4x3xf32> to tensor<1x7x6x6xf32>
+PAD_OF_ONE = f"""
+func.func @main(%x: tensor<1x5x4x3xf32>) -> tensor<1x7x6x6xf32> {{
+  {pad_by_half("tensor<1x5x4x3xf32>", "0, 1, 1, 2", "0, 1, 1, 1", "tensor<1x7x6x6xf32>")}
   %e = tensor.empty() : tensor<1x7x6x6xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
-      iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<1x7x6x6xf32>) outs(%e : tensor<1x7x6x6xf32>) {
+  %r = linalg.generic {{indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%p : tensor<1x7x6x6xf32>) outs(%e : tensor<1x7x6x6xf32>) {{
   ^bb0(%in: f32, %o: f32):
     %t = arith.addf %in, %in : f32
     linalg.yield %t : f32
-  } -> tensor<1x7x6x6xf32>
+  }} -> tensor<1x7x6x6xf32>
   func.return %r : tensor<1x7x6x6xf32>
-}
+}}
 """
 
 

@@ -63,25 +63,37 @@ def pooled_then_projected(layout, pool, x_nchw, weight_oihw, kernel_layout="OIHW
     return make_module({"x": x_nchw.transpose(order).shape}, body), order
 
 
+def ops_after_pass(mod) -> list[str]:
+    """The op names of `mod` after `PoolAfterPointwiseConv` at opt level 3."""
+    with transform.PassContext(opt_level=3):
+        return names(passes.PoolAfterPointwiseConv()(mod))
+
+
+def check_moved(built, layout: str, x: np.ndarray, expected: np.ndarray, order_after: list[str]) -> None:
+    """The pass moves the pool of `built` ((module, its input's axis order)) so the ops run in
+    `order_after`, the result equals `expected` (NCHW) and a second run moves nothing back."""
+    mod, order = built
+    with transform.PassContext(opt_level=3):
+        moved = passes.PoolAfterPointwiseConv()(mod)
+    moved.verify()
+    assert names(moved) == order_after
+    got = run(moved, {"x": x.transpose(order)})
+    assert got.shape == expected.transpose(order).shape
+    np.testing.assert_allclose(got.transpose([layout.index(c) for c in "NCHW"]), expected, rtol=1e-5, atol=1e-5)
+    with transform.PassContext(opt_level=3):  # a fixed point: the other direction does not move it back
+        assert names(passes.PoolAfterPointwiseConv()(moved)) == order_after
+
+
 @pytest.mark.parametrize("layout, pool", CASES)
 def test_the_pool_moves_behind_the_projection(layout, pool):
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 6, 7, 8)).astype(np.float32)
     weight = rng.standard_normal((4, 6, 1, 1)).astype(np.float32)
-    mod, order = pooled_then_projected(layout, pool, x, weight, "HWIO" if layout == "NHWC" else "OIHW")
-    with transform.PassContext(opt_level=3):
-        moved = passes.PoolAfterPointwiseConv()(mod)
-    moved.verify()
-    assert names(moved) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
     pooled = avg_pool_nchw(x, pool["pool_size"], pool["strides"], pool["padding"],
                            pool.get("count_include_pad", False), pool.get("ceil_mode", False))
     expected = np.einsum("fc,nchw->nfhw", weight[:, :, 0, 0].astype(np.float64), pooled)
-    to_nchw = [layout.index(c) for c in "NCHW"]
-    got = run(moved, {"x": x.transpose(order)})
-    assert got.shape == expected.transpose(order).shape
-    np.testing.assert_allclose(got.transpose(to_nchw), expected, rtol=1e-5, atol=1e-5)
-    with transform.PassContext(opt_level=3):  # a fixed point: the other direction does not move it back
-        assert names(passes.PoolAfterPointwiseConv()(moved)) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
+    check_moved(pooled_then_projected(layout, pool, x, weight, "HWIO" if layout == "NHWC" else "OIHW"), layout, x,
+                expected, ["nn.conv2d", "nn.avg_pool2d", "func.return"])
 
 
 def test_a_shrinking_pool_stays_in_front_of_the_projection():
@@ -89,16 +101,14 @@ def test_a_shrinking_pool_stays_in_front_of_the_projection():
     pixels as it stands, nothing moves."""
     x = np.ones((1, 6, 8, 8), np.float32)
     mod, _ = pooled_then_projected("NCHW", dict(pool_size=(2, 2), strides=(2, 2)), x, np.ones((4, 6, 1, 1), np.float32))
-    with transform.PassContext(opt_level=3):
-        assert names(passes.PoolAfterPointwiseConv()(mod)) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
+    assert ops_after_pass(mod) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
 
 
 def test_more_output_channels_than_input_keeps_the_order():
     """Pooling after a widening projection would pool more channels: nothing moves."""
     x = np.ones((1, 2, 5, 5), np.float32)
     mod, _ = pooled_then_projected("NCHW", dict(pool_size=(3, 3), padding=(1, 1, 1, 1)), x, np.ones((3, 2, 1, 1), np.float32))
-    with transform.PassContext(opt_level=3):
-        assert names(passes.PoolAfterPointwiseConv()(mod)) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
+    assert ops_after_pass(mod) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
 
 
 @pytest.mark.parametrize("conv", [
@@ -132,8 +142,7 @@ def test_a_pool_read_elsewhere_stays():
                 pooled]
 
     mod = make_module({"x": (1, 4, 6, 6)}, body)
-    with transform.PassContext(opt_level=3):
-        assert names(passes.PoolAfterPointwiseConv()(mod)) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
+    assert ops_after_pass(mod) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
 
 
 # Pool after the convolution (DenseNet's transition layers): the pool moves in front when it shrinks
@@ -166,20 +175,11 @@ def test_a_shrinking_pool_moves_in_front_of_the_projection(layout, pool):
     rng = np.random.default_rng(9)
     x = rng.standard_normal((2, 6, 9, 8)).astype(np.float32)
     weight = rng.standard_normal((3, 6, 1, 1)).astype(np.float32)
-    mod, order = projected_then_pooled(layout, pool, x, weight, "HWIO" if layout == "NHWC" else "OIHW")
-    with transform.PassContext(opt_level=3):
-        moved = passes.PoolAfterPointwiseConv()(mod)
-    moved.verify()
-    assert names(moved) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
     projected = np.einsum("fc,nchw->nfhw", weight[:, :, 0, 0].astype(np.float64), x.astype(np.float64))
     expected = avg_pool_nchw(projected, pool["pool_size"], pool["strides"], pool.get("padding", (0, 0, 0, 0)),
                              pool.get("count_include_pad", False), pool.get("ceil_mode", False))
-    to_nchw = [layout.index(c) for c in "NCHW"]
-    got = run(moved, {"x": x.transpose(order)})
-    assert got.shape == expected.transpose(order).shape
-    np.testing.assert_allclose(got.transpose(to_nchw), expected, rtol=1e-5, atol=1e-5)
-    with transform.PassContext(opt_level=3):  # a fixed point: the other direction does not move it back
-        assert names(passes.PoolAfterPointwiseConv()(moved)) == ["nn.avg_pool2d", "nn.conv2d", "func.return"]
+    check_moved(projected_then_pooled(layout, pool, x, weight, "HWIO" if layout == "NHWC" else "OIHW"), layout, x,
+                expected, ["nn.avg_pool2d", "nn.conv2d", "func.return"])
 
 
 def test_the_densenet_transition_moves_and_the_flag_keeps_it():
@@ -206,8 +206,7 @@ def test_a_pool_keeping_the_pixels_stays_behind_a_narrowing_projection():
     """A 3x3/1 pool after a 6 -> 3 projection: pooling first pools more channels, nothing moves."""
     x = np.ones((1, 6, 5, 5), np.float32)
     mod, _ = projected_then_pooled("NCHW", dict(pool_size=(3, 3), padding=(1, 1, 1, 1)), x, np.ones((3, 6, 1, 1), np.float32))
-    with transform.PassContext(opt_level=3):
-        assert names(passes.PoolAfterPointwiseConv()(mod)) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
+    assert ops_after_pass(mod) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
 
 
 @pytest.mark.parametrize("kernel, conv", [
@@ -219,16 +218,14 @@ def test_other_convolutions_keep_the_pool_behind(kernel, conv):
     x = np.ones((1, 4, 8, 8), np.float32)
     mod, _ = projected_then_pooled("NCHW", dict(pool_size=(2, 2), strides=(2, 2)), x, np.ones((2, 4) + kernel, np.float32),
                                    conv=conv)
-    with transform.PassContext(opt_level=3):
-        assert names(passes.PoolAfterPointwiseConv()(mod)) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
+    assert ops_after_pass(mod) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
 
 
 def test_a_max_pool_or_a_convolution_read_elsewhere_stays():
     x = np.ones((1, 4, 8, 8), np.float32)
     mod, _ = projected_then_pooled("NCHW", dict(pool_size=(2, 2), strides=(2, 2)), x, np.ones((2, 4, 1, 1), np.float32),
                                    pooled_too=True)
-    with transform.PassContext(opt_level=3):
-        assert names(passes.PoolAfterPointwiseConv()(mod)) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
+    assert ops_after_pass(mod) == ["nn.conv2d", "nn.avg_pool2d", "func.return"]
 
     def body(values, emit):
         weight = emit(nn.ConstantOp(np.ones((2, 4, 1, 1), np.float32)))

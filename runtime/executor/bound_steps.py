@@ -81,15 +81,22 @@ def kept_call(step, env: list):
                 or any(a is not b for a, b in zip(step.prepare(env), kept_arrays[1], strict=True)):
             return None
         pad = step.pad
+        padded = env[pad.out] if pad is not None else None  # (as the run bound it: `buffer` would fill it)
+        if pad is not None and pad.planned[pad.k] is not padded:
+            return None  # not a planned buffer: a fresh one every run
 
         def convolution(env: list) -> None:
-            if pad is not None:
-                pad.buffer(env)  # (its border, unless the plan keeps it)
+            if pad is not None and pad.buffer(env) is not padded:  # (its border, unless the plan keeps it)
+                step(env)  # a fresh buffer (an unplanned pad): the step makes its call again
+                return
             call()
 
         return convolution
     if isinstance(step, PadStep) and step.native is not None and step.native[1] is not None:
-        inside, source = step.source_of(env, step.buffer(env)[step.interior])
+        padded = env[step.out]  # (as the run bound it: `buffer` would fill it)
+        if step.planned[step.k] is not padded:
+            return None  # not a planned buffer: a fresh one every run
+        inside, source = step.source_of(env, padded[step.interior])
         key = (inside.__array_interface__["data"][0], inside.strides,
                source.__array_interface__["data"][0], source.strides)
         if key != step.native[0]:
@@ -98,7 +105,9 @@ def kept_call(step, env: list):
         copy, parts, buffer = step.native[1], (threads or split_threads()) if split else 1, step.buffer
 
         def pad(env: list) -> None:
-            buffer(env)  # (its border, unless the plan keeps it)
+            if buffer(env) is not padded:  # (its border, unless the plan keeps it)
+                step(env)  # a fresh buffer (an unplanned pad): the step copies into it
+                return
             copy(parts)
 
         return pad

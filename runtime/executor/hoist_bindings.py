@@ -1,12 +1,10 @@
 """Steps that only bind views of a planned program's fixed arrays, run once when the plan is bound.
 
 A planned program's constants, globals and planned buffers are the same arrays on every run and are
-bound once, in the schedule's prologue (runtime/executor/schedule.py). Most of the rest of ShuffleNet's
-steps only bind too: reshapes and slices of a result (`view_steps.bind_view`), the result of a
-dropped zero fill (its init's array), a transpose folded into a pad (its out buffer): 276 of the
-385 steps of a run, ~1 us each, more than half of them views of a result that is an out buffer of
-the plan. `hoist(program)` moves such a step into the prologue when every slot it reads holds, on
-every run, an array known when the plan is bound:
+bound once, in the schedule's prologue (runtime/executor/schedule.py). Many other steps only bind
+too: reshapes and slices of a result (`view_steps.bind_view`), the result of a dropped zero fill (its
+init's array), a transpose folded into a pad (its out buffer). `hoist(program)` moves such a step into
+the prologue when every slot it reads holds, on every run, an array known when the plan is bound:
 
 - a slot the prologue binds (and no step of the body binds again), or one a hoisted step binds;
 - a pad's result: its planned buffer (`LinalgProgram.planned_slots`);

@@ -7,8 +7,8 @@ are built per op kind: views and slices (`view_steps`), constants, buffers, broa
 `linalg_structured.compile_structured`: whole-array numpy, BLAS for contractions).
 Tensor-level ops produce fresh arrays (outs are copied unless they are a fresh, single-use
 buffer); memref-level ops write into their `outs` buffers in place; reshapes are views.
-While a program runs, numpy's BLAS is single-threaded and big matmuls and Winograd convolutions
-split over as many worker threads as BLAS had (`threads.split_blas_threads`).
+While a program runs, numpy's BLAS is single-threaded and a kernel's work splits over as many
+worker threads as BLAS had (`threads.split_blas_threads`), as its `split` attribute says.
 """
 
 from __future__ import annotations

@@ -42,12 +42,10 @@ DEFAULT_FLAGS = (
     "--iree-llvmcpu-stack-allocation-limit=65536",
 )
 """The iree-compile flags `compile_text` and `compile_module` add by default (pass `flags=()` for
-IREE's own defaults): data tiling, IREE's packing of matmul and convolution operands into the
-tiles of the CPU's vector width (the weights packed at compile time), with its matmul microkernels.
-On ResNet-18/50 this is the fastest configuration measured (benchmarks/through_iree.py): it halves
-the time of the 3x3 convolutions with few output pixels and many channels, which IREE's default
-convolution code runs several times slower than ONNX Runtime. The packed 1x1 convolutions of
-ResNet-50 need more stack than IREE's default limit of 32 KiB (the task workers have 128 KiB)."""
+IREE's own defaults): data tiling (IREE packs matmul and convolution operands into tiles of the
+CPU's vector width, the weights at compile time) with its matmul microkernels, the fastest
+configuration benchmarks/through_iree.py measured on ResNet-18/50; packed 1x1 convolutions need
+more stack than IREE's default limit of 32 KiB."""
 
 
 class IreeUnavailableError(ImportError):

@@ -1,4 +1,4 @@
-"""The compact text form of upstream's OpDSL named-op definitions (`upstream_named_defs.TABLE`).
+"""The compact text form of upstream's OpDSL named-op definitions (`upstream_named_defs.txt`).
 
 One block per op; `format_named_ops` writes it (`tools/gen_named_ops.py`), `parse_named_ops` reads it
 back into the entries `upstream_named.py` builds the ops from:

@@ -60,10 +60,15 @@ def test_channels_first_input_and_output_views():
     np.testing.assert_allclose(out.transpose(0, 2, 3, 1), expected, rtol=1e-4, atol=1e-4)
 
 
-def test_epilogue_accumulate_and_copy():
+@pytest.mark.parametrize("size,m,by_filters", [(12, 4, False), (4, 2, True)])
+def test_epilogue_accumulate_and_copy(size, m, by_filters):
     """acc + conv, then + bias (per channel), + residual, ReLU, min with 6, 0.5 - value, stored into the
-    output and into the interior of a zero-bordered buffer whose border stays untouched."""
-    n, size, c, f = 1, 12, 16, 24
+    output and into the interior of a zero-bordered buffer whose border stays untouched; on two
+    threads cut by rows of tiles, or by filters (few tiles, more filters)."""
+    from xrelay.runtime.native.conv_kernels import winograd_splits_filters
+
+    n, c, f = 1, 16, 24
+    assert winograd_splits_filters(n, size, size, f, m, 2) == by_filters
     x = RNG.standard_normal((n, size + 2, size + 2, c)).astype(np.float32)
     weight = RNG.standard_normal((f, c, 3, 3)).astype(np.float32)
     init = RNG.standard_normal((n, size, size, f)).astype(np.float32)
@@ -75,7 +80,7 @@ def test_epilogue_accumulate_and_copy():
     ops = [EpilogueOp(np.add, np.broadcast_to(bias, out.shape)), EpilogueOp(np.add, residual),
            EpilogueOp(np.maximum, 0.0), EpilogueOp(np.minimum, 6.0), EpilogueOp(np.subtract, 0.5, reversed=True)]
     epilogue = NativeEpilogue(None, ops, copy=nchw(interior))
-    assert native_winograd(nchw(x), winograd_weights(weight, 4), 4, nchw(out), True, 2, epilogue)
+    assert native_winograd(nchw(x), winograd_weights(weight, m), m, nchw(out), True, 2, epilogue)
     conv = direct_conv(x.astype(np.float64), weight.astype(np.float64))
     expected = 0.5 - np.minimum(np.maximum(conv + init + bias + residual, 0), 6)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)

@@ -37,6 +37,7 @@ from xrelay.runtime.executor import plan
 from xrelay.runtime.kernels import conv, linalg_conv
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair
+from xrelay.runtime.native.conv_kernels import winograd_splits_filters
 
 NEVER = 1 << 62
 """A threshold no kernel's work reaches."""
@@ -98,10 +99,8 @@ class SplitKernels(XRelayPass):
             rows, filters = geometry.out_axes[2], geometry.out_axes[1]
             algorithm = dispatch.algorithm.data if dispatch.algorithm is not None else "im2col"
             if algorithm.startswith("winograd"):
-                m = int(algorithm[-1])
-                tile_rows, tiles = -(-oh // m), n * -(-oh // m) * -(-ow // m)
-                by_rows = f < 2 * threads or (tile_rows >= threads and f < 4 * tiles)
-                return (rows if by_rows else filters), True
+                by_filters = winograd_splits_filters(n, oh, ow, f, int(algorithm[-1]), threads)
+                return (filters if by_filters else rows), True
             channels_last = filters == len(out) - 1
             by_filters = channels_last and n * oh * ow < f
             return (filters if by_filters else rows), macs >= min_conv_macs and (channels_last or n == 1)

@@ -299,17 +299,17 @@ static void input_transform(const float *x, const int64_t *xs, int64_t h, int64_
          o3 = s1 - s2 + 8 * s3 - 8 * s4 + s5; } while (0)
 
 /* Output transform of tiles [t0, t1) from M[p][t][f], written to y through the epilogue. */
-static void output_transform(const float *mm, int64_t tiles, int64_t f, int m, int64_t th, int64_t tw,
-                             int64_t oh, int64_t ow, int64_t row0, int64_t t0, int64_t t1, const float *acc,
-                             const int64_t *accs, float *y, const int64_t *ys, float *y2, const int64_t *ys2,
-                             const epilogue_op *ops, int n_ops) {
+static void output_transform(const float *mm, int64_t tiles, int64_t f, int64_t fa, int64_t fb, int m, int64_t th,
+                             int64_t tw, int64_t oh, int64_t ow, int64_t row0, int64_t t0, int64_t t1,
+                             const float *acc, const int64_t *accs, float *y, const int64_t *ys, float *y2,
+                             const int64_t *ys2, const epilogue_op *ops, int n_ops) {
     const int a = m + 2;
     float r[4][6][64], o[4][4][64];
     for (int64_t t = t0; t < t1; t++) {
         int64_t img, ty, tx;
         tile_position(t, row0, th, tw, &img, &ty, &tx);
-        for (int64_t f0 = 0; f0 < f; f0 += 64) {
-            int64_t fn = f - f0 < 64 ? f - f0 : 64;
+        for (int64_t f0 = fa; f0 < fb; f0 += 64) {
+            int64_t fn = fb - f0 < 64 ? fb - f0 : 64;
             /* rows: r[i][j] = sum_k A^T[i][k] M[k][j] */
             for (int j = 0; j < a; j++) {
                 const float *s[6];
@@ -348,7 +348,29 @@ struct winograd_job {
     const float *acc; const int64_t *accs; float *y; const int64_t *ys; float *y2; const int64_t *ys2;
     int64_t oh, ow; int m; int64_t th, tw, rows, block; sgemm_fn sgemm; const epilogue_op *ops; int n_ops;
     int failed;
+    float *v, *mm;  /* by filters: every tile's transform and products, shared */
 };
+
+/* By filters, first: the input transform of tiles [b * block, (b + 1) * block) into the shared v. */
+static void winograd_gather(void *context, int64_t b) {
+    struct winograd_job *j = context;
+    int64_t tiles = j->rows * j->tw, t0 = b * j->block, t1 = t0 + j->block < tiles ? t0 + j->block : tiles;
+    if (t0 < t1) input_transform(j->x, j->xs, j->h, j->w, j->c, j->th, j->tw, j->m, 0, t0, t1, tiles, j->v);
+}
+
+/* By filters, then: filters [s * block, (s + 1) * block) of every tile: one sgemm per point, the
+ * output transform of those filters. */
+static void winograd_filters(void *context, int64_t share) {
+    struct winograd_job *j = context;
+    const int points = (j->m + 2) * (j->m + 2);
+    int64_t tiles = j->rows * j->tw, f0 = share * j->block, f1 = f0 + j->block < j->f ? f0 + j->block : j->f;
+    if (f0 >= f1) return;
+    for (int p = 0; p < points; p++)
+        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, tiles, f1 - f0, j->c, 1.0f, j->v + (int64_t)p * tiles * j->c, j->c,
+                 j->u + (int64_t)p * j->c * j->f + f0, j->f, 0.0f, j->mm + (int64_t)p * tiles * j->f + f0, j->f);
+    output_transform(j->mm, tiles, j->f, f0, f1, j->m, j->th, j->tw, j->oh, j->ow, 0, 0, tiles, j->acc, j->accs,
+                     j->y, j->ys, j->y2, j->ys2, j->ops, j->n_ops);
+}
 
 /* Block b of tile rows: its input transform, one sgemm per point, its output transform. */
 static void winograd_block(void *context, int64_t b) {
@@ -364,7 +386,7 @@ static void winograd_block(void *context, int64_t b) {
     for (int p = 0; p < points; p++)
         j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, tiles, j->f, j->c, 1.0f, v + (int64_t)p * tiles * j->c, j->c,
                  j->u + (int64_t)p * j->c * j->f, j->f, 0.0f, mm + (int64_t)p * tiles * j->f, j->f);
-    output_transform(mm, tiles, j->f, j->m, j->th, j->tw, j->oh, j->ow, row0, 0, tiles, j->acc, j->accs, j->y,
+    output_transform(mm, tiles, j->f, 0, j->f, j->m, j->th, j->tw, j->oh, j->ow, row0, 0, tiles, j->acc, j->accs, j->y,
                      j->ys, j->y2, j->ys2, j->ops, j->n_ops);
 }
 
@@ -377,9 +399,21 @@ static void winograd_block(void *context, int64_t b) {
 int xrelay_winograd(const float *x, const int64_t *xs, int64_t n, int64_t h, int64_t w, int64_t c,
                     const float *u, int64_t f, const float *acc, const int64_t *accs, float *y, const int64_t *ys,
                     float *y2, const int64_t *ys2, int64_t oh, int64_t ow, int m, int threads,
-                    int64_t block_bytes, sgemm_fn sgemm, const epilogue_op *ops, int n_ops) {
+                    int64_t block_bytes, int by_filters, sgemm_fn sgemm, const epilogue_op *ops, int n_ops) {
     const int a = m + 2, points = a * a;
     const int64_t th = (oh + m - 1) / m, tw = (ow + m - 1) / m, rows = n * th;
+    if (by_filters && threads > 1) {  /* u outweighs the tiles: each thread reads only its filters' share */
+        const int64_t tiles = rows * tw, share = ((f + threads - 1) / threads + 15) / 16 * 16;
+        struct winograd_job job = {x, xs, h, w, c, u, f, acc, accs, y, ys, y2, ys2, oh, ow, m, th, tw, rows,
+                                   (tiles + threads - 1) / threads, sgemm, ops, n_ops, 0, NULL, NULL};
+        job.v = scratch((size_t)(points * tiles * (c + f)) * sizeof(float));  /* the caller's: kept warm */
+        if (!job.v) return -1;
+        job.mm = job.v + (int64_t)points * tiles * c;
+        parallel_for(threads, threads, winograd_gather, &job);
+        job.block = share;
+        parallel_for(threads, (f + share - 1) / share, winograd_filters, &job);
+        return 0;
+    }
     const int64_t per_row = (int64_t)points * tw * (c + f) * (int64_t)sizeof(float);
     int64_t blocks = (rows * per_row + block_bytes - 1) / block_bytes;
     if (rows * per_row < 4 * (int64_t)points * c * f * (int64_t)sizeof(float))
@@ -389,7 +423,7 @@ int xrelay_winograd(const float *x, const int64_t *xs, int64_t n, int64_t h, int
     if (blocks > rows) blocks = rows;
     if (blocks < 1) blocks = 1;
     struct winograd_job job = {x, xs, h, w, c, u, f, acc, accs, y, ys, y2, ys2, oh, ow, m, th, tw, rows,
-                               (rows + blocks - 1) / blocks, sgemm, ops, n_ops, 0};
+                               (rows + blocks - 1) / blocks, sgemm, ops, n_ops, 0, NULL, NULL};
     parallel_for(threads, blocks, winograd_block, &job);
     return job.failed ? -1 : 0;
 }

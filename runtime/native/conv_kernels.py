@@ -180,11 +180,21 @@ def _run(function, arguments: tuple, keep: tuple, epilogue: NativeEpilogue | Non
     return True
 
 
+def winograd_splits_filters(n: int, oh: int, ow: int, f: int, m: int, threads: int) -> bool:
+    """Whether a Winograd F(m, 3) convolution is cut over `threads` threads by its filters (each
+    thread multiplies every tile by its share of the transformed weight), not by rows of tiles (each
+    thread reads all of it): when the filters outnumber four per tile and there are enough of them.
+    `split-kernels` writes this as the kernel's split axis; `native_winograd` cuts by it."""
+    tile_rows, tiles = -(-oh // m), n * -(-oh // m) * -(-ow // m)
+    return not (f < 2 * threads or (tile_rows >= threads and f < 4 * tiles))
+
+
 def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, threads: int,
                     epilogue: NativeEpilogue | None = None) -> bool:
     """`conv.winograd_conv3x3(x, u, m, out, accumulate)` (x and out as (N, C, H, W) and (N, F, OH, OW)
-    views) through `epilogue`, over `threads` threads; False, having done nothing, when the kernel
-    is unavailable or the arrays are not float32 views it can address."""
+    views) through `epilogue`, over `threads` threads (cut as `winograd_splits_filters` says); False,
+    having done nothing, when the kernel is unavailable or the arrays are not float32 views it can
+    address."""
     kernel = _kernel()
     if kernel is None or m not in (2, 4) or not (x.dtype == u.dtype == out.dtype == np.float32) \
             or not u.flags.c_contiguous:
@@ -197,7 +207,8 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
     i64 = ctypes.c_int64
     arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(n), i64(h), i64(w), i64(c), ctypes.c_void_p(u.ctypes.data),
                  i64(f), *outputs[:6], i64(oh), i64(ow), ctypes.c_int(m), ctypes.c_int(usable_threads(max(1, threads))),
-                 i64(BLOCK_BYTES), ctypes.c_void_p(kernel[2]), *ops)
+                 i64(BLOCK_BYTES), ctypes.c_int(winograd_splits_filters(n, oh, ow, f, m, threads)),
+                 ctypes.c_void_p(kernel[2]), *ops)
     return _run(kernel[0], arguments, (x, u, out, epilogue), epilogue)
 
 

@@ -568,14 +568,13 @@ int xrelay_im2col(const float *x, const int64_t *xs, int64_t n, int64_t c, const
     struct im2col_job job = {x, xs, c, wmat, f, kh, kw, sh, sw, dh, dw, acc, accs, y, ys, y2, ys2, oh, ow,
                              pixels, 0, sgemm, ops, n_ops, NULL, NULL, 0};
     if (by_filters && threads > 1) {
-        job.cols = malloc((size_t)(pixels * (k + f)) * sizeof(float));
+        job.cols = scratch((size_t)(pixels * (k + f)) * sizeof(float));  /* the caller's: kept warm */
         if (!job.cols) return -1;
         job.product = job.cols + pixels * k;
         job.block = (pixels + threads - 1) / threads;
         parallel_for(threads, threads, im2col_gather, &job);
         job.block = (f + threads - 1) / threads;
         parallel_for(threads, threads, im2col_filters, &job);
-        free(job.cols);
         return 0;
     }
     const int64_t per_pixel = (k + f) * (int64_t)sizeof(float);

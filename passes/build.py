@@ -5,7 +5,7 @@
                        tutorials build under PassContext(opt_level=3): the fastest pipeline)
       lower-to-linalg  convert-nn-to-linalg
       kernels          canonicalize-inits, channels-last, select-to-minmax, max-pool-before-monotonic
-                       (opt level 3), form-kernels,
+                       (opt level 3), whole-window-as-reduction, form-kernels,
                        choose-conv-algorithm, split-kernels, plan-memory (target "cpu");
                        conv-space-to-depth, conv-to-matmul, pool-as-window-slices, iree-conv-tiles
                        (target "iree")
@@ -60,9 +60,10 @@ def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
     from xrelay.passes.kernels.plan_memory import PlanMemory
     from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
     from xrelay.passes.kernels.split_kernels import SplitKernels
+    from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
 
-    return [CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(), FormKernels(),
-            ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
+    return [CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(), WholeWindowAsReduction(),
+            FormKernels(), ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
 
 
 def phases(module: ModuleOp, target: str) -> list:

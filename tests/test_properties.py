@@ -36,6 +36,7 @@ from xrelay.passes.kernels.channels_last import ChannelsLast
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
 from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
+from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
 from xrelay.passes.kernels.split_kernels import SplitKernels
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.passes.kernels.plan_memory import PlanMemory
@@ -307,11 +308,12 @@ PASSES = {
     "CanonicalizeInits": CanonicalizeInits,  # on nn: no inits
     "ChannelsLast": ChannelsLast,  # on nn: no linalg
     "MaxPoolBeforeMonotonic": MaxPoolBeforeMonotonic,  # on nn: no linalg
+    "WholeWindowAsReduction": WholeWindowAsReduction,  # on nn: no linalg
     "SplitKernels": SplitKernels,  # on nn: no kernels to split
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
         [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(),
-         FormKernels(), ChooseConvAlgorithm(winograd=False),
+         WholeWindowAsReduction(), FormKernels(), ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile

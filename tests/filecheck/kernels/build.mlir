@@ -43,6 +43,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 		ChannelsLast: {{.*}}
 // TIMING-NEXT: 		SelectToMinMax: {{.*}}
 // TIMING-NEXT: 		MaxPoolBeforeMonotonic: {{.*}}
+// TIMING-NEXT: 		WholeWindowAsReduction: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
 // TIMING-NEXT: 		SplitKernels: {{.*}}
@@ -60,7 +61,8 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT-NEXT: BISECT: NOT running pass (20) ChannelsLast on module
 // BISECT-NEXT: BISECT: NOT running pass (21) SelectToMinMax on module
 // BISECT-NEXT: BISECT: NOT running pass (22) MaxPoolBeforeMonotonic on module
-// BISECT-NEXT: BISECT: NOT running pass (23) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (24) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (25) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (26) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (23) WholeWindowAsReduction on module
+// BISECT-NEXT: BISECT: NOT running pass (24) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (25) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (26) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (27) PlanMemory on module

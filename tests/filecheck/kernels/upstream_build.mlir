@@ -14,6 +14,8 @@
 // select(cmpf ugt) and `select-to-minmax` makes a maximumf, join the convolution's kernel as its
 // epilogue, and the max pool's pad of it as its destination. A pool takes its fill but not the next
 // pool's pad (the executor writes only a convolution's or an elementwise chain's rows into a pad).
+// The global average pool, a window over the whole image, is a plain reduction
+// (`whole-window-as-reduction`).
 // With no broadcast left and each op's init its own, `plan-memory` places every buffer.
 
 // CHECK:      func.func @small_cnn(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x5xf32> attributes {kernel.formed, kernel.arena_bytes = {{[0-9]+}} : i64} {
@@ -42,6 +44,9 @@
 // CHECK-NEXT:     tensor.empty() {kernel.offset
 // CHECK-NEXT:     linalg.fill
 // CHECK-NEXT:     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, (d2 + d4), (d3 + d5), d1)>
-// CHECK:        kernel.dispatch {root = "pool", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x1x1x4xf32>) {
+// CHECK:        kernel.dispatch {root = "reduce", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x1x1x4xf32>) {
+// CHECK-NEXT:     tensor.empty() {kernel.offset
+// CHECK-NEXT:     linalg.fill
+// CHECK-NEXT:     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
 // CHECK:        linalg.transpose ins(%{{.*}}:tensor<1x1x1x4xf32>) outs(%{{.*}}:tensor<1x4x1x1xf32>) permutation = [0, 3, 1, 2]
 // CHECK-NEXT:   tensor.collapse_shape

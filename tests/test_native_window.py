@@ -159,9 +159,9 @@ def test_a_built_network_runs_its_pools_and_tails_compiled(threads, monkeypatch)
 
 
 PADDED = """
-func.func @main(%x: tensor<1x8x9x9xf32>) -> tensor<1x8x5x5xf32> {
-  %p = nn.max_pool2d(%x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x9x9xf32>) -> tensor<1x8x5x5xf32>
-  func.return %p : tensor<1x8x5x5xf32>
+func.func @main(%x: tensor<1x9x9x8xf32>) -> tensor<1x5x5x8xf32> {
+  %p = nn.max_pool2d(%x) {layout = "NHWC", pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x9x9x8xf32>) -> tensor<1x5x5x8xf32>
+  func.return %p : tensor<1x5x5x8xf32>
 }
 """
 
@@ -174,9 +174,26 @@ def test_a_pad_copies_its_source_compiled():
 
     executable = xrelay.build(Parser(make_context(), PADDED).parse_module())
     for _ in range(2):
-        x = RNG.standard_normal((1, 8, 9, 9)).astype(np.float32)
-        padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf).transpose(0, 2, 3, 1)
-        expected = windows_reference(padded, 3, 2, 1, np.maximum).transpose(0, 3, 1, 2)
-        np.testing.assert_array_equal(executable(x), expected)
+        x = RNG.standard_normal((1, 9, 9, 8)).astype(np.float32)
+        padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+        np.testing.assert_array_equal(executable(x), windows_reference(padded, 3, 2, 1, np.maximum))
     (pad,) = [step for step in executable.program.steps if isinstance(step, PadStep)]
-    assert pad.native is not None and pad.native[1] is not None
+    assert pad.native is not None and pad.native[1] is not None  # (channels dense in both: compiled)
+
+
+def test_a_transposing_pad_copies_on_numpy():
+    """A pad whose source is read across its dense axis (here NCHW data padded as NHWC) copies with
+    numpy's `copy_into`, which runs along the source's dense axis, not the compiled gather."""
+    from xdsl.parser import Parser
+
+    from xrelay.dialects import make_context
+    from xrelay.runtime.executor.pad_step import PadStep
+
+    text = PADDED.replace("1x9x9x8", "1x8x9x9").replace("1x5x5x8", "1x8x5x5").replace('layout = "NHWC", ', "")
+    executable = xrelay.build(Parser(make_context(), text).parse_module())
+    x = RNG.standard_normal((1, 8, 9, 9)).astype(np.float32)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf).transpose(0, 2, 3, 1)
+    expected = windows_reference(padded, 3, 2, 1, np.maximum).transpose(0, 3, 1, 2)
+    np.testing.assert_array_equal(executable(x), expected)
+    (pad,) = [step for step in executable.program.steps if isinstance(step, PadStep)]
+    assert pad.native is not None and pad.native[1] is None

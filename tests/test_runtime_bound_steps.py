@@ -9,7 +9,6 @@ from module_builder import formed, make_module
 from xrelay.dialects import nn
 from xrelay.lowering import lower
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
-from xrelay.runtime.native.conv_kernels import available
 from xrelay.runtime.parallel.threads import set_blas_threads
 
 RNG = np.random.default_rng(131)
@@ -96,8 +95,6 @@ def test_the_unit_head_runs_its_kept_calls_on_one_thread_and_matches_numpy(group
                 made = program._fast[1][1]
         assert program._fast[1][1] is made  # kept across the two-thread run
         assert 2 in program._fast[1]  # and one made for two threads
-        if available():  # the shuffle's pad: its border and its compiled copy
-            assert any(getattr(step, "__name__", "") == "pad" for step in made)
     finally:
         set_blas_threads(1)
 

@@ -147,7 +147,9 @@ class PadStep:
                    source.__array_interface__["data"][0], source.strides)
             if self.native is None or self.native[0] != key:
                 views = as_four_axes([inside, source])  # the interior's dense axis the kernel's vector
-                call = native_window(views[1], views[0]) if views is not None else None
+                # ... read densely too: a transposing copy (a channel shuffle's) is numpy's (`copy_into`)
+                dense = views is not None and views[1].strides[-1] == views[1].itemsize
+                call = native_window(views[1], views[0]) if dense else None
                 self.native = (key, call)
             if self.native[1] is not None:  # one compiled copy, split into the kernel's parts in C
                 self.native[1]((threads or split_threads()) if split else 1)

@@ -503,37 +503,31 @@ static void im2col_block(void *context, int64_t b) {
     const float *patches = dense ? j->x + p0 * j->c : cols;
     if (!dense)
         gather_patches(j->x, j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->oh, j->ow, p0, p1, cols);
-    if (j->acc || j->ys[3] != 1) {
+    /* One GEMM per block: a GEMM per image row would pack the weight matrix again for each row. */
+    const int dense_out = j->ys[3] == 1 && j->ys[1] == j->ow * j->ys[2] && j->ys[0] == j->oh * j->ys[1];
+    if (j->acc || !dense_out) {
         j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, j->f, k, 1.0f, patches, k, j->wmat, j->f, 0.0f, product,
                  j->f);
         store_pixels(product, j->f, j->oh, j->ow, p0, p1, 0, j->f, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2,
                      j->ops, j->n_ops);
         return;
     }
-    /* Filters dense in y: the product goes straight into y, run by run of pixels one row stride apart
-     * (an image row, or whole images), and the epilogue runs over it there (a copy of the output
-     * through a scratch product costs as much as a small GEMM). */
+    /* Pixels evenly strided in y (dense images, filters innermost): the product goes straight into y
+     * and the epilogue runs over it there (a copy of the output through a scratch product costs as
+     * much as a small GEMM). */
+    float *dst = j->y + p0 * j->ys[2];
+    j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, j->f, k, 1.0f, patches, k, j->wmat, j->f, 0.0f, dst, j->ys[2]);
+    int scalars = !j->y2 && j->ys[2] == j->f;  /* an epilogue of scalars over dense pixels: one vector */
+    for (int e = 0; e < j->n_ops; e++) scalars &= j->ops[e].scalar;
+    if (scalars) {
+        epilogue(dst, (p1 - p0) * j->f, 0, 0, 0, 0, j->ops, j->n_ops);
+        return;
+    }
     pixel_cursor at = cursor_at(p0, j->oh, j->ow);
-    const int rows_dense = j->ys[1] == j->ow * j->ys[2], images_dense = rows_dense && j->ys[0] == j->oh * j->ys[1];
-    for (int64_t p = p0; p < p1;) {
-        int64_t end = images_dense ? p1 : rows_dense ? p + (j->oh - at.y) * j->ow - at.x : p + j->ow - at.x;
-        if (end > p1) end = p1;
-        float *dst = j->y + at.img * j->ys[0] + at.y * j->ys[1] + at.x * j->ys[2];
-        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, end - p, j->f, k, 1.0f, patches + (p - p0) * k, k, j->wmat, j->f,
-                 0.0f, dst, j->ys[2]);
-        int scalars = !j->y2 && j->ys[2] == j->f;  /* an epilogue of scalars over dense pixels: one vector */
-        for (int e = 0; e < j->n_ops; e++) scalars &= j->ops[e].scalar;
-        if (scalars) {
-            epilogue(dst, (end - p) * j->f, 0, 0, 0, 0, j->ops, j->n_ops);
-            p = end;
-            at = cursor_at(p, j->oh, j->ow);
-            continue;
-        }
-        for (; p < end; p++, cursor_next(&at)) {
-            float *row = j->y + at.img * j->ys[0] + at.y * j->ys[1] + at.x * j->ys[2];
-            epilogue(row, j->f, at.img, at.y, at.x, 0, j->ops, j->n_ops);
-            if (j->y2) put(row, j->f, at.img, at.y, at.x, 0, j->y2, j->ys2);
-        }
+    for (int64_t p = p0; p < p1; p++, cursor_next(&at)) {
+        float *row = dst + (p - p0) * j->ys[2];
+        epilogue(row, j->f, at.img, at.y, at.x, 0, j->ops, j->n_ops);
+        if (j->y2) put(row, j->f, at.img, at.y, at.x, 0, j->y2, j->ys2);
     }
 }
 

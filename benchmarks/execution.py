@@ -1,8 +1,9 @@
-"""Execution benchmark: ResNet-18/50 latency and peak memory, xrelay's linalg executor against ONNX
-Runtime and a plain numpy forward; and the loops-level executor.
+"""Execution benchmark: ResNet-18/50 and depthwise-separable nets (MobileNet v2, EfficientNet-B0-like)
+latency and peak memory, xrelay's linalg executor against ONNX Runtime and a plain numpy forward;
+and the loops-level executor.
 
-    .venv/bin/python benchmarks/execution.py [--models resnet18,resnet50] [--threads 1,2] [--rounds 8]
-        [--block 3] [--onnx-models squeezenet,resnet50,...] [--threading]
+    .venv/bin/python benchmarks/execution.py [--models resnet18,resnet50,mobilenet_v2,efficientnet_b0]
+        [--threads 1,2] [--rounds 8] [--block 3] [--onnx-models squeezenet,resnet50,...] [--threading]
         [--skip-inprocess] [--skip-loops] [--skip-stock]
 
 1. Models (batch 1, 3x224x224, weights bound as constants). Every contender runs in a process of its
@@ -168,8 +169,24 @@ def onnx_model(module):
             node("Flatten", ins, [out], axis=1)
         elif op.name == "nn.dense":
             node("Gemm", ins, [out], transB=1)
+        elif op.name == "nn.bias_add" and a["axis"] % len(op.results[0].type.get_shape()) != len(op.results[0].type.get_shape()) - 1:
+            # A per-channel bias on a middle axis: reshaped to [C, 1, ...] for ONNX's trailing broadcast.
+            rank, axis = len(op.results[0].type.get_shape()), a["axis"] % len(op.results[0].type.get_shape())
+            shape = f"shape_{out}"
+            initializers.append(numpy_helper.from_array(np.array([-1] + [1] * (rank - axis - 1), np.int64), shape))
+            node("Reshape", [ins[1], shape], [f"{ins[1]}_{out}"])
+            node("Add", [ins[0], f"{ins[1]}_{out}"], [out])
         elif op.name in ("nn.bias_add", "nn.add"):
             node("Add", ins, [out])  # ResNet's bias_add is on the last axis of the dense output
+        elif op.name == "nn.multiply":
+            node("Mul", ins, [out])
+        elif op.name == "nn.sigmoid":
+            node("Sigmoid", ins, [out])
+        elif op.name == "nn.clip":
+            bounds = [f"min_{out}", f"max_{out}"]
+            for bound, value in zip(bounds, (a["a_min"], a["a_max"])):
+                initializers.append(numpy_helper.from_array(np.array(value, np.float32), bound))
+            node("Clip", [*ins, *bounds], [out])
         elif op.name == "nn.softmax":
             node("Softmax", ins, [out], axis=a["axis"])
         else:
@@ -257,9 +274,10 @@ def stock_interpreter_run(module, arrays):
 
 def load_model(name: str):
     """(nn module, params, input array, the ONNX model for ONNX Runtime or None) of `resnet18`,
-    `resnet50` or `onnx:<light model>` (the ONNX backend test data's light models with the
+    `resnet50`, a depthwise-separable net of `frontend.mobilenet` (`mobilenet_v2`, `efficientnet_b0`)
+    or `onnx:<light model>` (the ONNX backend test data's light models with the
     re-randomised weights of tests/onnx_models.py, imported by `from_onnx`)."""
-    from xrelay.frontend import resnet
+    from xrelay.frontend import mobilenet, resnet
 
     if name.startswith("onnx:"):
         import onnxruntime
@@ -275,9 +293,13 @@ def load_model(name: str):
         module, params = from_onnx(proto)
         return module, params, data, proto, input_name
     layers = {"resnet18": 18, "resnet50": 50}.get(name)
-    if layers is None:
-        raise SystemExit(f"unknown model {name!r}; expected resnet18, resnet50 or onnx:<light model>")
-    module, params = resnet.get_workload(num_layers=layers, batch_size=1, image_shape=(3, 224, 224))
+    if name in mobilenet.NETWORKS:
+        module, params = mobilenet.get_workload(name, batch_size=1, image_shape=(3, 224, 224))
+    elif layers is None:
+        raise SystemExit(f"unknown model {name!r}; expected resnet18, resnet50, "
+                         f"{', '.join(mobilenet.NETWORKS)} or onnx:<light model>")
+    else:
+        module, params = resnet.get_workload(num_layers=layers, batch_size=1, image_shape=(3, 224, 224))
     data = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
     return module, params, data, None, "data"
 

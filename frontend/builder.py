@@ -93,14 +93,18 @@ class GraphBuilder:
         padding: Sequence[int] = (0, 0),
         data_layout: str = "NCHW",
         kernel_layout: str = "OIHW",
+        groups: int = 1,
     ) -> Operation:
-        """`nn.conv2d` with a fresh `<name>_weight` parameter laid out as `kernel_layout`."""
+        """`nn.conv2d` with a fresh `<name>_weight` parameter laid out as `kernel_layout` (`groups`
+        input channel groups: the weight has in_channels / groups input channels)."""
         in_channels = shape_of(data)[data_layout.index("C")]
-        dims = {"O": channels, "I": in_channels, "H": kernel_size[0], "W": kernel_size[1]}
+        dims = {"O": channels, "I": in_channels // groups, "H": kernel_size[0], "W": kernel_size[1]}
         weight = self.param(name + "_weight", [dims[c] for c in kernel_layout])
         layout_attrs = {}
         if data_layout != "NCHW" or kernel_layout != "OIHW":
             layout_attrs = {"data_layout": data_layout, "kernel_layout": kernel_layout}
+        if groups != 1:
+            layout_attrs["groups"] = groups
         return self.op(
             nn.Conv2DOp,
             data,

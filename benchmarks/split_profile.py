@@ -261,7 +261,7 @@ def timed_run(program, data, threads: int) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="resnet18", help="resnet18, resnet50 or onnx:<light model>")
+    parser.add_argument("--model", default="resnet18", help="resnet18, resnet50, mobilenet_v2, efficientnet_b0 or onnx:<light model>")
     parser.add_argument("--kind", default="build", help="benchmarks/execution.py's contender (build, opt3-nhwc)")
     parser.add_argument("--threads", type=int, default=2, help="the thread count compared with 1 (at least 2)")
     parser.add_argument("--rounds", type=int, default=20)

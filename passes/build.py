@@ -5,7 +5,8 @@
                        tutorials build under PassContext(opt_level=3): the fastest pipeline)
       lower-to-linalg  convert-nn-to-linalg
       kernels          canonicalize-inits, channels-last, select-to-minmax, max-pool-before-monotonic
-                       (opt level 3), whole-window-as-reduction, form-kernels,
+                       (opt level 3), whole-window-as-reduction,
+                       split-elementwise-bodies, form-kernels,
                        choose-conv-algorithm, split-kernels, plan-memory (target "cpu");
                        conv-space-to-depth, conv-to-matmul, pool-as-window-slices, iree-conv-tiles
                        (target "iree")
@@ -59,11 +60,12 @@ def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
     from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
     from xrelay.passes.kernels.plan_memory import PlanMemory
     from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
+    from xrelay.passes.kernels.split_elementwise_bodies import SplitElementwiseBodies
     from xrelay.passes.kernels.split_kernels import SplitKernels
     from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
 
     return [CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(), WholeWindowAsReduction(),
-            FormKernels(), ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
+            SplitElementwiseBodies(), FormKernels(), ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
 
 
 def phases(module: ModuleOp, target: str) -> list:

@@ -37,6 +37,7 @@ from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
 from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
 from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
+from xrelay.passes.kernels.split_elementwise_bodies import SplitElementwiseBodies
 from xrelay.passes.kernels.split_kernels import SplitKernels
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.passes.kernels.plan_memory import PlanMemory
@@ -305,6 +306,7 @@ PASSES = {
     "FormKernels": FormKernels,  # on nn: nothing to form
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
     "SelectToMinMax": SelectToMinMax,  # on nn: no bodies
+    "SplitElementwiseBodies": SplitElementwiseBodies,  # on nn: no bodies
     "CanonicalizeInits": CanonicalizeInits,  # on nn: no inits
     "ChannelsLast": ChannelsLast,  # on nn: no linalg
     "MaxPoolBeforeMonotonic": MaxPoolBeforeMonotonic,  # on nn: no linalg
@@ -313,7 +315,7 @@ PASSES = {
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
         [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(),
-         WholeWindowAsReduction(), FormKernels(), ChooseConvAlgorithm(winograd=False),
+         WholeWindowAsReduction(), SplitElementwiseBodies(), FormKernels(), ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile

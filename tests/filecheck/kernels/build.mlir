@@ -44,6 +44,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 		SelectToMinMax: {{.*}}
 // TIMING-NEXT: 		MaxPoolBeforeMonotonic: {{.*}}
 // TIMING-NEXT: 		WholeWindowAsReduction: {{.*}}
+// TIMING-NEXT: 		SplitElementwiseBodies: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
 // TIMING-NEXT: 		SplitKernels: {{.*}}
@@ -62,7 +63,8 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT-NEXT: BISECT: NOT running pass (21) SelectToMinMax on module
 // BISECT-NEXT: BISECT: NOT running pass (22) MaxPoolBeforeMonotonic on module
 // BISECT-NEXT: BISECT: NOT running pass (23) WholeWindowAsReduction on module
-// BISECT-NEXT: BISECT: NOT running pass (24) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (25) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (26) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (27) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (24) SplitElementwiseBodies on module
+// BISECT-NEXT: BISECT: NOT running pass (25) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (26) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (27) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (28) PlanMemory on module

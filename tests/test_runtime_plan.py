@@ -1,5 +1,5 @@
-"""Elementwise steps split over worker threads, and fused elementwise tails, compute what one whole
-pass computes (numpy written here), whatever the split: offsets (the copy into a padded buffer),
+"""Elementwise steps, fused elementwise tails, pools and pads compute what numpy written here
+computes, compiled (split over the C threads) or on numpy: offsets (the copy into a padded buffer),
 broadcasts (a bias) and chains writing in place."""
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ func.func @main(%x: {T}, %bias: tensor<8xf32>) -> {P} {{
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_split_and_fused_elementwise_steps_match_numpy(threads, blas_workers):
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_split_and_fused_elementwise_steps_match_numpy(threads, native, blas_workers, monkeypatch):
+    monkeypatch.setenv("XRELAY_NATIVE", native)
     rng = np.random.default_rng(0)
     x = rng.standard_normal(SHAPE).astype(np.float32)
     bias = rng.standard_normal(8).astype(np.float32)
@@ -178,12 +180,14 @@ func.func @main(%x: tensor<1x65x67x16xf32>) -> tensor<1xOHxOWx16xf32> {
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("op", ["pooling_nhwc_max", "pooling_nhwc_sum"])
 @pytest.mark.parametrize("stride", [1, 2])
-def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride, blas_workers):
-    """A 3x2 window (columns dilated by 2) at stride 1 or 2 over an odd-sized NHWC input: each worker
-    reads the input rows its output rows' windows reach (past its share of rows), and the
-    accumulator starts at 0.25."""
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_pooling_splits_its_output_rows_over_the_workers(threads, op, stride, native, blas_workers, monkeypatch):
+    """A 3x2 window (columns dilated by 2) at stride 1 or 2 over an odd-sized NHWC input, compiled
+    (each C thread reads the input rows its output rows' windows reach, past its share of rows) and on
+    numpy; the accumulator starts at 0.25."""
     from xrelay.runtime.executor.plan import split_loop
 
+    monkeypatch.setenv("XRELAY_NATIVE", native)
     oh, ow = (65 - 3) // stride + 1, (67 - 3) // stride + 1
     text = (POOL.replace("OH", str(oh)).replace("OW", str(ow)).replace("OP", op).replace("S", str(stride)))
     program = LinalgProgram(formed(Parser(make_context(), text).parse_module()))
@@ -220,7 +224,9 @@ func.func @main(%x: tensor<1x70x80x8xf32>) -> tensor<1x73x81x8xf32> {{
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_tensor_pad_copies_its_interior_rows_on_the_workers(threads, blas_workers):
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_tensor_pad_copies_its_interior_rows_on_the_workers(threads, native, blas_workers, monkeypatch):
+    monkeypatch.setenv("XRELAY_NATIVE", native)
     program = LinalgProgram(formed(Parser(make_context(), PAD).parse_module()))
     x = np.random.default_rng(4).standard_normal((1, 70, 80, 8)).astype(np.float32)
     expected = np.pad(x, ((0, 0), (2, 1), (0, 1), (0, 0)), constant_values=0.5)
@@ -282,12 +288,9 @@ def test_one_ufunc_bodies_read_inputs_outputs_constants_and_captured_values(monk
 
 
 @pytest.mark.parametrize("planned", [True, False])
-def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(planned, monkeypatch):
-    """A tail too small to split keeps its members' calls (`FusedTail.kept`) in a planned program: runs
-    with new arrays bind again, runs with the same arrays (changed in place) read them as they are."""
-    from xrelay.runtime.executor import plan
-
-    monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 30)  # every tail runs whole
+def test_a_tail_on_numpy_reads_its_arrays_again_on_every_run(planned, monkeypatch):
+    """Without the compiled kernel a tail runs member by member on numpy and keeps nothing: runs with
+    the same arrays (changed in place) and with new ones compute from what they hold."""
     monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's calls
     program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()), plan=planned)
     program.threading = "split"  # in one process: the two-process mode copies the arguments into shared memory
@@ -302,22 +305,18 @@ def test_a_whole_tail_keeps_its_ufunc_calls_while_its_arrays_stay_the_same(plann
         return padded
 
     for run in range(4):
-        if run == 2:  # new argument arrays: the tail binds again
+        if run == 2:  # new argument arrays
             x, bias = rng.standard_normal(SHAPE).astype(np.float32), rng.standard_normal(8).astype(np.float32)
         else:  # the same arrays, new values
             x[...] = rng.standard_normal(SHAPE)
             bias[...] = rng.standard_normal(8)
         np.testing.assert_allclose(program(x, bias)[0], expected(), rtol=1e-6)
-        assert (tail.kept is not None) == planned
-        if planned:
-            assert tail.kept[0][0][0] is x  # the first member reads the argument itself
-    assert tail.bind_once == planned
+        assert tail.kept is None
 
 
 @pytest.mark.parametrize("native", ["1", "0"])
 def test_a_tail_that_splits_keeps_only_a_compiled_call(blas_workers, monkeypatch, native):
-    """On numpy a split tail keeps nothing (its parts are views made per run); compiled, it keeps its
-    one call, which splits itself."""
+    """On numpy a tail keeps nothing; compiled, it keeps its one call, which splits itself."""
     from xrelay.runtime.native.conv_kernels import available
 
     monkeypatch.setenv("XRELAY_NATIVE", native)

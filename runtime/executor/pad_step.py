@@ -25,7 +25,7 @@ from xrelay.runtime.kernels.linalg_structured import ExecutionError
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.executor.schedule import StepAccess
 from xrelay.runtime.native.window_kernels import as_four_axes, native_window
-from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts, split_threads
+from xrelay.runtime.parallel.threads import decide_split, run_parts, split_threads
 
 if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
@@ -116,7 +116,8 @@ class PadStep:
         """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
         self.transpose: linalg.TransposeOp | None = None
         """With `folded_transpose`, that transpose."""
-        # The copy is split over the worker threads along the first axis of more than one row.
+        # numpy's copy (a transposing one: a channel shuffle's) is split over the worker threads along
+        # the first axis of more than one row.
         self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
         self.rows = source_shape[self.axis] if source_shape else 1
         self.points = int(np.prod(shape, dtype=np.int64))
@@ -131,7 +132,7 @@ class PadStep:
         elif self.border_kept:
             env[self.out] = padded
             return padded
-        run_alone(lambda: self._fill_border(padded, self.fill(env)))
+        self._fill_border(padded, self.fill(env))
         env[self.out] = padded
         return padded
 

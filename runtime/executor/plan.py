@@ -1,39 +1,31 @@
-"""Elementwise steps of the linalg executor split over worker threads, and fused elementwise tails.
+"""Elementwise steps of the linalg executor, and fused elementwise tails.
 
-`ChunkedOp` runs a structured op that is not a contraction (bias-add, ReLU, residual add, fill,
-pooling) over parts of one parallel loop, one part per worker thread, so the work between two GEMMs
-no longer runs on one core while the other waits. The loop split is one that every output indexes
-as `d + c` only and every input as `k * d + c` plus other loops (a pooling window): a part is then a
-slice of each operand. The body must not read `linalg.index`; each part length gets its own
-`compile_structured` program.
+`ChunkedOp` is a structured op that is not a contraction (bias-add, ReLU, residual add, fill,
+pooling) with the parallel loop it runs along: one that every output indexes as `d + c` only and
+every input as `k * d + c` plus other loops (a pooling window), so that rows of the loop are slices
+of each operand (what a convolution's epilogue and a pad's copy run by, runtime/kernels/conv_epilogue.py).
+The body must not read `linalg.index`.
 
 `FusedTail` is a chain of such ops each writing over the previous one's result (what follows a
-convolution: bias-add, then ReLU, then the residual add): it runs as one step, each worker taking
-its part of the rows through the whole chain while they are in cache, instead of one full pass over
-the activation per op. A tail that runs whole (too small to split) and whose members are each one
-ufunc keeps, in a planned program, the ufunc calls it made while its arrays stay the same: a run
-then makes no views and looks nothing up for it.
+convolution: bias-add, then ReLU, then the residual add): it runs as one step, one compiled call
+(runtime/native/window_kernels.py) that splits itself over the C threads and is kept while its
+arrays stay the same; without that kernel, each member runs whole on numpy, one after the other.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from xrelay.runtime.kernels.affine_views import linear_form
-from xrelay.runtime.parallel.threads import decide_split, run_parts, split_threads
+from xrelay.runtime.parallel.threads import decide_split, split_threads
 from xrelay.runtime.native.window_kernels import chain_views, native_window
-from xrelay.runtime.kernels.linalg_structured import Structured, compile_structured, contraction_pair
+from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 
 MIN_SPLIT_ELEMENTS = 1 << 18
-"""Below this many loop points a step runs whole on the calling thread. Measured by
-benchmarks/split_threshold.py (the CPU time a split adds against the work it halves, under load
-4.7-7.1): a fused bias-add + ReLU step split over 2 threads costs 60-360 us of extra CPU time (the
-parts' Python serialised by the GIL, the worker's wake-up), which pays only from 262144 points;
-at 1 << 15 (the earlier value) ShuffleNet, SqueezeNet and Inception v2 ran slower on 2 threads
-than on 1."""
+"""Below this many loop points a step no kernel pass has seen runs on one thread
+(benchmarks/split_threshold.py measures what a split costs)."""
 
 
 SPLIT_LOOP_MIN_ROWS = 4
@@ -89,21 +81,20 @@ def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[i
 
 
 class ChunkedOp:
-    """A structured op that can run over parts [r0, r1) of one of its loops (see the module docstring)."""
+    """A structured op that runs along one of its loops (see the module docstring): `whole(arrays)`
+    runs it, `loop` and `cuts` (per operand, as `split_loop` gives them) say how rows of that loop
+    slice its operands."""
 
-    def __init__(self, op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], ranges: Sequence[int],
-                 loop: int, cuts: list[tuple[int, int] | None], whole: Callable[[list], None]):
-        self.op, self.zero_init, self.constant = op, zero_init, constant
-        self.ranges, self.loop, self.cuts = tuple(ranges), loop, cuts
+    def __init__(self, op: Structured, ranges: Sequence[int], loop: int, cuts: list, whole: Callable[[list], None]):
+        self.op, self.ranges, self.loop, self.cuts = op, tuple(ranges), loop, cuts
         self.rows = ranges[loop]
         self.points = int(np.prod(ranges, dtype=np.int64))
         self.whole = whole
         self.split: int | None = None
         """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
-        self.programs: dict[int, Callable[[list], None]] = {self.rows: whole}
 
     @staticmethod
-    def of(op: Structured, zero_init, constant, whole) -> ChunkedOp | None:
+    def of(op: Structured, whole: Callable[[list], None]) -> ChunkedOp | None:
         try:
             ranges = tuple(op.get_static_loop_ranges())
         except NotImplementedError:
@@ -111,39 +102,11 @@ class ChunkedOp:
         found = split_loop(op, ranges)
         if found is None:
             return None
-        return ChunkedOp(op, zero_init, constant, ranges, found[0], found[1], whole)
-
-    def run_part(self, arrays: list, r0: int, r1: int) -> None:
-        length = r1 - r0
-        program = self.programs.get(length)
-        if program is None:
-            ranges = list(self.ranges)
-            ranges[self.loop] = length
-            program = self.programs[length] = compile_structured(self.op, self.zero_init, self.constant, ranges)
-        if length == self.rows:
-            program(arrays)
-            return
-        parts = list(arrays)
-        for i, cut in enumerate(self.cuts):
-            if cut is not None:
-                axis, coefficient, offset, alone = cut
-                stop = r1 + offset if alone else None  # a window reads past coefficient * r1
-                index = (slice(None),) * axis + (slice(coefficient * r0, stop),)
-                parts[i] = arrays[i][index]
-        program(parts)
-
-    def run(self, arrays: list) -> None:
-        run_parts(lambda r0, r1: self.run_part(arrays, r0, r1), self.rows,
-                  *decide_split(self.split, self.points, MIN_SPLIT_ELEMENTS))
-
-
-def _call_all(calls: list, threads: int = 1) -> None:
-    for ufunc, args, out in calls:
-        ufunc(*args, out=out, casting="unsafe")
+        return ChunkedOp(op, ranges, found[0], found[1], whole)
 
 
 class FusedTail:
-    """Chained in-place elementwise ops run as one step, part by part (see the module docstring).
+    """Chained in-place elementwise ops run as one step (see the module docstring).
 
     Members are added as they are compiled; `prepare(env)` of a member gives its operand arrays
     (reading the slot the previous member's result will occupy, bound before anything runs, since
@@ -152,12 +115,9 @@ class FusedTail:
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
         self.rows, self.points, self.split = first.rows, first.points, first.split
-        self.bind_once = True
-        """Whether a run that ran whole keeps its calls (`_keep`; False once a member is not one ufunc)."""
         self.kept: tuple[list, Callable[[int], None], bool] | None = None
-        """(each member's operand arrays, a call of all members over them given a thread count,
-        whether that call splits itself) of the last run: its compiled kernel (`native_tail`), or,
-        when it ran whole, while `bind_once` and every member is one ufunc call, those calls."""
+        """(each member's operand arrays, its compiled call (`native_tail`) over them given a thread
+        count, True: that call splits itself) of the last run, when it ran compiled."""
 
     def accepts(self, chunked: ChunkedOp) -> bool:
         last = self.members[-1][0]
@@ -179,32 +139,15 @@ class FusedTail:
             prepared.append((chunked, arrays))
         split, threads = decide_split(self.split, self.points, MIN_SPLIT_ELEMENTS)
         parts = (threads or split_threads()) if split else 1
-        if same and (kept[2] or not split):
-            kept[1](parts)
-            return
-        native = native_tail(prepared)
-        if native is not None:  # one compiled call, split into `parts` in C
-            native(parts)
-            self.kept = ([arrays for _, arrays in prepared], native, True)
-            return
-
-        def part(r0: int, r1: int) -> None:
-            for chunked, arrays in prepared:
-                chunked.run_part(arrays, r0, r1)
-
-        run_parts(part, self.rows, split, threads)
-        if self.bind_once and not split:
-            self._keep(prepared)
-
-    def _keep(self, prepared: list) -> None:
-        """Keep this run's ufunc calls, if every member is one ufunc whose call keeps its views for the
-        same arrays (a planned program's); else stop trying."""
-        calls = [getattr(chunked.whole, "ufunc_call", None) for chunked, _ in prepared]
-        if not all(call is not None and call.keeps_views[0] for call in calls):
-            self.bind_once = False
-            return
-        made = [call(arrays) for call, (_, arrays) in zip(calls, prepared)]  # the views this run made
-        self.kept = ([arrays for _, arrays in prepared], functools.partial(_call_all, made), False)
+        if not same:
+            native = native_tail(prepared)
+            if native is None:  # numpy: each member whole, in order
+                self.kept = None
+                for chunked, arrays in prepared:
+                    chunked.whole(arrays)
+                return
+            kept = self.kept = ([arrays for _, arrays in prepared], native, True)
+        kept[1](parts)  # one compiled call, split into `parts` in C
 
 
 def native_tail(prepared: list) -> Callable[[int], None] | None:

@@ -2,9 +2,9 @@
 
 The op runs through `linalg_structured.compile_structured`; around it the step binds its operands,
 copies an out unless it is a fresh buffer nobody else sees (tensor semantics), and may drop its
-init's zero fill, write over an input nobody reads afterwards, join a fused elementwise tail, split
-over the worker threads, or be a convolution or planned contraction step (the program's
-`_elide_zero_fill`, `_reusable_input`, `_fuse`, `_split_parts`, `_algorithm`).
+init's zero fill, write over an input nobody reads afterwards, join a fused elementwise tail, or be
+a convolution or planned contraction step (the program's `_elide_zero_fill`, `_reusable_input`,
+`_fuse`, `_split_parts`, `_algorithm`).
 """
 
 from __future__ import annotations
@@ -29,15 +29,13 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
     zero_init = [program._elide_zero_fill(op, k) for k in range(len(op.outputs))]
     constant = [is_constant(v) for v in op.inputs]
     run = compile_structured(op, zero_init, constant, reuse_views=program._views_cached)
-    chunked = ChunkedOp.of(op, zero_init, constant, run)
+    chunked = ChunkedOp.of(op, run)
     split = program._split_parts()
     if chunked is not None:
         chunked.split = split
     planned = getattr(run, "fast_only", None)
     if hasattr(planned, "split"):  # a planned contraction
         planned.split = split
-    if chunked is not None:  # elementwise: split over the worker threads
-        run = chunked.run
     if isinstance(op, linalg.FillOp):
         # Kept so a contraction that overwrites the whole buffer can drop this step.
         if op.results:

@@ -19,7 +19,6 @@ from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops
 from xrelay.runtime.kernels.conv import threaded_matmul
-from xrelay.runtime.parallel.threads import run_alone
 
 
 @functools.lru_cache(maxsize=4096)
@@ -166,7 +165,7 @@ class ContractionStep:
         else:
             bound = self.planned.bind(ins, target)
             if bound is None:
-                run_alone(functools.partial(self.run, arrays))
+                self.run(arrays)
             else:
                 bound()
         self.finish(env, arrays)

@@ -14,7 +14,7 @@ import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
 from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_winograd
-from xrelay.runtime.parallel.threads import run_alone, run_split, split_threads
+from xrelay.runtime.parallel.threads import run_split, split_threads
 
 
 
@@ -212,7 +212,7 @@ def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = N
     by_rows = m * k >= k * n
     if (threads == 1 or (m if by_rows else n) < 2 * threads
             or not (decided or b * m * n * k >= MIN_SPLIT_MATMUL_MACS)):
-        run_alone(functools.partial(np.matmul, lhs, rhs, out=out))
+        np.matmul(lhs, rhs, out=out)
         return out
     size = -(-(m if by_rows else n) // threads)
     if by_rows:

@@ -10,7 +10,6 @@ loop of the convolution's output rows with coefficient 1.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -26,7 +25,7 @@ from xrelay.runtime.native.conv_kernels import available as native_available
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
-from xrelay.runtime.parallel.threads import decide_split, run_alone, run_parts, split_threads
+from xrelay.runtime.parallel.threads import decide_split, run_parts, split_threads
 
 
 class RowTail:
@@ -173,7 +172,7 @@ class ConvStep:
         tail, pad = self.tail, self.pad
         if tail is None and pad is None and not native_available():
             if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate):
-                run_alone(functools.partial(self.run, arrays))  # contracted generically
+                self.run(arrays)  # contracted generically
             self.finish(env, arrays)
             return
         self.finish(env, arrays)  # the tail reads the result's slot: the out buffer, written below
@@ -213,7 +212,9 @@ class ConvStep:
             epilogue.call = self.native_arrays = None
         if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate, epilogue):
             # A kernel the runner does not take (not float, ...): whole, then the tail.
-            run_alone(lambda: (self.run(arrays), epilogue and epilogue(0, self.rows)))
+            self.run(arrays)
+            if epilogue:
+                epilogue(0, self.rows)
         elif (isinstance(epilogue, NativeEpilogue) and epilogue.call is not None and self.reuse_views[0]
               and self.constant_weight):  # (the call holds the weight as the kernel laid it out)
             self.native_arrays = (split_threads(), list(arrays))  # a planned program: the same arrays every run

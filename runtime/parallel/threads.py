@@ -205,15 +205,9 @@ def decide_split(parts: int | None, work: int, threshold: int) -> tuple[bool, in
     return parts > 1, min(parts, split_threads())
 
 
-def run_alone(call) -> None:
-    """Run `call()` here: work of a step that is not split."""
-    call()
-
-
 def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
     """`part(r0, r1)` over `rows` split into one even range per worker thread (numpy's BLAS thread
-    count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here
-    (`run_alone`)."""
+    count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here."""
     threads = thread_count(threads)
     if threads == 1 or not split or rows < 2 * threads:
         part(0, rows)

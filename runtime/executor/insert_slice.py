@@ -4,8 +4,7 @@ A placed source (runtime/executor/memory_plan.py, `place_in_slices`) was compute
 destination, so the insert copies nothing; the step then only binds its result to the destination.
 In a planned program the destination and the source are the same arrays on every run, so whether
 the source is already the slice is decided once per pair of arrays (`cached`), not by making the
-slice's view and comparing it on every run (Inception v2: 38 inserts, ~20 us each, on the first
-process alone in the two-process mode while the second waits).
+slice's view and comparing it on every run.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ def copy_into(out: np.ndarray, value) -> None:
     """`np.copyto(out, value)`. numpy's copy loop runs along the output's innermost axis: when that
     axis is short and the source is contiguous along another, longer one (a channel shuffle in NHWC
     swaps (g, C/g) into (C/g, g): 4-element loops), one copy per index of the short axis runs along
-    the source's contiguous axis instead (measured 2.5-3x faster on ShuffleNet's shapes)."""
+    the source's contiguous axis instead."""
     if (isinstance(value, np.ndarray) and value.shape == out.shape and 1 < out.shape[-1] <= SHORT_AXIS
             and value.strides[-1] != value.itemsize
             and any(s == value.itemsize and n > SHORT_AXIS for s, n in zip(value.strides, value.shape))):
@@ -37,11 +37,9 @@ def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, capture
     """For an elementwise op with one output whose body is one ufunc over block arguments, body
     constants and captured values (a bias-add, a ReLU, a residual add): a function of the operand
     arrays that makes their loop-space views and calls the ufunc into the output view, and nothing
-    else (no environment of SSA values: `compile_structured`'s general path costs 10-20 us more per
-    call, which the elementwise steps of a network, run per part on each worker thread, pay many
-    times per run). While `reuse_views[0]`, the views made for the last call's arrays are kept and
-    reused when the next call passes the same arrays (a planned program's buffers: 5-10 us less per
-    call). None for any other body."""
+    else (no environment of SSA values, as `compile_structured`'s general path has). While
+    `reuse_views[0]`, the views made for the last call's arrays are kept and reused when the next call
+    passes the same arrays (a planned program's buffers). None for any other body."""
     if not body.steps or not isinstance(body.steps[-1][1], np.ufunc) or not all(v.linear for v in views):
         return None
     constants = {}
@@ -88,7 +86,6 @@ def _one_ufunc_program(body: BodyProgram, in_args: list, out_args: list, capture
         fn(*args, out=out, casting="unsafe")
 
     run.ufunc_call = call  # (ufunc, loop-space argument views, output view): conv_epilogue slices these
-    call.keeps_views = reuse_views  # plan.FusedTail keeps the calls only while call() keeps its views
     return run
 
 

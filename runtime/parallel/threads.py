@@ -1,11 +1,10 @@
 """BLAS threads and the executor's own worker threads.
 
 numpy's OpenBLAS is found through ctypes to read and set its thread count (`blas_threads`,
-`set_blas_threads`). The linalg executor's threading "split" (and "auto" for a
-program's first calls, or where the two-process mode cannot run) runs BLAS
-single-threaded (`split_blas_threads`) and splits a big step over persistent worker threads
-(`run_split`, `run_parts`): one hand-off per step, where OpenBLAS's own threads synchronise on every
-small matmul and cost many times over when another process holds a core.
+`set_blas_threads`). The linalg executor's threading "split" runs BLAS single-threaded
+(`split_blas_threads`) and splits a big matmul or a tail written into a pad over persistent worker
+threads (`run_split`, `run_parts`): one hand-off per step, where OpenBLAS's own threads synchronise
+on every small matmul.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_im2col
 from xrelay.runtime.parallel.threads import decide_split, split_threads
 
 
-MIN_SPLIT_MACS = 1 << 23
+MIN_SPLIT_MACS = 1 << 22
 """im2col convolutions of fewer multiply-adds run on one thread (`split-kernels`' default)."""
 
 

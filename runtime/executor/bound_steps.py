@@ -1,17 +1,14 @@
 """A planned program's body with its steps' kernel calls bound once.
 
-A planned contraction's step (`contraction_plan.ContractionStep`) ends in one
-`threaded_matmul` over views it keeps for the same arrays, a fused elementwise tail in its compiled
-call or, run whole (`plan.FusedTail`, not split at this thread count), in the ufunc calls it keeps
-(`FusedTail.kept`), a pad (`pad_step.PadStep`) in its border fill and compiled copy, and a
-convolution (`conv_epilogue.ConvStep`) in its pad's border fill and its compiled kernel's kept call. A run still pays each step's Python around them: its operands looked up, the kept
-views checked against them, the split decided, its results bound again; in a run that Python is cold
-(measured at e04d2e0: ~9 us a step on ShuffleNet, where the same steps reduced to their calls made a run
-4.8% faster). When every slot such a step reads, binds or writes holds the same array on every run
-(`LinalgProgram.fixed_slots`, runtime/executor/hoist_bindings.py, which also binds its results before the
-run), `bind(program, env)` replaces it, after a run in the thread mode, by its kept
-call; other steps stay as they are. `LinalgProgram.__call__` runs that body while the program has
-the thread count and the bindings it was made for (a kept call splits as its step would).
+A step's call is kept when its slots all hold the same arrays on every run
+(`LinalgProgram.fixed_slots`, runtime/executor/hoist_bindings.py, which also binds its results before
+the run): a planned contraction (`contraction_plan.ContractionStep`) as its `threaded_matmul` over the
+views it keeps, a fused tail (`plan.FusedTail`) as its compiled call (`FusedTail.kept`), a pad
+(`pad_step.PadStep`) as its border fill and compiled copy, a convolution (`conv_epilogue.ConvStep`) as
+its pad's border fill and its compiled kernel's kept call. A run then skips each such step's Python:
+its operands looked up, kept views checked, the split decided, its results bound again. After a run in
+the thread mode, `bind(program, env)` makes that body; `LinalgProgram.__call__` runs it while the
+program has the thread count and the bindings it was made for (a kept call splits as its step would).
 """
 
 from __future__ import annotations
@@ -63,7 +60,7 @@ def kept_call(step, env: list):
     if isinstance(step, FusedTail):
         kept = step.kept
         split, threads = decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)
-        if kept is None or (split and not kept[2]):
+        if kept is None:
             return None
         for (_, prepare, _), before in zip(step.members, kept[0], strict=True):
             arrays = prepare(env)

@@ -289,7 +289,7 @@ def test_one_ufunc_bodies_read_inputs_outputs_constants_and_captured_values(monk
 
 @pytest.mark.parametrize("planned", [True, False])
 def test_a_tail_on_numpy_reads_its_arrays_again_on_every_run(planned, monkeypatch):
-    """Without the compiled kernel a tail runs member by member on numpy and keeps nothing: runs with
+    """Without the compiled kernel a tail runs member by member on numpy and keeps no call: runs with
     the same arrays (changed in place) and with new ones compute from what they hold."""
     monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's calls
     program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()), plan=planned)
@@ -311,12 +311,12 @@ def test_a_tail_on_numpy_reads_its_arrays_again_on_every_run(planned, monkeypatc
             x[...] = rng.standard_normal(SHAPE)
             bias[...] = rng.standard_normal(8)
         np.testing.assert_allclose(program(x, bias)[0], expected(), rtol=1e-6)
-        assert tail.kept is None
+        assert tail.kept is None or tail.kept[1] is None  # no call kept
 
 
 @pytest.mark.parametrize("native", ["1", "0"])
 def test_a_tail_that_splits_keeps_only_a_compiled_call(blas_workers, monkeypatch, native):
-    """On numpy a tail keeps nothing; compiled, it keeps its one call, which splits itself."""
+    """On numpy a tail keeps no call; compiled, it keeps its one call, which splits itself."""
     from xrelay.runtime.native.conv_kernels import available
 
     monkeypatch.setenv("XRELAY_NATIVE", native)
@@ -331,7 +331,7 @@ def test_a_tail_that_splits_keeps_only_a_compiled_call(blas_workers, monkeypatch
     if native == "1" and available():
         assert tail.kept is not None and tail.kept[2]
     else:
-        assert tail.kept is None
+        assert tail.kept is None or tail.kept[1] is None  # no call kept
 
 
 PAD_OF_ONE = f"""

@@ -18,7 +18,7 @@ import numpy as np
 from xrelay.runtime.executor import plan as split_plan
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
-from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.executor.pad_step import PadStep, copy_key
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.kernels.conv import threaded_matmul
 from xrelay.runtime.parallel.threads import decide_split, split_threads
@@ -60,7 +60,7 @@ def kept_call(step, env: list):
     if isinstance(step, FusedTail):
         kept = step.kept
         split, threads = decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)
-        if kept is None:
+        if kept is None or kept[1] is None:
             return None
         for (_, prepare, _), before in zip(step.members, kept[0], strict=True):
             arrays = prepare(env)
@@ -93,10 +93,7 @@ def kept_call(step, env: list):
         padded = env[step.out]  # (as the run bound it: `buffer` would fill it)
         if step.planned[step.k] is not padded:
             return None  # not a planned buffer: a fresh one every run
-        inside, source = step.source_of(env, padded[step.interior])
-        key = (inside.__array_interface__["data"][0], inside.strides,
-               source.__array_interface__["data"][0], source.strides)
-        if key != step.native[0]:
+        if copy_key(*step.source_of(env, padded[step.interior])) != step.native[0]:
             return None
         split, threads = decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)
         copy, parts, buffer = step.native[1], (threads or split_threads()) if split else 1, step.buffer

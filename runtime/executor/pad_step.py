@@ -144,8 +144,7 @@ class PadStep:
         inside, source = self.source_of(env, self.buffer(env)[self.interior])
         split, threads = decide_split(self.split, self.points, split_plan.MIN_SPLIT_ELEMENTS)
         if isinstance(source, np.ndarray) and source.dtype == inside.dtype == np.float32:
-            key = (inside.__array_interface__["data"][0], inside.strides,
-                   source.__array_interface__["data"][0], source.strides)
+            key = copy_key(inside, source)
             if self.native is None or self.native[0] != key:
                 views = as_four_axes([inside, source])  # the interior's dense axis the kernel's vector
                 # ... read densely too: a transposing copy (a channel shuffle's) is numpy's (`copy_into`)
@@ -162,6 +161,12 @@ class PadStep:
             copy_into(inside[index], source[index])
 
         run_parts(copy_rows, self.rows, split, threads)
+
+
+def copy_key(inside: np.ndarray, source: np.ndarray) -> tuple:
+    """Where a pad's interior and source views are (address and strides): its compiled copy is kept
+    while they stay there."""
+    return inside.__array_interface__["data"][0], inside.strides, source.__array_interface__["data"][0], source.strides
 
 
 def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:

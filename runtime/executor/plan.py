@@ -116,8 +116,8 @@ class FusedTail:
         self.members = [(first, prepare, finish)]
         self.rows, self.points, self.split = first.rows, first.points, first.split
         self.kept: tuple[list, Callable[[int], None], bool] | None = None
-        """(each member's operand arrays, its compiled call (`native_tail`) over them given a thread
-        count, True: that call splits itself) of the last run, when it ran compiled."""
+        """(each member's operand arrays of the last run, their compiled call (`native_tail`) given a
+        thread count or None (numpy), whether there is one)."""
 
     def accepts(self, chunked: ChunkedOp) -> bool:
         last = self.members[-1][0]
@@ -139,14 +139,13 @@ class FusedTail:
             prepared.append((chunked, arrays))
         split, threads = decide_split(self.split, self.points, MIN_SPLIT_ELEMENTS)
         parts = (threads or split_threads()) if split else 1
-        if not same:
+        if not same:  # (tried once per set of arrays, not on every run)
             native = native_tail(prepared)
-            if native is None:  # numpy: each member whole, in order
-                self.kept = None
-                for chunked, arrays in prepared:
-                    chunked.whole(arrays)
-                return
-            kept = self.kept = ([arrays for _, arrays in prepared], native, True)
+            kept = self.kept = ([arrays for _, arrays in prepared], native, native is not None)
+        if kept[1] is None:  # numpy: each member whole, in order
+            for chunked, arrays in prepared:
+                chunked.whole(arrays)
+            return
         kept[1](parts)  # one compiled call, split into `parts` in C
 
 

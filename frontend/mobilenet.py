@@ -70,22 +70,33 @@ def _head(b: GraphBuilder, x: SSAValue, channels: int, num_classes: int, act) ->
     return b.finish(b.op(nn.SoftmaxOp, b.dense_add_bias(flat, "fc", num_classes)))
 
 
+def _inverted_residuals(b: GraphBuilder, x, stages, width: float, activation, squeeze: bool):
+    """The inverted-residual blocks of `stages` ((expansion, kernel, first stride, channels, repeats)
+    each) after `x`: 1x1 expand + `activation` (unless the expansion is 1), depthwise k x k +
+    `activation`, squeeze-excitation if `squeeze`, 1x1 project, the input added where shapes allow."""
+    for i, (expansion, kernel, first_stride, channels, repeats) in enumerate(stages):
+        out_channels = scaled_channels(channels, width)
+        for j in range(repeats):
+            name, stride, in_channels = f"block{i + 1}_{j + 1}", first_stride if j == 0 else 1, shape_of(x)[1]
+            body = x
+            if expansion != 1:
+                body = activation(b, _conv_bn(b, body, name + "_expand", in_channels * expansion))
+            body = activation(b, _conv_bn(b, body, name + "_dw", shape_of(body)[1], kernel, stride, depthwise=True))
+            if squeeze:
+                body = _squeeze_excitation(b, body, name + "_se", max(1, in_channels // 4))
+            body = _conv_bn(b, body, name + "_project", out_channels)
+            x = b.op(nn.AddOp, body, x).results[0] if stride == 1 and in_channels == out_channels else body
+    return x
+
+
 def mobilenet_v2(data_shape: Sequence[int], num_classes: int = 1000, width: float = 1.0,
                  stages: Sequence[tuple[int, int, int, int]] = MOBILENET_V2_STAGES,
                  head_channels: int = 1280) -> ModuleOp:
     """MobileNet v2 (width multiplier `width`; `stages` as MOBILENET_V2_STAGES) on `data_shape` NCHW."""
     b = GraphBuilder(data_shape)
     x = _relu6(b, _conv_bn(b, b.input, "stem_conv", scaled_channels(32, width), 3, 2))
-    for i, (expansion, channels, repeats, first_stride) in enumerate(stages):
-        out_channels = scaled_channels(channels, width)
-        for j in range(repeats):
-            name, stride, in_channels = f"block{i + 1}_{j + 1}", first_stride if j == 0 else 1, shape_of(x)[1]
-            body = x
-            if expansion != 1:
-                body = _relu6(b, _conv_bn(b, body, name + "_expand", in_channels * expansion))
-            body = _relu6(b, _conv_bn(b, body, name + "_dw", shape_of(body)[1], 3, stride, depthwise=True))
-            body = _conv_bn(b, body, name + "_project", out_channels)
-            x = b.op(nn.AddOp, body, x).results[0] if stride == 1 and in_channels == out_channels else body
+    blocks = [(expansion, 3, stride, channels, repeats) for expansion, channels, repeats, stride in stages]
+    x = _inverted_residuals(b, x, blocks, width, _relu6, squeeze=False)
     return _head(b, x, max(head_channels, scaled_channels(head_channels, width)), num_classes, _relu6)
 
 
@@ -95,17 +106,7 @@ def efficientnet_b0(data_shape: Sequence[int], num_classes: int = 1000, width: f
     """An EfficientNet-B0-like net (no drop-connect; `stages` as EFFICIENTNET_B0_STAGES) on `data_shape`."""
     b = GraphBuilder(data_shape)
     x = _silu(b, _conv_bn(b, b.input, "stem_conv", scaled_channels(32, width), 3, 2))
-    for i, (expansion, kernel, first_stride, channels, repeats) in enumerate(stages):
-        out_channels = scaled_channels(channels, width)
-        for j in range(repeats):
-            name, stride, in_channels = f"block{i + 1}_{j + 1}", first_stride if j == 0 else 1, shape_of(x)[1]
-            body = x
-            if expansion != 1:
-                body = _silu(b, _conv_bn(b, body, name + "_expand", in_channels * expansion))
-            body = _silu(b, _conv_bn(b, body, name + "_dw", shape_of(body)[1], kernel, stride, depthwise=True))
-            body = _squeeze_excitation(b, body, name + "_se", max(1, in_channels // 4))
-            body = _conv_bn(b, body, name + "_project", out_channels)
-            x = b.op(nn.AddOp, body, x).results[0] if stride == 1 and in_channels == out_channels else body
+    x = _inverted_residuals(b, x, stages, width, _silu, squeeze=True)
     return _head(b, x, scaled_channels(head_channels, width), num_classes, _silu)
 
 

@@ -274,12 +274,14 @@ def stock_interpreter_run(module, arrays):
 
 def load_model(name: str):
     """(nn module, params, input array, the ONNX model for ONNX Runtime or None) of `resnet18`,
-    `resnet50`, a depthwise-separable net of `frontend.mobilenet` (`mobilenet_v2`, `efficientnet_b0`)
-    or `onnx:<light model>` (the ONNX backend test data's light models with the
-    re-randomised weights of tests/onnx_models.py, imported by `from_onnx`)."""
+    `resnet50`, a depthwise-separable net of `frontend.mobilenet` (`mobilenet_v2`, `efficientnet_b0`),
+    `onnx:<light model>` (the ONNX backend test data's light models with the
+    re-randomised weights of tests/onnx_models.py, imported by `from_onnx`) or the path of an `.onnx`
+    file with one 1x3x224x224 image input, weights as given."""
     from xrelay.frontend import mobilenet, resnet
 
-    if name.startswith("onnx:"):
+    if name.startswith("onnx:") or name.endswith(".onnx"):
+        import onnx
         import onnxruntime
 
         onnxruntime.set_default_logger_severity(3)  # the IR-3 models list initializers as inputs: warnings
@@ -288,7 +290,7 @@ def load_model(name: str):
 
         from xrelay.frontend import from_onnx
 
-        proto = randomised(light_model(name[5:]))
+        proto = onnx.load(name) if name.endswith(".onnx") else randomised(light_model(name[5:]))
         ((input_name, data),) = zoo_inputs(proto).items()
         module, params = from_onnx(proto)
         return module, params, data, proto, input_name
@@ -297,7 +299,7 @@ def load_model(name: str):
         module, params = mobilenet.get_workload(name, batch_size=1, image_shape=(3, 224, 224))
     elif layers is None:
         raise SystemExit(f"unknown model {name!r}; expected resnet18, resnet50, "
-                         f"{', '.join(mobilenet.NETWORKS)} or onnx:<light model>")
+                         f"{', '.join(mobilenet.NETWORKS)}, onnx:<light model> or a path ending in .onnx")
     else:
         module, params = resnet.get_workload(num_layers=layers, batch_size=1, image_shape=(3, 224, 224))
     data = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)

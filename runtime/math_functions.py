@@ -1,7 +1,9 @@
 """Elementwise math that numpy or Python's `math` lack in the form the kernels and executors need.
 
 - `erf(x)`: the error function over whole arrays (numpy has none; calling `math.erf` per element
-  costs about five times as much), keeping a float array's dtype.
+  costs about five times as much), keeping a float array's dtype. float32 arrays go through
+  `native/math_kernels.c` when it is built (about 35 times faster than the numpy series below);
+  `XRELAY_NATIVE=0` keeps numpy.
 - `c_pow(x, y)`: C's `pow` on Python floats, which is what `math.powf` means and what `np.power`
   computes; Python's `x ** y` gives a complex number for a negative base and a fractional
   exponent and raises ZeroDivisionError for a zero base and a negative exponent.
@@ -9,7 +11,11 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
+import os
+import sys
 
 import numpy as np
 
@@ -49,12 +55,34 @@ def _erf_float64(x: np.ndarray) -> np.ndarray:
     return np.where(magnitude < 1.0, series, np.copysign(1.0 - fit, x))
 
 
+@functools.cache
+def _compiled_erf():
+    from xrelay.runtime.native.build import NativeUnavailable, load
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "native", "math_kernels.c")) as source:
+        try:
+            function = load(source.read()).handle.xrelay_erf
+        except NativeUnavailable as reason:
+            print(f"xrelay: note: compiled math functions unavailable ({reason}); running them on numpy",
+                  file=sys.stderr)
+            return None
+    function.restype = None
+    function.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    return function
+
+
 def erf(x: np.ndarray | float) -> np.ndarray:
-    """The error function elementwise, relative error below 1e-8 (so exact to float32
-    rounding); float arrays keep their dtype, anything else gives float64."""
+    """The error function elementwise, relative error below 1e-8 (float32 results within one
+    rounding of the exact value); float arrays keep their dtype, anything else gives float64."""
     array = np.asarray(x)
+    if array.dtype == np.float32 and os.environ.get("XRELAY_NATIVE", "1") != "0" and _compiled_erf():
+        source = np.ascontiguousarray(array)
+        result = np.empty_like(source)
+        _compiled_erf()(source.ctypes.data, result.ctypes.data, source.size)
+        return result.reshape(array.shape)
     dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.dtype(np.float64)
-    return _erf_float64(array.astype(np.float64)).astype(dtype, copy=False)
+    flat = array.reshape(-1).astype(np.float64)  # 1-d: the series works in place on arrays, not scalars
+    return _erf_float64(flat).astype(dtype, copy=False).reshape(array.shape)
 
 
 def _is_odd_integer(y: float) -> bool:

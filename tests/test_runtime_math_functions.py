@@ -36,15 +36,23 @@ def test_erf_matches_python_math_erf_to_1e_8():
     np.testing.assert_allclose(got, expected, rtol=1e-8, atol=0)
 
 
-def test_erf_special_values_and_dtypes():
+@pytest.mark.parametrize("native", ["1", "0"], ids=["compiled", "numpy"])
+def test_erf_float32_within_one_rounding_and_special_values(monkeypatch, native):
+    monkeypatch.setenv("XRELAY_NATIVE", native)
+    from xrelay.runtime.math_functions import _compiled_erf
+
+    assert native == "0" or _compiled_erf() is not None  # gcc is on every machine the tests run on
     got = erf(np.array([np.inf, -np.inf, np.nan, -0.0], np.float32))
     assert got.dtype == np.float32
     assert got[0] == 1.0 and got[1] == -1.0 and np.isnan(got[2]) and got[3] == 0.0 and np.signbit(got[3])
-    x = np.linspace(-4, 4, 1001, dtype=np.float32)
+    tiny = np.geomspace(1e-45, 10, 2_000, dtype=np.float32)
+    x = np.concatenate([np.linspace(-7, 7, 20_001, dtype=np.float32), tiny, -tiny, np.float32([3.9, 4, 6, 1e30])])
     expected = np.array([math.erf(float(v)) for v in x], np.float32)
     # Within one float32 rounding of the exact value.
     assert np.max(np.abs(erf(x).view(np.int32) - expected.view(np.int32))) <= 1
-    assert erf(np.array([1, 2], np.int32)).dtype == np.float64
+    strided = x.reshape(-1, 1)[::3]  # not contiguous: the compiled path copies it
+    np.testing.assert_array_equal(erf(strided), erf(np.ascontiguousarray(strided)))
+    assert erf(np.float32(0.5)).shape == () and erf(np.array([1, 2], np.int32)).dtype == np.float64
 
 
 # C99 Annex F's pow, value by value (what numpy's power and LLVM's llvm.pow give).

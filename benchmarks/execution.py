@@ -276,21 +276,26 @@ def load_model(name: str):
     """(nn module, params, input array, the ONNX model for ONNX Runtime or None) of `resnet18`,
     `resnet50`, a depthwise-separable net of `frontend.mobilenet` (`mobilenet_v2`, `efficientnet_b0`),
     `onnx:<light model>` (the ONNX backend test data's light models with the
-    re-randomised weights of tests/onnx_models.py, imported by `from_onnx`) or the path of an `.onnx`
-    file with one 1x3x224x224 image input, weights as given."""
+    re-randomised weights of tests/onnx_models.py, imported by `from_onnx`), `vit_tiny` (ViT-Tiny's
+    sizes with random weights, tests/onnx_transformer.py) or the path of an `.onnx` file with one
+    1x3x224x224 image input, weights as given."""
     from xrelay.frontend import mobilenet, resnet
 
-    if name.startswith("onnx:") or name.endswith(".onnx"):
+    if name.startswith("onnx:") or name.endswith(".onnx") or name == "vit_tiny":
         import onnx
         import onnxruntime
 
         onnxruntime.set_default_logger_severity(3)  # the IR-3 models list initializers as inputs: warnings
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
         from onnx_models import light_model, randomised, zoo_inputs
+        from onnx_transformer import vision_transformer
 
         from xrelay.frontend import from_onnx
 
-        proto = onnx.load(name) if name.endswith(".onnx") else randomised(light_model(name[5:]))
+        if name == "vit_tiny":
+            proto = vision_transformer()
+        else:
+            proto = onnx.load(name) if name.endswith(".onnx") else randomised(light_model(name[5:]))
         ((input_name, data),) = zoo_inputs(proto).items()
         module, params = from_onnx(proto)
         return module, params, data, proto, input_name
@@ -299,7 +304,7 @@ def load_model(name: str):
         module, params = mobilenet.get_workload(name, batch_size=1, image_shape=(3, 224, 224))
     elif layers is None:
         raise SystemExit(f"unknown model {name!r}; expected resnet18, resnet50, "
-                         f"{', '.join(mobilenet.NETWORKS)}, onnx:<light model> or a path ending in .onnx")
+                         f"{', '.join(mobilenet.NETWORKS)}, vit_tiny, onnx:<light model> or a path ending in .onnx")
     else:
         module, params = resnet.get_workload(num_layers=layers, batch_size=1, image_shape=(3, 224, 224))
     data = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)

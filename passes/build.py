@@ -4,8 +4,8 @@
       optimize         graph passes, each filtered by the context's opt level as usual (TVM's
                        tutorials build under PassContext(opt_level=3): the fastest pipeline)
       lower-to-linalg  convert-nn-to-linalg
-      kernels          canonicalize-inits, channels-last, select-to-minmax, max-pool-before-monotonic
-                       (opt level 3), whole-window-as-reduction,
+      kernels          canonicalize-inits, channels-last, matmul-weights-k-major, select-to-minmax,
+                       max-pool-before-monotonic (opt level 3), whole-window-as-reduction,
                        split-elementwise-bodies, form-kernels,
                        choose-conv-algorithm, split-kernels, plan-memory (target "cpu");
                        conv-space-to-depth, conv-to-matmul, pool-as-window-slices, iree-conv-tiles
@@ -57,6 +57,7 @@ def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
     from xrelay.passes.kernels.channels_last import ChannelsLast
     from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
     from xrelay.passes.kernels.form_kernels import FormKernels
+    from xrelay.passes.kernels.matmul_weights_k_major import MatmulWeightsKMajor
     from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
     from xrelay.passes.kernels.plan_memory import PlanMemory
     from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
@@ -64,8 +65,8 @@ def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
     from xrelay.passes.kernels.split_kernels import SplitKernels
     from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
 
-    return [CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(), WholeWindowAsReduction(),
-            SplitElementwiseBodies(), FormKernels(), ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
+    return [CanonicalizeInits(), ChannelsLast(), MatmulWeightsKMajor(), SelectToMinMax(), MaxPoolBeforeMonotonic(),
+            WholeWindowAsReduction(), SplitElementwiseBodies(), FormKernels(), ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
 
 
 def phases(module: ModuleOp, target: str) -> list:

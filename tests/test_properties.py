@@ -35,6 +35,7 @@ from xrelay.passes.kernels.canonicalize_inits import CanonicalizeInits
 from xrelay.passes.kernels.channels_last import ChannelsLast
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
+from xrelay.passes.kernels.matmul_weights_k_major import MatmulWeightsKMajor
 from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
 from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
 from xrelay.passes.kernels.split_elementwise_bodies import SplitElementwiseBodies
@@ -306,6 +307,7 @@ PASSES = {
     "FormKernels": FormKernels,  # on nn: nothing to form
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
     "SelectToMinMax": SelectToMinMax,  # on nn: no bodies
+    "MatmulWeightsKMajor": MatmulWeightsKMajor,  # on nn: no matmuls
     "SplitElementwiseBodies": SplitElementwiseBodies,  # on nn: no bodies
     "CanonicalizeInits": CanonicalizeInits,  # on nn: no inits
     "ChannelsLast": ChannelsLast,  # on nn: no linalg
@@ -314,7 +316,8 @@ PASSES = {
     "SplitKernels": SplitKernels,  # on nn: no kernels to split
     "PlanMemory": PlanMemory,  # on nn: nothing to place
     "kernels(lowered)": lambda: Sequential(
-        [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), SelectToMinMax(), MaxPoolBeforeMonotonic(),
+        [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), MatmulWeightsKMajor(min_rows=1),
+         SelectToMinMax(), MaxPoolBeforeMonotonic(),
          WholeWindowAsReduction(), SplitElementwiseBodies(), FormKernels(), ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),

@@ -41,6 +41,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 	kernels: {{.*}}
 // TIMING-NEXT: 		CanonicalizeInits: {{.*}}
 // TIMING-NEXT: 		ChannelsLast: {{.*}}
+// TIMING-NEXT: 		MatmulWeightsKMajor: {{.*}}
 // TIMING-NEXT: 		SelectToMinMax: {{.*}}
 // TIMING-NEXT: 		MaxPoolBeforeMonotonic: {{.*}}
 // TIMING-NEXT: 		WholeWindowAsReduction: {{.*}}
@@ -60,11 +61,12 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT-NEXT: BISECT: running pass (18) kernels on module
 // BISECT-NEXT: BISECT: NOT running pass (19) CanonicalizeInits on module
 // BISECT-NEXT: BISECT: NOT running pass (20) ChannelsLast on module
-// BISECT-NEXT: BISECT: NOT running pass (21) SelectToMinMax on module
-// BISECT-NEXT: BISECT: NOT running pass (22) MaxPoolBeforeMonotonic on module
-// BISECT-NEXT: BISECT: NOT running pass (23) WholeWindowAsReduction on module
-// BISECT-NEXT: BISECT: NOT running pass (24) SplitElementwiseBodies on module
-// BISECT-NEXT: BISECT: NOT running pass (25) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (26) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (27) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (28) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (21) MatmulWeightsKMajor on module
+// BISECT-NEXT: BISECT: NOT running pass (22) SelectToMinMax on module
+// BISECT-NEXT: BISECT: NOT running pass (23) MaxPoolBeforeMonotonic on module
+// BISECT-NEXT: BISECT: NOT running pass (24) WholeWindowAsReduction on module
+// BISECT-NEXT: BISECT: NOT running pass (25) SplitElementwiseBodies on module
+// BISECT-NEXT: BISECT: NOT running pass (26) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (27) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (28) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (29) PlanMemory on module

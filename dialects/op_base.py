@@ -87,6 +87,13 @@ def nn_op(cls: type[Operation] | None = None, /, *, shape: Callable | None = Non
     return define if cls is None else define(cls)
 
 
+def family_op(base: type[NNOp], class_name: str, op_name: str, doc: str | None = None, **options: Any) -> type[Operation]:
+    """Define and register (`nn_op`, with `options`) an op that adds nothing to its family's `base`
+    class but its name (and docstring): nn.relu is `_UnaryOp` named "nn.relu"."""
+    namespace = {"name": op_name, "__module__": base.__module__, "__qualname__": class_name, "__doc__": doc}
+    return nn_op(type(class_name, (base,), namespace), **options)
+
+
 def _declare_inherited_fields_first(cls: type[Operation]) -> None:
     """Re-declare the op's IRDL fields base-first: xDSL reads a class's own fields before its bases',
     which would put an attribute an op adds to a shared base (avg_pool2d's count_include_pad) first."""

@@ -16,7 +16,7 @@ from xdsl.irdl import attr_def, operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, fmt_shape, same
 from xrelay.dialects.attributes import FLOAT, float_, int_
-from xrelay.dialects.op_base import NN_ELEMENT_TYPES, DataOp, LayoutRule, NNOp, nn_op
+from xrelay.dialects.op_base import NN_ELEMENT_TYPES, DataOp, LayoutRule, NNOp, family_op, nn_op
 
 __all__ = ["AbsOp", "AddOp", "ClipOp", "DivideOp", "EqualOp", "ErfOp", "ExpOp", "GreaterEqualOp", "GreaterOp",
            "LeakyReluOp", "LessEqualOp", "LessOp", "LogOp", "LogicalAndOp", "LogicalNotOp", "LogicalOrOp",
@@ -54,71 +54,20 @@ class _BinaryOp(NNOp):
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.BROADCAST
 
 
-@nn_op
-class ReluOp(_UnaryOp):
-    name = "nn.relu"
-
-
-@nn_op
-class SqrtOp(_UnaryOp):
-    name = "nn.sqrt"
-
-
-@nn_op
-class NegativeOp(_UnaryOp):
-    name = "nn.negative"
-
-
-@nn_op(float_only=True)
-class SigmoidOp(_UnaryOp):
-    """`1 / (1 + exp(-x))`, float tensors only (as Relay's sigmoid)."""
-
-    name = "nn.sigmoid"
-
-
-@nn_op
-class AddOp(_BinaryOp):
-    name = "nn.add"
-
-
-@nn_op
-class SubtractOp(_BinaryOp):
-    name = "nn.subtract"
-
-
-@nn_op
-class MultiplyOp(_BinaryOp):
-    name = "nn.multiply"
-
-
-@nn_op
-class DivideOp(_BinaryOp):
-    name = "nn.divide"
-
-
-@nn_op
-class TanhOp(_FloatUnaryOp):
-    name = "nn.tanh"
-
-
-@nn_op
-class ErfOp(_FloatUnaryOp):
-    name = "nn.erf"
-
-
-@nn_op
-class ExpOp(_FloatUnaryOp):
-    name = "nn.exp"
-
-
-@nn_op
-class LogOp(_FloatUnaryOp):
-    name = "nn.log"
-
-
-@nn_op
-class AbsOp(_UnaryOp):
-    name = "nn.abs"
+ReluOp = family_op(_UnaryOp, "ReluOp", "nn.relu")
+SqrtOp = family_op(_UnaryOp, "SqrtOp", "nn.sqrt")
+NegativeOp = family_op(_UnaryOp, "NegativeOp", "nn.negative")
+SigmoidOp = family_op(_UnaryOp, "SigmoidOp", "nn.sigmoid",
+                      "`1 / (1 + exp(-x))`, float tensors only (as Relay's sigmoid).", float_only=True)
+AddOp = family_op(_BinaryOp, "AddOp", "nn.add")
+SubtractOp = family_op(_BinaryOp, "SubtractOp", "nn.subtract")
+MultiplyOp = family_op(_BinaryOp, "MultiplyOp", "nn.multiply")
+DivideOp = family_op(_BinaryOp, "DivideOp", "nn.divide")
+TanhOp = family_op(_FloatUnaryOp, "TanhOp", "nn.tanh")
+ErfOp = family_op(_FloatUnaryOp, "ErfOp", "nn.erf")
+ExpOp = family_op(_FloatUnaryOp, "ExpOp", "nn.exp")
+LogOp = family_op(_FloatUnaryOp, "LogOp", "nn.log")
+AbsOp = family_op(_UnaryOp, "AbsOp", "nn.abs")
 
 
 def clip(shapes: list[Shape], a: dict) -> Shape:
@@ -170,25 +119,10 @@ class PReluOp(DataOp):
     axis = int_(1)
 
 
-@nn_op(float_only=True)
-class PowerOp(_BinaryOp):
-    """`lhs ** rhs` with C's pow (a negative base with a fractional exponent gives NaN)."""
-
-    name = "nn.power"
-
-
-@nn_op
-class MaximumOp(_BinaryOp):
-    """Elementwise maximum; NaN wins, as numpy's maximum."""
-
-    name = "nn.maximum"
-
-
-@nn_op
-class MinimumOp(_BinaryOp):
-    """Elementwise minimum; NaN wins, as numpy's minimum."""
-
-    name = "nn.minimum"
+PowerOp = family_op(_BinaryOp, "PowerOp", "nn.power",
+                    "`lhs ** rhs` with C's pow (a negative base with a fractional exponent gives NaN).", float_only=True)
+MaximumOp = family_op(_BinaryOp, "MaximumOp", "nn.maximum", "Elementwise maximum; NaN wins, as numpy's maximum.")
+MinimumOp = family_op(_BinaryOp, "MinimumOp", "nn.minimum", "Elementwise minimum; NaN wins, as numpy's minimum.")
 
 
 # --- comparisons and logic: truth values are i64 tensors of 0 and 1 -----------------------------------------
@@ -202,39 +136,20 @@ class _CompareOp(_BinaryOp):
         return [T(i64, t.get_shape()) for t in super().infer_types(operand_types, attributes)]
 
 
-@nn_op
-class EqualOp(_CompareOp):
-    """`lhs == rhs` as i64 0/1 (NaN equals nothing)."""
-
-    name = "nn.equal"
-
-
-@nn_op
-class LessOp(_CompareOp):
-    """`lhs < rhs` as i64 0/1."""
-
-    name = "nn.less"
+EqualOp = family_op(_CompareOp, "EqualOp", "nn.equal", "`lhs == rhs` as i64 0/1 (NaN equals nothing).")
+LessOp = family_op(_CompareOp, "LessOp", "nn.less", "`lhs < rhs` as i64 0/1.")
+LessEqualOp = family_op(_CompareOp, "LessEqualOp", "nn.less_equal", "`lhs <= rhs` as i64 0/1.")
+GreaterOp = family_op(_CompareOp, "GreaterOp", "nn.greater", "`lhs > rhs` as i64 0/1.")
+GreaterEqualOp = family_op(_CompareOp, "GreaterEqualOp", "nn.greater_equal", "`lhs >= rhs` as i64 0/1.")
 
 
-@nn_op
-class LessEqualOp(_CompareOp):
-    """`lhs <= rhs` as i64 0/1."""
+class _TruthOperandsOp(NNOp):
+    """Checks that every operand holds integer truth values (the logical ops)."""
 
-    name = "nn.less_equal"
-
-
-@nn_op
-class GreaterOp(_CompareOp):
-    """`lhs > rhs` as i64 0/1."""
-
-    name = "nn.greater"
-
-
-@nn_op
-class GreaterEqualOp(_CompareOp):
-    """`lhs >= rhs` as i64 0/1."""
-
-    name = "nn.greater_equal"
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[T]:
+        _integer_operands(cls, operand_types)
+        return super().infer_types(operand_types, attributes)
 
 
 def _integer_operands(cls, operand_types: Sequence[Attribute]) -> None:
@@ -245,44 +160,19 @@ def _integer_operands(cls, operand_types: Sequence[Attribute]) -> None:
                              f"{t.get_element_type()} (use {', '.join(map(str, integers))})")
 
 
-class _LogicalBinaryOp(_BinaryOp):
-    @classmethod
-    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[T]:
-        _integer_operands(cls, operand_types)
-        return super().infer_types(operand_types, attributes)
+class _LogicalBinaryOp(_TruthOperandsOp, _BinaryOp):
+    pass
 
 
-@nn_op
-class LogicalAndOp(_LogicalBinaryOp):
-    """1 where both operands are nonzero, else 0."""
-
-    name = "nn.logical_and"
+class _LogicalUnaryOp(_TruthOperandsOp, _UnaryOp):
+    pass
 
 
-@nn_op
-class LogicalOrOp(_LogicalBinaryOp):
-    """1 where either operand is nonzero, else 0."""
-
-    name = "nn.logical_or"
-
-
-@nn_op
-class LogicalXorOp(_LogicalBinaryOp):
-    """1 where exactly one operand is nonzero, else 0."""
-
-    name = "nn.logical_xor"
-
-
-@nn_op
-class LogicalNotOp(_UnaryOp):
-    """1 where `data` is 0, else 0."""
-
-    name = "nn.logical_not"
-
-    @classmethod
-    def infer_types(cls, operand_types: Sequence[Attribute], attributes: dict[str, Attribute]) -> list[T]:
-        _integer_operands(cls, operand_types)
-        return super().infer_types(operand_types, attributes)
+LogicalAndOp = family_op(_LogicalBinaryOp, "LogicalAndOp", "nn.logical_and", "1 where both operands are nonzero, else 0.")
+LogicalOrOp = family_op(_LogicalBinaryOp, "LogicalOrOp", "nn.logical_or", "1 where either operand is nonzero, else 0.")
+LogicalXorOp = family_op(_LogicalBinaryOp, "LogicalXorOp", "nn.logical_xor",
+                         "1 where exactly one operand is nonzero, else 0.")
+LogicalNotOp = family_op(_LogicalUnaryOp, "LogicalNotOp", "nn.logical_not", "1 where `data` is 0, else 0.")
 
 
 def where(shapes: list[Shape], a: dict) -> Shape:

@@ -5,13 +5,14 @@ Kernels: runtime/reference/nn_kernels/norm.py; lowerings: lowering/to_linalg/nor
 
 from __future__ import annotations
 
+from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_axis, check_per_channel
 from xrelay.dialects.attributes import bool_, float_, int_
-from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, family_op, nn_op
 
 __all__ = ["BatchNormOp", "LayerNormOp", "LogSoftmaxOp", "LRNOp", "SoftmaxOp"]
 
@@ -28,37 +29,42 @@ def softmax(shapes: list[Shape], a: dict) -> Shape:
     return data
 
 
-@nn_op(shape=batch_norm, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
-class BatchNormOp(NNOp):
-    """Batch normalisation; results are (out, mean, var) like Relay."""
+class _AffineNormOp(NNOp):
+    """What batch_norm and layer_norm share: statistics along `axis` normalise `data` (`epsilon`
+    added to the variance), then `gamma` scales (if `scale`) and `beta` shifts (if `center`)."""
 
-    name = "nn.batch_norm"
     data = operand_def(T)
     gamma = operand_def(T)
     beta = operand_def(T)
+    axis = int_(1)
+    epsilon = float_(1e-5)
+    center = bool_(True)
+    scale = bool_(True)
+    LAYOUT: ClassVar[LayoutRule] = LayoutRule.CHANNEL_AXIS
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@nn_op(shape=batch_norm)
+class BatchNormOp(_AffineNormOp):
+    """Batch normalisation; results are (out, mean, var) like Relay."""
+
+    name = "nn.batch_norm"
     moving_mean = operand_def(T)
     moving_var = operand_def(T)
     output = result_def(T)
     mean = result_def(T)
     var = result_def(T)
-    axis = int_(1)
-    epsilon = float_(1e-5)
-    center = bool_(True)
-    scale = bool_(True)
 
 
-@nn_op(shape=softmax, layout=LayoutRule.SENSITIVE, float_only=True)
-class SoftmaxOp(DataOp):
-    name = "nn.softmax"
+class _SoftmaxOp(DataOp):
     axis = int_(-1)
+    SHAPE_RULE = staticmethod(softmax)
+    FLOAT_ONLY: ClassVar[bool] = True
 
 
-@nn_op(shape=softmax, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
-class LogSoftmaxOp(DataOp):
-    """`x - max - log(sum(exp(x - max)))` along `axis`."""
-
-    name = "nn.log_softmax"
-    axis = int_(-1)
+SoftmaxOp = family_op(_SoftmaxOp, "SoftmaxOp", "nn.softmax", layout=LayoutRule.SENSITIVE)
+LogSoftmaxOp = family_op(_SoftmaxOp, "LogSoftmaxOp", "nn.log_softmax", "`x - max - log(sum(exp(x - max)))` along `axis`.",
+                         layout=LayoutRule.CHANNEL_AXIS)
 
 
 def layer_norm(shapes: list[Shape], a: dict) -> Shape:
@@ -67,17 +73,13 @@ def layer_norm(shapes: list[Shape], a: dict) -> Shape:
     return data
 
 
-@nn_op(shape=layer_norm, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
-class LayerNormOp(DataOp):
+@nn_op(shape=layer_norm)
+class LayerNormOp(_AffineNormOp):
     """`(x - mean) / sqrt(var + epsilon) * gamma + beta`, mean and (biased) variance along `axis`."""
 
     name = "nn.layer_norm"
-    gamma = operand_def(T)
-    beta = operand_def(T)
     axis = int_(-1)
-    epsilon = float_(1e-5)
-    center = bool_(True)
-    scale = bool_(True)
+    result = result_def(T)
 
 
 def lrn(shapes: list[Shape], a: dict) -> Shape:

@@ -14,7 +14,7 @@ from xdsl.irdl import attr_def, operand_def, result_def
 
 from xrelay.dialects.infer import Shape, ShapeError, check_axis, fmt_shape
 from xrelay.dialects.attributes import INT, bool_, int_, ints
-from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
+from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, family_op, nn_op
 
 __all__ = ["ArgMaxOp", "ArgMinOp", "CumSumOp", "MaxOp", "MeanOp", "SumOp", "TopKOp"]
 
@@ -58,21 +58,10 @@ class _ReduceOp(DataOp):
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.REDUCE
 
 
-@nn_op
-class SumOp(_ReduceOp):
-    name = "nn.sum"
-
-
-@nn_op(float_only=True)
-class MeanOp(_ReduceOp):
-    """Float tensors only (an integer mean would have to pick a rounding)."""
-
-    name = "nn.mean"
-
-
-@nn_op(shape=reduce_nonempty)
-class MaxOp(_ReduceOp):
-    name = "nn.max"
+SumOp = family_op(_ReduceOp, "SumOp", "nn.sum")
+MeanOp = family_op(_ReduceOp, "MeanOp", "nn.mean", "Float tensors only (an integer mean would have to pick a rounding).",
+                   float_only=True)
+MaxOp = family_op(_ReduceOp, "MaxOp", "nn.max", shape=reduce_nonempty)
 
 
 def arg_reduce(shapes: list[Shape], a: dict) -> Shape:
@@ -101,11 +90,7 @@ class ArgMaxOp(_ArgReduceOp):
     name = "nn.argmax"
 
 
-@nn_op
-class ArgMinOp(_ArgReduceOp):
-    """As nn.argmax, of the smallest element."""
-
-    name = "nn.argmin"
+ArgMinOp = family_op(_ArgReduceOp, "ArgMinOp", "nn.argmin", "As nn.argmax, of the smallest element.")
 
 
 def cumsum(shapes: list[Shape], a: dict) -> Shape:

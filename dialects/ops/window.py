@@ -14,7 +14,7 @@ from xdsl.irdl import operand_def
 from xrelay.dialects.layout import check_layout, window_output_size
 from xrelay.dialects.infer import Shape, ShapeError, check_rank, fmt_shape
 from xrelay.dialects.attributes import bool_, int_, ints, str_
-from xrelay.dialects.op_base import DataOp, LayoutRule, nn_op
+from xrelay.dialects.op_base import DataOp, LayoutRule, family_op, nn_op
 
 __all__ = ["AvgPool2DOp", "Conv2DOp", "GlobalAvgPool2DOp", "GlobalMaxPool2DOp", "MaxPool2DOp"]
 
@@ -112,11 +112,8 @@ class ConvBase(DataOp):
     out_layout = str_("")
 
 
-@nn_op(shape=conv2d, layout=LayoutRule.CONV)
-class Conv2DOp(ConvBase):
-    """2-D convolution (Relay nn.conv2d)."""
-
-    name = "nn.conv2d"
+Conv2DOp = family_op(ConvBase, "Conv2DOp", "nn.conv2d", "2-D convolution (Relay nn.conv2d).",
+                     shape=conv2d, layout=LayoutRule.CONV)
 
 
 class _Pool2DOp(DataOp):
@@ -130,9 +127,7 @@ class _Pool2DOp(DataOp):
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
 
 
-@nn_op
-class MaxPool2DOp(_Pool2DOp):
-    name = "nn.max_pool2d"
+MaxPool2DOp = family_op(_Pool2DOp, "MaxPool2DOp", "nn.max_pool2d")
 
 
 @nn_op(float_only=True)
@@ -147,11 +142,5 @@ class _GlobalPool2DOp(DataOp):
     LAYOUT: ClassVar[LayoutRule] = LayoutRule.POOL
 
 
-@nn_op(float_only=True)
-class GlobalAvgPool2DOp(_GlobalPool2DOp):
-    name = "nn.global_avg_pool2d"
-
-
-@nn_op
-class GlobalMaxPool2DOp(_GlobalPool2DOp):
-    name = "nn.global_max_pool2d"
+GlobalAvgPool2DOp = family_op(_GlobalPool2DOp, "GlobalAvgPool2DOp", "nn.global_avg_pool2d", float_only=True)
+GlobalMaxPool2DOp = family_op(_GlobalPool2DOp, "GlobalMaxPool2DOp", "nn.global_max_pool2d")

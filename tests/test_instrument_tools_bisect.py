@@ -16,6 +16,12 @@ def parse():
     return parse_module()
 
 
+def run_under(instrument, passes, module=None, **context):
+    """`passes` as one Sequential on `module` (a fresh tiny module) in a PassContext with `instrument`."""
+    with transform.PassContext(instruments=[instrument], **context):
+        return transform.Sequential(passes)(parse() if module is None else module)
+
+
 @transform.module_pass(opt_level=0, name="PerturbConstant")
 def perturb_constant(mod, ctx):
     new = mod.clone()
@@ -28,11 +34,9 @@ def perturb_constant(mod, ctx):
 
 
 def test_opt_bisect_runs_the_first_n_passes_and_prints_each_decision():
-    out = io.StringIO()
-    bisect = OptBisect(2, stream=out)
-    with transform.PassContext(instruments=[bisect]):
-        result = transform.Sequential([noop, outer, drop_relu])(module := parse())
-    assert out.getvalue() == (
+    bisect = OptBisect(2, stream=io.StringIO())
+    result = run_under(bisect, [noop, outer, drop_relu], module := parse())
+    assert bisect.stream.getvalue() == (
         "BISECT: running pass (1) Noop on module\n"
         "BISECT: running pass (2) Outer on module\n"
         "BISECT: NOT running pass (3) DropRelu on module\n"
@@ -43,10 +47,9 @@ def test_opt_bisect_runs_the_first_n_passes_and_prints_each_decision():
 
 
 def test_opt_bisect_negative_limit_runs_everything_and_required_passes_are_not_counted():
-    out = io.StringIO()
-    with transform.PassContext(required_pass=["Outer"], instruments=[OptBisect(-1, stream=out)]):
-        transform.Sequential([noop, outer, drop_relu])(parse())
-    assert out.getvalue() == (
+    bisect = OptBisect(-1, stream=io.StringIO())
+    run_under(bisect, [noop, outer, drop_relu], required_pass=["Outer"])
+    assert bisect.stream.getvalue() == (
         "BISECT: running pass (1) Noop on module\n"
         "BISECT: running pass (required) Outer on module\n"
         "BISECT: running pass (2) DropRelu on module\n"
@@ -57,12 +60,10 @@ def test_opt_bisect_negative_limit_runs_everything_and_required_passes_are_not_c
 def test_opt_bisect_names_forced_runs_and_neither_counts_nor_skips_them():
     # A child's required InferType and the InferType a pass runs after itself are forced (LLVM does not
     # count required passes): limit 1 runs FoldConstant (1) and both InferTypes, skips only (2).
-    out = io.StringIO()
     needs_types = transform.module_pass(lambda mod, ctx: mod, opt_level=0, name="NeedsTypes", required=["InferType"])
-    bisect = OptBisect(1, stream=out)
-    with transform.PassContext(instruments=[bisect]):
-        transform.Sequential([passes.FoldConstant(), needs_types])(parse())
-    assert out.getvalue() == (
+    bisect = OptBisect(1, stream=io.StringIO())
+    run_under(bisect, [passes.FoldConstant(), needs_types])
+    assert bisect.stream.getvalue() == (
         "BISECT: running pass (1) FoldConstant on module\n"
         "BISECT: running pass (forced: InferType after FoldConstant) InferType on module\n"
         "BISECT: running pass (forced: required by NeedsTypes) InferType on module\n"
@@ -101,12 +102,10 @@ def test_compare_outputs_figures():
 
 
 def test_numerical_bisect_exact_report_on_a_hand_computed_module():
-    out = io.StringIO()
-    checker = NumericalBisect(inputs={"x": np.array([-1.0, 2.0], np.float32)}, stream=out)
-    with transform.PassContext(instruments=[checker]):
-        transform.Sequential([noop, clone_only, outer])(parse())
+    checker = NumericalBisect(inputs={"x": np.array([-1.0, 2.0], np.float32)}, stream=io.StringIO())
+    run_under(checker, [noop, clone_only, outer])
     # reference relu(x) + c = [1, 4]; without relu x + c = [0, 4]: max abs 1, max rel 1/1.
-    assert out.getvalue() == (
+    assert checker.stream.getvalue() == (
         "numerical-bisect: DropRelu (depth 2): max abs 1.00e+00, max rel 1.00e+00 DRIFT\n"
         "numerical-bisect: Outer (depth 1): max abs 1.00e+00, max rel 1.00e+00 DRIFT\n"
         "numerical-bisect: sequential (depth 0): max abs 1.00e+00, max rel 1.00e+00 DRIFT\n"
@@ -118,11 +117,9 @@ def test_numerical_bisect_exact_report_on_a_hand_computed_module():
 
 
 def test_numerical_bisect_no_drift_when_inputs_keep_relu_inactive():
-    out = io.StringIO()
-    checker = NumericalBisect(inputs={"x": np.array([3.0, 2.0], np.float32)}, stream=out, verbose=False)
-    with transform.PassContext(instruments=[checker]):
-        transform.Sequential([outer])(parse())
-    assert out.getvalue() == "numerical-bisect: no pass drifted (rtol 0.0001, atol 1e-05) in 3 checked pass run(s)\n"
+    checker = NumericalBisect(inputs={"x": np.array([3.0, 2.0], np.float32)}, stream=io.StringIO(), verbose=False)
+    run_under(checker, [outer])
+    assert checker.stream.getvalue() == "numerical-bisect: no pass drifted (rtol 0.0001, atol 1e-05) in 3 checked pass run(s)\n"
     assert checker.first_drift is None
 
 

@@ -21,26 +21,20 @@ func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 }
 """
 
-ONE_RELU = """\
-builtin.module {
-  func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
-    %a = nn.relu(%x) : (tensor<1x4xf32>) -> tensor<1x4xf32>
-    func.return %a : tensor<1x4xf32>
-  }
+
+def printed(func: str) -> str:
+    """What the tools print for a module holding the function `func`: wrapped in builtin.module,
+    indented by two, a blank line after."""
+    return "builtin.module {\n" + textwrap.indent(func, "  ") + "}\n\n"
+
+
+TWO_RELUS = printed(DOUBLE_RELU)
+ONE_RELU = printed("""\
+func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %a = nn.relu(%x) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %a : tensor<1x4xf32>
 }
-
-"""
-
-TWO_RELUS = """\
-builtin.module {
-  func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
-    %a = nn.relu(%x) : (tensor<1x4xf32>) -> tensor<1x4xf32>
-    %b = nn.relu(%a) : (tensor<1x4xf32>) -> tensor<1x4xf32>
-    func.return %b : tensor<1x4xf32>
-  }
-}
-
-"""
+""")
 
 
 @pytest.fixture(scope="module")

@@ -43,6 +43,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from xrelay.dialects.assembly import print_call_operands
 from xrelay.dialects.attributes import fits, kind, to_attr, to_python
 from xrelay.dialects.layout import pad4, pair
 from xrelay.dialects.infer import ShapeError, check_size
@@ -332,11 +333,7 @@ class NNOp(IRDLOperation):
     # `(` operands `)` attr-dict `:` functional-type(operands, results) would give, but
     # written out so that a malformed attribute is a ParseError naming the attribute.
     def print(self, printer: Printer) -> None:
-        printer.print_string("(")
-        printer.print_list(self.operands, printer.print_operand)
-        printer.print_string(")")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
+        print_call_operands(printer, self.operands, self.attributes)
         printer.print_function_type(self.operand_types, self.result_types)
 
     @classmethod

@@ -19,6 +19,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from xrelay.dialects.assembly import print_call_operands
 from xrelay.dialects.redefine import redefined
 
 
@@ -26,11 +27,7 @@ class EmptyOp(tensor.EmptyOp):
     """`tensor.empty` printed and parsed with its attribute dictionary, as upstream MLIR does."""
 
     def print(self, printer: Printer) -> None:
-        printer.print_string("(")
-        printer.print_list(self.dynamic_sizes, printer.print_ssa_value)
-        printer.print_string(")")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
+        print_call_operands(printer, self.dynamic_sizes, self.attributes)
         printer.print_attribute(self.tensor.type)
 
     @classmethod

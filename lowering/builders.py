@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from xrelay.dialects.constant import dtype_of
 
@@ -318,3 +319,18 @@ def conv_on_tensors(op: linalg.Conv2DNhwc_HwcfOp) -> tuple[SSAValue, SSAValue, S
         return None
     return (data, weight, init, [int(v) for v in op.strides.get_values()],
             [int(v) for v in op.dilations.get_values()])
+
+
+class TensorConvPattern(RewritePattern):
+    """Base of the patterns that rewrite a `linalg.conv_2d_nhwc_hwcf` on tensors: `rewrite_conv` is
+    called with the operands `conv_on_tensors` reads (never for a convolution on memrefs)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter) -> None:
+        operands = conv_on_tensors(op)
+        if operands is not None:
+            self.rewrite_conv(op, rewriter, *operands)
+
+    def rewrite_conv(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter, data: SSAValue, weight: SSAValue,
+                     init: SSAValue, strides: list[int], dilations: list[int]) -> None:
+        raise NotImplementedError

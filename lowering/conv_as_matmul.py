@@ -22,28 +22,25 @@ from xdsl.context import Context
 from xdsl.dialects import tensor
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
 
 from xrelay.dialects.upstream_contractions import MatmulOp
-from xrelay.lowering.builders import PARALLEL, Emitter, affine_map, conv_on_tensors, dims, reassociation
+from xrelay.lowering.builders import PARALLEL, Emitter, TensorConvPattern, affine_map, dims, reassociation
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
 
 MATMULS = Statistic("num-matmuls", "Number of convolutions formed into linalg.matmul kernels")
 
 
-class ConvAsMatmul(RewritePattern):
+class ConvAsMatmul(TensorConvPattern):
     """A 1x1 or few-input-channel `linalg.conv_2d_nhwc_hwcf` on tensors → reshapes around a `linalg.matmul`."""
 
     def __init__(self, im2col_channels: int):
         self.im2col_channels = im2col_channels
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter) -> None:
-        operands = conv_on_tensors(op)
-        if operands is None:
-            return
-        data, weight, init, strides, dilations = operands
+    def rewrite_conv(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter, data: SSAValue, weight: SSAValue,
+                     init: SSAValue, strides: list[int], dilations: list[int]) -> None:
         kh, kw, channels, filters = weight.type.get_shape()
         n, oh, ow, _ = init.type.get_shape()
         e = Emitter()

@@ -23,9 +23,9 @@ from xdsl.dialects import tensor
 from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, ModuleOp, TensorType, i64
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter
 
-from xrelay.lowering.builders import Emitter, conv_on_tensors, reassociation
+from xrelay.lowering.builders import Emitter, TensorConvPattern, reassociation
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
 
 
@@ -47,19 +47,16 @@ def _phases(e: Emitter, value: SSAValue, axes: tuple[int, int], steps: tuple[int
                                     TensorType(element, moved)))
 
 
-class StridedConvToSpaceToDepth(RewritePattern):
+class StridedConvToSpaceToDepth(TensorConvPattern):
     """A strided, undilated, few-input-channel `linalg.conv_2d_nhwc_hwcf` on tensors → a stride-1
     convolution over the input's space-to-depth phases."""
 
     def __init__(self, max_channels: int):
         self.max_channels = max_channels
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter) -> None:
-        operands = conv_on_tensors(op)
-        if operands is None:
-            return
-        data, weight, init, (sh, sw), dilations = operands
+    def rewrite_conv(self, op: linalg.Conv2DNhwc_HwcfOp, rewriter: PatternRewriter, data: SSAValue, weight: SSAValue,
+                     init: SSAValue, strides: list[int], dilations: list[int]) -> None:
+        sh, sw = strides
         if (sh, sw) == (1, 1) or dilations != [1, 1]:
             return
         n, height, width, channels = data.type.get_shape()

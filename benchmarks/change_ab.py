@@ -25,13 +25,12 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import functools
 import importlib
 import os
-import statistics
 import sys
-import time
 
-from workers import UNSET_FOR_MEASUREMENT
+from workers import UNSET_FOR_MEASUREMENT, in_turn, medians_line
 
 from execution import Contender
 
@@ -132,26 +131,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.model}: the change is what `{change}` takes away")
     for name, contender in contenders.items():
         print(f"  {name:8s} max error vs nn level {contender.error:.2e}, planned {contender.program.peak_bytes / 2**20:.2f} MiB")
+    def flags_of(name: str):
+        # "without" runs with its flags off (set outside the timing): a flag read while running
+        # (a step binding its calls on a later run, a part compiled on its first split) sees it
+        return flags_off(args.off if name == "without" else [])
+
     for threads in (int(t) for t in args.threads.split(",")):
         set_blas_threads(threads)
-        times: dict[str, list[float]] = {name: [] for name in contenders}
         loads = [os.getloadavg()[0]]
-        for name, contender in contenders.items():  # untimed
-            with flags_off(args.off) if name == "without" else contextlib.nullcontext():
-                contender.fn(threads)
-        for r in range(args.rounds):
-            for name in (("without", "with") if r % 2 == 0 else ("with", "without")):
-                # "without" runs with its flags off (set outside the timing): a flag read while running
-                # (a step binding its calls on a later run, a part compiled on its first split) sees it
-                with flags_off(args.off) if name == "without" else contextlib.nullcontext():
-                    start = time.perf_counter()
-                    contenders[name].fn(threads)
-                    times[name].append(time.perf_counter() - start)
+        calls = {name: functools.partial(contender.fn, threads) for name, contender in contenders.items()}
+        in_turn(calls, 1, around=flags_of)  # untimed
+        times = in_turn(calls, args.rounds, around=flags_of)
         loads.append(os.getloadavg()[0])
-        ratio = statistics.median(b / a for a, b in zip(times["without"], times["with"]))
         print(f"  {threads} thread(s), {args.rounds} rounds, 1-min load average {min(loads):.1f}-{max(loads):.1f}: "
-              f"without {statistics.median(times['without']) * 1e3:.2f} ms, with {statistics.median(times['with']) * 1e3:.2f} ms, "
-              f"median per-round ratio with/without {ratio:.3f}")
+              + medians_line(times, "without"))
     return 0
 
 

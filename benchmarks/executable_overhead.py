@@ -1,6 +1,6 @@
 """What calling `xrelay.build`'s executable, and `runtime.run` on its module, cost over its compiled
-program: the three called in turn on the same input in this process (thread mode), medians and their
-ratios to the program.
+program: the three called in turn on the same input in this process (thread mode), medians and the
+medians of their per-round ratios to the program.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/executable_overhead.py \
         [--model squeezenet] [--calls 60]
@@ -11,14 +11,15 @@ The model is an ONNX light-zoo model with random weights (tests/onnx_models.py),
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
+from workers import in_turn, medians_line
 
-def measure(model: str, calls: int) -> tuple[float, float, float]:
-    """(program, executable, runtime.run) median seconds per call over `calls` rounds of one call each."""
+
+def measure(model: str, calls: int) -> dict[str, list[float]]:
+    """Seconds per call of the program, the executable and runtime.run over `calls` rounds of one
+    call each, the three in turn."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from onnx_models import light_model, randomised, zoo_inputs
 
@@ -37,20 +38,10 @@ def measure(model: str, calls: int) -> tuple[float, float, float]:
     program = executable.program
     program.threading = "split"
     cached_program(executable.module, LinalgProgram).threading = "split"  # the program runtime.run keeps
-    for _ in range(3):
-        executable(data), program(data), run(executable.module, [data])
-    bare, wrapped, through_run = [], [], []
-    for _ in range(calls):
-        start = time.perf_counter()
-        program(data)
-        bare.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        executable(data)
-        wrapped.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        run(executable.module, [data])
-        through_run.append(time.perf_counter() - start)
-    return statistics.median(bare), statistics.median(wrapped), statistics.median(through_run)
+    contenders = {"program": lambda: program(data), "executable": lambda: executable(data),
+                  "runtime.run": lambda: run(executable.module, [data])}
+    in_turn(contenders, 3)  # untimed
+    return in_turn(contenders, calls)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,10 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="squeezenet", help="ONNX light-zoo model (default squeezenet)")
     parser.add_argument("--calls", type=int, default=60)
     args = parser.parse_args(argv)
-    bare, wrapped, through_run = measure(args.model, args.calls)
-    print(f"{args.model}: program {bare * 1e3:.3f} ms, executable {wrapped * 1e3:.3f} ms (ratio "
-          f"{wrapped / bare:.3f}), runtime.run {through_run * 1e3:.3f} ms (ratio {through_run / bare:.3f}) "
-          f"(medians of {args.calls} rounds, the three in turn)")
+    times = measure(args.model, args.calls)
+    print(f"{args.model}: {medians_line(times, 'program')} ({args.calls} rounds, the three in turn)")
     return 0
 
 

@@ -11,8 +11,10 @@ halve sgemm on AVX-512, and users do not have them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -31,6 +33,35 @@ def timed_runs(fn: Callable[[], object], block: int) -> list[float]:
         fn()
         times.append(time.perf_counter() - start)
     return times
+
+
+def in_turn(calls: dict[str, Callable[[], object]], rounds: int,
+            around: Callable[[str], contextlib.AbstractContextManager] | None = None) -> dict[str, list[float]]:
+    """Wall times in seconds of `calls` taking turns in this process, one call of each a round, the
+    starting one rotating (as `alternate`); `around(name)`, if given, is entered before that call's
+    timing starts and left after it ends."""
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    names = list(calls)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            with around(name) if around else contextlib.nullcontext():
+                start = time.perf_counter()
+                calls[name]()
+                times[name].append(time.perf_counter() - start)
+    return times
+
+
+def medians_line(times: dict[str, list[float]], base: str) -> str:
+    """Each contender's median in ms and, for the others, the median of its per-round ratios to `base`
+    (which the machine's speed changes over seconds move less than either median)."""
+    parts = []
+    for name, seconds in times.items():
+        part = f"{name} {statistics.median(seconds) * 1e3:.3f} ms"
+        if name != base:
+            ratio = statistics.median(t / b for t, b in zip(seconds, times[base]))
+            part += f" (median per-round ratio to {base} {ratio:.3f})"
+        parts.append(part)
+    return ", ".join(parts)
 
 
 def memory_kb() -> dict[str, int]:

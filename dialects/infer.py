@@ -9,7 +9,7 @@ list of result shapes for ops with several results. Inconsistent input raises
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 Shape = tuple[int, ...]
 
@@ -68,6 +68,17 @@ def check_per_channel(data: Shape, axis: int, **vectors: Shape) -> int:
             raise ShapeError(f"'{name}' {fmt_shape(shape)} must be 1-D of size {channels[0]} (axis {axis} of "
                              f"'data' {fmt_shape(data)})")
     return axis % len(data)
+
+
+def per_channel(*operands: str) -> Callable[[list[Shape], dict], Shape]:
+    """The shape rule of an op that keeps `data`'s shape and reads `operands` (those after `data`) one
+    value per index of its axis `axis` (bias_add's bias, prelu's alpha, layer_norm's gamma and beta)."""
+
+    def rule(shapes: list[Shape], a: dict) -> Shape:
+        check_per_channel(shapes[0], a["axis"], **dict(zip(operands, shapes[1:])))
+        return shapes[0]
+
+    return rule
 
 
 def same(shapes: list[Shape], a: dict) -> Shape:

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType as T, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import attr_def, operand_def, result_def
 
-from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, fmt_shape, same
+from xrelay.dialects.infer import Shape, ShapeError, fmt_shape, per_channel, same
 from xrelay.dialects.attributes import FLOAT, float_, int_
 from xrelay.dialects.op_base import NN_ELEMENT_TYPES, DataOp, LayoutRule, NNOp, family_op, nn_op
 
@@ -104,13 +104,7 @@ class LeakyReluOp(_FloatUnaryOp):
     alpha = float_(0.01)
 
 
-def prelu(shapes: list[Shape], a: dict) -> Shape:
-    data, alpha = shapes
-    check_per_channel(data, a["axis"], alpha=alpha)
-    return data
-
-
-@nn_op(shape=prelu, layout=LayoutRule.CHANNEL_AXIS, float_only=True)
+@nn_op(shape=per_channel("alpha"), layout=LayoutRule.CHANNEL_AXIS, float_only=True)
 class PReluOp(DataOp):
     """`data > 0 ? data : alpha[c] * data`, one slope per index `c` of axis `axis`."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 
-from xrelay.dialects.infer import Shape, ShapeError, check_per_channel, check_rank, fmt_shape
+from xrelay.dialects.infer import Shape, ShapeError, check_rank, fmt_shape, per_channel
 from xrelay.dialects.attributes import bool_, int_
 from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, nn_op
 
@@ -26,12 +26,6 @@ def dense(shapes: list[Shape], a: dict) -> Shape:
     if a["units"] is not None and a["units"] != weight[0]:
         raise ShapeError(f"units={a['units']} but 'weight' {fmt_shape(weight)} has {weight[0]} rows")
     return data[:-1] + (weight[0],)
-
-
-def bias_add(shapes: list[Shape], a: dict) -> Shape:
-    data, bias = shapes
-    check_per_channel(data, a["axis"], bias=bias)
-    return data
 
 
 def batch_matmul(shapes: list[Shape], a: dict) -> Shape:
@@ -59,7 +53,7 @@ class DenseOp(DataOp):
     units = int_()
 
 
-@nn_op(shape=bias_add, layout=LayoutRule.CHANNEL_AXIS)
+@nn_op(shape=per_channel("bias"), layout=LayoutRule.CHANNEL_AXIS)
 class BiasAddOp(DataOp):
     name = "nn.bias_add"
     bias = operand_def(T)

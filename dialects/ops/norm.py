@@ -10,7 +10,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import TensorType as T
 from xdsl.irdl import operand_def, result_def
 
-from xrelay.dialects.infer import Shape, ShapeError, check_axis, check_per_channel
+from xrelay.dialects.infer import Shape, ShapeError, check_axis, check_per_channel, per_channel
 from xrelay.dialects.attributes import bool_, float_, int_
 from xrelay.dialects.op_base import DataOp, LayoutRule, NNOp, family_op, nn_op
 
@@ -67,13 +67,7 @@ LogSoftmaxOp = family_op(_SoftmaxOp, "LogSoftmaxOp", "nn.log_softmax", "`x - max
                          layout=LayoutRule.CHANNEL_AXIS)
 
 
-def layer_norm(shapes: list[Shape], a: dict) -> Shape:
-    data = shapes[0]
-    check_per_channel(data, a["axis"], **dict(zip(("gamma", "beta"), shapes[1:])))
-    return data
-
-
-@nn_op(shape=layer_norm)
+@nn_op(shape=per_channel("gamma", "beta"))
 class LayerNormOp(_AffineNormOp):
     """`(x - mean) / sqrt(var + epsilon) * gamma + beta`, mean and (biased) variance along `axis`."""
 

@@ -1,6 +1,6 @@
 """Benchmarks that measure the executor itself: split_profile.py's per-step labels, handoff.py's timings,
-change_ab.py's arguments, conv_pieces.py's pieces of a convolution step, spmd_step_profile.py's
-per-rank step times in the two-process mode."""
+change_ab.py's arguments, workers.py's in-process turns, conv_pieces.py's pieces of a convolution step,
+spmd_step_profile.py's per-rank step times in the two-process mode."""
 
 from __future__ import annotations
 
@@ -97,3 +97,27 @@ def test_conv_pieces_ort_model_is_the_steps_convolution():
 
 
 
+
+
+def test_in_turn_rotates_the_first_call_and_times_inside_around():
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from contextlib import contextmanager
+
+    from workers import in_turn, medians_line
+
+    order: list[str] = []
+
+    @contextmanager
+    def around(name):
+        order.append(f"enter {name}")
+        yield
+        order.append(f"leave {name}")
+
+    calls = {name: (lambda name=name: order.append(name)) for name in ("a", "b", "c")}
+    times = in_turn(calls, 2, around=around)
+    assert [step for step in order if not step.startswith(("enter", "leave"))] == ["a", "b", "c", "b", "c", "a"]
+    assert order[:3] == ["enter a", "a", "leave a"]
+    assert {name: len(t) for name, t in times.items()} == {"a": 2, "b": 2, "c": 2}
+    # Medians 2 ms and 2.5 ms; b's per-round ratios to a are 2.0 and 1.0, median 1.5 (the medians' ratio is 1.25).
+    assert medians_line({"a": [0.001, 0.003], "b": [0.002, 0.003]}, "a") == (
+        "a 2.000 ms, b 2.500 ms (median per-round ratio to a 1.500)")

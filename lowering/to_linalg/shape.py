@@ -9,13 +9,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import tensor
-from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, IntegerType, TensorType, i64
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from xrelay.dialects import nn
+from xrelay.dialects.constant import attr_numpy
 from xrelay.dialects.infer import normalize_axis
 from xrelay.dialects.layout import layout_permutation
 from xrelay.dialects.ops.shape import pad_pairs, slice_ranges, split_bounds, squeeze_axes
@@ -117,10 +119,30 @@ def lower_strided_slice(op: Operation, e: Emitter) -> list[SSAValue]:
     return [_gather(e, data, [], [], out_shape, where)]
 
 
+def _evenly_spaced(indices: SSAValue, n: int, mode: str) -> tuple[int, int, int] | None:
+    """(first, count, step) when `indices` is a constant whose values, clamped (clip) or wrapped
+    into [0, n), are first, first + step, ... (step >= 1; one index: step 1); else None."""
+    owner = indices.owner
+    attr = owner.attributes.get("value") if isinstance(owner, nn.ConstantOp) else \
+        owner.value if isinstance(owner, arith.ConstantOp) else None
+    if not isinstance(attr, DenseIntOrFPElementsAttr) or not isinstance(attr.get_element_type(), IntegerType):
+        return None
+    flat = attr_numpy(attr).reshape(-1).astype(np.int64)
+    flat = np.clip(flat, 0, n - 1) if mode == "clip" else flat % n if mode == "wrap" else flat
+    if flat.size == 0 or flat.min() < 0 or flat.max() >= n:
+        return None
+    step = int(flat[1] - flat[0]) if flat.size > 1 else 1
+    if step < 1 or not np.array_equal(flat, flat[0] + step * np.arange(flat.size)):
+        return None
+    return int(flat[0]), int(flat.size), step
+
+
 @lowers(nn.TakeOp)
 def lower_take(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.take → a gather over the result: the index read from `indices` (through the loops of its
-    axes), clamped into [0, n - 1] (clip) or taken modulo n (wrap), then `tensor.extract` from the data."""
+    axes), clamped into [0, n - 1] (clip) or taken modulo n (wrap), then `tensor.extract` from the data.
+    Constant indices evenly spaced (one index, a range: a transformer's query, key and value) are a
+    `tensor.extract_slice` reshaped to the result instead."""
     attrs = op.attrs()
     data, indices = op.operands
     if attrs["axis"] is None:
@@ -129,6 +151,13 @@ def lower_take(op: Operation, e: Emitter) -> list[SSAValue]:
         axis = normalize_axis(attrs["axis"], len(shape_of(data)), "nn.take")
     n = shape_of(data)[axis]
     out_shape = shape_of(op.results[0])
+    spaced = _evenly_spaced(indices, n, attrs["mode"])
+    if spaced is not None:
+        first, count, step = spaced
+        shape = list(shape_of(data))
+        offsets, strides = [0] * len(shape), [1] * len(shape)
+        shape[axis], offsets[axis], strides[axis] = count, first, step
+        return [e.reshape(e.add(tensor.ExtractSliceOp.from_static_parameters(data, offsets, shape, strides)), out_shape)]
     index_rank = len(shape_of(indices))
     index_map = affine_map(len(out_shape), dims(len(out_shape))[axis : axis + index_rank])
 

@@ -100,8 +100,39 @@ def test_chains_the_kernel_cannot_run_are_refused():
     out = np.empty_like(x)
     assert chain_views([(np.arctan2, [x, x], out)]) is None  # not in the kernel
     assert chain_views([(np.add, [x, x], out), (np.add, [x, x], out)]) is None  # the second ignores the first
-    other = np.empty_like(x)
-    assert chain_views([(np.add, [x, 1.0], out), (np.add, [out, 1.0], other)]) is None  # not in place
+    first, second = np.empty_like(x), np.empty_like(x)
+    reads_two_earlier = [(np.add, [x, 1.0], first), (np.exp, [first], second), (np.multiply, [second, x], out),
+                         (np.add, [out, first], out)]
+    assert chain_views(reads_two_earlier) is None  # the kernel keeps one earlier value
+
+
+def test_exp_equals_numpy_over_the_float_range():
+    """The kernel's vectorised exp against np.exp: within 2 ulp over [-110, 95] (subnormal results,
+    below 1.2e-38, within 1e-44), inf, 0 and NaN where numpy gives them."""
+    x = np.concatenate([np.linspace(-110, 95, 200_003, dtype=np.float32), RNG.standard_normal(4096).astype(np.float32),
+                        np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 88.72, 88.73, -87.3, -103.9, -104.0, 1e-30])])
+    out = np.empty_like(x)
+    native_window(x.reshape(1, 1, 1, -1), out.reshape(1, 1, 1, -1), ops=[EpilogueOp(np.exp, None)])(2)
+    with np.errstate(over="ignore"):
+        expected = np.exp(x)
+    normal = expected >= np.finfo(np.float32).tiny
+    ulps = np.abs(out[normal].view(np.int32).astype(np.int64) - expected[normal].view(np.int32))
+    assert ulps.max() <= 2
+    np.testing.assert_allclose(out[~normal & np.isfinite(x)], expected[~normal & np.isfinite(x)], rtol=0, atol=1e-44)
+    assert np.array_equal(np.isnan(out), np.isnan(x)) and out[x == np.inf][0] == np.inf and out[x == -np.inf][0] == 0
+
+
+def test_silu_chain_reads_its_first_value_again():
+    """x * sigmoid(x) as the executor's calls: negate, exp, + 1, 1 / value into buffers of their own,
+    then times x (the chain's first value, kept by the kernel), stored in place over the last buffer."""
+    x = (RNG.standard_normal((1, 6, 7, 40)) * 8).astype(np.float32)
+    t, out = np.empty_like(x), np.empty_like(x)
+    calls = [(np.negative, [x], t), (np.exp, [t], t), (np.add, [1.0, t], t), (np.divide, [1.0, t], out),
+             (np.multiply, [x, out], out)]
+    value, target, ops = chain_views(calls)
+    assert [op.save for op in ops] == [True] + [False] * 5 and ops[-1].operand == "saved"
+    native_window(value, target, ops=ops)(2)
+    np.testing.assert_allclose(out, x / (1 + np.exp(-x.astype(np.float64))), rtol=3e-6, atol=1e-30)
 
 
 def test_four_axes_merge_what_strides_allow():

@@ -7,9 +7,10 @@ its iterator types and indexing maps, never by op names or a model's shapes:
   contraction `out += a * b`, with or without a window), a pooling or a reduction; its init, when a
   `linalg.fill` only it reads, joins it (the root then overwrites it);
 - its **epilogue** is the chain of elementwise ops after it: each member an all-parallel
-  `linalg.generic` with one result and one scalar op in its body, reading the value before it with
-  its own output's map and type (row r of the member is row r of the value), that value read by
-  nothing else; each member writes over the value before it;
+  `linalg.generic` with one result and one scalar op in its body, reading the value before it once,
+  with its own output's map and type (row r of the member is row r of the value); the chain's values
+  other than its last are read by nothing outside the kernel (a later member may read an earlier
+  value again: `x * sigmoid(x)`), the longest chain that keeps them so;
 - a chain of such elementwise ops that follows no root forms an "elementwise" kernel of its own;
 - the **destination** (of a convolution or an elementwise chain, `DESTINATION_ROOTS`): a `tensor.pad`
   of the chain's last value by a constant joins the kernel, which
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
@@ -38,8 +39,8 @@ from xrelay.pass_base import XRelayPass, register_xrelay_pass
 from xrelay.runtime.kernels.linalg_structured import contraction_pair
 
 ONE_OP_BODIES = (
-    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp,
-    arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MaxSIOp, arith.MinSIOp,
+    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
+    math.ExpOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MaxSIOp, arith.MinSIOp,
 )
 """Scalar ops an epilogue member's body may be (one numpy ufunc each, run row block by row block)."""
 
@@ -76,7 +77,8 @@ def _is_single_dim(expr) -> bool:
 
 
 def epilogue_input(op: Operation, value: SSAValue) -> bool:
-    """Whether `op` may continue a kernel whose current value is `value` (see the module docstring)."""
+    """Whether `op` may continue a kernel whose current value is `value` (see the module docstring;
+    which values it reads is checked once the chain is grown)."""
     if not isinstance(op, linalg.GenericOp) or len(op.results) != 1 or len(op.outputs) != 1:
         return False
     if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
@@ -86,7 +88,7 @@ def epilogue_input(op: Operation, value: SSAValue) -> bool:
     maps = op.get_indexing_maps().data
     out_map, out_type = maps[len(op.inputs)], op.outputs[0].type
     uses = [i for i, v in enumerate(op.inputs) if v is value]
-    return bool(uses) and value.type == out_type == op.results[0].type and all(maps[i] == out_map for i in uses)
+    return len(uses) == 1 and value.type == out_type == op.results[0].type and maps[uses[0]] == out_map
 
 
 def is_one_op_body(op: linalg.GenericOp) -> bool:
@@ -129,23 +131,33 @@ class Kernel:
     """The values others read (outside the kernel)."""
 
 
-def grow(first: Operation, root: str, taken: set[Operation]) -> Kernel:
+def grow(first: Operation, root: str, taken: set[Operation], position: dict[Operation, int]) -> Kernel:
     """The kernel starting at `first` (a root, or the first elementwise op of a chain)."""
     members: list[Operation] = init_fill(first) if root != "elementwise" else []
     empty = first.outputs[0].owner if root == "elementwise" else None
     if isinstance(empty, tensor.EmptyOp) and empty.results[0].has_one_use():
         members.append(empty)
     members.append(first)
-    value = first.results[0]
-    while value.has_one_use():
-        user = next(iter(value.uses)).operation
-        if user in taken or not epilogue_input(user, value):
+    value, chain = first.results[0], [(first.results[0], len(members))]  # (value, members up to it)
+    while True:
+        readers = [u.operation for u in value.uses if u.operation not in taken and epilogue_input(u.operation, value)]
+        if not readers:
             break
+        user = min(readers, key=lambda op: position.get(op, len(position)))
         empty = user.outputs[0].owner
         if isinstance(empty, tensor.EmptyOp) and empty.results[0].has_one_use():
             members.append(empty)
         members.append(user)
         value = user.results[0]
+        chain.append((value, len(members)))
+    # The longest chain whose values but the last are read only inside the kernel.
+    while len(chain) > 1:
+        inside = set(members)
+        if all(u.operation in inside for v, _ in chain[:-1] for u in v.uses):
+            break
+        chain.pop()
+        del members[chain[-1][1]:]
+    value = chain[-1][0]
     results = [value]
     pad = next((u.operation for u in value.uses if constant_pad(u.operation, value)), None)
     # The kernel is placed at its last member: with the pad, every other reader must come after it.
@@ -160,6 +172,7 @@ def form(block: Block, drop_last_epilogue: bool = False) -> int:
     """Form the kernels of `block`; returns how many."""
     kernels: list[Kernel] = []
     taken: set[Operation] = set()
+    position = {op: i for i, op in enumerate(block.ops)}
     for op in list(block.ops):
         if op in taken:
             continue
@@ -170,7 +183,7 @@ def form(block: Block, drop_last_epilogue: bool = False) -> int:
             kind = "elementwise"
         if kind is None:
             continue
-        kernel = grow(op, kind, taken)
+        kernel = grow(op, kind, taken, position)
         if kind == "elementwise" and len([m for m in kernel.members if isinstance(m, linalg.GenericOp)]) < 2 \
                 and not any(isinstance(m, tensor.PadOp) for m in kernel.members):
             continue  # one elementwise op alone is its own step already

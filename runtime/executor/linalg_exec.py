@@ -297,12 +297,15 @@ class LinalgProgram:
                 return i
         return None
 
-    def _fuse(self, op: Structured, chunked: ChunkedOp, prepare, finish, reuse: int | None) -> None:
-        """Add an in-place elementwise op to the fused tail it continues (it writes over the last
-        member's result, with only constants and allocations compiled in between), or start one.
-        The tail's step moves to the position of its newest member, whose operands all exist there."""
+    def _fuse(self, op: Structured, chunked: ChunkedOp, prepare, finish) -> None:
+        """Add an elementwise op to the fused tail it continues (it reads the last member's result
+        with its output's map, writing over it or not, with only constants and allocations compiled
+        in between), or start one. The tail's step moves to the position of its newest member, whose
+        operands all exist there."""
         tail = self._tail
-        if tail is not None and reuse is not None and op.inputs[reuse] is tail[1] and tail[0].accepts(chunked):
+        maps = op.get_indexing_maps().data
+        if tail is not None and self._fusing() and tail[0].accepts(chunked) and any(
+                v is tail[1] and maps[i] == maps[-1] and v.type == op.outputs[0].type for i, v in enumerate(op.inputs)):
             group, _, index, slots = tail
             group.add(chunked, prepare, finish)
             self.steps[index] = lambda env: None

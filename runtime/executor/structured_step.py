@@ -76,7 +76,7 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
                 env[r] = a
 
         if chunked is not None and not any(copy):
-            program._fuse(op, chunked, prepare, finish, reuse)
+            program._fuse(op, chunked, prepare, finish)
             return
 
         def step(env, run=run, prepare=prepare, finish=finish):

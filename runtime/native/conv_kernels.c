@@ -7,10 +7,13 @@
  * innermost in every loop that touches data, so gcc vectorises them.
  *
  * The epilogue is a list of elementwise operations applied to each output value before it is
- * stored: value = op(value, operand), the operand a scalar or a strided array over (n, oh, ow, f)
- * (a bias is an array of strides (0, 0, 0, 1), a residual one of the output's shape); the value is
- * stored into y and, unless NULL, also into y2 (a destination pad's interior).
+ * stored: value = op(value, operand), the operand a scalar, a strided array over (n, oh, ow, f)
+ * (a bias is an array of strides (0, 0, 0, 1), a residual one of the output's shape) or the value
+ * an earlier operation saved (x * sigmoid(x) reads x after the sigmoid's operations); negation and
+ * exp take no operand. The value is stored into y and, unless NULL, also into y2 (a destination
+ * pad's interior).
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -22,12 +25,15 @@ typedef void (*sgemm_fn)(int order, int transa, int transb, int64_t m, int64_t n
                          int64_t ldc);
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111 };
-enum { EPI_ADD = 0, EPI_SUB = 1, EPI_MUL = 2, EPI_MAX = 3, EPI_MIN = 4, EPI_RSUB = 5, EPI_DIV = 6, EPI_RDIV = 7 };
+enum { EPI_ADD = 0, EPI_SUB = 1, EPI_MUL = 2, EPI_MAX = 3, EPI_MIN = 4, EPI_RSUB = 5, EPI_DIV = 6, EPI_RDIV = 7,
+       EPI_NEG = 8, EPI_EXP = 9 };
+enum { FROM_ARRAY = 0, FROM_SCALAR = 1, FROM_SAVED = 2 };
 
 typedef struct {
     int32_t kind;      /* EPI_* */
-    int32_t scalar;    /* 1: `value` is the operand; 0: `data` at the strides */
+    int32_t scalar;    /* FROM_SCALAR: `value` is the operand; FROM_ARRAY: `data` at the strides; FROM_SAVED */
     float value;
+    int32_t save;      /* 1: the value after this operation is saved (for a later FROM_SAVED operand) */
     const float *data;
     int64_t strides[4]; /* elements, over (n, oh, ow, f) */
 } epilogue_op;
@@ -38,7 +44,7 @@ typedef struct {
  * coin toss a branch predictor misses: 56x56x64 outputs 2.0 -> 1.1 ms, minimum of 150 runs). */
 #define EPILOGUE_LOOP(EXPR)                                                                         \
     do {                                                                                            \
-        if (op->scalar) {                                                                           \
+        if (op->scalar == FROM_SCALAR) {                                                            \
             const float o = op->value;                                                              \
             for (int64_t q = 0; q < fn; q++) { const float v = val[q]; val[q] = (EXPR); }           \
         } else if (sf == 1) {                                                                       \
@@ -47,6 +53,29 @@ typedef struct {
             for (int64_t q = 0; q < fn; q++) { const float v = val[q], o = src[q * sf]; val[q] = (EXPR); } \
         }                                                                                           \
     } while (0)
+
+/* e^x for float32, vectorisable (gcc does not vectorise expf without -ffast-math): x = n ln2 + r,
+ * |r| <= ln2 / 2, e^r by Cephes' degree-6 polynomial (about 1 ulp), times 2^n made from its bits in two
+ * halves (so that results below FLT_MIN come out subnormal and above FLT_MAX infinite). NaN in, NaN out. */
+static inline float exp_vec(float x) {
+    const float c = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+    const float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  /* round to nearest */
+    const float r = (c - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const int32_t k = (int32_t)n, k1 = k / 2, k2 = k - k1;
+    const int32_t b1 = (k1 + 127) << 23, b2 = (k2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    const float y = p * s1 * s2;
+    return x != x ? x : y;
+}
 
 static inline void apply(const epilogue_op *op, float *val, int64_t fn, const float *src, int64_t sf) {
     switch (op->kind) {
@@ -57,6 +86,8 @@ static inline void apply(const epilogue_op *op, float *val, int64_t fn, const fl
     case EPI_MIN: EPILOGUE_LOOP((v != v) | (o != o) ? v + o : (v < o ? v : o)); break;
     case EPI_DIV: EPILOGUE_LOOP(v / o); break;
     case EPI_RDIV: EPILOGUE_LOOP(o / v); break;
+    case EPI_NEG: for (int64_t q = 0; q < fn; q++) val[q] = -val[q]; break;
+    case EPI_EXP: for (int64_t q = 0; q < fn; q++) val[q] = exp_vec(val[q]); break;
     default: EPILOGUE_LOOP(o - v);
     }
 }
@@ -156,14 +187,24 @@ static void parallel_for(int threads, int64_t chunks, chunk_fn fn, void *ctx) {
     atomic_store(&pool.busy, 0);
 }
 
-/* The epilogue on val[0:fn], the values of pixel (img, yy, xx), channels [f0, f0 + fn). */
+enum { SAVED = 256 };
+
+/* The epilogue on val[0:fn], the values of pixel (img, yy, xx), channels [f0, f0 + fn) (or, when
+ * every operand is a scalar or saved, any fn values), SAVED values at a time (a saved value's room). */
 static inline void epilogue(float *val, int64_t fn, int64_t img, int64_t yy, int64_t xx, int64_t f0,
                             const epilogue_op *ops, int n_ops) {
-    for (int e = 0; e < n_ops; e++) {
-        const epilogue_op *op = &ops[e];
-        const float *src = op->scalar ? NULL : op->data + img * op->strides[0] + yy * op->strides[1]
-                                                   + xx * op->strides[2] + f0 * op->strides[3];
-        apply(op, val, fn, src, op->strides[3]);
+    float saved[SAVED];
+    for (int64_t c0 = 0; c0 < fn && n_ops; c0 += SAVED) {
+        const int64_t cn = fn - c0 < SAVED ? fn - c0 : SAVED;
+        for (int e = 0; e < n_ops; e++) {
+            const epilogue_op *op = &ops[e];
+            const float *src = op->scalar == FROM_SAVED ? saved
+                               : op->scalar == FROM_SCALAR ? NULL
+                               : op->data + img * op->strides[0] + yy * op->strides[1] + xx * op->strides[2]
+                                     + (f0 + c0) * op->strides[3];
+            apply(op, val + c0, cn, src, op->scalar == FROM_SAVED ? 1 : op->strides[3]);
+            if (op->save) memcpy(saved, val + c0, (size_t)cn * sizeof(float));
+        }
     }
 }
 
@@ -518,7 +559,7 @@ static void im2col_block(void *context, int64_t b) {
     float *dst = j->y + p0 * j->ys[2];
     j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, j->f, k, 1.0f, patches, k, j->wmat, j->f, 0.0f, dst, j->ys[2]);
     int scalars = !j->y2 && j->ys[2] == j->f;  /* an epilogue of scalars over dense pixels: one vector */
-    for (int e = 0; e < j->n_ops; e++) scalars &= j->ops[e].scalar;
+    for (int e = 0; e < j->n_ops; e++) scalars &= j->ops[e].scalar != FROM_ARRAY;
     if (scalars) {
         epilogue(dst, (p1 - p0) * j->f, 0, 0, 0, 0, j->ops, j->n_ops);
         return;
@@ -684,7 +725,7 @@ struct window_job {
 
 static void window_chunk(void *ctx, int64_t chunk) {
     const struct window_job *j = ctx;
-    const epilogue_op combine = {j->kind, 0, 0.0f, NULL, {0, 0, 0, 0}};
+    const epilogue_op combine = {j->kind, FROM_ARRAY, 0.0f, 0, NULL, {0, 0, 0, 0}};
     const int64_t sc = j->xs[3];
     float val[CHANNELS];
     int64_t p0 = chunk * j->per_chunk, p1 = p0 + j->per_chunk < j->pixels ? p0 + j->per_chunk : j->pixels;

@@ -24,9 +24,14 @@ import numpy as np
 
 from xrelay.runtime.native.build import NativeUnavailable, load, usable_threads
 
-KINDS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.maximum: 3, np.minimum: 4, np.divide: 6}
-"""The ufuncs an epilogue operation may be, by their code in `conv_kernels.c` (`REVERSED`: theirs reversed)."""
+KINDS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.maximum: 3, np.minimum: 4, np.divide: 6, np.negative: 8,
+         np.exp: 9}
+"""The ufuncs an epilogue operation may be, by their code in `conv_kernels.c` (`REVERSED`: theirs reversed;
+`UNARY`: those of no operand)."""
 REVERSED = {np.subtract: 5, np.divide: 7}
+UNARY = (np.negative, np.exp)
+SAVED = "saved"
+"""An `EpilogueOp` operand: the value the last operation with `save` left."""
 
 BLOCK_BYTES = 1 << 20
 """The most one block's transformed tiles and point-wise products take: half a core's L2 cache."""
@@ -34,17 +39,19 @@ BLOCK_BYTES = 1 << 20
 
 class _Op(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int32), ("scalar", ctypes.c_int32), ("value", ctypes.c_float),
-                ("data", ctypes.c_void_p), ("strides", ctypes.c_int64 * 4)]
+                ("save", ctypes.c_int32), ("data", ctypes.c_void_p), ("strides", ctypes.c_int64 * 4)]
 
 
 @dataclass(frozen=True)
 class EpilogueOp:
-    """`value = ufunc(value, operand)` (or `ufunc(operand, value)` when `reversed`) on each output
-    value; `operand` a Python float or a float32 array viewed as (N, OH, OW, F)."""
+    """`value = ufunc(value, operand)` (or `ufunc(operand, value)` when `reversed`; `ufunc(value)` for
+    the `UNARY` ones) on each output value; `operand` a Python float, a float32 array viewed as
+    (N, OH, OW, F), or `SAVED`. With `save`, the value after it is kept for a later `SAVED` operand."""
 
     ufunc: np.ufunc
     operand: object
     reversed: bool = False
+    save: bool = False
 
 
 def _sgemm_address() -> int | None:
@@ -105,7 +112,10 @@ def _ops(epilogue: list[EpilogueOp], shape: tuple[int, ...]):
         if code is None:
             return None
         op.kind = REVERSED.get(e.ufunc, code) if e.reversed else code
-        if isinstance(e.operand, np.ndarray):
+        op.save = int(e.save)
+        if isinstance(e.operand, str):  # SAVED
+            op.scalar = 2
+        elif isinstance(e.operand, np.ndarray):
             if e.operand.dtype != np.float32 or e.operand.shape != shape:
                 return None
             strides = _strides(e.operand)
@@ -114,7 +124,7 @@ def _ops(epilogue: list[EpilogueOp], shape: tuple[int, ...]):
             op.scalar, op.data = 0, e.operand.ctypes.data
             op.strides[:] = strides
         else:
-            op.scalar, op.value = 1, float(e.operand)
+            op.scalar, op.value = 1, float(e.operand or 0.0)
     return ops
 
 

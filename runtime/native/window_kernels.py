@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xrelay.runtime.native.build import usable_threads
-from xrelay.runtime.native.conv_kernels import KINDS, EpilogueOp, _kernel, _ops, _strides
+from xrelay.runtime.native.conv_kernels import KINDS, SAVED, UNARY, EpilogueOp, _kernel, _ops, _strides
 
 REDUCTIONS = {np.add: 0, np.maximum: 3, np.minimum: 4}
 """The ufuncs a window may reduce with, by their code in `conv_kernels.c`."""
@@ -94,43 +94,68 @@ def as_four_axes(arrays: Sequence[np.ndarray]) -> list[np.ndarray] | None:
     return [np.lib.stride_tricks.as_strided(v, shape, s) for v, s in zip(views, strides)]
 
 
-def chain_views(calls: Sequence[tuple]) -> tuple[np.ndarray, np.ndarray, list[EpilogueOp]] | None:
-    """(value, out, ops) of a chain of ufunc calls `(ufunc, args, out)` over views of one shape, each
-    writing its result over the one before (the same `out`) and each after the first reading it as
-    one of its two arguments: `out = ops(value)`, all viewed with four axes. None for another chain."""
-    first_out = calls[0][2]
-    if not isinstance(first_out, np.ndarray):
-        return None
-    shape = first_out.shape
-    value, operands, previous = None, [], None
-    for ufunc, args, out in calls:
-        if ufunc not in KINDS or len(args) != 2 or not same_view(out, first_out):
+def chain_ops(calls: Sequence[tuple], start: np.ndarray | None) -> tuple[np.ndarray, list[list], np.ndarray] | None:
+    """(first value, ops, last out) of a chain of ufunc calls `(ufunc, args, out)`: each call reads the
+    value the one before it wrote (the first: `start`, or its first array argument when None), in
+    whichever view, and at most one other argument: an array or scalar the chain does not write, or
+    one earlier value of the chain (kept by a `save`). Each op is [ufunc, operand (array, float, None
+    for a `UNARY` ufunc, or `SAVED`), reversed, save]. None for another chain."""
+    if start is None:
+        start = next((a for a in calls[0][1] if isinstance(a, np.ndarray) and a.ndim), None)
+        if start is None:
             return None
-        if previous is None:
-            mine = 0 if isinstance(args[0], np.ndarray) and args[0].ndim else 1
-            value = args[mine]
+    held, ops, current = [(start, 0)], [], 0  # the views holding values of the chain
+    producer, saved = {0: None}, None  # the op after which each value exists; the value saved
+    for ufunc, args, out in calls:
+        if ufunc not in KINDS or len(args) != (1 if ufunc in UNARY else 2) or not isinstance(out, np.ndarray):
+            return None
+        found = [next((n for v, n in held if same_view(v, a)), None) for a in args]
+        mine = [i for i, n in enumerate(found) if n == current]
+        if len(mine) != 1:
+            return None
+        operand = None
+        if len(args) == 2:
+            other, value = args[1 - mine[0]], found[1 - mine[0]]
+            if value is not None:  # an earlier value of the chain: the saved one
+                if saved not in (None, value):
+                    return None
+                saved, operand = value, SAVED
+            elif isinstance(other, np.ndarray) and other.ndim:
+                operand = other
+            else:
+                operand = float(other)
+        ops.append([ufunc, operand, mine[0] == 1, False])
+        current += 1
+        producer[current] = ops[-1]
+        held = [(v, n) for v, n in held if not same_view(v, out)] + [(out, current)]
+    if saved is not None:
+        if producer[saved] is None:  # the first value: kept by a multiplication by 1
+            ops.insert(0, [np.multiply, 1.0, False, True])
         else:
-            mine = next((i for i, a in enumerate(args) if same_view(a, previous)), None)
-            if mine is None or same_view(args[1 - mine], previous):
-                return None
-        other = args[1 - mine]
-        if isinstance(other, np.ndarray) and other.ndim:
-            if other.dtype != np.float32:
-                return None
-            other = np.broadcast_to(other, shape)
-        else:
-            other = float(other)
-        operands.append((ufunc, other, mine == 1))
-        previous = out
-    if not (isinstance(value, np.ndarray) and value.dtype == np.float32):
+            producer[saved][3] = True
+    return start, ops, held[-1][0]
+
+
+def chain_views(calls: Sequence[tuple]) -> tuple[np.ndarray, np.ndarray, list[EpilogueOp]] | None:
+    """(value, out, ops) of a chain of ufunc calls `(ufunc, args, out)` over views of one shape
+    (`chain_ops`): `out = ops(value)`, all viewed with four axes. None for another chain."""
+    parsed = chain_ops(calls, None)
+    if parsed is None:
         return None
-    arrays = [np.broadcast_to(value, shape), first_out] + [o for _, o, _ in operands if isinstance(o, np.ndarray)]
-    four = as_four_axes(arrays)
+    value, listed, out = parsed
+    shape = out.shape
+    arrays = [value, out] + [o for _, o, _, _ in listed if isinstance(o, np.ndarray)]
+    if any(a.dtype != np.float32 for a in arrays) or any(c[2].shape != shape for c in calls):
+        return None
+    try:
+        four = as_four_axes([np.broadcast_to(a, shape) for a in arrays])
+    except ValueError:
+        return None
     if four is None:
         return None
     it = iter(four[2:])
-    ops = [EpilogueOp(ufunc, next(it) if isinstance(other, np.ndarray) else other, reversed)
-           for ufunc, other, reversed in operands]
+    ops = [EpilogueOp(ufunc, next(it) if isinstance(other, np.ndarray) else other, reversed, save)
+           for ufunc, other, reversed, save in listed]
     return four[0], four[1], ops
 
 

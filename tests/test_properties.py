@@ -35,6 +35,7 @@ from xrelay.passes.kernels.canonicalize_inits import CanonicalizeInits
 from xrelay.passes.kernels.channels_last import ChannelsLast
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
+from xrelay.passes.kernels.drop_unit_dims import DropUnitDims
 from xrelay.passes.kernels.matmul_weights_k_major import MatmulWeightsKMajor
 from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
 from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
@@ -308,6 +309,7 @@ PASSES = {
     "ChooseConvAlgorithm": ChooseConvAlgorithm,
     "SelectToMinMax": SelectToMinMax,  # on nn: no bodies
     "MatmulWeightsKMajor": MatmulWeightsKMajor,  # on nn: no matmuls
+    "DropUnitDims": DropUnitDims,  # on nn: no generics
     "SplitElementwiseBodies": SplitElementwiseBodies,  # on nn: no bodies
     "CanonicalizeInits": CanonicalizeInits,  # on nn: no inits
     "ChannelsLast": ChannelsLast,  # on nn: no linalg
@@ -318,7 +320,8 @@ PASSES = {
     "kernels(lowered)": lambda: Sequential(
         [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), MatmulWeightsKMajor(min_rows=1),
          SelectToMinMax(), MaxPoolBeforeMonotonic(),
-         WholeWindowAsReduction(), SplitElementwiseBodies(), FormKernels(), ChooseConvAlgorithm(winograd=False),
+         WholeWindowAsReduction(), DropUnitDims(), SplitElementwiseBodies(), FormKernels(),
+         ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile

@@ -76,7 +76,7 @@ PASSES = [
     "max-pool-first", "pool-after-pointwise-conv", "concat-first", "shuffle-into-conv", "preactivation-shift", "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
     "conv-to-matmul", "conv-space-to-depth", "pool-as-window-slices", "iree-conv-tiles", "canonicalize", "cse", "dce",
     "form-kernels", "choose-conv-algorithm", "choose-conv-algorithm{winograd=false}", "split-kernels", "select-to-minmax", "canonicalize-inits", "channels-last",
-    "matmul-weights-k-major{min_rows=1}",
+    "matmul-weights-k-major{min_rows=1}", "drop-unit-dims",
     "max-pool-before-monotonic", "whole-window-as-reduction", "split-elementwise-bodies",
     "split-kernels{threads=2 min_points=0}", "plan-memory", "build",
     "tile-loops", "tile-loops{tile=3}",

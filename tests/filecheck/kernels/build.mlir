@@ -45,6 +45,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 		SelectToMinMax: {{.*}}
 // TIMING-NEXT: 		MaxPoolBeforeMonotonic: {{.*}}
 // TIMING-NEXT: 		WholeWindowAsReduction: {{.*}}
+// TIMING-NEXT: 		DropUnitDims: {{.*}}
 // TIMING-NEXT: 		SplitElementwiseBodies: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
@@ -65,8 +66,9 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT-NEXT: BISECT: NOT running pass (22) SelectToMinMax on module
 // BISECT-NEXT: BISECT: NOT running pass (23) MaxPoolBeforeMonotonic on module
 // BISECT-NEXT: BISECT: NOT running pass (24) WholeWindowAsReduction on module
-// BISECT-NEXT: BISECT: NOT running pass (25) SplitElementwiseBodies on module
-// BISECT-NEXT: BISECT: NOT running pass (26) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (27) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (28) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (29) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (25) DropUnitDims on module
+// BISECT-NEXT: BISECT: NOT running pass (26) SplitElementwiseBodies on module
+// BISECT-NEXT: BISECT: NOT running pass (27) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (28) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (29) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (30) PlanMemory on module

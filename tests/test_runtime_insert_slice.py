@@ -1,4 +1,4 @@
-"""The insert_slice step (runtime/executor/insert_slice.py): a source computed in its slice is not copied,
+"""The insert_slice step (runtime/executor/view_steps.py, `insert_step`): a source computed in its slice is not copied,
 and that is decided once per pair of arrays in a planned program; any other source is copied on
 every run; a copying insert leaves the destination alone."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from xrelay.runtime.executor import insert_slice
-from xrelay.runtime.executor.insert_slice import insert_step
+from xrelay.runtime.executor import view_steps
+from xrelay.runtime.executor.view_steps import insert_step
 
 INDEX = (slice(None), slice(2, 5))
 
@@ -18,7 +18,7 @@ def test_a_placed_source_is_checked_once_then_bound_without_a_copy(monkeypatch):
     env = [dest, source, None]
     step = insert_step(1, 0, 2, INDEX, False, (2, 3), [True])
     checks = []
-    monkeypatch.setattr(insert_slice, "is_same_view", lambda a, b: checks.append(1) or a.ctypes.data == b.ctypes.data)
+    monkeypatch.setattr(view_steps, "is_same_view", lambda a, b: checks.append(1) or a.ctypes.data == b.ctypes.data)
     for value in (1.0, 2.0, 3.0):
         source[...] = value  # a run writes the source (the slice) ...
         step(env)

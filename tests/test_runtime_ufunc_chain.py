@@ -1,6 +1,6 @@
 """Elementwise ops whose body is a chain of ufuncs (a softmax's exp(x - max), a sigmoid) run as those
 calls into the output view, and ops yielding an input as it is (a transpose) as one copy between
-views (elementwise_programs._ufunc_chain_program); against numpy written here, twice
+views (elementwise_programs.ufunc_program); against numpy written here, twice
 on the same planned buffers (the kept views), with the path checked on the compiled ops."""
 
 import numpy as np

@@ -3,7 +3,8 @@
 A reshape, a cast, a `tensor.extract_slice` or a `memref.subview` binds a view of its operand
 (`bind_view`: made once per source array in a planned program); a `tensor.insert_slice` writes its
 source into a slice of its destination, in place when the destination is a fresh buffer nobody else
-reads (runtime/executor/insert_slice.py).
+reads; a source the memory plan computed in its slice (`memory_plan.place_in_slices`) is not copied,
+which a planned program decides once per pair of arrays (`insert_step`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from xdsl.dialects import bufferization, memref, tensor
 from xdsl.ir import Operation
 
-from xrelay.runtime.executor.insert_slice import insert_step
+from xrelay.runtime.executor.memory_plan import is_same_view
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
 
 if TYPE_CHECKING:
@@ -99,3 +100,27 @@ def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.Subv
         stop = offset + (size - 1) * stride + (1 if stride > 0 else -1)
         index.append(slice(offset, stop if stop >= 0 else None, stride))
     return tuple(index)
+
+
+def insert_step(src: int, dst: int, out: int, index: tuple[slice, ...], copy: bool, view_shape: tuple[int, ...],
+                cached: list[bool]):
+    """A step writing `env[src]` into slice `index` of `env[dst]` (a copy of it when `copy`) and
+    binding the result to slot `out`. While `cached[0]` (a planned program) it remembers the last
+    destination and source whose slice it found to be the source already."""
+    placed: list = [None]
+
+    def insert(env: list) -> None:
+        dest, source = env[dst], env[src]
+        last = placed[0]
+        if not copy and last is not None and last[0] is dest and last[1] is source:
+            env[out] = dest
+            return
+        array = np.array(dest) if copy else dest
+        if is_same_view(array[index], source):  # the source was computed in place
+            if cached[0] and not copy:
+                placed[0] = (dest, source)
+        else:
+            array[index] = source.reshape(view_shape)
+        env[out] = array
+
+    return insert

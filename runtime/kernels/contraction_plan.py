@@ -154,18 +154,7 @@ class ContractionStep:
         return ContractionStep(planned, run, prepare, finish, n_in, result)
 
     def __call__(self, env: list) -> None:
-        self.contract(env, self.prepare(env))
-
-    def contract(self, env: list, arrays: list) -> None:
-        """The product alone, into the output array, and the result bound."""
-        ins, target = arrays[:self.n_in], arrays[self.n_in]
-        kept = self.planned.kept(ins, target)
-        if kept is not None:
-            threaded_matmul(kept[0], kept[1], out=kept[2], threads=self.planned.split)
-        else:
-            bound = self.planned.bind(ins, target)
-            if bound is None:
-                self.run(arrays)
-            else:
-                bound()
+        arrays = self.prepare(env)
+        if not self.planned(arrays[:self.n_in], arrays[self.n_in], False):
+            self.run(arrays)
         self.finish(env, arrays)

@@ -4,7 +4,7 @@ bias-add, ReLU) and destination pad on the output rows they finish, instead of i
 For a `kernel.dispatch` of a convolution and its epilogue, `give_tail` hands the convolution the tail
 (`linalg_conv.ConvGeometry.runner`'s `epilogue`): the native kernels apply it to each value before
 storing it (`native_epilogue`), the numpy fallback to the rows once computed. The tail's members must
-each be one ufunc over loop-space views (`elementwise_programs._one_ufunc_program`), cut along the
+each be one ufunc over loop-space views (`elementwise_programs.ufunc_program`), cut along the
 loop of the convolution's output rows with coefficient 1.
 """
 

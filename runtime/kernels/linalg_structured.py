@@ -42,10 +42,10 @@ from xrelay.runtime.kernels.affine_views import (
     used_loops,
 )
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
-from xrelay.runtime.kernels.window_reduce import mapped_window_program, pooling_program
+from xrelay.runtime.kernels.window_reduce import IDENTITIES, mapped_window_program, pooling_program
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.depthwise_taps import MAX_TAPS, tap_contraction
-from xrelay.runtime.kernels.elementwise_programs import _one_ufunc_program, _ufunc_chain_program, copy_into
+from xrelay.runtime.kernels.elementwise_programs import copy_into, ufunc_program
 from xrelay.runtime.kernels.reduction_programs import _direct_reduce_program, sequential_reduction
 
 Structured = LinalgStructuredOperation
@@ -181,14 +181,10 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     n_operands = len(op.operands)
     single_assign = len(plans) == 1 and plans[0][0] == "assign"
     if single_assign and not reduction_axes:
-        one_ufunc = _one_ufunc_program(body, list(in_args), list(out_args), captured, views, n_in, n_operands,
-                                       reuse_views or [False])
-        if one_ufunc is not None:
-            return one_ufunc
-        chain = _ufunc_chain_program(body, yielded[0], list(in_args), list(out_args), views, n_in,
-                                     reuse_views or [False])
-        if chain is not None:
-            return chain
+        ufuncs = ufunc_program(body, yielded[0], list(in_args), list(out_args), captured, views, n_in, n_operands,
+                               reuse_views or [False])
+        if ufuncs is not None:
+            return ufuncs
 
     direct = None
     if plain and len(plans) == 1 and plans[0][0] == "reduce" and pooled is None:
@@ -296,10 +292,7 @@ def plain_reduction_identity(op: Structured, k: int) -> float | None:
     lhs, rhs = owner.operands
     if lhs is rhs or depends_on(rhs if lhs is out_args[k] else lhs, set(out_args)):
         return None
-    return REDUCE_IDENTITIES.get(REDUCERS[type(owner)])
-
-
-REDUCE_IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin: np.inf, np.add: 0.0}
+    return IDENTITIES.get(REDUCERS[type(owner)])
 
 
 def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,

@@ -1,5 +1,4 @@
-"""The linalg executor's schedule (runtime/executor/schedule.py): dependencies over planned memory blocks,
-the prologue, and branchy programs run on 1 and 2 threads against numpy written here, including
+"""The linalg executor's schedule (runtime/executor/schedule.py): the prologue, and branchy programs run on 1 and 2 threads against numpy written here, including
 programs whose memory plan reuses a block across branches."""
 
 from __future__ import annotations
@@ -12,41 +11,10 @@ from module_builder import formed, make_module
 from xrelay.dialects import nn
 from xrelay.lowering import lower
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
-from xrelay.runtime.executor.schedule import StepAccess, build_schedule, dependencies
+from xrelay.runtime.executor.schedule import StepAccess, build_schedule
 
 def access(reads=(), binds=(), writes=()) -> StepAccess:
     return StepAccess(set(reads), set(binds), set(writes))
-
-
-# --- dependencies --------------------------------------------------------------------------
-
-
-def test_dependencies_follow_bindings_and_planned_blocks():
-    # Slots 1 and 3 share block "A" (the plan reused it once slot 1's last reader, step 1, ran).
-    blocks = {1: "A", 3: "A", 2: "B", 4: "C"}
-    steps = [
-        access(reads=[0], binds=[1], writes=[1]),  # 0: writes A
-        access(reads=[1], binds=[2], writes=[2]),  # 1: reads A
-        access(reads=[0], binds=[3], writes=[3]),  # 2: writes A again: after 0 (WAW) and 1 (WAR)
-        access(reads=[2, 3], binds=[4], writes=[4]),  # 3: reads B (from 1) and A (from 2)
-        access(reads=[0], binds=[5], writes=[5]),  # 4: independent of all
-    ]
-    deps = dependencies(steps, lambda slot: blocks.get(slot, ("slot", slot)))
-    assert deps == [set(), {0}, {0, 1}, {1, 2}, set()]
-
-
-def test_dependencies_of_a_view_are_its_source_binding_only():
-    # A reshape binds a view of block A without writing it; readers of the view wait for the writer.
-    blocks = {1: "A", 2: "A"}
-    steps = [
-        access(reads=[0], binds=[1], writes=[1]),  # writes A
-        access(reads=[1], binds=[2]),  # a view: binds 2, writes nothing
-        access(reads=[0], binds=[3], writes=[3]),  # unrelated
-        access(reads=[2], binds=[4], writes=[4]),  # reads A through the view
-    ]
-    deps = dependencies(steps, lambda slot: blocks.get(slot, ("slot", slot)))
-    assert deps == [set(), {0}, set(), {0, 1}]
-
 
 
 # --- branchy programs on 1 and 2 threads -----------------------------------------------------
@@ -114,15 +82,14 @@ def reuse_reference(x, w1, w2):
 
 
 
-def test_the_prologue_is_the_steps_that_read_nothing_and_wait_for_nothing():
+def test_the_prologue_is_the_steps_that_read_and_write_nothing():
     steps = [
         access(binds=[0]),  # 0: a constant
         access(reads=[0], binds=[1], writes=[1]),  # 1: reads it
         access(binds=[2]),  # 2: a planned allocation
-        access(binds=[3], writes=[3]),  # 3: writes block B, which step 1's result also uses: waits for it
+        access(binds=[3], writes=[3]),  # 3: writes memory
     ]
-    blocks = {1: "B", 3: "B"}
-    schedule = build_schedule(steps, lambda slot: blocks.get(slot, ("slot", slot)))
+    schedule = build_schedule(steps)
     assert schedule.prologue == [0, 2]
     assert schedule.body == [1, 3]
 

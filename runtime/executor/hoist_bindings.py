@@ -1,25 +1,11 @@
 """Steps that only bind views of a planned program's fixed arrays, run once when the plan is bound.
 
-A planned program's constants, globals and planned buffers are the same arrays on every run and are
-bound once, in the schedule's prologue (runtime/executor/schedule.py). Many other steps only bind
-too: reshapes and slices of a result (`view_steps.bind_view`), the result of a dropped zero fill (its
-init's array), a transpose folded into a pad (its out buffer). `hoist(program)` moves such a step into
-the prologue when every slot it reads holds, on every run, an array known when the plan is bound:
-
-- a slot the prologue binds (and no step of the body binds again), or one a hoisted step binds;
-- a pad's result: its planned buffer (`LinalgProgram.planned_slots`);
-- a result its step binds to the array of one of its operands (`LinalgProgram.same_as`: an
-  elementwise op written in place, a contraction into its out buffer, a dropped fill, an insert
-  into a fresh destination), where that operand's slot is one of these and every step binding the
-  result is of a kind that binds it so (`binds_out_operands`; a tail writing into a pad's interior
-  binds its result to the interior instead, so it is not).
-
-The step then runs once on the prologue's bindings (a result it reads is bound there to its
-operand's array beforehand), and stays hoisted only if everything it bound is a view of what it
-read (a reshape that had to copy stays in the body). `Schedule.bind` replays the same list. Every other slot the body reads,
-binds or writes that is known so is bound there too, and the known slots are kept
-(`LinalgProgram.fixed_slots`, runtime/executor/bound_steps.py).
-"""
+`hoist(program)` moves a binding step (a reshape or slice, a dropped fill, a transpose folded into
+a pad) into the schedule's prologue when every slot it reads holds, on every run, an array known
+once the plan is bound: a prologue binding, a pad's planned buffer (`LinalgProgram.planned_slots`),
+or a result its step binds to a known operand's array (`LinalgProgram.same_as`, for steps that
+`binds_out_operands`). It stays hoisted only if what it bound is a view of what it read. The known
+slots are kept as `LinalgProgram.fixed_slots` (runtime/executor/bound_steps.py)."""
 
 from __future__ import annotations
 

@@ -183,20 +183,13 @@ class LinalgProgram:
         self.schedule, self._bound, self._fast, self.fixed_slots = None, None, None, set()
         if plan is not None and self._tensor_level:
             accesses = [self.accesses.get(i) or StepAccess() for i in range(len(self.steps))]
-            self.schedule = build_schedule(accesses, self._block_of)
+            self.schedule = build_schedule(accesses)
             # Constants, planned buffers and globals are the same arrays on every run: bound once
             # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
             self._bound = [None] * len(self.slots)
             self.schedule.bind(self.steps, self._bound)
             # and the steps binding only views of them (runtime/executor/hoist_bindings.py)
             self.schedule.hoist(hoist_bindings.hoist(self, self._bound))
-
-    def _block_of(self, slot: int) -> object:
-        """The planned block holding `slot`'s memory, or the slot itself when the plan does not own it."""
-        k = self.memory.storage.get(slot)
-        if k is None or self.plan.block_of[k] < 0:
-            return ("slot", slot) if k is None else ("buffer", k)
-        return self.plan.block_of[k]
 
     def _access(self, op: Operation) -> StepAccess:
         """What the step of `op` reads, binds and writes."""

@@ -1,34 +1,12 @@
 """Static memory planning for a compiled linalg/memref program: liveness-based buffer reuse.
 
-As TVM's graph memory planner does, but over the executor's steps: while `LinalgProgram` compiles,
-a `StorageTracker` learns, for every slot a step defines, where its memory comes from:
-
-- a fresh buffer the plan owns (`tensor.empty`, `memref.alloc`): `fresh`;
-- the storage of another slot (views, reshapes, slices; a structured op's result written into its
-  out; an elementwise op writing over its input): `alias`;
-- memory the plan does not own (arguments, constants, globals, copies made while running):
-  anything else.
-
-`plan_memory` then finds each buffer's last use (the last step touching any slot that shares its
-storage; the returned values live to the end) and hands the buffers, in step order, blocks of
-memory: a block whose buffer has had its last use is reused by the next allocation it fits
-(best fit, else a new block). It is also planned a second way, each allocation taking
-the free block that fits freed last, whatever its size (its memory most likely still in cache), and
-that plan is kept unless its blocks add up to more. The blocks are allocated once; a run allocates
-no activations.
-
-A `tensor.insert_slice` writing in place records a placement: `place_in_slices` may make the
-inserted buffer a view of its slice of the destination (DenseNet's growing concatenation, a fire
-module's two expands), so its producers write straight into the concatenation and the insert copies
-nothing; the two then share one block, alive from the first step of either to the last use of either.
-An op the tracker was not told about makes the program unplannable (`plan_memory` returns None):
-its results might share memory in ways the plan cannot see.
-
-Only programs no kernel pass has seen are planned here, at load. For a built module the `plan-memory`
-pass (passes/kernels/plan_memory.py) fills a tracker from the IR, applies the same policy
-(`assign_blocks`) and writes the placement into the IR; the executor binds it as written
-(runtime/executor/placement.py).
-"""
+While `LinalgProgram` compiles, a `StorageTracker` learns where each slot's memory comes from: a
+fresh buffer the plan owns (`fresh`), another slot's storage (`alias`: views, an op's result in its
+out, an elementwise op over its input), or memory the plan does not own. `assign_blocks` gives the
+buffers, in step order, blocks reused after their last use (best fit, or the block freed last if
+that needs no more memory); `place_in_slices` may put a concatenation's input in its slice. An op
+the tracker does not know makes the program unplannable. Built modules are placed by the
+`plan-memory` pass with the same policy (runtime/executor/placement.py binds it)."""
 
 from __future__ import annotations
 
@@ -154,10 +132,9 @@ class MemoryPlan:
         self.arrays = [array(k) for k in range(len(self.buffers))]
 
 
-def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int],
-                hold: Sequence[tuple[int, int]] = ()) -> MemoryPlan | None:
+def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> MemoryPlan | None:
     """`assign_blocks`, its blocks allocated and the buffers' arrays made in them."""
-    plan = assign_blocks(tracker, n_steps, result_slots, hold)
+    plan = assign_blocks(tracker, n_steps, result_slots)
     if plan is not None:
         plan.place([np.empty(max(size, 1), np.uint8) for size in plan.block_sizes])
     return plan
@@ -196,25 +173,16 @@ def roots_and_lifetimes(tracker: StorageTracker, last_use: Sequence[int],
     return root, start, end
 
 
-def assign_blocks(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int],
-                  hold: Sequence[tuple[int, int]] = ()) -> MemoryPlan | None:
+def assign_blocks(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> MemoryPlan | None:
     """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable).
-
-    A buffer placed in a slice of another (`place_in_slices`) gets no block of its own: it is a view
-    of that slice, and its root (the buffer holding it, transitively) lives from the first step of
-    any of them to the last use of any of them. For each range of steps [a, b] in `hold`, a buffer
-    alive at any step of it keeps its block until b: no two buffers used within the range share
-    memory, so its steps may run in any order."""
+    A buffer placed in a slice (`place_in_slices`) is a view of it; its root lives from the first
+    step of any of them to the last use of any."""
     if tracker.unplannable is not None:
         return None
     buffers = tracker.buffers
     last_use = last_uses(tracker, n_steps, result_slots)
     parent = place_in_slices(tracker, last_use)
     root, start, end = roots_and_lifetimes(tracker, last_use, parent)
-    for a, b in hold:
-        for r in start:
-            if start[r] <= b and end[r] >= a:
-                end[r] = max(end[r], b)
     block_of, block_sizes = _assign_blocks(buffers, start, end, n_steps, hot=False)
     hot_of, hot_sizes = _assign_blocks(buffers, start, end, n_steps, hot=True)
     if sum(hot_sizes) <= sum(block_sizes):  # the hot plan unless it needs more memory
@@ -260,15 +228,10 @@ def _assign_blocks(buffers: Sequence[PlannedBuffer], start: dict[int, int], end:
 def place_in_slices(tracker: StorageTracker, last_use: Sequence[int],
                     chosen: Collection[int] | None = None) -> dict[int, tuple[int, tuple[slice, ...]]]:
     """Per buffer computed straight into a slice of another, (that buffer, the slice): a concatenation
-    then copies nothing, each input writing its part of the result where it is computed.
-
-    A `tensor.insert_slice` (`tracker.placements`) of source buffer S into slice I of buffer D places S
-    there unless: S is placed already (a value in two concatenations: the first one gets it), or is
-    D or holds D; S is reshaped somewhere (a reshape of a strided view copies); S's shape or dtype is
-    not the slice's; another insert into D writes a slice overlapping I; or, while S or a buffer
-    placed in S is alive, a step writes all of D or of a buffer D is placed in (that would overwrite
-    S's values in the slice). Only the placements whose indices are in `chosen` (all when None) are
-    candidates; every insert still counts as a writer of its slice."""
+    then copies nothing. An insert of S into slice I of D places S there unless S is placed already,
+    is or holds D, is reshaped, does not have the slice's shape and dtype, another insert into D
+    overlaps I, or a step writes all of D (or what holds D) while S is alive. Only the placements
+    whose indices are in `chosen` (all when None) are candidates; every insert counts as a writer."""
     buffers, parent = tracker.buffers, {}
     children: dict[int, list[int]] = {}
     inserts: dict[int, list[tuple[int, tuple[slice, ...]]]] = {}

@@ -1,17 +1,11 @@
 """A built module's memory placement, read from its IR (`plan-memory`, dialects/kernel.py).
 
-A function with `kernel.arena_bytes` says where every buffer the program allocates lives: one arena of
-that many bytes, each `tensor.empty` and `tensor.pad` at its `kernel.offset`, each `kernel.in_place`
-insert's source in its slice of the destination. `ir_plan` allocates the arena once and makes each
-buffer a view of it; it decides nothing. It checks, in one pass over the program's steps, that the
-placement is one the program can run: every buffer has an offset inside the arena, no two buffers
-alive at the same step share a byte, and each in-place insert is one the executor can honour
-(`memory_plan.place_in_slices`'s conditions). Anything else is an ExecutionError naming the op.
-
-The placement becomes the program's `MemoryPlan`: its blocks are the arena's maximal ranges of
-overlapping buffers (with the pass's placement, exactly the blocks it chose), which is how the
-two-thread schedule compares memory.
-"""
+`kernel.arena_bytes` on the function, `kernel.offset` on each `tensor.empty` and `tensor.pad`,
+`kernel.in_place` on inserts whose source lives in its slice. `ir_plan` allocates the arena once and
+makes each buffer a view of it, deciding nothing; it checks that every offset is inside the arena,
+no two buffers alive at one step overlap, and each in-place insert can be honoured
+(`memory_plan.place_in_slices`), else an ExecutionError naming the op. Its `MemoryPlan`'s blocks are
+the arena's maximal ranges of overlapping buffers."""
 
 from __future__ import annotations
 

@@ -1,15 +1,11 @@
 """The order a planned linalg program runs its steps in: a prologue of bindings, then the body.
 
 While `LinalgProgram` compiles, it records per step what the step reads and binds (`StepAccess`:
-slots of the environment) and which slots' memory it writes. With a memory plan, `build_schedule`
-turns these into dependencies between steps (`dependencies`: a step waits for the step that bound
-each slot it reads, for the last earlier writer of every planned block it reads or writes, and for
-every earlier reader of a block it writes since that write). Steps that read nothing and depend on
-nothing (constants, planned allocations, globals: bindings of arrays fixed when the program was
-compiled) form the prologue, run once when the plan is bound; `LinalgProgram.use_plan` then hoists
-the steps that only bind views of those arrays (runtime/executor/hoist_bindings.py) out of the body
-into `Schedule.hoisted`. The body runs in program order; each step may split itself over the worker
-threads (`threads.run_parts`).
+slots of the environment) and which slots' memory it writes. Steps that read and write nothing
+(constants, planned allocations, globals: arrays fixed when the program was compiled) form the
+prologue, run once when the plan is bound; `LinalgProgram.use_plan` then hoists the steps that only
+bind views of those arrays (runtime/executor/hoist_bindings.py) into `Schedule.hoisted`. The body
+runs in program order.
 """
 
 from __future__ import annotations
@@ -31,36 +27,6 @@ class StepAccess:
         self.reads |= other.reads
         self.binds |= other.binds
         self.writes |= other.writes
-
-
-def dependencies(accesses: Sequence[StepAccess], block_of: Callable[[int], object]) -> list[set[int]]:
-    """Per step, the earlier steps it must run after (see the module docstring)."""
-    binder: dict[int, int] = {}
-    last_writer: dict[object, int] = {}
-    readers: dict[object, list[int]] = {}
-    deps: list[set[int]] = []
-    for i, access in enumerate(accesses):
-        mine: set[int] = set()
-        for slot in access.reads:
-            if slot in binder:
-                mine.add(binder[slot])
-        read_blocks = {block_of(s) for s in access.reads}
-        write_blocks = {block_of(s) for s in access.writes}
-        for block in read_blocks | write_blocks:
-            if block in last_writer:
-                mine.add(last_writer[block])
-        for block in write_blocks:
-            mine.update(readers.get(block, ()))
-        mine.discard(i)
-        deps.append(mine)
-        for slot in access.binds:
-            binder[slot] = i
-        for block in read_blocks - write_blocks:
-            readers.setdefault(block, []).append(i)
-        for block in write_blocks:
-            last_writer[block] = i
-            readers[block] = []
-    return deps
 
 
 class Schedule:
@@ -96,9 +62,8 @@ class Schedule:
             steps[index](env)
 
 
-def build_schedule(accesses: Sequence[StepAccess], block_of: Callable[[int], object]) -> Schedule:
+def build_schedule(accesses: Sequence[StepAccess]) -> Schedule:
     """The schedule of a program's steps (see the module docstring)."""
-    deps = dependencies(accesses, block_of)
-    prologue = [i for i in range(len(accesses)) if not accesses[i].reads and not deps[i]]
+    prologue = [i for i, access in enumerate(accesses) if not access.reads and not access.writes]
     in_prologue = set(prologue)
     return Schedule(prologue, [i for i in range(len(accesses)) if i not in in_prologue])

@@ -1,19 +1,11 @@
 """Whole-row workgroup tiles, as `iree-conv-tiles` decided them, set in IREE's convolution configuration.
 
-IREE 3.13 gives a data-tiled convolution (`--iree-dispatch-creation-experimental-set-data-tiling-ops=
-convolution`) the workgroup tiles `distribution = [0, OCB, 1, 0, ...]` over its loops (batch, output-
-channel blocks of 16, output rows, output columns, input-channel blocks, kernel rows, kernel columns,
-output channels in the block, input channels in the block) when the output has few rows: one output
-row of OCB channel blocks per workgroup. The `iree-conv-tiles` pass (lowering/iree_conv_tiles.py)
-decides which convolutions get tiles of whole rows instead, and writes them on each as
-`kernel.workgroup_tiles`; `conv_tiles` reads them from the module.
-
-IREE's tuning specs cannot set them: they apply before the data-tiled convolution exists (the
-encoding is materialized after user configurations are read). So `runtime/iree/backend.py` compiles
-in two phases: up to IREE's `executable-configurations` phase, where every dispatch carries the
-lowering configuration IREE chose, then `whole_row_convs` rewrites the convolutions' workgroup tiles
-in that text, and the compile resumes from it.
-"""
+IREE gives a data-tiled convolution with few output rows workgroup tiles of one row; the
+`iree-conv-tiles` pass (lowering/iree_conv_tiles.py) writes whole-row tiles on the convolutions it
+chooses (`kernel.workgroup_tiles`, read by `conv_tiles`). IREE's tuning specs apply before the
+data-tiled convolution exists, so `runtime/iree/backend.py` compiles in two phases: up to
+`executable-configurations`, then `whole_row_convs` rewrites the tiles in that text and the compile
+resumes from it."""
 
 from __future__ import annotations
 

@@ -1,24 +1,12 @@
 """Evaluating one linalg structured op (named or generic) over whole numpy arrays.
 
-`compile_structured(op)` reads the op's indexing maps, iterator types and body once and returns
-a function of the operand arrays:
-
-- each operand becomes a strided view indexed by the loop dimensions its map uses
-  (`affine_views.LoopView`, so windows such as `d2 * 2 + d5` cost no copy; maps with floordiv/mod gather
-  through index arrays);
-- a body that only computes per element is evaluated once with numpy ufuncs on those
-  broadcast views, its last op writing straight into the output (a body of one ufunc, a chain
-  of them or a copy: `elementwise_programs`);
-- a reduction body `combine(x, acc)` evaluates `x` over the iteration space and folds the
-  reduction dimensions with `combine`'s ufunc (tap by tap for small windows); any other reduction
-  body (an argmax's several results) runs the reduction loops point by point
-  (`reduction_programs.sequential_reduction`);
-- `acc + a * b` is a contraction: one batched `np.matmul` (BLAS) after copying the non-weight
-  operand into matrix form (im2col for convolutions); convolutions and dense layers run so,
-  except 3x3 stride-1 convolutions with a constant weight (`linalg_conv.ConvGeometry`, recognised from the
-  maps in any layout), which run by Winograd F(4x4, 3x3) or F(2x2, 3x3) (`conv.winograd_tile`
-  picks) with the weight transformed once.
-"""
+`compile_structured(op)` reads the op's maps, iterator types and body once and returns a function
+of the operand arrays: operands become strided loop-space views (`affine_views.LoopView`; non-linear
+maps gather), an elementwise body runs as numpy calls into the output (`elementwise_programs` for a
+copy or a chain of ufuncs), a reduction `combine(x, acc)` folds with its ufunc (windows tap by tap,
+pooling separably: `window_reduce`), other reductions point by point (`reduction_programs`), and
+`acc + a * b` is a contraction: a convolution (`linalg_conv`), taps (`depthwise_taps`), a planned
+batched matmul (`contraction_plan`) or one einsum."""
 
 from __future__ import annotations
 
@@ -99,17 +87,11 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                        constant_inputs: Sequence[bool] = (),
                        loop_ranges: Sequence[int] | None = None,
                        reuse_views: list[bool] | None = None) -> Callable[[list[np.ndarray]], None]:
-    """A function that runs `op` given its operand arrays followed by the values its body
-    captures (`captured_values`), writing into the output arrays.
-
-    `zero_init[k]` promises that output k holds zeros (or is about to be fully overwritten by a
-    contraction that would add to zeros), so a contraction may write instead of accumulate.
-    `constant_inputs[i]` promises that input i is the same unchanging array on every run, so
-    derived forms of it (Winograd-transformed conv weights) are computed once. `loop_ranges` gives
-    the trip counts when they are known otherwise (a loop nest raised back to a structured op).
-    While `reuse_views[0]` (the executor sets it for a program whose memory is planned: its arrays
-    are the same on every run), an elementwise op called again with the same arrays reuses the
-    views it made for them."""
+    """A function that runs `op` given its operand arrays followed by the values its body captures
+    (`captured_values`), writing into the output arrays. `zero_init[k]`: output k may be overwritten
+    instead of accumulated into (its fill was dropped); `constant_inputs[i]`: input i is the same array
+    on every run (derived forms made once); `loop_ranges`: trip counts known otherwise (a raised loop
+    nest); while `reuse_views[0]` (a planned program), views made for the same arrays are reused."""
     maps = [m.data for m in op.get_indexing_maps()]
     try:
         ranges = tuple(op.get_static_loop_ranges() if loop_ranges is None else loop_ranges)

@@ -1,17 +1,10 @@
 """Pooling windows reduced one window axis at a time (separably), whatever the layout.
 
-A structured op whose body folds one input into its output (`yield max(x, acc)`, `yield x + acc`)
-and whose input map reads windows `o * s + k * d + c` (pooling, in NCHW or NHWC) is reduced by
-`compile_structured` one tap at a time: a 3x3 max pool is nine passes over the output, each
-through a strided view of the data. Reduced along one window axis and then the other, it is
-K_h + K_w - 2 ufunc calls over arrays no larger than the data: `max_h(max_w(x))`. The outermost
-window axis (H in NHWC and NCHW) goes first: its taps are whole contiguous rows, and the next stage
-reads an array already `s` times shorter.
-
-A body that folds an elementwise function of its input instead (`yield f(x) + acc`: LRN's sum of
-squares over a channel window) applies `f` once over the input, then reduces the windows the same
-way (`mapped_window_program`).
-"""
+A body folding one input read through windows `o * s + k * d + c` into its output (`max(x, acc)`,
+`x + acc`) is reduced along one window axis, then the other: K_h + K_w - 2 ufunc calls over arrays
+no larger than the data instead of K_h * K_w passes, the outermost (contiguous) axis first. A body
+folding an elementwise function of its input (LRN's sum of squares) applies it once, then reduces
+the windows the same way (`mapped_window_program`)."""
 
 from __future__ import annotations
 

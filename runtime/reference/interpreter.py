@@ -198,23 +198,14 @@ def run(
 ) -> np.ndarray | list[np.ndarray]:
     """Execute ``@main`` of a module on numpy arrays.
 
-    ``inputs`` maps ``@main``'s argument names to arrays, or is a sequence (list or tuple) of
-    arrays for the arguments in order (those ``params`` leaves, as ``xrelay-run``'s bare
-    ``--input`` files bind: for upstream modules, whose arguments are unnamed ``%arg0``, ...);
-    ``params`` maps names to arrays; together they must cover every argument exactly once.
-    Arrays of another dtype of the same kind (float64 for an f32 argument, int32 for i64) are
-    cast; anything else missing, extra, mis-shaped or of the wrong kind is a ValueError naming the
-    argument. Like TVM's executor, a single result comes back as an array and several as a list
-    of arrays.
+    ``inputs`` maps ``@main``'s argument names to arrays, or lists arrays for the arguments ``params``
+    leaves, in order; together they cover every argument once. Arrays of another dtype of the same kind
+    are cast; anything missing, extra, mis-shaped or of the wrong kind is a ValueError naming the
+    argument. One result comes back as an array, several as a list (as TVM's executor does).
 
-    An nn-level module runs on xDSL's ``Interpreter`` with :class:`NnFunctions` (a failing
-    kernel raises :class:`KernelError`); a lowered one (see ``xrelay.lowering``) goes to the
-    vectorised linalg/memref executor (``linalg_exec``) or the loops executor (``loops_exec``).
-    With ``backend="iree"`` an nn- or linalg-on-tensors module is compiled by IREE and run
-    natively (``iree_backend``; the optional ``iree`` extra). Each call lowers and prints the
-    module again to find its compiled form in the cache: for repeated runs compile it once with
-    ``iree_backend.compile_module`` and call the result.
-    """
+    An nn-level module runs on xDSL's ``Interpreter`` (a failing kernel raises :class:`KernelError`), a
+    lowered one on the linalg/memref or loops executor; ``backend="iree"`` compiles it with IREE
+    (cached; for repeated runs compile once with ``iree_backend.compile_module``)."""
     if backend not in ("xrelay", "iree"):
         raise ValueError(f"run: unknown backend {backend!r}; expected 'xrelay' or 'iree'")
     main = find_main(module) if not isinstance(module, ModuleOp) else cached_program(module, find_main)

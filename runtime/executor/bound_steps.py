@@ -1,15 +1,10 @@
 """A planned program's body with its steps' kernel calls bound once.
 
-A step's call is kept when its slots all hold the same arrays on every run
-(`LinalgProgram.fixed_slots`, runtime/executor/hoist_bindings.py, which also binds its results before
-the run): a planned contraction (`contraction_plan.ContractionStep`) as its `threaded_matmul` over the
-views it keeps, a fused tail (`plan.FusedTail`) as its compiled call (`FusedTail.kept`), a pad
-(`pad_step.PadStep`) as its border fill and compiled copy, a convolution (`conv_epilogue.ConvStep`) as
-its pad's border fill and its compiled kernel's kept call. A run then skips each such step's Python:
-its operands looked up, kept views checked, the split decided, its results bound again. After a run in
-the thread mode, `bind(program, env)` makes that body; `LinalgProgram.__call__` runs it while the
-program has the thread count and the bindings it was made for (a kept call splits as its step would).
-"""
+After a run in the thread mode, `bind(program, env)` replaces each step whose slots all hold the same
+arrays on every run (`LinalgProgram.fixed_slots`, runtime/executor/hoist_bindings.py) by its kept call:
+a planned contraction's matmul, a fused tail's, a pad's or a convolution's compiled call. A run then
+skips the step's Python (operands looked up, views checked, split decided, results bound);
+`LinalgProgram.__call__` runs that body while the thread count and bindings are the same."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""One step per `kernel.dispatch`: its members' steps made one, as the kernel's ops say.
-
-`LinalgProgram` compiles a kernel's members into steps as it compiles any op (the epilogue's
-elementwise members, each writing over the value before it, already one `plan.FusedTail`), then
-`assemble` makes them one step, by what the kernel holds, never by looking around it:
-- a convolution root and an epilogue: the convolution runs the epilogue on each block of output rows
-  it finishes (`conv_epilogue.give_tail`);
-- a convolution root and a destination pad: it writes its rows into the pad's interior (`give_pad`);
-- an epilogue (after a root that is not a convolution, or none) and a pad: one `TailIntoPad`.
-"""
+"""One step per `kernel.dispatch`: its members' steps made one, as the kernel's ops say (never by
+looking around it). A convolution root runs the epilogue on each block of output rows it finishes
+(`conv_epilogue.give_tail`) and writes them into the destination pad (`give_pad`); an epilogue and a
+pad without a convolution become one `TailIntoPad`."""
 
 from __future__ import annotations
 

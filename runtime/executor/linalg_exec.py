@@ -1,15 +1,10 @@
 """Vectorised numpy executor for modules at the linalg (tensor) and memref levels.
 
-`LinalgProgram(module)` translates `@main` once into a list of numpy closures, one per op
-(`compile_linalg` and `run_linalg` in `linalg_run` compile and run a module with it). The steps
-are built per op kind: views and slices (`view_steps`), constants, buffers, broadcasts and copies
-(`buffer_steps`), pads (`pad_step`) and linalg structured ops (`structured_step`, running through
-`linalg_structured.compile_structured`: whole-array numpy, BLAS for contractions).
-Tensor-level ops produce fresh arrays (outs are copied unless they are a fresh, single-use
-buffer); memref-level ops write into their `outs` buffers in place; reshapes are views.
-While a program runs, numpy's BLAS is single-threaded and a kernel's work splits over as many
-worker threads as BLAS had (`threads.split_blas_threads`), as its `split` attribute says.
-"""
+`LinalgProgram(module)` translates `@main` once into numpy closures, one per op, built per op kind
+(`view_steps`, `buffer_steps`, `pad_step`, `structured_step`; a `kernel.dispatch` made one step by
+`kernel_steps`). Tensor-level ops produce fresh arrays (outs copied unless fresh and single-use);
+memref-level ops write their outs in place; reshapes are views. While it runs, BLAS is
+single-threaded and a kernel splits over the worker threads as its `split` attribute says."""
 
 from __future__ import annotations
 

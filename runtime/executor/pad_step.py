@@ -1,12 +1,7 @@
 """The linalg executor's step for `tensor.pad`: the source copied into the interior of a planned
-buffer whose border is filled.
-
-When the pad's source is a transpose that nothing else reads (through reshapes: ShuffleNet's channel
-shuffle, `(g, C/g) -> (C/g, g)`, right before each depthwise convolution's pad), the transpose is a
-copy and the pad is another: the pad copies from the transpose's input, through the permutation,
-straight into its interior, and the transpose's step only binds its (unwritten) result. One pass
-over the activation instead of two.
-"""
+buffer whose border is filled. When the source is a transpose nothing else reads (through reshapes:
+a channel shuffle), the pad copies from the transpose's input through the permutation and the
+transpose only binds its result: one pass over the activation instead of two."""
 
 from __future__ import annotations
 
@@ -212,16 +207,10 @@ def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index
 def keep_borders(steps: list, plan) -> int:
     """Mark the pads whose border the planned memory already holds when they run; returns how many.
 
-    The memory plan reuses a block for buffers whose lifetimes do not overlap. When a padded buffer
-    takes its block over from a padded buffer of the same shape, dtype, border and constant fill
-    (ShuffleNet's units of a stage: their depthwise convolutions' pads), with no buffer in between
-    and none placed in a slice of either, the border bytes are the ones the earlier pad filled in the
-    same run: the later pad skips its fill (`PadStep.border_kept`). The first pad of a block in a run
-    always fills (the block's last buffer of the previous run may have written there).
-
-    Every pad is marked anew from `plan` alone: a program planned again must not keep marks made for the blocks of the plan before, whose
-    earlier pad may now fill another block (Inception v2's 3x3 convolutions' pads then read a border
-    nothing had filled)."""
+    A padded buffer that takes its block over from a pad of the same shape, dtype, border and constant
+    fill (with no buffer in between, none placed in a slice of either) finds the border the earlier pad
+    filled in the same run, and skips its fill (`PadStep.border_kept`); the first pad of a block always
+    fills. Every pad is marked anew from `plan` alone (marks of an earlier plan would be wrong)."""
     pads = {}
     for step in steps:
         # a step's own pad, or the one it writes into

@@ -1,16 +1,11 @@
 """Elementwise steps of the linalg executor, and fused elementwise tails.
 
-`ChunkedOp` is a structured op that is not a contraction (bias-add, ReLU, residual add, fill,
-pooling) with the parallel loop it runs along: one that every output indexes as `d + c` only and
-every input as `k * d + c` plus other loops (a pooling window), so that rows of the loop are slices
-of each operand (what a convolution's epilogue and a pad's copy run by, runtime/kernels/conv_epilogue.py).
-The body must not read `linalg.index`.
-
-`FusedTail` is a chain of such ops each writing over the previous one's result (what follows a
-convolution: bias-add, then ReLU, then the residual add): it runs as one step, one compiled call
-(runtime/native/window_kernels.py) that splits itself over the C threads and is kept while its
-arrays stay the same; without that kernel, each member runs whole on numpy, one after the other.
-"""
+`ChunkedOp`: a structured op that is not a contraction (bias-add, ReLU, fill, pooling) with a
+parallel loop whose rows are slices of every operand (outputs index it as `d + c`, inputs as
+`k * d + c` plus other loops), which a convolution's epilogue and a pad's copy run by.
+`FusedTail`: a chain of such ops each writing over the one before, run as one step: one compiled
+call (runtime/native/window_kernels.py) kept while its arrays stay the same, else member by member
+on numpy."""
 
 from __future__ import annotations
 

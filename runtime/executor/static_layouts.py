@@ -1,13 +1,9 @@
 """Memrefs with dynamic strides given the layout they have when xrelay runs them.
 
-Upstream's bufferization types function arguments as fully dynamic strided memrefs
-(`memref<2x5xf32, strided<[?, ?], offset: ?>>`: the caller may pass any view) and writes
-`memref.cast`s to such types. xrelay always passes an argument as a contiguous array, so its strides
-are row-major and its offset 0, and the layout of every value derived from it (`memref.cast`,
-`memref.subview`, `memref.collapse_shape`/`expand_shape`, `bufferization.to_buffer`) follows.
-`static_layouts(module)` returns a copy of the module with those types made static (the module itself
-when it has none), for executors that index memrefs through their types (the loops level).
-"""
+Upstream's bufferization types arguments as fully dynamic strided memrefs; xrelay passes every
+argument as a contiguous array, so its layout, and that of every value derived from it (casts,
+subviews, reshapes, `bufferization.to_buffer`), is static. `static_layouts(module)` returns a copy
+with those types made static (the module itself when it has none), for the loops level."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """A contraction's batched matmul planned once: axis orders and matrix shapes fixed at compile time.
 
-`linalg_structured.contract` works out on every call which loops are batch, free and contracted and
-how each operand becomes a (batch, rows, cols) matrix; `planned_contraction` does that once per op,
-for the case the executor meets in networks (a dense layer, a grouped 1x1 convolution): the output
-overwritten (its zero fill dropped) and indexed by bare loops, each operand reading only loops the
-other operand or the output also reads. A call then makes the two views, reshapes them and runs one
-`threaded_matmul` into the output.
-"""
+For a dense layer or a grouped 1x1 convolution (the output overwritten and indexed by bare loops,
+each operand reading only loops the other or the output reads), `planned_contraction` does once
+what `linalg_structured.contract` works out per call; a call makes the two matrix views and runs one
+`threaded_matmul` into the output."""
 
 from __future__ import annotations
 

@@ -114,19 +114,12 @@ def _channels_innermost(array: np.ndarray) -> bool:
 
 
 def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False) -> None:
-    """Stride-1, undilated 3x3 convolution by Winograd F(m x m, 3 x 3), written (or with
-    ``accumulate`` added) into ``out``.
-
-    ``x`` is the (already padded) input as an (N, C, H, W) view of any strides, read from (0, 0);
-    ``out`` an (N, F, OH, OW) view with H >= OH + 2 and W >= OW + 2; ``u`` is
-    ``winograd_weights(w, m)``. The work is channels-last: (a, a)-tiles with C innermost are
-    gathered into one matrix, transformed, multiplied point by point and transformed back with
-    BLAS: the input transform (B^T on tile rows, then on tile columns), a batched (T, C) @ (C, F)
-    matmul over the a*a points, the output transform (A^T likewise). Channels-first data and
-    outputs (NCHW) go through one channels-last copy each, which costs less than gathering and
-    scattering tiles across channel planes. Output sizes that are not a multiple of m read a
-    zero-extended copy of ``x``.
-    """
+    """Stride-1, undilated 3x3 convolution by Winograd F(m x m, 3 x 3), written (or with ``accumulate``
+    added) into ``out``: ``x`` the padded (N, C, H, W) input of any strides, ``out`` an (N, F, OH, OW)
+    view, ``u`` ``winograd_weights(w, m)``. Channels-last (a, a)-tiles are gathered into one matrix and
+    transformed with BLAS (B^T on tile rows, then columns), multiplied point by point as a batched
+    (T, C) @ (C, F) matmul, and transformed back (A^T likewise); outputs not a multiple of m read a
+    zero-extended copy of ``x``."""
     bt, at = _winograd_transforms(m, x.dtype)
     a = m + 2
     n, c, h, w = x.shape

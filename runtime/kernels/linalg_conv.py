@@ -1,10 +1,7 @@
-"""Convolutions recognised in linalg contractions, whatever their layout, and run by Winograd or im2col.
+"""Convolutions recognised in linalg contractions, whatever their layout, run by Winograd or im2col.
 
-`conv_geometry` reads a contraction's indexing maps and, when they describe a 2-D convolution,
-says which operand axes hold N, C, H, W / F, C, KH, KW / N, F, OH, OW; `ConvGeometry.runner` then
-computes it by Winograd (3x3 stride-1 with a constant weight, where `conv.winograd_tile` says it wins)
-or as im2col + GEMM.
-"""
+`conv_geometry` reads which operand axes of a contraction hold N, C, H, W / F, C, KH, KW / N, F, OH,
+OW; `ConvGeometry.runner` computes it by Winograd or as im2col + GEMM."""
 
 from __future__ import annotations
 

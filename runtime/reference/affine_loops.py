@@ -1,14 +1,9 @@
-"""Upstream's affine loops (`iree-opt --convert-linalg-to-affine-loops`) as the scf loops the loops
-executor runs.
+"""Upstream's affine loops (`--convert-linalg-to-affine-loops`) as the scf loops the loops executor runs.
 
-`affine.for` with a single-result bound map becomes `scf.for` (bounds through `affine.apply` unless
-constant), `affine.load`/`affine.store` become `affine.apply` per index (none for an index that is
-one of the map's operands) and `memref.load`/`memref.store`, `affine.yield` becomes `scf.yield`; every
-map is rewritten over dimensions only (xDSL 0.75 parses `affine.load %m[%i, %j]` with symbols). xDSL's
-own `lower-affine` fails on those maps (IndexError), hence this. `scf_loops(module)` returns a copy
-with the affine ops rewritten (the module itself when it has none). `certain_range` and its helpers
-read the values an index of the scf loops takes, for both loops executors (numpy and C).
-"""
+`scf_loops(module)` returns a copy with `affine.for` as `scf.for`, `affine.load`/`store` as
+`affine.apply` per index and `memref.load`/`store`, every map over dimensions only (xDSL 0.75
+parses `affine.load %m[%i, %j]` with symbols, which its own `lower-affine` cannot lower).
+`certain_range` reads the values an index of the scf loops takes, for both loops executors."""
 
 from __future__ import annotations
 

@@ -114,32 +114,20 @@ def execution_level(main: func.FuncOp) -> str:
 def check_no_recursion(module: ModuleOp) -> None:
     """ValueError naming the cycle when `@main` reaches a function that calls itself (directly or
     through others): no executor supports recursion (the nn one would exhaust Python's stack)."""
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
-    callees = {
-        name: [call.callee.root_reference.data for call in function.walk() if isinstance(call, func.CallOp)]
-        for name, function in functions.items()
-    }
-    path: list[str] = []
-    on_path: set[str] = set()
+    callees = {f.sym_name.data: [call.callee.root_reference.data for call in f.walk() if isinstance(call, func.CallOp)]
+               for f in module.ops if isinstance(f, func.FuncOp)}
     done: set[str] = set()
-    stack = [("main", iter(callees.get("main", ())))]
-    path.append("main")
-    on_path.add("main")
-    while stack:
-        name, pending = stack[-1]
-        callee = next(pending, None)
-        if callee is None:
-            stack.pop()
-            path.pop()
-            on_path.discard(name)
-            done.add(name)
-        elif callee in on_path:
-            cycle = path[path.index(callee):] + [callee]
-            raise ValueError(f"run: recursion is not supported ({' -> '.join('@' + n for n in cycle)})")
-        elif callee not in done and callee in callees:
-            stack.append((callee, iter(callees[callee])))
-            path.append(callee)
-            on_path.add(callee)
+
+    def visit(path: list[str]) -> None:
+        for callee in callees.get(path[-1], ()):
+            if callee in path:
+                cycle = path[path.index(callee):] + [callee]
+                raise ValueError(f"run: recursion is not supported ({' -> '.join('@' + n for n in cycle)})")
+            if callee not in done:
+                visit(path + [callee])
+        done.add(path[-1])
+
+    visit(["main"])
 
 
 def runnable_level(module: ModuleOp) -> str:

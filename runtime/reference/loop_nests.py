@@ -1,19 +1,11 @@
 """Perfect `scf.for` nests run over whole numpy arrays, by raising them back to a structured op.
 
-`raise_nest(loop, roots)` recognises a nest that is the loops of a structured op, as
-convert-linalg-to-loops writes them: constant bounds from 0 with step 1, nothing between the loops,
-and an innermost body that loads through affine indices, computes with scalar arith/math ops and
-stores once. It builds the `linalg.generic` the nest came from (each distinct load an input with its
-indexing map, the store the output, the loops the store does not use reductions) and compiles it
-with `linalg_structured.compile_structured`: ufuncs over strided views, folds for reductions, BLAS
-for contractions, Winograd for 3x3 convolutions with a constant weight.
-
-The nest is left to the scalar translation (None) whenever running it as whole arrays could change
-what it computes: a second store; a load of the stored buffer (through any view) other than of the
-element being stored; a store index that is not one distinct loop per axis (an element would be
-written twice); a reduction that is not `combine(x, accumulator)`; ops with regions; loop-carried
-values; subviews with dynamic strides (static ones are strided windows of their buffer's array).
-"""
+`raise_nest(loop, roots)` recognises the loops convert-linalg-to-loops writes (constant bounds from
+0 step 1, nothing between the loops, an innermost body of affine-indexed loads, scalar arith/math and
+one store) and compiles the `linalg.generic` they came from with `compile_structured`. It returns
+None (the scalar translation) wherever whole arrays could change the result: a second store, a load
+of the stored buffer other than of the stored element, a store index that is not one distinct loop
+per axis, ops with regions, loop-carried values, dynamically strided subviews."""
 
 from __future__ import annotations
 

@@ -1,20 +1,11 @@
 """Executor for loops-level modules (`scf.for` nests over memrefs).
 
-`compile_loops(module)` translates `@main` once into Python source and `exec`s it. Every memref
-is a flat numpy array of its element type (views such as `memref.collapse_shape` share their
-source's array). A top-level loop nest that is the loops of a structured op runs over whole arrays
-(`loop_nests.raise_nest`: ufuncs, BLAS, Winograd); any other nest is translated scalar by scalar:
-every SSA value a local variable, the buffers it touches copied into Python lists for its
-duration, `memref.load`/`store` indexing them with the row-major offset computed inline,
-`affine.apply` and the scalar arith/math ops Python expressions, `scf.for` a `for ... in
-range(...)` loop. That costs one Python bytecode sequence per scalar op instead of an interpreter
-dispatch, far faster than xDSL's stock interpreter; the whole-array nests make real networks
-(ResNet-18) run in seconds.
-
-Scalars are Python floats (double precision) inside a scalar nest; they are rounded to the memref
-element type when the nest writes its buffers back. The scalar ops' Python templates and the
-helpers they call are in `loops_source`; how flat arrays are viewed as memrefs, in `loop_views`.
-"""
+`compile_loops(module)` translates `@main` once into Python source and `exec`s it. Every memref is
+a flat numpy array (views share their source's). A top-level nest that is the loops of a structured
+op runs over whole arrays (`loop_nests.raise_nest`); any other nest scalar by scalar: SSA values as
+locals, the buffers it touches as Python lists for its duration, loads and stores indexing them
+with row-major offsets, scalar ops as Python expressions (`loops_source`), `scf.for` as `range`.
+Scalars are Python floats inside a scalar nest, rounded to the element type when written back."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
-"""xrelay.runtime: reference execution of nn-level modules.
+"""xrelay.runtime: execution of modules at every level.
 
-``run(module, inputs, params=None)`` executes ``@main`` with xDSL's interpreter; ``KERNELS`` maps
-each nn op name to its numpy kernel; ``compile_linalg(module)`` compiles a linalg- or memref-level
-module once into a program to call with arrays (``linalg_run.py``). Both are imported on first use, so ``import xrelay.runtime``
-stays cheap (no xDSL import until ``run`` is touched).
-"""
+``run(module, inputs, params=None)`` executes ``@main``; ``KERNELS`` maps each nn op to its numpy
+kernel; ``compile_linalg(module)`` compiles a linalg- or memref-level module once into a program to
+call with arrays. They are imported on first use, so ``import xrelay.runtime`` stays cheap."""
 
 from typing import Any
 

@@ -89,7 +89,6 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     step.split = program._split_parts()
     step.constant_fill = isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr)
     step.folded_transpose = folded
-    step.transpose = shuffle[0] if folded else None
     program.steps.append(step)
 
 
@@ -109,8 +108,6 @@ class PadStep:
         """Whether the planned buffer's border already holds the fill when the step runs (`keep_borders`)."""
         self.folded_transpose = False
         """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
-        self.transpose: linalg.TransposeOp | None = None
-        """With `folded_transpose`, that transpose."""
         # numpy's copy (a transposing one: a channel shuffle's) is split over the worker threads along
         # the first axis of more than one row.
         self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)

@@ -1,11 +1,7 @@
-"""The linalg executor's step for a linalg structured op (named or generic).
-
-The op runs through `linalg_structured.compile_structured`; around it the step binds its operands,
-copies an out unless it is a fresh buffer nobody else sees (tensor semantics), and may drop its
-init's zero fill, write over an input nobody reads afterwards, join a fused elementwise tail, or be
-a convolution or planned contraction step (the program's `_elide_zero_fill`, `_reusable_input`,
-`_fuse`, `_split_parts`, `_algorithm`).
-"""
+"""The linalg executor's step for a linalg structured op (named or generic), run through
+`linalg_structured.compile_structured`: the step binds its operands, copies an out unless it is a
+fresh buffer nobody else sees, and (inside a kernel) may drop its init's fill, write over an input,
+join a fused tail, or be a convolution or planned contraction step."""
 
 from __future__ import annotations
 
@@ -88,8 +84,7 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
 
         step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, program._views_cached,
                             program._algorithm(), split)
-                or ContractionStep.of(run, prepare, finish, n_in, zero_init,
-                                        op.results[0] if len(op.results) == 1 else None)
+                or ContractionStep.of(run, prepare, finish, n_in, zero_init)
                 or step)
     else:
         def step(env, run=run, operands=operands):

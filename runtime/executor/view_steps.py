@@ -1,11 +1,9 @@
 """The linalg executor's steps that bind views (reshapes, casts, slices) and write slices.
 
-A reshape, a cast, a `tensor.extract_slice` or a `memref.subview` binds a view of its operand
-(`bind_view`: made once per source array in a planned program); a `tensor.insert_slice` writes its
-source into a slice of its destination, in place when the destination is a fresh buffer nobody else
-reads; a source the memory plan computed in its slice (`memory_plan.place_in_slices`) is not copied,
-which a planned program decides once per pair of arrays (`insert_step`).
-"""
+A reshape, cast or slice binds a view of its operand (`bind_view`, made once per source array in a
+planned program); a `tensor.insert_slice` writes its source into its slice of the destination (in
+place when the destination is fresh and single-use), copying nothing for a source the memory plan
+computed there (`insert_step`)."""
 
 from __future__ import annotations
 

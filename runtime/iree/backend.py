@@ -1,15 +1,10 @@
 """`backend="iree"`: run a module natively through IREE, upstream MLIR's compiler and runtime.
 
-An nn-level module is lowered to linalg on tensors by the lowering `passes/iree_lowering.py` registers
-here (with `channels_last`, its NCHW convolutions first go to NHWC/HWIO through xrelay's own
-ConvertLayout and FoldConstant, which IREE runs several times faster than NCHW), printed as MLIR text, compiled by IREE's compiler
-Python API for this machine's CPU (the llvm-cpu backend with the host's features), and run by IREE's
-runtime on its local-task driver (data-tiled convolutions get the workgroup tiles of whole rows
-`iree-conv-tiles` wrote on them on the way: `runtime/iree/conv_tiles.py`). A compiled module is cached per module text and flags: in memory
-for the process, and on disk in `$XRELAY_IREE_CACHE` when that names a directory.
-
-IREE is the optional `iree` extra; it is imported here only, on first use.
-"""
+An nn-level module is lowered to linalg on tensors by what `passes/iree_lowering.py` registers here,
+printed, compiled by IREE's compiler API for this CPU (llvm-cpu; data-tiled convolutions get the
+whole-row workgroup tiles of `runtime/iree/conv_tiles.py`) and run by IREE's local-task runtime.
+Compiled modules are cached per text and flags, in memory and in `$XRELAY_IREE_CACHE` when set.
+IREE is the optional `iree` extra, imported on first use."""
 
 from __future__ import annotations
 

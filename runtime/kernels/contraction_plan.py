@@ -136,19 +136,16 @@ class ContractionStep:
     convolution) and whose output's zero fill was dropped. `prepare(env)` gives its operand arrays,
     `run(arrays)` computes it as `compile_structured` does, `finish(env, arrays)` binds its result."""
 
-    def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int,
-                 result=None):
+    def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int):
         self.planned, self.run, self.prepare, self.finish, self.n_in = planned, run, prepare, finish, n_in
-        self.result = result
-        """The op's result (an SSA value)."""
 
     @staticmethod
     def of(run: Callable, prepare: Callable, finish: Callable, n_in: int,
-           zero_init: Sequence[bool], result=None) -> ContractionStep | None:
+           zero_init: Sequence[bool]) -> ContractionStep | None:
         planned = getattr(run, "fast_only", None)
         if not (isinstance(planned, PlannedContraction) and zero_init and zero_init[0]):
             return None
-        return ContractionStep(planned, run, prepare, finish, n_in, result)
+        return ContractionStep(planned, run, prepare, finish, n_in)
 
     def __call__(self, env: list) -> None:
         arrays = self.prepare(env)

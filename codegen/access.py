@@ -3,7 +3,8 @@
 `IndexRanges` bounds every index value it can (constants, loop induction variables, `affine.apply`
 and integer arithmetic over them) so that an access proven inside its memref needs no check in the
 generated code. `parallel_safe(loop, roots)` says whether the iterations of an `scf.for` touch
-disjoint elements of every buffer they write, so the loop may run across threads.
+disjoint elements of every buffer they write, so the loop may run across threads. `free_values(op)`
+lists what a loop outlined into a C function takes as parameters.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 
 from xdsl.dialects import affine, arith, memref, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.runtime.executor.static_layouts import layout_of
@@ -143,3 +144,13 @@ def parallel_safe(loop: scf.ForOp, roots: Mapping[SSAValue, object]) -> bool:
         if not any(_owned_by(index, loop) and strides[axis] != 0 for axis, index in enumerate(indices)):
             return False
     return True
+
+
+def free_values(op: Operation) -> list[SSAValue]:
+    """The values `op` and the ops inside it use but that are defined outside it, in order of first use."""
+    found: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        for value in inner.operands:
+            if value not in found and not op.is_ancestor(value.owner):
+                found[value] = None
+    return list(found)

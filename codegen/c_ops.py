@@ -24,7 +24,11 @@ from xdsl.ir import Attribute
 
 from xrelay.runtime.native.build import NativeUnsupported
 
-PRELUDE = r"""#include <math.h>
+PRELUDE = r"""/* Each arith.mulf and arith.addf rounds on its own, as in MLIR without the `contract` flag: gcc
+   would otherwise fuse them into an FMA where it chooses, and two nests that update an element in
+   the same order (a loop pass's before and after) could round differently. */
+#pragma GCC optimize("fp-contract=off")
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

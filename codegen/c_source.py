@@ -25,7 +25,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 from xrelay.runtime.reference.affine_loops import certain_range, constant_int, scf_loops
 from xrelay.runtime.reference.loops_source import SourceWriter
 from xrelay.runtime.kernels.affine_views import ExecutionError
-from xrelay.codegen.access import IndexRanges, parallel_safe
+from xrelay.codegen.access import IndexRanges, free_values, parallel_safe
 from xrelay.codegen.c_ops import PRELUDE, c_literal, c_type, scalar_expression
 from xrelay.runtime.native.build import NativeUnsupported
 from xrelay.runtime.executor.program_entry import entry_and_globals
@@ -37,6 +37,10 @@ _VIEWS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, memref.Su
 
 PARALLEL_WORK = 1 << 15
 """Scalar op executions below which a loop stays on one thread (a fork-join costs microseconds)."""
+
+
+CHUNKS_PER_THREAD = 4
+"""How many pieces a parallel loop's iterations are cut into per thread, for threads to share out."""
 
 
 def located(op: Operation) -> str:
@@ -101,7 +105,8 @@ class CTranslation(SourceWriter):
         self._ranges = IndexRanges()
         self._in_parallel = False
         self._find_roots()
-        header = [PRELUDE, "int xrelay_main(void **slots, int64_t xr_threads) {", "  int xr_err = 0;",
+        self.functions: list[str] = []
+        header = ["int xrelay_main(void **slots, int64_t xr_threads) {", "  int xr_err = 0;",
                   "  (void)xr_threads;"]
         for position, arg in enumerate(self.arguments):
             kind = c_type(arg.type.get_element_type() if isinstance(arg.type, MemRefType) else arg.type)
@@ -114,7 +119,7 @@ class CTranslation(SourceWriter):
         for position, name in enumerate(self.global_names):
             kind = c_type(self.global_arrays_type(name))
             header.append(f"  {kind} *restrict {self._global_root(name)} = ({kind} *)slots[{first_global + position}];")
-        self.source = "\n".join(header + self.lines + ["}", ""])
+        self.source = "\n".join([PRELUDE, *self.functions] + header + self.lines + ["}", ""])
 
     # --- names and buffers -----------------------------------------------------------------------
 
@@ -263,23 +268,81 @@ class CTranslation(SourceWriter):
             self._allocated[root] = (op.parent_block(), False)
 
     def for_loop(self, op: scf.ForOp, indent: int) -> None:
+        trips = _trip_count(op.lb, op.ub, op.step)
+        if (not self._in_parallel and _work(op) * (trips or 16) >= PARALLEL_WORK and trips != 1
+                and parallel_safe(op, self._roots)):
+            self.parallel_for(op, indent)
+        elif not op.results and op.parent_block() is self.func.body.block:
+            self.call(self.function(op, lambda: self.loop(op, 1)), indent)
+        else:
+            self.loop(op, indent)
+
+    def loop(self, op: scf.ForOp, indent: int, lower: str | None = None, upper: str | None = None) -> None:
+        """`op` as a C `for` (from `lower` to `upper` instead of its bounds when they are given)."""
         body = op.body.block
         iv, carried = body.args[0], body.args[1:]
         for arg, init, result in zip(carried, op.iter_args, op.results, strict=True):
             self.emit(indent, f"{c_type(arg.type)} {self.name(arg)} = {self.name(init)};")
             self.names[result] = self.name(arg)
-        parallel = (not self._in_parallel and _work(op) * (_trip_count(op.lb, op.ub, op.step) or 16) >= PARALLEL_WORK
-                    and _trip_count(op.lb, op.ub, op.step) != 1 and parallel_safe(op, self._roots))
-        if parallel:
-            self.emit(indent, "#pragma omp parallel for num_threads(xr_threads) schedule(static)")
-            self.parallel_loops += 1
-            self._in_parallel = True
-        i, lb, ub, step = self.name(iv), self.name(op.lb), self.name(op.ub), self.name(op.step)
+        i, step = self.name(iv), self.name(op.step)
+        lb, ub = lower or self.name(op.lb), upper or self.name(op.ub)
         self.emit(indent, f"for (int64_t {i} = {lb}; {i} < {ub}; {i} += {step}) {{")
         self.block(body, indent + 1)
         self.emit(indent, "}")
-        if parallel:
-            self._in_parallel = False
+
+    def parallel_for(self, op: scf.ForOp, indent: int) -> None:
+        """`op` as up to `CHUNKS_PER_THREAD` chunks of consecutive iterations per OpenMP thread, each
+        run by a call of a function of its own (see `function`) and handed to whichever thread is
+        free: on a machine other processes share, a thread that loses its core does not hold up the
+        loop (a static split waits for the slowest thread)."""
+        self.parallel_loops += 1
+        self._in_parallel = True
+        call = self.function(op, lambda: self.loop(op, 1, "xr_lo", "xr_hi"), chunked=True)
+        self._in_parallel = False
+        lb, ub, step = self.name(op.lb), self.name(op.ub), self.name(op.step)
+        self.emit(indent, "{")
+        self.emit(indent + 1, f"int64_t xr_n = XR_MAX(({ub}) - ({lb}) + ({step}) - 1, 0) / ({step});")
+        self.emit(indent + 1, f"int64_t xr_chunks = XR_MIN(xr_n, {CHUNKS_PER_THREAD} * xr_threads);")
+        self.emit(indent + 1, "#pragma omp parallel for num_threads(xr_threads) schedule(dynamic, 1)")
+        self.emit(indent + 1, "for (int64_t xr_c = 0; xr_c < xr_chunks; xr_c++) {")
+        self.emit(indent + 2, f"int64_t xr_lo = ({lb}) + ({step}) * (xr_n * xr_c / xr_chunks);")
+        self.emit(indent + 2, f"int64_t xr_hi = XR_MIN(({lb}) + ({step}) * (xr_n * (xr_c + 1) / xr_chunks), ({ub}));")
+        self.call(call + ", xr_lo, xr_hi", indent + 2)
+        self.emit(indent + 1, "}")
+        self.emit(indent, "}")
+
+    def function(self, op: Operation, write_body, chunked: bool = False) -> str:
+        """A static C function running `op` (its body written at indent 1 by `write_body`), returning
+        the call's text without its closing parenthesis. Every buffer `op` uses is a `restrict`
+        pointer parameter: gcc trusts `restrict` on parameters (not on locals, nor on the variables
+        an OpenMP region captures), and without it cannot vectorise a loop that stores to one buffer
+        while loading from another."""
+        params, args = [], []
+        for value in free_values(op):
+            if isinstance(value.type, MemRefType):
+                root = self.root(value, op)
+                if root not in args:
+                    params.append(f"{c_type(value.type.get_element_type())} *restrict {root}")
+                    args.append(root)
+            elif value not in self.literals:
+                params.append(f"{c_type(value.type)} {self.name(value)}")
+                args.append(self.name(value))
+        params.append("int64_t xr_threads")
+        args.append("xr_threads")
+        if chunked:
+            params += ["int64_t xr_lo", "int64_t xr_hi"]
+        outer = self.lines
+        self.lines = []
+        write_body()
+        name = f"xr_f{len(self.functions)}"
+        self.functions.append("\n".join([f"static int {name}({', '.join(params)}) {{", "  int xr_err = 0;",
+                                         "  (void)xr_threads;", *self.lines, "  return xr_err;", "}", ""]))
+        self.lines = outer
+        return f"{name}({', '.join(args)}"
+
+    def call(self, call: str, indent: int) -> None:
+        """Call an outlined function; a failure it reports becomes this function's."""
+        self.emit(indent, f"{{ int xr_e = {call}); if (xr_e) __atomic_store_n(&xr_err, xr_e, __ATOMIC_RELAXED); }}")
 
     def parallel_loop(self, op: scf.ParallelOp, indent: int) -> None:
         if op.initVals:

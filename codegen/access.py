@@ -96,15 +96,22 @@ def _affine_range(expr: AffineExpr, operands: list[Range]) -> Range | None:
 
 
 def _owned_by(index: SSAValue, loop: scf.ForOp) -> bool:
-    """Whether different iterations of `loop` give `index` disjoint values: it is the loop's
-    induction variable, or that of a loop inside running from it to at most one step further."""
+    """Whether every value `index` takes in an iteration of `loop` lies in [iv, iv + step), so that
+    different iterations give it disjoint values: it is the loop's induction variable, that plus a
+    constant below the step (a loop unrolled and jammed), or the induction variable of a loop inside
+    running from it to at most one step further."""
     iv = loop.body.block.args[0]
+    step = constant_int(loop.step)
     if index is iv:
         return True
+    if isinstance(index.owner, arith.AddiOp) and iv in index.owner.operands and step is not None:
+        other = index.owner.operands[1] if index.owner.operands[0] is iv else index.owner.operands[0]
+        offset = constant_int(other)
+        return offset is not None and 0 <= offset < step
     inner = loop_of(index)
     if inner is None or not isinstance(inner[0], scf.ForOp) or inner[0].lb is not iv:
         return False
-    step, ub = constant_int(loop.step), inner[0].ub.owner
+    ub = inner[0].ub.owner
     if isinstance(ub, arith.MinSIOp):  # min(iv + tile, bound): a tile's last, partial iteration
         ub = next((o.owner for o in ub.operands if isinstance(o.owner, arith.AddiOp)), None)
     if not isinstance(ub, arith.AddiOp) or step is None or iv not in ub.operands:
@@ -115,8 +122,9 @@ def _owned_by(index: SSAValue, loop: scf.ForOp) -> bool:
 
 def parallel_safe(loop: scf.ForOp, roots: Mapping[SSAValue, object]) -> bool:
     """Whether `loop`'s iterations may run concurrently: it carries no values, and every buffer
-    written inside it (not allocated there) is read and written only through one memref type at one
-    index tuple, of which one index is owned by the loop (`_owned_by`) on an axis of non-zero stride."""
+    written inside it (not allocated there) is read and written only through one memref type, on an
+    axis of non-zero stride where every access's index is owned by the loop (`_owned_by`): each
+    iteration touches its own elements."""
     if loop.iter_args:
         return False
     private, accesses = set(), {}
@@ -136,12 +144,13 @@ def parallel_safe(loop: scf.ForOp, roots: Mapping[SSAValue, object]) -> bool:
     for root, uses in accesses.items():
         if not any(written for _, _, written in uses):
             continue
-        memref_type, indices, _ = uses[0]
-        if any((t, i) != (memref_type, indices) for t, i, _ in uses):
+        memref_type = uses[0][0]
+        if any(t != memref_type for t, _, _ in uses):
             return False
         assert isinstance(memref_type, MemRefType)
         strides, _ = layout_of(memref_type)
-        if not any(_owned_by(index, loop) and strides[axis] != 0 for axis, index in enumerate(indices)):
+        if not any(strides[axis] != 0 and all(_owned_by(indices[axis], loop) for _, indices, _ in uses)
+                   for axis in range(len(strides))):
             return False
     return True
 

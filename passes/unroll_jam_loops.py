@@ -1,0 +1,156 @@
+"""UnrollJamLoops: unroll an output loop of an accumulation nest and jam the copies into its innermost body.
+
+An accumulation nest (`tile_loops.py`) updates one output element per innermost iteration,
+`out[..] = f(out[..], a[..], b[..])`. When an output loop `l` (not the innermost) does not index
+some load that the innermost loop walks, copies of the innermost body for `l, l + 1, ..,
+l + factor - 1` side by side reuse that load: a convolution's `co` loop shares one row of its
+input between `factor` filters, a matmul's `i` loop one row of `b` between `factor` rows of `a`.
+The pass steps `l` by `factor` and repeats the innermost body for each of those iterations:
+
+    for co: for ci, kh, kw: for oh, ow: out[co, ..] += in[ci, ..] * w[co, ..]
+      ->  for co (step 4): for ci, kh, kw: for oh, ow: out[co + u, ..] += in[ci, ..] * w[co + u, ..], u = 0..3
+
+Legal because each output element is still updated by the same iterations in the same order:
+iterations of `l` write disjoint elements (its induction variable is one of the store's indices),
+the body writes no other buffer, and it reads the output only at the element it stores. The pass
+checks that, as `tile-loops` does: loops carry no values; the innermost body holds no region, one
+`memref.store` and no allocation or copy; every load of the stored buffer is through the same memref
+at the same indices; `l` has constant bounds with a trip count that `factor` divides, and its
+induction variable is used only in the innermost body (no inner loop's bounds depend on it). Of the
+loops that qualify, the innermost is unrolled. Other nests are left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException
+
+from xrelay.instrument.statistics import Statistic
+from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
+from xrelay.passes.tile_loops import _buffer, _constant
+
+JAMMED_NESTS = Statistic("num-jammed-nests", "Number of loop nests whose output loop was unrolled and jammed")
+
+_INDEX_OPS = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
+              affine.ApplyOp)
+"""Ops that may sit between the loops of a nest (a tile's bounds), not only in its innermost body."""
+
+
+def loop_chain(loop: scf.ForOp) -> list[scf.ForOp] | None:
+    """`loop` and the loops nested in it, each body holding index arithmetic and the next loop, down to
+    a body without loops; None when a loop carries values or a body holds anything else."""
+    loops = [loop]
+    while True:
+        if loops[-1].iter_args:
+            return None
+        body = list(loops[-1].body.block.ops)[:-1]  # without the scf.yield
+        inner = [op for op in body if isinstance(op, scf.ForOp)]
+        if not inner:
+            return loops
+        if len(inner) > 1 or not all(isinstance(op, _INDEX_OPS) for op in body if op is not inner[0]):
+            return None
+        loops.append(inner[0])
+
+
+def _depends_on(value: SSAValue, ivs: set[SSAValue], inside: set[Operation]) -> bool:
+    """Whether `value` is computed, within the ops `inside`, from one of `ivs`."""
+    if value in ivs:
+        return True
+    owner = value.owner
+    return owner in inside and any(_depends_on(v, ivs, inside) for v in owner.operands)
+
+
+def _accumulates(body: Block) -> memref.StoreOp | None:
+    """The one store of an innermost body that accumulates into its output (module docstring)."""
+    ops = list(body.ops)
+    stores = [op for op in ops if isinstance(op, memref.StoreOp)]
+    if len(stores) != 1 or any(op.regions or isinstance(op, memref.AllocOp | memref.AllocaOp | memref.CopyOp
+                                                        | memref.DeallocOp) for op in ops):
+        return None
+    (store,) = stores
+    written = _buffer(store.memref)
+    for op in ops:
+        if isinstance(op, memref.LoadOp) and _buffer(op.memref) is written:
+            if op.memref is not store.memref or tuple(op.indices) != tuple(store.indices):
+                return None
+    return store
+
+
+def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
+    """The loop of the nest to unroll by `factor` and jam (module docstring), or None."""
+    innermost = loops[-1]
+    body = innermost.body.block
+    store = _accumulates(body)
+    if store is None:
+        return None
+    inside = set(body.ops)
+    walked = {innermost.body.block.args[0]}
+    walking_loads = [op for op in body.ops if isinstance(op, memref.LoadOp)
+                     and any(_depends_on(i, walked, inside) for i in op.indices)]
+    for loop in reversed(loops[:-1]):
+        iv = loop.body.block.args[0]
+        bounds = [_constant(v) for v in (loop.lb, loop.ub, loop.step)]
+        if None in bounds or bounds[2] <= 0 or (bounds[1] - bounds[0]) <= 0:
+            continue
+        trips = -(-(bounds[1] - bounds[0]) // bounds[2])
+        if trips % factor or iv not in tuple(store.indices) or any(use.operation not in inside for use in iv.uses):
+            continue
+        if any(not any(_depends_on(i, {iv}, inside) for i in load.indices) for load in walking_loads):
+            return loop
+    return None
+
+
+class UnrollJamOutputLoop(RewritePattern):
+    """Unroll and jam one outermost accumulation nest (see the module docstring)."""
+
+    def __init__(self, factor: int):
+        self.factor = factor
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.parent_op(), scf.ForOp) or (loops := loop_chain(op)) is None or len(loops) < 2:
+            return
+        loop = jammed_loop(loops, self.factor)
+        if loop is None:
+            return
+        step = _constant(loop.step)
+        new_step = arith.ConstantOp(IntegerAttr(step * self.factor, IndexType()))
+        rewriter.insert(new_step, InsertPoint.before(op))
+        old_step = loop.step.owner
+        loop.operands = (loop.lb, loop.ub, new_step.result)
+        rewriter.handle_operation_modification(loop)
+        if isinstance(old_step, arith.ConstantOp) and not old_step.result.uses:
+            rewriter.erase_op(old_step)
+        body = loops[-1].body.block
+        original = list(body.ops)[:-1]
+        iv, end = loop.body.block.args[0], body.last_op
+        for copy in range(1, self.factor):
+            offset = arith.ConstantOp(IntegerAttr(copy * step, IndexType()))
+            rewriter.insert(offset, InsertPoint.before(op))
+            shifted = arith.AddiOp(iv, offset.result)
+            rewriter.insert(shifted, InsertPoint.before(end))
+            mapping: dict[SSAValue, SSAValue] = {iv: shifted.result}
+            rewriter.insert([inner.clone(mapping) for inner in original], InsertPoint.before(end))
+        JAMMED_NESTS.add()
+
+
+@register_xrelay_pass("unroll-jam-loops", statistics=(JAMMED_NESTS, REWRITES))
+@dataclass(frozen=True)
+class UnrollJamLoops(XRelayPass):
+    """Unroll an output loop of every accumulation nest by `factor` and jam the copies into the
+    innermost body, where they share a load (loops level; see the module docstring)."""
+
+    factor: int = 4
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.factor < 1:
+            raise PassFailedException(f"unroll-jam-loops: factor must be at least 1, got {self.factor}")
+        if self.factor > 1:
+            rewrite_module(UnrollJamOutputLoop(self.factor), op, apply_recursively=False)

@@ -15,7 +15,7 @@ iterations of `l` write disjoint elements (its induction variable is one of the 
 the body writes no other buffer, and it reads the output only at the element it stores. The pass
 checks that, as `tile-loops` does: loops carry no values; the innermost body holds no region, one
 `memref.store` and no allocation or copy; every load of the stored buffer is through the same memref
-at the same indices; `l` has constant bounds with a trip count that `factor` divides, and its
+at the same indices; `l` has a known trip count (`trip_count`) that `factor` divides, and its
 induction variable is used only in the innermost body (no inner loop's bounds depend on it). Of the
 loops that qualify, the innermost is unrolled. Other nests are left alone.
 """
@@ -83,6 +83,19 @@ def _accumulates(body: Block) -> memref.StoreOp | None:
     return store
 
 
+def trip_count(loop: scf.ForOp) -> int | None:
+    """The iterations of `loop` when they are known: constant bounds and step, or a tile's points
+    running from a value to that value plus a constant (`tile-loops` where the tile divides the loop)."""
+    step, extent = _constant(loop.step), None
+    if _constant(loop.lb) is not None and _constant(loop.ub) is not None:
+        extent = _constant(loop.ub) - _constant(loop.lb)
+    elif isinstance(end := loop.ub.owner, arith.AddiOp) and loop.lb in end.operands:
+        extent = _constant(end.operands[1] if end.operands[0] is loop.lb else end.operands[0])
+    if step is None or step <= 0 or extent is None or extent <= 0:
+        return None
+    return -(-extent // step)
+
+
 def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
     """The loop of the nest to unroll by `factor` and jam (module docstring), or None."""
     innermost = loops[-1]
@@ -96,11 +109,8 @@ def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
                      and any(_depends_on(i, walked, inside) for i in op.indices)]
     for loop in reversed(loops[:-1]):
         iv = loop.body.block.args[0]
-        bounds = [_constant(v) for v in (loop.lb, loop.ub, loop.step)]
-        if None in bounds or bounds[2] <= 0 or (bounds[1] - bounds[0]) <= 0:
-            continue
-        trips = -(-(bounds[1] - bounds[0]) // bounds[2])
-        if trips % factor or iv not in tuple(store.indices) or any(use.operation not in inside for use in iv.uses):
+        trips = trip_count(loop)
+        if trips is None or trips % factor or iv not in tuple(store.indices) or any(use.operation not in inside for use in iv.uses):
             continue
         if any(not any(_depends_on(i, {iv}, inside) for i in load.indices) for load in walking_loads):
             return loop

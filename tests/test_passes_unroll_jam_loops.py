@@ -1,0 +1,98 @@
+"""unroll-jam-loops: a matmul's and a strided, padded convolution's nests, as lowered and after
+tile-loops, unrolled and jammed compute what numpy written here does, and bit for bit what the nests
+did before (each output element's updates keep their order), natively and on the numpy loops
+executor; the jammed convolution still runs its output loop across threads; a nest the pass must
+not change stays as it was (the IR: tests/filecheck/passes/unroll_jam_loops.mlir)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import PassFailedException
+
+from op_levels import single_op_module
+from xrelay.codegen.program import NativeProgram
+from xrelay.dialects import make_context
+from xrelay.lowering import lower
+from xrelay.passes.tile_loops import TileLoops
+from xrelay.passes.unroll_jam_loops import UnrollJamLoops
+from xrelay.runtime.reference.loops_exec import LoopsProgram
+from xdsl.parser import Parser
+
+RNG = np.random.default_rng(34)
+A, B = RNG.standard_normal((24, 40), np.float32), RNG.standard_normal((36, 40), np.float32)
+X, W = RNG.standard_normal((1, 3, 9, 9), np.float32), RNG.standard_normal((8, 3, 3, 3), np.float32)
+CASES = [("nn.dense", [A, B], {}), ("nn.conv2d", [X, W], {"padding": (1, 1, 1, 1), "strides": (2, 2)})]
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "native-cache"))
+
+
+def reference(name: str) -> np.ndarray:
+    """The op in numpy, float64."""
+    if name == "nn.dense":
+        return A.astype(np.float64) @ B.T
+    x = np.pad(X.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    return sum(np.einsum("nchw,oc->nohw", x[:, :, i:i + 9:2, j:j + 9:2], W[:, :, i, j])
+               for i in range(3) for j in range(3))
+
+
+def stores(module) -> int:
+    return sum(op.name == "memref.store" for op in module.walk())
+
+
+@pytest.mark.parametrize("tiled", [False, True], ids=["as-lowered", "tiled"])
+@pytest.mark.parametrize("name, args, attrs", CASES, ids=[case[0] for case in CASES])
+def test_jammed_nests_compute_what_the_nests_did(name, args, attrs, tiled):
+    loops = lower(single_op_module(name, args, attrs), to="loops")
+    if tiled:
+        loops = TileLoops(tile=4)(loops)
+    jammed = UnrollJamLoops(factor=2)(loops)
+    assert stores(jammed) == stores(loops) + 1  # the accumulation's store, twice
+    (before,) = NativeProgram(loops)(*args)
+    program = NativeProgram(jammed)
+    (after,) = program(*args)
+    np.testing.assert_array_equal(after, before)
+    np.testing.assert_allclose(after, reference(name), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(LoopsProgram(jammed)(*args)[0], after, rtol=1e-5, atol=1e-5)
+    assert program.parallel_loops >= 1
+
+
+PREFIX_SUM = """
+func.func @main(%x: memref<6xf32>) -> memref<7xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %out = memref.alloc() : memref<7xf32>
+  scf.for %i = %c0 to %c6 step %c1 {
+    scf.for %k = %c0 to %c3 step %c1 {
+      %j = arith.addi %i, %c1 : index
+      %prev = memref.load %out[%i] : memref<7xf32>
+      %v = memref.load %x[%k] : memref<6xf32>
+      %s = arith.addf %prev, %v : f32
+      memref.store %s, %out[%j] : memref<7xf32>
+    }
+  }
+  func.return %out : memref<7xf32>
+}
+"""
+
+
+def test_a_nest_reading_what_another_iteration_wrote_is_left_alone():
+    module = Parser(make_context(), PREFIX_SUM).parse_module()
+    assert str(UnrollJamLoops(factor=2)(module)) == str(module)
+    x = np.arange(6, dtype=np.float32)
+    expected = np.zeros(7, np.float32)
+    for i in range(6):
+        for k in range(3):
+            expected[i + 1] = expected[i] + x[k]
+    np.testing.assert_array_equal(NativeProgram(UnrollJamLoops(factor=2)(module))(x)[0], expected)
+
+
+def test_a_factor_below_one_is_refused():
+    loops = lower(single_op_module("nn.relu", [(2, 2)], {}), to="loops")
+    with pytest.raises(PassFailedException, match="unroll-jam-loops: factor must be at least 1, got 0"):
+        UnrollJamLoops(factor=0)(loops)

@@ -1,13 +1,14 @@
-"""What `tile-loops` buys at the loops level: a model's loops as lowered against the same loops after
-the pass, both run by the native loops executor (codegen/); optionally the linalg level too.
+"""What the loop passes buy at the loops level: a model's loops as lowered against the same loops after
+`tile-loops`, and after `tile-loops` then `unroll-jam-loops`, all run by the native loops executor
+(codegen/); optionally the linalg level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
-        [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--linalg] [--rounds 5] [--block 3] \\
-        [--threads 2]
+        [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--jam 4] [--linalg] [--rounds 5] \\
+        [--block 3] [--threads 2]
 
 `matmul` is nn.dense of 256x512 by 512x512; `conv` a 3x3 convolution, 64 to 64 channels over 56x56
 (padding 1); `resnet18` ResNet-18 on a 1x3xSIZExSIZE image with its weights bound. `--linalg` adds
-the model at the linalg level (xrelay's linalg executor, `compile_linalg`, its default threading) as a third contender.
+the model at the linalg level (xrelay's linalg executor, `compile_linalg`, its default threading) as a fourth contender.
 Each contender runs in a process of its own (workers.py: no OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE),
 compiles its module once before the timed turns (the compilation time is printed, 0 when the
 library came from the cache), checks its result against the nn level, and takes `--block` timed
@@ -50,10 +51,11 @@ def model(name: str, size: int):
 
 
 def worker(name: str, size: int, kind: str) -> None:
-    """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=kind}, or at the
-    linalg level (`kind` "linalg")."""
+    """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=T} ("T"), after
+    that and unroll-jam-loops{factor=F} ("TxF"), or at the linalg level (`kind` "linalg")."""
     from xrelay.lowering import lower
     from xrelay.passes.tile_loops import TileLoops
+    from xrelay.passes.unroll_jam_loops import UnrollJamLoops
     from xrelay.runtime import compile_linalg, run
     from xrelay.codegen.program import NativeProgram
 
@@ -64,7 +66,12 @@ def worker(name: str, size: int, kind: str) -> None:
         info = {"compile_s": time.perf_counter() - started, "parallel_loops": 0}
     else:
         loops = lower(module, to="loops")
-        program = NativeProgram(TileLoops(tile=int(kind))(loops) if int(kind) else loops)
+        tile, _, factor = kind.partition("x")
+        if int(tile):
+            loops = TileLoops(tile=int(tile))(loops)
+        if factor:
+            loops = UnrollJamLoops(factor=int(factor))(loops)
+        program = NativeProgram(loops)
         info = {"compile_s": program.compile_seconds or 0.0, "parallel_loops": program.parallel_loops}
     args = [inputs[n] for n in program.arg_names]
     result = np.asarray(program(*args)[0], np.float64)
@@ -86,12 +93,14 @@ def main() -> None:
     parser.add_argument("--model", choices=["matmul", "conv", "resnet18"], default="conv")
     parser.add_argument("--size", type=int, default=64, help="ResNet-18's image side (default 64)")
     parser.add_argument("--tile", type=int, default=32)
+    parser.add_argument("--jam", type=int, default=4, help="unroll-jam-loops' factor after tile-loops (default 4)")
     parser.add_argument("--linalg", action="store_true", help="also time the model at the linalg level")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--block", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    contenders = {"as lowered": "0", f"tile-loops{{tile={args.tile}}}": str(args.tile)}
+    contenders = {"as lowered": "0", f"tile-loops{{tile={args.tile}}}": str(args.tile),
+                  f"+ unroll-jam{{factor={args.jam}}}": f"{args.tile}x{args.jam}"}
     if args.linalg:
         contenders["linalg level"] = "linalg"
     workers = {}
@@ -105,12 +114,14 @@ def main() -> None:
     for label, (times, *_rest) in results.items():
         info = workers[label].info
         medians[label] = statistics.median(times) * 1e3
-        print(f"{args.model} {label:>22}: median {medians[label]:9.2f} ms over {len(times)} runs "
+        print(f"{args.model} {label:>25}: median {medians[label]:9.2f} ms over {len(times)} runs "
               f"(compiled in {info['compile_s']:.2f} s, {info['parallel_loops']} parallel loops, "
               f"max error {info['error']:.1e} of the largest |value|)")
-    before, after, *linalg = medians.values()
-    against = f"; as lowered / linalg: {before / linalg[0]:.2f}x, tiled / linalg: {after / linalg[0]:.2f}x" if linalg else ""
-    print(f"as lowered / tiled: {before / after:.2f}x{against}; {args.threads} threads; 1-min load average "
+    before, after, jammed, *linalg = medians.values()
+    against = (f"; as lowered / linalg: {before / linalg[0]:.2f}x, tiled / linalg: {after / linalg[0]:.2f}x, "
+               f"jammed / linalg: {jammed / linalg[0]:.2f}x") if linalg else ""
+    print(f"as lowered / tiled: {before / after:.2f}x, tiled / jammed: {after / jammed:.2f}x{against}; "
+          f"{args.threads} threads; 1-min load average "
           f"{min(loads):.1f}-{max(loads):.1f}; {time.strftime('%H:%M:%S')}")
     print(json.dumps({"medians_ms": medians, "loads": loads}))
 

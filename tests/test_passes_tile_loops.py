@@ -62,15 +62,17 @@ def test_a_tile_below_one_is_refused():
         TileLoops(tile=0)(loops)
 
 
-@pytest.mark.slow  # three worker processes: ResNet-18 compiled twice (~8 s each) and at the linalg level
+@pytest.mark.slow  # four worker processes: ResNet-18 compiled three times (~8 s each) and at the linalg level
 def test_the_tiling_benchmark_prints_every_contender_and_their_ratios():
     root = Path(__file__).parent.parent
     done = subprocess.run([sys.executable, str(root / "benchmarks" / "loops_tiling.py"), "--model", "resnet18",
-                           "--size", "32", "--linalg", "--rounds", "1", "--block", "1", "--tile", "16"],
+                           "--size", "32", "--linalg", "--rounds", "1", "--block", "1", "--tile", "16", "--jam", "2"],
                           capture_output=True, text=True, check=True)
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("resnet18             as lowered: median ")
-    assert lines[1].startswith("resnet18    tile-loops{tile=16}: median ")
-    assert lines[2].startswith("resnet18           linalg level: median ")
-    assert all("max error" in line and "e-0" in line for line in lines[:3])
-    assert lines[3].startswith("as lowered / tiled: ") and "tiled / linalg: " in lines[3]
+    assert lines[0].startswith("resnet18                as lowered: median ")
+    assert lines[1].startswith("resnet18       tile-loops{tile=16}: median ")
+    assert lines[2].startswith("resnet18   + unroll-jam{factor=2}: median ")
+    assert lines[3].startswith("resnet18              linalg level: median ")
+    assert all("max error" in line and "e-0" in line for line in lines[:4])
+    assert lines[4].startswith("as lowered / tiled: ") and "tiled / jammed: " in lines[4]
+    assert "jammed / linalg: " in lines[4]

@@ -20,8 +20,8 @@ from xrelay.runtime.reference.loops_exec import LoopsProgram
 from xdsl.parser import Parser
 
 RNG = np.random.default_rng(34)
-A, B = RNG.standard_normal((24, 40), np.float32), RNG.standard_normal((36, 40), np.float32)
-X, W = RNG.standard_normal((1, 3, 9, 9), np.float32), RNG.standard_normal((8, 3, 3, 3), np.float32)
+A, B = RNG.standard_normal((64, 96), np.float32), RNG.standard_normal((48, 96), np.float32)
+X, W = RNG.standard_normal((1, 8, 21, 21), np.float32), RNG.standard_normal((32, 8, 3, 3), np.float32)
 CASES = [("nn.dense", [A, B], {}), ("nn.conv2d", [X, W], {"padding": (1, 1, 1, 1), "strides": (2, 2)})]
 
 
@@ -35,7 +35,7 @@ def reference(name: str) -> np.ndarray:
     if name == "nn.dense":
         return A.astype(np.float64) @ B.T
     x = np.pad(X.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    return sum(np.einsum("nchw,oc->nohw", x[:, :, i:i + 9:2, j:j + 9:2], W[:, :, i, j])
+    return sum(np.einsum("nchw,oc->nohw", x[:, :, i:i + 21:2, j:j + 21:2], W[:, :, i, j])
                for i in range(3) for j in range(3))
 
 

@@ -37,9 +37,8 @@ _VIEWS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, memref.Su
 
 PARALLEL_WORK = 1 << 20
 """Scalar op executions below which a loop stays on one thread. A fork-join costs microseconds on an
-idle machine, but on a shared one the join waits until every thread of the team has been scheduled:
-ResNet-18 at 224x224 (tile-loops, unroll-jam-loops) at load 11, two threads, took medians of 756-955 ms
-with 127 parallel loops (from 1 << 15 operations) and 656-735 ms with 38 (from 1 << 20)."""
+idle machine, but on a shared one the join waits until every thread of the team has been scheduled
+again, which takes milliseconds: only loops of about a millisecond's work or more are split."""
 
 
 CHUNKS_PER_THREAD = 4

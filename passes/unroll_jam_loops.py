@@ -16,8 +16,9 @@ the body writes no other buffer, and it reads the output only at the element it 
 checks that, as `tile-loops` does: loops carry no values; the innermost body holds no region, one
 `memref.store` and no allocation or copy; every load of the stored buffer is through the same memref
 at the same indices; `l` has a known trip count (`trip_count`) that `factor` divides, and its
-induction variable is used only in the innermost body (no inner loop's bounds depend on it). Of the
-loops that qualify, the innermost is unrolled. Other nests are left alone.
+induction variable is used only in the innermost body (no inner loop's bounds depend on it). The
+loop over the output's last axis stays as it is (the C compiler vectorises it); of the other loops
+that qualify, the innermost is unrolled. Other nests are left alone.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
     for loop in reversed(loops[:-1]):
         iv = loop.body.block.args[0]
         trips = trip_count(loop)
-        if trips is None or trips % factor or iv not in tuple(store.indices) or any(use.operation not in inside for use in iv.uses):
+        if (trips is None or trips % factor or iv not in tuple(store.indices) or iv is store.indices[-1]
+                or any(use.operation not in inside for use in iv.uses)):
             continue
         if any(not any(_depends_on(i, {iv}, inside) for i in load.indices) for load in walking_loads):
             return loop

@@ -43,7 +43,9 @@ from xrelay.passes.kernels.split_elementwise_bodies import SplitElementwiseBodie
 from xrelay.passes.kernels.split_kernels import SplitKernels
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.passes.kernels.plan_memory import PlanMemory
+from xrelay.passes.sink_reduction_loops import SinkReductionLoops
 from xrelay.passes.tile_loops import TileLoops
+from xrelay.passes.unroll_jam_loops import UnrollJamLoops
 from xrelay.passes import (
     BackwardFoldScaleAxis,
     CanonicalizeOps,
@@ -326,6 +328,11 @@ PASSES = {
         name="kernels"),
     "TileLoops": TileLoops,  # on nn: no loops to tile
     "tile-loops(lowered)": lambda: Sequential([lowering_pipeline("loops"), TileLoops(tile=2)], name="tiled-loops"),
+    "SinkReductionLoops": SinkReductionLoops,  # on nn: no loops
+    "UnrollJamLoops": UnrollJamLoops,  # on nn: no loops
+    "loop-passes(lowered)": lambda: Sequential(
+        [lowering_pipeline("loops"), TileLoops(tile=2), SinkReductionLoops(), UnrollJamLoops(factor=2)],
+        name="jammed-loops"),
 }
 
 

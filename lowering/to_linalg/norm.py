@@ -101,8 +101,10 @@ def lower_log_softmax(op: Operation, e: Emitter) -> list[SSAValue]:
 
 @lowers(nn.LayerNormOp)
 def lower_layer_norm(op: Operation, e: Emitter) -> list[SSAValue]:
-    """nn.layer_norm → sum-reduce, sum-reduce of squared deviations, then one generic
-    `(x - sum/n) / sqrt(sq/n + eps) * gamma + beta` with gamma/beta read along `axis`."""
+    """nn.layer_norm → sum-reduce; `mean = sum/n`; sum-reduce of squared deviations `(x - mean)^2`;
+    `sqrt(sq/n + eps)`; then `(x - mean) / that * gamma + beta` with gamma/beta read along `axis`. The
+    statistics are generics of their own over the reduced shape, so the last generic is a chain of one
+    op per step over its operands (a kernel's elementwise chain), each statistic computed once per row."""
     attrs = op.attrs()
     data, gamma, beta = op.operands
     shape = shape_of(data)
@@ -110,26 +112,37 @@ def lower_layer_norm(op: Operation, e: Emitter) -> list[SSAValue]:
     axis = normalize_axis(int(attrs["axis"]), len(shape), "nn.layer_norm")
     full, reduced, reduced_shape, iterators = _along(shape, axis)
     count = shape[axis]
+    over_rows = affine_map(len(reduced_shape), dims(len(reduced_shape)))
 
-    def centred(b, x, total):
-        return b.binary("sub", x, b.binary("div", total, b.scalar(count, x.type)))
+    def per_row(value: SSAValue, body) -> SSAValue:
+        return e.generic([value], e.empty(reduced_shape, element_type), [over_rows, over_rows],
+                         [PARALLEL] * len(reduced_shape), body)
 
     def add_square(b, args):
-        deviation = centred(b, args[0], args[1])
+        deviation = b.binary("sub", args[0], args[1])
         return b.binary("add", args[2], b.binary("mul", deviation, deviation))
 
     total = e.generic([data], e.filled(0, reduced_shape, element_type), [full, reduced], iterators,
                       lambda b, args: b.binary("add", args[0], args[1]))
-    squares = e.generic([data, total], e.filled(0, reduced_shape, element_type), [full, reduced, reduced], iterators,
+    mean = per_row(total, lambda b, args: b.binary("div", args[0], b.scalar(count, args[0].type)))
+    squares = e.generic([data, mean], e.filled(0, reduced_shape, element_type), [full, reduced, reduced], iterators,
                         add_square)
+    epsilon = attrs["epsilon"]
+    deviation = per_row(squares, lambda b, args: b.sqrt(b.binary("add", b.binary("div", args[0], b.scalar(
+        count, args[0].type)), b.scalar(epsilon, args[0].type))))
     per_channel = _gamma_beta(attrs, gamma, beta)
 
     def normalise(b, args):
-        x, t, sq = args[0], args[1], args[2]
-        return _normalised(b, centred(b, x, t), b.binary("div", sq, b.scalar(count, x.type)), attrs, args[3:-1])
+        y = b.binary("div", b.binary("sub", args[0], args[1]), args[2])
+        rest = list(args[3:-1])
+        if attrs["scale"]:
+            y = b.binary("mul", y, rest.pop(0))
+        if attrs["center"]:
+            y = b.binary("add", y, rest.pop(0))
+        return y
 
     channel = affine_map(len(shape), [dims(len(shape))[axis]])
-    return [e.generic([data, total, squares, *per_channel], e.empty(shape, element_type),
+    return [e.generic([data, mean, deviation, *per_channel], e.empty(shape, element_type),
                       [full, reduced, reduced] + [channel] * len(per_channel) + [full], [PARALLEL] * len(shape),
                       normalise)]
 

@@ -53,15 +53,23 @@ func.func @norm(%x: tensor<2x5xf32>, %g: tensor<5xf32>, %b: tensor<5xf32>) -> (t
 // CHECK-NEXT:      %[[D2:.*]] = arith.subf %[[X2]], %[[M2]] : f32
 // CHECK-NEXT:      %[[L:.*]] = math.log %[[S2]] : f32
 // CHECK-NEXT:      arith.subf %[[D2]], %[[L]] : f32
-// layer_norm: the sum, the sum of squared deviations from sum / n, then one generic with gamma
-// and beta read along the last axis.
+// layer_norm: the sum; its mean per row; the sum of squared deviations from the mean; sqrt(sq / n +
+// eps) per row; then one generic of one op per step: subtract, divide, gamma, beta.
 // CHECK:         %[[T:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%x : tensor<2x5xf32>)
-// CHECK:         %[[Q:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%x, %[[T]] : tensor<2x5xf32>, tensor<2xf32>)
+// CHECK:         %[[MEAN:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[T]] : tensor<2xf32>)
+// CHECK:           arith.constant 5.000000e+00 : f32
+// CHECK-NEXT:      arith.divf
+// CHECK:         %[[Q:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%x, %[[MEAN]] : tensor<2x5xf32>, tensor<2xf32>)
 // CHECK:           arith.mulf %[[DEV:.*]], %[[DEV]] : f32
-// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %[[T]], %[[Q]], %g, %b :
+// CHECK:         %[[SD:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[Q]] : tensor<2xf32>)
 // CHECK:           arith.constant 1.000000e-06 : f32
-// CHECK:           math.sqrt
-// CHECK:           arith.mulf
+// CHECK-NEXT:      arith.addf
+// CHECK-NEXT:      math.sqrt
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %[[MEAN]], %[[SD]], %g, %b :
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      arith.subf
+// CHECK-NEXT:      arith.divf
+// CHECK-NEXT:      arith.mulf
 // CHECK-NEXT:      arith.addf
 
 func.func @lrn(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {

@@ -229,8 +229,8 @@ def test_im2col_products_written_in_place_through_any_output_view(threads):
 @pytest.mark.parametrize("size,channels,kernel,stride,layout", [
     (9, 20, 3, 1, "NHWC"), (10, 136, 3, 2, "NHWC"), (7, 12, 5, 1, "NCHW"), (6, 3, 3, 1, "NHWC")])
 def test_depthwise_through_the_executor(size, channels, kernel, stride, layout, monkeypatch):
-    """A depthwise convolution (groups = channels) at the linalg level: the native tap contraction
-    runs it (any layout: strides over the loops) and equals numpy written here, on repeated calls."""
+    """A depthwise convolution (groups = channels) at the linalg level: the native depthwise kernel
+    runs it (any layout: channels contiguous or strided) and equals numpy written here, on repeated calls."""
     from xdsl.dialects import func
     from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
     from xdsl.ir import Block, Region
@@ -259,12 +259,44 @@ def test_depthwise_through_the_executor(size, channels, kernel, stride, layout, 
     block.add_ops([conv, func.ReturnOp(conv.results[0])])
     module = ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [conv.results[0].type]), Region(block))])
     calls = []
-    monkeypatch.setattr(depthwise_taps, "native_taps", lambda *a: calls.append(1) or conv_kernels.native_taps(*a))
+    monkeypatch.setattr(depthwise_taps, "native_depthwise",
+                        lambda *a: calls.append(conv_kernels.native_depthwise(*a)) or calls[-1])
     program = compile_linalg(lower(bind_params_by_name(module, {"w": wl}), to="linalg"))
     for _ in range(3):
         np.testing.assert_allclose(program(np.ascontiguousarray(x.transpose(perm)))[0], expected.transpose(perm),
                                    rtol=1e-4, atol=1e-4)
-    assert calls
+    assert calls and all(calls)
+
+
+@pytest.mark.parametrize("channels,kernel,stride,dilation", [(37, 3, 1, 1), (48, 5, 2, 1), (20, 3, 1, 2)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_depthwise_kernel_with_epilogue_accumulate_and_copy(channels, kernel, stride, dilation, threads):
+    """`native_depthwise` against numpy written here: the taps' sum plus the output's value, a bias,
+    clip to [0, 6], then x * sigmoid(x) of that (the saved value read again), stored in the output and
+    copied into a padded buffer's interior."""
+    x = RNG.standard_normal((2, 13, 12, channels)).astype(np.float32)
+    w = RNG.standard_normal((kernel, kernel, channels)).astype(np.float32)
+    bias = RNG.standard_normal(channels).astype(np.float32)
+    span = (kernel - 1) * dilation + 1
+    oh, ow = (13 - span) // stride + 1, (12 - span) // stride + 1
+    start = RNG.standard_normal((2, oh, ow, channels)).astype(np.float32)
+    taps = sum(x[:, i * dilation:i * dilation + (oh - 1) * stride + 1:stride,
+                 j * dilation:j * dilation + (ow - 1) * stride + 1:stride].astype(np.float64) * w[i, j]
+               for i in range(kernel) for j in range(kernel))
+    v = np.clip(taps + start + bias, 0, 6)
+    expected = v / (1 + np.exp(-v))
+    out, padded = start.copy(), np.zeros((2, oh + 2, ow + 2, channels), np.float32)
+    nchw = lambda a: a.transpose(0, 3, 1, 2)  # noqa: E731
+    ops = [EpilogueOp(np.add, np.broadcast_to(bias, out.shape)), EpilogueOp(np.maximum, 0.0),
+           EpilogueOp(np.minimum, 6.0, save=True), EpilogueOp(np.negative, None), EpilogueOp(np.exp, None),
+           EpilogueOp(np.add, 1.0), EpilogueOp(np.divide, 1.0, reversed=True),
+           EpilogueOp(np.multiply, conv_kernels.SAVED)]
+    epilogue = NativeEpilogue(None, ops, copy=nchw(padded[:, 1:-1, 1:-1]))
+    assert conv_kernels.native_depthwise(nchw(x), w, (stride, stride), (dilation, dilation), nchw(out), True, threads,
+                                         epilogue)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(padded[:, 1:-1, 1:-1], expected, rtol=1e-5, atol=1e-5)
+    assert not padded[:, 0].any() and not padded[:, :, -1].any()
 
 
 def test_taps_on_a_matrix_vector_product_and_not_on_a_dot():

@@ -93,13 +93,13 @@ def test_data_that_is_a_channel_slice_matches_numpy():
     weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
     module = depthwise_module((1, 8, 8, channels), weight, "NHWC")  # no padding: the op reads the data
     conv = next(op for op in module.walk() if isinstance(op, linalg_structured.Structured)
-                and len(op.get_static_loop_ranges()) == 8)
+                and len(op.get_static_loop_ranges()) == 6)
     constant = [False, True]
     run = linalg_structured.compile_structured(conv, [True], constant)
     wide = RNG.standard_normal((1, 8, 8, 2 * channels)).astype(np.float32)
-    data = wide[..., :channels].reshape(1, 8, 8, channels, 1)
-    out = np.empty((1, 6, 6, channels, 1), np.float32)
-    run([data, weight.reshape(3, 3, 1, channels, 1), out])
+    data = wide[..., :channels]
+    out = np.empty((1, 6, 6, channels), np.float32)
+    run([data, weight, out])
     expected = reference_nhwc(wide[..., :channels], weight.transpose(0, 1, 3, 2), 1, (0, 0, 0, 0), 1)
     np.testing.assert_allclose(out.reshape(expected.shape), expected, rtol=1e-5, atol=1e-5)
 

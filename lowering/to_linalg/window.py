@@ -103,11 +103,17 @@ def emit_conv2d(e: Emitter, data: SSAValue, weight: SSAValue, attrs: dict, resul
         return e.add(named([x, weight], [init], [result_type],
                            strides=_int_pair_attr(strides), dilations=_int_pair_attr(dilation)))
 
-    # Generic: loops (n, [g,] f, oh, ow, c, kh, kw); with groups the channel axes are split.
+    # Generic: loops (n, [g,] f, oh, ow, c, kh, kw); with groups the channel axes are split. A depthwise
+    # convolution (each group one input and one output channel) has loops (n, f, oh, ow, kh, kw), its
+    # weight's input-channel axis read at 0: no reshape between it and its epilogue (form-kernels).
     grouped = groups > 1
-    names = ["n", "g", "f", "oh", "ow", "c", "kh", "kw"] if grouped else ["n", "f", "oh", "ow", "c", "kh", "kw"]
+    depthwise = grouped and groups == _shape(data)[data_layout.index("C")] == out_shape[out_layout.index("C")]
+    names = (["n", "f", "oh", "ow", "kh", "kw"] if depthwise else ["n", "g", "f", "oh", "ow", "c", "kh", "kw"]
+             if grouped else ["n", "f", "oh", "ow", "c", "kh", "kw"])
     loop = dict(zip(names, dims(len(names))))
-    if grouped:
+    if depthwise:
+        init = e.filled(0, out_shape, element_type)
+    elif grouped:
         x = _split_axis(e, x, data_layout.index("C"), groups)
         weight = _split_axis(e, weight, kernel_layout.index("O"), groups)
         out_c = out_layout.index("C")
@@ -119,20 +125,22 @@ def emit_conv2d(e: Emitter, data: SSAValue, weight: SSAValue, attrs: dict, resul
     def results(layout: str, letters: dict[str, list[AffineExpr]]) -> list[AffineExpr]:
         return [expr for letter in layout for expr in letters[letter]]
 
-    channel = [loop["g"], loop["c"]] if grouped else [loop["c"]]
-    out_channel = [loop["g"], loop["f"]] if grouped else [loop["f"]]
+    channel = [loop["f"]] if depthwise else [loop["g"], loop["c"]] if grouped else [loop["c"]]
+    out_channel = [loop["g"], loop["f"]] if grouped and not depthwise else [loop["f"]]
     data_map = results(data_layout, {
         "N": [loop["n"]], "C": channel,
         "H": [loop["oh"] * strides[0] + loop["kh"] * dilation[0]],
         "W": [loop["ow"] * strides[1] + loop["kw"] * dilation[1]]})
-    weight_map = results(kernel_layout, {"O": out_channel, "I": [loop["c"]], "H": [loop["kh"]], "W": [loop["kw"]]})
+    weight_map = results(kernel_layout, {"O": out_channel, "I": [0 if depthwise else loop["c"]], "H": [loop["kh"]],
+                                         "W": [loop["kw"]]})
     out_map = results(out_layout, {"N": [loop["n"]], "C": out_channel, "H": [loop["oh"]], "W": [loop["ow"]]})
     n = len(names)
-    iterators = [PARALLEL] * (n - 3) + [REDUCTION] * 3
+    reductions = 2 if depthwise else 3
+    iterators = [PARALLEL] * (n - reductions) + [REDUCTION] * reductions
     result = e.generic(
         [x, weight], init, [affine_map(n, data_map), affine_map(n, weight_map), affine_map(n, out_map)], iterators,
         lambda b, args: b.binary("add", args[2], b.binary("mul", args[0], args[1])))
-    if grouped:
+    if grouped and not depthwise:
         result = _split_axis(e, result, out_layout.index("C"), groups, collapse=True)
     return result
 

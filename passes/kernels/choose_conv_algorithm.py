@@ -8,7 +8,9 @@ maps), the pass sets `algorithm`:
 - "im2col": one GEMM per block of output rows over copied patches (a 1x1 stride-1 convolution's
   patches are its data, no copy);
 - "generic": what the executor contracts generically (a root that is not a 2-D convolution with
-  static shapes).
+  static shapes), by its indexing maps: a depthwise one (each channel its own filter,
+  `runtime/kernels/depthwise_taps.py`) by the compiled depthwise kernel, which also applies the
+  kernel's epilogue and writes its destination pad.
 The executor runs exactly the algorithm the attribute names.
 """
 

@@ -6,7 +6,7 @@ runs whole on the calling thread). A split costs a worker's wake-up and GIL hand
 microseconds), so a kernel splits only when its work reaches the option for its kind:
 - a convolution by Winograd always splits (its many small matmuls would synchronise OpenBLAS's own
   threads on each); by im2col from `min_conv_macs` multiply-adds; a depthwise one (no input
-  channel is reduced) never (`min_depthwise_macs`, off by default: measured slower at ShuffleNet's sizes);
+  channel is reduced) from `min_depthwise_macs` (its pixels split in the compiled kernel);
 - a matmul from `min_matmul_macs` multiply-adds;
 - a pooling, a reduction or an elementwise chain from `min_points` loop points of its root (or first
   member).
@@ -35,13 +35,10 @@ from xrelay.pass_base import XRelayPass, register_xrelay_pass
 from xrelay.passes.kernels.choose_conv_algorithm import kernel_root
 from xrelay.runtime.executor import plan
 from xrelay.runtime.kernels import conv, linalg_conv
+from xrelay.runtime.kernels.depthwise_taps import MIN_SPLIT_DEPTHWISE_MACS, depthwise_geometry
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair
 from xrelay.runtime.native.conv_kernels import winograd_splits_filters
-
-NEVER = 1 << 62
-"""A threshold no kernel's work reaches."""
-
 
 def _points(op: LinalgStructuredOperation) -> int:
     try:
@@ -62,7 +59,7 @@ class SplitKernels(XRelayPass):
 
     threads: int = 0
     min_conv_macs: int | None = None
-    min_depthwise_macs: int = NEVER
+    min_depthwise_macs: int | None = None
     min_matmul_macs: int | None = None
     min_points: int | None = None
 
@@ -93,7 +90,10 @@ class SplitKernels(XRelayPass):
                 if pair is not None else None
             macs = _points(root)
             if geometry is None:  # depthwise (each channel its own filter) or not a 2-D convolution
-                return default_axis, macs >= self.min_depthwise_macs
+                least = MIN_SPLIT_DEPTHWISE_MACS if self.min_depthwise_macs is None else self.min_depthwise_macs
+                maps = [m.data for m in root.get_indexing_maps()]
+                depthwise = pair is not None and depthwise_geometry(maps, ranges, *pair, len(root.inputs)) is not None
+                return default_axis, depthwise and macs >= least
             out = root.results[0].type.get_shape()
             n, f, oh, ow = (out[a] for a in geometry.out_axes)
             rows, filters = geometry.out_axes[2], geometry.out_axes[1]

@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime.executor.plan import MIN_SPLIT_ELEMENTS
+from xrelay.runtime.kernels.depthwise_taps import depthwise_geometry
 from xrelay.runtime.kernels.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry, conv_geometry
 from xrelay.runtime.kernels.native_epilogue import native_epilogue
 from xrelay.runtime.native.conv_kernels import NativeEpilogue
@@ -101,8 +102,8 @@ class RowTail:
 
 
 class ConvStep:
-    """The step of a structured op that is a 2-D convolution (`linalg_conv.conv_geometry`) with one
-    output: `prepare(env)` gives its operand arrays, `run(arrays)` computes it as
+    """The step of a structured op that is a 2-D convolution (`linalg_conv.conv_geometry`, or a
+    depthwise one: `depthwise_taps.depthwise_geometry`) with one output: `prepare(env)` gives its operand arrays, `run(arrays)` computes it as
     `compile_structured` does, `finish(env, arrays)` binds its result. With a `tail` (set by
     `give_tail`) the step also runs that tail, row block by row block."""
 
@@ -140,8 +141,9 @@ class ConvStep:
            prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,),
            algorithm: str | None = None, parts: int | None = None) -> ConvStep | None:
         """The step of `op` if it is a convolution; `algorithm` as `ConvGeometry.runner` takes it
-        ("generic": None, the op is contracted generically), `parts` as it takes them."""
-        if len(op.outputs) != 1 or len(op.results) != 1 or algorithm == "generic":
+        ("generic": only a depthwise one, else None: the op is contracted generically), `parts` as it
+        takes them."""
+        if len(op.outputs) != 1 or len(op.results) != 1:
             return None
         pair = contraction_pair(op, 0)
         if pair is None:
@@ -151,7 +153,9 @@ class ConvStep:
         except NotImplementedError:
             return None
         maps = [m.data for m in op.get_indexing_maps()]
-        geometry = conv_geometry(maps, ranges, *pair, len(op.inputs))
+        # "generic": contracted by its maps, which the depthwise kernel runs when they are a depthwise one
+        geometry = (conv_geometry(maps, ranges, *pair, len(op.inputs)) if algorithm != "generic" else None) \
+            or depthwise_geometry(maps, ranges, *pair, len(op.inputs))
         if geometry is None:
             return None
         accumulate = not (zero_init and zero_init[0])

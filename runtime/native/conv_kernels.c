@@ -774,3 +774,65 @@ int xrelay_window(const float *x, const int64_t *xs, int64_t n, int64_t oh, int6
     parallel_for(threads, chunks, window_chunk, &job);
     return 0;
 }
+
+/* ---- Depthwise: y[n, oh, ow, c] = sum over the window (kh, kw) of x[n, oh * sh + i * dh, ow * sw + j * dw, c]
+ * * w[i, j, c] (w dense (kh, kw, c); the window inside x), then the epilogue
+ * (`store`). Ranges of the n * oh * ow output pixels are the parallel work; each pixel's channels in
+ * blocks of LANES accumulated over the taps in registers. */
+
+enum { LANES = 16 };
+
+struct depthwise_job {
+    const float *x; const int64_t *xs; int64_t c; const float *w; int64_t kh, kw, sh, sw, dh, dw;
+    const float *acc; const int64_t *accs; float *y; const int64_t *ys; float *y2; const int64_t *ys2;
+    int64_t oh, ow, pixels, per_chunk; const epilogue_op *ops; int n_ops;
+};
+
+static void depthwise_chunk(void *context, int64_t chunk) {
+    const struct depthwise_job *j = context;
+    float val[CHANNELS];
+    int64_t p0 = chunk * j->per_chunk, p1 = p0 + j->per_chunk < j->pixels ? p0 + j->per_chunk : j->pixels;
+    pixel_cursor at = cursor_at(p0, j->oh, j->ow);
+    for (int64_t p = p0; p < p1; p++, cursor_next(&at)) {
+        const float *origin = j->x + at.img * j->xs[0] + at.y * j->sh * j->xs[1] + at.x * j->sw * j->xs[2];
+        /* (channels contiguous: LANES at a time; strided: one by one) */
+        for (int64_t c0 = 0; c0 < j->c; c0 += CHANNELS) {
+            const int64_t cn = j->c - c0 < CHANNELS ? j->c - c0 : CHANNELS;
+            const int64_t sc = j->xs[3];
+            int64_t q0 = 0;
+            for (; sc == 1 && q0 + LANES <= cn; q0 += LANES) {
+                float sum[LANES] = {0};
+                for (int64_t i = 0; i < j->kh; i++)
+                    for (int64_t k = 0; k < j->kw; k++) {
+                        const float *s = origin + i * j->dh * j->xs[1] + k * j->dw * j->xs[2] + c0 + q0;
+                        const float *t = j->w + (i * j->kw + k) * j->c + c0 + q0;
+                        for (int q = 0; q < LANES; q++) sum[q] += s[q] * t[q];
+                    }
+                memcpy(val + q0, sum, sizeof sum);
+            }
+            for (int64_t q = q0; q < cn; q++) {
+                float sum = 0.0f;
+                for (int64_t i = 0; i < j->kh; i++)
+                    for (int64_t k = 0; k < j->kw; k++)
+                        sum += origin[i * j->dh * j->xs[1] + k * j->dw * j->xs[2] + (c0 + q) * sc]
+                               * j->w[(i * j->kw + k) * j->c + c0 + q];
+                val[q] = sum;
+            }
+            store(val, cn, at.img, at.y, at.x, c0, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2, j->ops, j->n_ops);
+        }
+    }
+}
+
+int xrelay_depthwise(const float *x, const int64_t *xs, int64_t n, int64_t c, const float *w, int64_t kh, int64_t kw,
+                     int64_t sh, int64_t sw, int64_t dh, int64_t dw, const float *acc, const int64_t *accs, float *y,
+                     const int64_t *ys, float *y2, const int64_t *ys2, int64_t oh, int64_t ow, int threads,
+                     const epilogue_op *ops, int n_ops) {
+    const int64_t pixels = n * oh * ow;
+    int64_t chunks = threads > 1 ? 4 * (int64_t)threads : 1;
+    if (chunks > pixels) chunks = pixels;
+    if (chunks < 1) return 0;
+    struct depthwise_job job = {x, xs, c, w, kh, kw, sh, sw, dh, dw, acc, accs, y, ys, y2, ys2, oh, ow, pixels,
+                                (pixels + chunks - 1) / chunks, ops, n_ops};
+    parallel_for(threads, chunks, depthwise_chunk, &job);
+    return 0;
+}

@@ -1,8 +1,9 @@
 """Convolutions compiled from `conv_kernels.c`: one call per convolution, no GIL inside.
 
 `native_winograd` (a Winograd F(2,3) or F(4,3) convolution, `runtime/kernels/conv.py`),
-`native_im2col` (im2col + GEMM, `runtime/kernels/linalg_conv.py`) and `native_taps` (a depthwise
-convolution, or any contraction `runtime/kernels/depthwise_taps.py` runs tap by tap) run when the machine's C compiler
+`native_im2col` (im2col + GEMM, `runtime/kernels/linalg_conv.py`), `native_depthwise` (a depthwise
+convolution, `runtime/kernels/depthwise_taps.py`) and `native_taps` (any other contraction that file
+runs tap by tap) run when the machine's C compiler
 built `conv_kernels.c` (cached like the loops executor's libraries, `build.py`) and numpy's BLAS is an
 ILP64 OpenBLAS whose `cblas_sgemm` the C code can call; otherwise they return False and the numpy
 kernels run. `XRELAY_NATIVE=0` chooses numpy, as for the loops level.
@@ -89,9 +90,9 @@ def _built():
                   file=sys.stderr)
             return None
     winograd, im2col = library.handle.xrelay_winograd, library.handle.xrelay_im2col
-    taps, window = library.handle.xrelay_taps, library.handle.xrelay_window
-    winograd.restype = im2col.restype = taps.restype = window.restype = ctypes.c_int
-    return winograd, im2col, sgemm, taps, window
+    taps, window, depthwise = library.handle.xrelay_taps, library.handle.xrelay_window, library.handle.xrelay_depthwise
+    winograd.restype = im2col.restype = taps.restype = window.restype = depthwise.restype = ctypes.c_int
+    return winograd, im2col, sgemm, taps, window, depthwise
 
 
 def available() -> bool:
@@ -244,6 +245,31 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
                  ctypes.c_int(usable_threads(max(1, threads))), i64(BLOCK_BYTES), ctypes.c_int(int(by_filters)),
                  ctypes.c_void_p(built[2]), *ops)
     return _run(built[1], arguments, (x, wmat, out, epilogue), epilogue)
+
+
+def native_depthwise(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], dilation: tuple[int, int],
+                     out: np.ndarray, accumulate: bool, threads: int, epilogue: NativeEpilogue | None = None) -> bool:
+    """The depthwise convolution of x (an (N, C, H, W) view read from (0, 0), every window inside it)
+    with `w`, the (KH, KW, C) weight (C-contiguous), into `out` (an (N, C, OH, OW)
+    view; plus what it holds if `accumulate`) through `epilogue`, over `threads` threads by pixels;
+    False, having done nothing, when the kernel is unavailable or the arrays are not float32 views it
+    can address."""
+    built = _kernel()
+    if built is None or not (x.dtype == w.dtype == out.dtype == np.float32) or not w.flags.c_contiguous:
+        return False
+    bound = _bound(x, out, accumulate, epilogue)
+    if bound is None:
+        return False
+    xv, xs, (_, oh, ow, c), outputs, ops = bound
+    (n, h, width, channels), (kh, kw) = xv.shape, w.shape[:2]
+    if channels != c or w.shape[2] != c or (oh - 1) * strides[0] + (kh - 1) * dilation[0] >= h \
+            or (ow - 1) * strides[1] + (kw - 1) * dilation[1] >= width:
+        return False
+    i64 = ctypes.c_int64
+    arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(n), i64(c), ctypes.c_void_p(w.ctypes.data), i64(kh), i64(kw),
+                 i64(strides[0]), i64(strides[1]), i64(dilation[0]), i64(dilation[1]), *outputs[:6], i64(oh), i64(ow),
+                 ctypes.c_int(usable_threads(max(1, threads))), *ops)
+    return _run(built[5], arguments, (x, w, out, epilogue), epilogue)
 
 
 def native_taps(views: list[np.ndarray], n_out: int, inner: int, accumulate: bool, threads: int = 1):

@@ -49,3 +49,16 @@ func.func @conv_end_padding(%x: tensor<1x1x3x3xf32>, %w: tensor<1x1x2x2xf32>) ->
 // CHECK-NEXT:    %[[P:.*]] = tensor.pad %x low[0, 0, 0, 0] high[0, 0, 1, 1] {
 // CHECK:         } : tensor<1x1x3x3xf32> to tensor<1x1x4x4xf32>
 // CHECK:         linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%[[P]], %w : tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>)
+
+// Depthwise (groups = channels, one input and one output channel per group): a generic over
+// (n, f, oh, ow, kh, kw), the weight's input-channel axis read at 0, no reshape around it (so
+// form-kernels takes its bias and activation into its kernel).
+func.func @conv_depthwise(%x: tensor<1x5x5x3xf32>, %w: tensor<3x3x1x3xf32>) -> tensor<1x3x3x3xf32> {
+  %0 = nn.conv2d(%x, %w) {groups = 3 : i64, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, data_layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x5x5x3xf32>, tensor<3x3x1x3xf32>) -> tensor<1x3x3x3xf32>
+  func.return %0 : tensor<1x3x3x3xf32>
+}
+// CHECK-LABEL: func.func @conv_depthwise
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         %[[G:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, ((d2 * 2) + d4), ((d3 * 2) + d5), d1)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5, 0, d1)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d3, d1)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %w : tensor<1x7x7x3xf32>, tensor<3x3x1x3xf32>)
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         func.return %[[G]] : tensor<1x3x3x3xf32>

@@ -781,6 +781,7 @@ int xrelay_window(const float *x, const int64_t *xs, int64_t n, int64_t oh, int6
  * blocks of LANES accumulated over the taps in registers. */
 
 enum { LANES = 16 };
+typedef float lanes __attribute__((vector_size(LANES * sizeof(float))));  /* one register of sums (gcc's vectors) */
 
 struct depthwise_job {
     const float *x; const int64_t *xs; int64_t c; const float *w; int64_t kh, kw, sh, sw, dh, dw;
@@ -801,14 +802,15 @@ static void depthwise_chunk(void *context, int64_t chunk) {
             const int64_t sc = j->xs[3];
             int64_t q0 = 0;
             for (; sc == 1 && q0 + LANES <= cn; q0 += LANES) {
-                float sum[LANES] = {0};
+                lanes sum = {0};
                 for (int64_t i = 0; i < j->kh; i++)
                     for (int64_t k = 0; k < j->kw; k++) {
-                        const float *s = origin + i * j->dh * j->xs[1] + k * j->dw * j->xs[2] + c0 + q0;
-                        const float *t = j->w + (i * j->kw + k) * j->c + c0 + q0;
-                        for (int q = 0; q < LANES; q++) sum[q] += s[q] * t[q];
+                        lanes a, b;
+                        memcpy(&a, origin + i * j->dh * j->xs[1] + k * j->dw * j->xs[2] + c0 + q0, sizeof a);
+                        memcpy(&b, j->w + (i * j->kw + k) * j->c + c0 + q0, sizeof b);
+                        sum += a * b;
                     }
-                memcpy(val + q0, sum, sizeof sum);
+                memcpy(val + q0, &sum, sizeof sum);
             }
             for (int64_t q = q0; q < cn; q++) {
                 float sum = 0.0f;

@@ -427,8 +427,9 @@ def reference_grouped(x: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:
 @pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO")])
 @pytest.mark.parametrize("kernel", [(1, 1), (3, 2)])
 def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monkeypatch):
-    """3 groups of 4 input and 5 output channels: in NHWC the product's (group, pixel, filter) axes
-    are a strided view of the output, which the batched matmul writes directly."""
+    """3 groups of 4 input and 5 output channels, 2 images: in NHWC im2col, one GEMM per group
+    (`linalg_conv`, natively where the kernels build), no batched matmul; in NCHW (which im2col
+    takes for one image only) the general path. Both equal numpy."""
     from xdsl.dialects import func
     from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
     from xdsl.ir import Block, Region
@@ -437,7 +438,12 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
     from xrelay.lowering import lower
 
     import xrelay.runtime.kernels.contraction_plan as planned
+    from xrelay.runtime.kernels import linalg_conv
+    from xrelay.runtime.native import conv_kernels
 
+    groups_seen = []  # the group counts of the native im2col kernel's runs
+    monkeypatch.setattr(linalg_conv, "native_im2col", lambda *args: conv_kernels.native_im2col(*args)
+                        and not groups_seen.append(args[-1]))
     strided_outs = []
     original = planned.threaded_matmul
     monkeypatch.setattr(planned, "threaded_matmul", lambda lhs, rhs, out=None, threads=None: strided_outs.append(
@@ -460,7 +466,7 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
         (got,) = run_linalg(formed(lowered) if level == "linalg" else lowered, {"x": xl, "w": wl})
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     if data_layout == "NHWC":
-        assert strided_outs[0] is True
+        assert not strided_outs and groups_seen == ([3, 3] if conv_kernels.available() else [])
 
 
 @pytest.mark.parametrize("shape, axes", [

@@ -343,3 +343,86 @@ def test_kept_native_calls_follow_new_inputs_and_thread_counts(blas_workers, mon
         remade.append(bool(made))
     # The first run and each new thread count make the calls; the same thread count again keeps them.
     assert remade == [True, False, True, False, True]
+
+
+def grouped_direct_conv(x_nhwc, weight, groups, strides, dilation):
+    """Each group's channels convolved with that group's filters (`direct_conv_general`), as NHWC."""
+    c, f = x_nhwc.shape[3] // groups, weight.shape[0] // groups
+    return np.concatenate([direct_conv_general(x_nhwc[..., g * c:(g + 1) * c], weight[g * f:(g + 1) * f], strides,
+                                               dilation) for g in range(groups)], axis=3)
+
+
+@pytest.mark.parametrize("n,size,c,f,groups,kernel,strides,dilation", [
+    (1, 9, 8, 12, 2, (3, 3), (1, 1), (1, 1)),
+    (2, 10, 12, 6, 3, (3, 3), (2, 2), (1, 1)),
+    (1, 9, 16, 16, 4, (1, 1), (1, 1), (1, 1)),  # 1x1 over dense images: each group's rows read in place
+    (1, 11, 6, 9, 3, (3, 3), (1, 1), (2, 2)),
+    (1, 5, 24, 40, 4, (3, 3), (1, 1), (1, 1)),  # few pixels, many filters: still by pixels
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grouped_im2col_equals_convolution_group_by_group(n, size, c, f, groups, kernel, strides, dilation, threads):
+    from xrelay.runtime.native.conv_kernels import native_im2col
+
+    x = RNG.standard_normal((n, size, size, c)).astype(np.float32)
+    weight = RNG.standard_normal((f, c // groups, *kernel)).astype(np.float32)
+    expected = grouped_direct_conv(x.astype(np.float64), weight.astype(np.float64), groups, strides, dilation)
+    bias = RNG.standard_normal(f).astype(np.float32)
+    wmat = np.ascontiguousarray(weight.reshape(groups, f // groups, c // groups, *kernel)
+                                .transpose(0, 3, 4, 2, 1).reshape(-1, f // groups))
+    out = np.full(expected.shape, np.nan, np.float32)
+    epilogue = NativeEpilogue(None, [EpilogueOp(np.add, np.broadcast_to(bias, out.shape)), EpilogueOp(np.maximum, 0.0)])
+    assert native_im2col(nchw(x), wmat, kernel, strides, dilation, nchw(out), False, threads, True, epilogue, groups)
+    np.testing.assert_allclose(out, np.maximum(expected + bias, 0), rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    first = np.full((n, f, *expected.shape[1:3]), 1.5, np.float32)  # channels-first, accumulated into
+    assert native_im2col(nchw(x), wmat, kernel, strides, dilation, first, True, threads, False, None, groups)
+    np.testing.assert_allclose(first.transpose(0, 2, 3, 1), expected + 1.5, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("size,c,f,groups,kernel,stride,pad,dilation", [
+    (10, 8, 8, 2, 3, 1, 1, 1), (9, 12, 24, 3, 3, 2, 1, 1), (8, 16, 8, 4, 1, 1, 0, 1), (11, 6, 6, 3, 3, 1, 2, 2)])
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_built_grouped_convolution_equals_numpy(size, c, f, groups, kernel, stride, pad, dilation, native, monkeypatch):
+    """A grouped convolution with bias and ReLU, built at opt level 3: its kernel is im2col (the IR
+    says so), run by the native kernel one GEMM per group, or with XRELAY_NATIVE=0 on numpy; either
+    equals numpy written here, on repeated calls."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
+    from xdsl.ir import Block, Region
+
+    import xrelay
+    from xrelay import transform
+    from xrelay.dialects import nn
+    from xrelay.runtime.kernels import linalg_conv
+
+    x = RNG.standard_normal((1, c, size, size)).astype(np.float32)
+    w = RNG.standard_normal((f, c // groups, kernel, kernel)).astype(np.float32)
+    b = RNG.standard_normal(f).astype(np.float32)
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad))).transpose(0, 2, 3, 1).astype(np.float64)
+    expected = np.maximum(grouped_direct_conv(padded, w, groups, (stride, stride), (dilation, dilation)) + b, 0)
+    types = [TensorType(f32, s) for s in (x.shape, w.shape, b.shape)]
+    block = Block(arg_types=types)
+    for arg, name in zip(block.args, "xwb"):
+        arg.name_hint = name
+    conv = nn.make("nn.conv2d", list(block.args[:2]), padding=(pad,) * 4, strides=(stride, stride),
+                   dilation=(dilation, dilation), groups=groups, channels=f, kernel_size=(kernel, kernel))
+    biased = nn.make("nn.bias_add", [conv.results[0], block.args[2]])
+    relu = nn.make("nn.relu", [biased.results[0]])
+    block.add_ops([conv, biased, relu, func.ReturnOp(relu.results[0])])
+    module = ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [relu.results[0].type]),
+                                   Region(block))])
+    monkeypatch.setenv("XRELAY_NATIVE", native)
+    calls = []  # the group counts of the native kernel's runs
+
+    def counted(*args) -> bool:
+        ran = conv_kernels.native_im2col(*args)
+        if ran:
+            calls.append(args[-1])
+        return ran
+
+    monkeypatch.setattr(linalg_conv, "native_im2col", counted)
+    with transform.PassContext(opt_level=3):
+        executable = xrelay.build(module, {"w": w, "b": b})
+    assert 'algorithm = "im2col"' in str(executable.module)
+    for _ in range(3):
+        np.testing.assert_allclose(executable(x), expected.transpose(0, 3, 1, 2), rtol=1e-4, atol=1e-4)
+    assert calls and all(g == groups for g in calls) if native == "1" else not calls

@@ -67,7 +67,7 @@ def bound_calls(program: LinalgProgram) -> int:
     """How many steps of the one-thread body run as their kept calls."""
     if program._fast is None or 1 not in program._fast[1]:
         return 0
-    return sum(getattr(step, "__name__", "") in ("matmul", "ufuncs") for step in program._fast[1][1])
+    return sum(getattr(step, "__name__", "") in ("matmul", "convolution", "ufuncs") for step in program._fast[1][1])
 
 
 @pytest.mark.parametrize("groups, group_channels, h, w, stride, residual",
@@ -101,7 +101,7 @@ def test_the_unit_head_runs_its_kept_calls_on_one_thread_and_matches_numpy(group
 
 def grouped_chain(x_shape, w_hwio, bias, groups):
     """relu(x) -> grouped 1x1 conv -> bias-add -> ReLU -> grouped 1x1 conv (+ relu(x)): ShuffleNet's
-    planned contractions and fused tails reading results, not the argument."""
+    grouped convolutions and fused tails reading results, not the argument."""
 
     def body(values, emit):
         r = emit(nn.make("nn.relu", [values["x"]]))
@@ -132,7 +132,7 @@ def chain_case(groups=3, group_channels=4, h=5, w=6):
 
 
 def test_grouped_convolutions_and_their_tail_run_their_kept_calls_and_match_numpy():
-    """Both grouped convolutions' matmuls and the bias-add + ReLU between them run as kept calls; the
+    """Both grouped convolutions (native im2col, or matmuls) and the bias-add + ReLU between them run as kept calls; the
     answers follow new arguments and arguments changed in place; a step reading the argument (the
     first ReLU, the residual add) is not bound."""
     x, w_gcf, _, bias, module = chain_case()

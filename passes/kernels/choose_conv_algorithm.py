@@ -6,7 +6,8 @@ maps), the pass sets `algorithm`:
   constant weight (its transform is made once), when `winograd` is on and a tile m divides the output
   and leaves enough tiles (`runtime.conv.winograd_tile`, measured on OpenBLAS);
 - "im2col": one GEMM per block of output rows over copied patches (a 1x1 stride-1 convolution's
-  patches are its data, no copy);
+  patches are its data, no copy); a grouped one (a group loop in all three maps,
+  `linalg_conv.conv_geometry`) one GEMM per group of each block;
 - "generic": what the executor contracts generically (a root that is not a 2-D convolution with
   static shapes), by its indexing maps: a depthwise one (each channel its own filter,
   `runtime/kernels/depthwise_taps.py`) by the compiled depthwise kernel, which also applies the
@@ -44,6 +45,7 @@ def conv_algorithm(root: LinalgStructuredOperation, winograd: bool) -> str:
         return "generic"
     three_by_three = tuple(ranges[d] for d in geometry.kernel_loops) == (3, 3)
     if winograd and three_by_three and geometry.strides == (1, 1) and geometry.dilation == (1, 1) \
+            and geometry.group_axes is None \
             and is_constant(root.inputs[geometry.weight]):
         out_shape = root.results[0].type.get_shape()
         n, f, oh, ow = (out_shape[a] for a in geometry.out_axes)

@@ -102,7 +102,7 @@ class SplitKernels(XRelayPass):
                 by_filters = winograd_splits_filters(n, oh, ow, f, int(algorithm[-1]), threads)
                 return (filters if by_filters else rows), True
             channels_last = filters == len(out) - 1
-            by_filters = channels_last and n * oh * ow < f
+            by_filters = channels_last and n * oh * ow < f and geometry.group_axes is None  # (groups: by rows)
             return (filters if by_filters else rows), macs >= min_conv_macs and (channels_last or n == 1)
         if kind == "matmul" and root is not None:
             return default_axis, _points(root) >= min_matmul_macs

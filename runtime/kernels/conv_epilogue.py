@@ -239,9 +239,9 @@ def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: 
     """Give the fused tail at step `t` to the convolution at step `c` as its epilogue (row block by row
     block); the convolution moves to step `t`. False (nothing changed) when the tail does not read the
     result row for row, writes a buffer the convolution reads, or a member is not one ufunc
-    (`row_for_row`: as `RowTail.of` takes it)."""
+    (`row_for_row`: as `RowTail.of` takes it), or the convolution is grouped (its output 5-D)."""
     conv, step = steps[c], steps[t]
-    if not _reads_result_row_for_row(step, conv):
+    if conv.geometry.group_axes is not None or not _reads_result_row_for_row(step, conv):
         return False
     conv_access, tail_access = accesses[c], accesses[t]
     buffer = lambda s: memory.storage.get(s, ("slot", s))  # noqa: E731
@@ -262,10 +262,10 @@ def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: 
 def give_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], c: int, p: int) -> bool:
     """Give the pad at step `p` of the result of the convolution at step `c` (of its tail's, if it has
     one) to the convolution, which then writes its rows into the pad's interior; False if it does not
-    pad that result by a constant."""
+    pad that result by a constant or the convolution is grouped."""
     conv, pad = steps[c], steps[p]
     result = conv.tail.result if conv.tail is not None else conv.op.results[0]
-    if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses
+    if not (isinstance(pad, PadStep) and conv.geometry.group_axes is None and pad.constant_fill and not pad.folded_transpose and p in accesses
             and pad.source == slot(result) and pad.source_shape == tuple(result.type.get_shape())):
         return False
     conv.pad = pad

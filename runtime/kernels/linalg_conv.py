@@ -1,7 +1,8 @@
 """Convolutions recognised in linalg contractions, whatever their layout, run by Winograd or im2col.
 
 `conv_geometry` reads which operand axes of a contraction hold N, C, H, W / F, C, KH, KW / N, F, OH,
-OW; `ConvGeometry.runner` computes it by Winograd or as im2col + GEMM."""
+OW (and G, a grouped convolution's group); `ConvGeometry.runner` computes it by Winograd or as im2col
++ GEMM (one GEMM per group)."""
 
 from __future__ import annotations
 
@@ -45,24 +46,35 @@ class ConvGeometry:
     """Constant (H, W) offsets of the window in the data."""
     strides: tuple[int, int]
     dilation: tuple[int, int]
+    group_axes: tuple[int, int, int] | None = None
+    """A grouped convolution's data, weight and output axes holding G (the data's just before its C,
+    the output's just before its F; C, F and the weight's axes then count within one group), or None."""
 
     def _views(self, ins: list, out) -> tuple | None:
         """(weight array, x, w, y) for `ins` and `out` when data, weight and out are arrays of one float
         dtype, else None: x the data from its window offset as N, C, H, W, w the weight as F, C, KH, KW,
-        y the output as N, F, OH, OW."""
+        y the output as N, F, OH, OW. Grouped: x and y with all groups' channels and filters (a view of
+        each, None if its G and C axes do not merge), w as G, F, C, KH, KW."""
         data, weight = ins[self.data], ins[self.weight]
         if not (isinstance(data, np.ndarray) and isinstance(weight, np.ndarray) and isinstance(out, np.ndarray)
                 and data.dtype == weight.dtype == out.dtype and data.dtype.kind == "f"):
             return None
-        x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
-        return weight, x, weight.transpose(self.weight_axes), out.transpose(self.out_axes)
+        if self.group_axes is None:
+            x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
+            return weight, x, weight.transpose(self.weight_axes), out.transpose(self.out_axes)
+        g_data, g_weight, g_out = self.group_axes
+        x, y = _merge_groups(data, g_data, self.data_axes), _merge_groups(out, g_out, self.out_axes)
+        if x is None or y is None:
+            return None
+        return (weight, x[:, :, self.offset[0]:, self.offset[1]:], weight.transpose(g_weight, *self.weight_axes),
+                y)
 
     def winograd_applies(self, ranges: Sequence[int], constant_inputs: Sequence[bool],
                          shape: tuple[int, int, int, int, int] | None = None) -> bool:
         """Whether Winograd can compute this conv: 3x3 stride-1 undilated with a constant weight (its
         transform is made once); with the (N, C, F, OH, OW) `shape`, also whether `winograd_tile` picks
         a tile for it."""
-        return (self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
+        return (self.group_axes is None and self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
                 and tuple(ranges[d] for d in self.kernel_loops) == (3, 3) and self.strides == (1, 1)
                 and self.dilation == (1, 1) and (shape is None or winograd_tile(*shape) is not None))
 
@@ -104,7 +116,7 @@ class ConvGeometry:
         strided view whose adjacent axes are merged where memory allows, then one matmul and
         `epilogue(0, OH)`. Works when the output is channels-last ((N*OH*OW, K) @ (K, F)) or a single
         NCHW image ((F, K) @ (K, OH*OW)); returns False otherwise. A constant weight's matrices are
-        made once."""
+        made once. A grouped convolution is one such product per group (its channels, its filters)."""
         constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
         cache: dict = {}  # matrix layout -> (the weight array seen, its matrix)
 
@@ -123,8 +135,11 @@ class ConvGeometry:
             if views is None:
                 return False
             weight, x, w, y = views
+            grouped = self.group_axes is not None
+            groups, per_group = (w.shape[0], w[0]) if grouped else (1, w)  # per_group: F, C, KH, KW of one
+            lead, shift = ((0,), 1) if grouped else ((), 0)  # the weight's group axis leads its matrices
             n, f, oh, ow = y.shape
-            kk = w[0].size
+            kk, fg, cg = per_group[0].size, f // groups, per_group.shape[1]
             # Channels-last: F contiguous, and each image's rows a matrix of pixels (a slice of a
             # concatenation's channels, `memory_plan.place_in_slices`, has longer pixel strides).
             channels_last = y.strides[1] == y.itemsize and _matrix_view(y[:1].transpose(0, 2, 3, 1), ow * oh, f) is not None
@@ -132,26 +147,34 @@ class ConvGeometry:
                 return False
             if channels_last and (epilogue is None or isinstance(epilogue, NativeEpilogue)):
                 split, threads = decide_split(split_parts, n * oh * ow * kk * f, MIN_SPLIT_MACS)
-                if native_im2col(x, matrix(weight, w, (2, 3, 1, 0), kk), (w.shape[2], w.shape[3]), self.strides,
-                                 self.dilation, y, accumulate, (threads or split_threads()) if split else 1,
-                                 n * oh * ow < f, epilogue):
+                wmat = matrix(weight, w, (*lead, *(a + shift for a in (2, 3, 1, 0))), groups * kk)
+                if native_im2col(x, wmat, (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
+                                 accumulate, (threads or split_threads()) if split else 1,
+                                 n * oh * ow < f and not grouped, epilogue, groups):
                     return True
-            k_axes = sorted((1, 2, 3), key=lambda a: -w.strides[a])  # the weight's memory order
+            k_axes = sorted((1, 2, 3), key=lambda a: -per_group.strides[a])  # the weight's memory order
             sn, sc, sh, sw = x.strides
-            k_view = {1: (w.shape[1], sc), 2: (w.shape[2], sh * self.dilation[0]),
-                      3: (w.shape[3], sw * self.dilation[1])}
+            k_view = {1: (cg, sc), 2: (per_group.shape[2], sh * self.dilation[0]),
+                      3: (per_group.shape[3], sw * self.dilation[1])}
             k_shape, k_strides = tuple(k_view[a][0] for a in k_axes), tuple(k_view[a][1] for a in k_axes)
             rows, rows_strides = (n, oh, ow), (sn, sh * self.strides[0], sw * self.strides[1])
+            k_order = tuple(a + shift for a in k_axes)
             if channels_last:
-                cols = _strided_copy(x, rows + k_shape, rows_strides + k_strides).reshape(-1, kk)
-                result, target = cols @ matrix(weight, w, (*k_axes, 0), kk), y.transpose(0, 2, 3, 1)
+                mat = matrix(weight, w, (*lead, *k_order, shift), groups * kk)
             else:
-                cols = _strided_copy(x, k_shape + rows, k_strides + rows_strides).reshape(kk, -1)
-                result, target = matrix(weight, w, (0, *k_axes), f) @ cols, y[0]
-            if accumulate:
-                target += result.reshape(target.shape)
-            else:
-                target[...] = result.reshape(target.shape)
+                mat = matrix(weight, w, (*lead, shift, *k_order), f)
+            for g in range(groups):
+                xg = x[:, g * cg:(g + 1) * cg]
+                if channels_last:
+                    cols = _strided_copy(xg, rows + k_shape, rows_strides + k_strides).reshape(-1, kk)
+                    result, target = cols @ mat[g * kk:(g + 1) * kk], y[:, g * fg:(g + 1) * fg].transpose(0, 2, 3, 1)
+                else:
+                    cols = _strided_copy(xg, k_shape + rows, k_strides + rows_strides).reshape(kk, -1)
+                    result, target = mat[g * fg:(g + 1) * fg] @ cols, y[0, g * fg:(g + 1) * fg]
+                if accumulate:
+                    target += result.reshape(target.shape)
+                else:
+                    target[...] = result.reshape(target.shape)
             if epilogue is not None:
                 epilogue(0, oh)
             return True
@@ -167,6 +190,18 @@ def _matrix_view(array: np.ndarray, rows: int, columns: int) -> np.ndarray | Non
     except AttributeError:
         return None
     return view
+
+
+def _merge_groups(array: np.ndarray, group: int, axes: tuple[int, int, int, int]) -> np.ndarray | None:
+    """The 5-D `array` as the 4-D view of its `axes` (N, C, H, W or N, F, OH, OW) whose C counts every
+    group's channels (axis `group` outer, `axes[1]` inner), or None when those two do not merge."""
+    t = array.transpose(axes[0], group, *axes[1:])
+    _, g, c, _, _ = t.shape
+    if g > 1 and c > 1 and t.strides[1] != c * t.strides[2]:
+        return None
+    merged = t.strides[2] if c > 1 else t.strides[1]
+    return np.lib.stride_tricks.as_strided(t, (t.shape[0], g * c, *t.shape[3:]), (t.strides[0], merged, *t.strides[3:]),
+                                           writeable=array.flags.writeable)
 
 
 def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
@@ -190,9 +225,12 @@ def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib:
 
     The weight and output maps must be bare loops; the data map two bare loops (N, in the
     output only; C, in the weight only) and two windows `oh * s + kh * d + o` (H then W) with
-    oh an output loop and kh a weight loop.
+    oh an output loop and kh a weight loop. A grouped convolution has one more loop, G, bare in
+    all three maps, just before C in the data and just before F in the output, and more than one
+    channel per group (one is a depthwise convolution, which runs tap by tap).
     """
-    if len(ranges) != 7 or not all(len(maps[i].results) == 4 for i in (ia, ib, out)):
+    grouped = len(ranges) == 8
+    if len(ranges) not in (7, 8) or not all(len(maps[i].results) == len(ranges) - 3 for i in (ia, ib, out)):
         return None
     if not is_bare_permutation(maps[out]):
         return None
@@ -201,27 +239,34 @@ def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib:
         if not is_bare_permutation(maps[weight]):
             continue
         w_dims = [e.position for e in maps[weight].results]
-        found = _data_axes(maps[data], w_dims, o_dims)
+        found = _data_axes(maps[data], w_dims, o_dims, grouped)
         if found is None:
             continue
-        (n_axis, n), (c_axis, c), windows = found
+        (n_axis, n), (c_axis, c), windows, group = found
         (h_axis, oh, kh, sh, dh, ch), (w_axis, ow, kw, sw, dw, cw) = windows
-        filters = [d for d in w_dims if d not in (c, kh, kw)]
-        if len(filters) != 1 or filters[0] not in o_dims or len({n, c, oh, ow, kh, kw, filters[0]}) != 7:
+        filters = [d for d in w_dims if d not in (c, kh, kw, group and group[1])]
+        loops = {n, c, oh, ow, kh, kw, *filters} | ({group[1]} if group else set())
+        if len(filters) != 1 or filters[0] not in o_dims or len(loops) != len(ranges):
             continue
         f = filters[0]
+        group_axes = None
+        if group is not None:
+            (g_axis, g) = group
+            if g_axis != c_axis - 1 or o_dims.index(g) != o_dims.index(f) - 1 or ranges[c] < 2:
+                continue
+            group_axes = (g_axis, w_dims.index(g), o_dims.index(g))
         return ConvGeometry(
             data=data, weight=weight, data_axes=(n_axis, c_axis, h_axis, w_axis),
             weight_axes=tuple(w_dims.index(d) for d in (f, c, kh, kw)),
             out_axes=tuple(o_dims.index(d) for d in (n, f, oh, ow)),
-            kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw))
+            kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw), group_axes=group_axes)
     return None
 
 
-def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
-    """((axis, N loop), (axis, C loop), [(axis, out loop, kernel loop, stride, dilation, offset)] * 2)
-    of a conv's data map, or None if it is not one."""
-    batch = channel = None
+def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int], grouped: bool = False):
+    """((axis, N loop), (axis, C loop), [(axis, out loop, kernel loop, stride, dilation, offset)] * 2,
+    (axis, G loop) or None) of a conv's data map, or None if it is not one (`grouped`: with G)."""
+    batch = channel = group = None
     windows = []
     for axis, expr in enumerate(d_map.results):
         if isinstance(expr, AffineDimExpr):
@@ -230,6 +275,8 @@ def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
                 batch = (axis, d)
             elif d in w_dims and d not in o_dims and channel is None:
                 channel = (axis, d)
+            elif grouped and d in w_dims and d in o_dims and group is None:
+                group = (axis, d)
             else:
                 return None
             continue
@@ -237,6 +284,6 @@ def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int]):
         if window is None:
             return None
         windows.append((axis, *window))
-    if batch is None or channel is None or len(windows) != 2:
+    if batch is None or channel is None or len(windows) != 2 or grouped != (group is not None):
         return None
-    return batch, channel, windows
+    return batch, channel, windows, group

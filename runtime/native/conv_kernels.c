@@ -474,7 +474,9 @@ int xrelay_winograd(const float *x, const int64_t *xs, int64_t n, int64_t h, int
  * order, a whole kernel row at once where the data's W and C are contiguous), multiplies them by the
  * (K, F) weight matrix and stores the product through the epilogue. With few pixels and many filters
  * (`by_filters`), the patches are copied once and each thread multiplies them by its share of the
- * filters, reading only its share of the weights. */
+ * filters, reading only its share of the weights. A grouped convolution (`groups` > 1: channels and
+ * filters each cut into that many consecutive groups) copies each group's patches in turn and
+ * multiplies them by that group's (K, F / groups) weight matrix into the group's filters. */
 
 /* Patches of output pixels [p0, p1) into cols (rows of k = kh*kw*c floats). */
 static void gather_patches(const float *x, const int64_t *xs, int64_t c, int64_t kh, int64_t kw,
@@ -495,8 +497,10 @@ static void gather_patches(const float *x, const int64_t *xs, int64_t c, int64_t
             for (int64_t j = 0; j < kw; j++) {
                 const float *s = src + j * dw * xs[2];
                 float *d = row + (i * kw + j) * c;
-                if (xs[3] == 1)
+                if (xs[3] == 1 && c >= 32)
                     memcpy(d, s, (size_t)c * sizeof(float));
+                else if (xs[3] == 1)  /* a few channels (a group's): inline, a call per copy would cost more */
+                    for (int64_t q = 0; q < c; q++) d[q] = s[q];
                 else
                     for (int64_t q = 0; q < c; q++) d[q] = s[q * xs[3]];
             }
@@ -524,40 +528,45 @@ static void store_pixels(const float *product, int64_t ld, int64_t oh, int64_t o
 struct im2col_job {
     const float *x; const int64_t *xs; int64_t c; const float *wmat; int64_t f, kh, kw, sh, sw, dh, dw;
     const float *acc; const int64_t *accs; float *y; const int64_t *ys; float *y2; const int64_t *ys2;
-    int64_t oh, ow, pixels, block; sgemm_fn sgemm; const epilogue_op *ops; int n_ops;
+    int64_t oh, ow, pixels, block, groups; sgemm_fn sgemm; const epilogue_op *ops; int n_ops;
     float *cols, *product;  /* by filters: all pixels' patches and products, shared */
     int failed;
 };
 
-/* Block b of output pixels: its patches, their product with the weight matrix, stored. */
+/* Block b of output pixels: per group, its patches and their product with the group's weight
+ * matrix; then all filters stored. */
 static void im2col_block(void *context, int64_t b) {
     struct im2col_job *j = context;
-    const int64_t k = j->kh * j->kw * j->c;
+    const int64_t k = j->kh * j->kw * j->c, fg = j->f / j->groups;
     int64_t p0 = b * j->block, p1 = p0 + j->block < j->pixels ? p0 + j->block : j->pixels;
     if (p0 >= p1) return;
     float *cols = scratch((size_t)(j->block * (k + j->f)) * sizeof(float));
     if (!cols) { j->failed = 1; return; }
     float *product = cols + j->block * k;
     /* A 1x1 window at stride 1 over dense channels-last images: the patches are the data's own rows. */
-    const int dense = j->kh == 1 && j->kw == 1 && j->sh == 1 && j->sw == 1 && j->xs[3] == 1 && j->xs[2] == j->c
-                      && j->xs[1] == j->ow * j->c && j->xs[0] == j->oh * j->ow * j->c;
-    const float *patches = dense ? j->x + p0 * j->c : cols;
-    if (!dense)
-        gather_patches(j->x, j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->oh, j->ow, p0, p1, cols);
-    /* One GEMM per block: a GEMM per image row would pack the weight matrix again for each row. */
-    const int dense_out = j->ys[3] == 1 && j->ys[1] == j->ow * j->ys[2] && j->ys[0] == j->oh * j->ys[1];
-    if (j->acc || !dense_out) {
-        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, j->f, k, 1.0f, patches, k, j->wmat, j->f, 0.0f, product,
-                 j->f);
+    const int64_t channels = j->c * j->groups;
+    const int dense = j->kh == 1 && j->kw == 1 && j->sh == 1 && j->sw == 1 && j->xs[3] == 1 && j->xs[2] == channels
+                      && j->xs[1] == j->ow * channels && j->xs[0] == j->oh * j->ow * channels;
+    /* One GEMM per block and group: a GEMM per image row would pack the weight matrix again for each row.
+     * Pixels evenly strided in y (dense images, filters innermost): the product goes straight into y
+     * and the epilogue runs over it there (a copy of the output through a scratch product costs as
+     * much as a small GEMM). */
+    const int dense_out = !j->acc && j->ys[3] == 1 && j->ys[1] == j->ow * j->ys[2] && j->ys[0] == j->oh * j->ys[1];
+    float *dst = dense_out ? j->y + p0 * j->ys[2] : product;
+    const int64_t ldc = dense_out ? j->ys[2] : j->f;
+    for (int64_t g = 0; g < j->groups; g++) {
+        const float *patches = dense ? j->x + p0 * channels + g * j->c : cols;
+        if (!dense)
+            gather_patches(j->x + g * j->c * j->xs[3], j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw,
+                           j->oh, j->ow, p0, p1, cols);
+        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, fg, k, 1.0f, patches, dense ? channels : k,
+                 j->wmat + g * k * fg, fg, 0.0f, dst + g * fg, ldc);
+    }
+    if (!dense_out) {
         store_pixels(product, j->f, j->oh, j->ow, p0, p1, 0, j->f, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2,
                      j->ops, j->n_ops);
         return;
     }
-    /* Pixels evenly strided in y (dense images, filters innermost): the product goes straight into y
-     * and the epilogue runs over it there (a copy of the output through a scratch product costs as
-     * much as a small GEMM). */
-    float *dst = j->y + p0 * j->ys[2];
-    j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, j->f, k, 1.0f, patches, k, j->wmat, j->f, 0.0f, dst, j->ys[2]);
     int scalars = !j->y2 && j->ys[2] == j->f;  /* an epilogue of scalars over dense pixels: one vector */
     for (int e = 0; e < j->n_ops; e++) scalars &= j->ops[e].scalar != FROM_ARRAY;
     if (scalars) {
@@ -594,15 +603,16 @@ static void im2col_filters(void *context, int64_t share) {
                  j->ys2, j->ops, j->n_ops);
 }
 
-int xrelay_im2col(const float *x, const int64_t *xs, int64_t n, int64_t c, const float *wmat, int64_t f,
-                  int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, const float *acc,
-                  const int64_t *accs, float *y, const int64_t *ys, float *y2, const int64_t *ys2, int64_t oh,
-                  int64_t ow, int threads, int64_t block_bytes, int by_filters, sgemm_fn sgemm,
+/* c: the channels of one group; wmat: (groups, kh*kw*c, f / groups), rows in (kh, kw, c) order. */
+int xrelay_im2col(const float *x, const int64_t *xs, int64_t n, int64_t c, int64_t groups, const float *wmat,
+                  int64_t f, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                  const float *acc, const int64_t *accs, float *y, const int64_t *ys, float *y2, const int64_t *ys2,
+                  int64_t oh, int64_t ow, int threads, int64_t block_bytes, int by_filters, sgemm_fn sgemm,
                   const epilogue_op *ops, int n_ops) {
     const int64_t k = kh * kw * c, pixels = n * oh * ow;
     struct im2col_job job = {x, xs, c, wmat, f, kh, kw, sh, sw, dh, dw, acc, accs, y, ys, y2, ys2, oh, ow,
-                             pixels, 0, sgemm, ops, n_ops, NULL, NULL, 0};
-    if (by_filters && threads > 1) {
+                             pixels, 0, groups, sgemm, ops, n_ops, NULL, NULL, 0};
+    if (by_filters && threads > 1 && groups == 1) {
         job.cols = scratch((size_t)(pixels * (k + f)) * sizeof(float));  /* the caller's: kept warm */
         if (!job.cols) return -1;
         job.product = job.cols + pixels * k;

@@ -225,21 +225,25 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
 
 def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
                   dilation: tuple[int, int], out: np.ndarray, accumulate: bool, threads: int,
-                  by_filters: bool, epilogue: NativeEpilogue | None = None) -> bool:
+                  by_filters: bool, epilogue: NativeEpilogue | None = None, groups: int = 1) -> bool:
     """The convolution of x (an (N, C, H, W) view read from (0, 0), every window inside it) with
     `wmat`, the (KH*KW*C, F) weight matrix (rows in (kh, kw, c) order, C-contiguous), into `out` (an
     (N, F, OH, OW) view; plus what it holds if `accumulate`) through `epilogue`, over `threads`
     threads, by pixels or (`by_filters`) by filters; False, having done nothing, when the kernel is
-    unavailable or the arrays are not float32 views it can address."""
+    unavailable or the arrays are not float32 views it can address. With `groups` > 1, channels and
+    filters are cut into that many consecutive groups, each convolved alone, and `wmat` is the groups'
+    (KH*KW*C/groups, F/groups) matrices one above the other (always by pixels)."""
     built = _kernel()
     if built is None or not (x.dtype == wmat.dtype == out.dtype == np.float32) or not wmat.flags.c_contiguous:
+        return False
+    if x.shape[1] % groups or out.shape[1] % groups:
         return False
     bound = _bound(x, out, accumulate, epilogue)
     if bound is None:
         return False
     xv, xs, (_, oh, ow, f), outputs, ops = bound
     i64 = ctypes.c_int64
-    arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(xv.shape[0]), i64(xv.shape[3]),
+    arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(xv.shape[0]), i64(xv.shape[3] // groups), i64(groups),
                  ctypes.c_void_p(wmat.ctypes.data), i64(f), i64(kernel[0]), i64(kernel[1]), i64(strides[0]),
                  i64(strides[1]), i64(dilation[0]), i64(dilation[1]), *outputs[:6], i64(oh), i64(ow),
                  ctypes.c_int(usable_threads(max(1, threads))), i64(BLOCK_BYTES), ctypes.c_int(int(by_filters)),

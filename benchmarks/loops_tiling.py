@@ -1,6 +1,6 @@
 """What the loop passes buy at the loops level: a model's loops as lowered against the same loops after
-`tile-loops`, and after `tile-loops`, `sink-reduction-loops` and `unroll-jam-loops`, all run by the
-native loops executor (codegen/); optionally the linalg level too.
+`tile-loops`, and after `tile-loops`, `sink-reduction-loops`, `unroll-jam-loops` and
+`fuse-multiply-add`, all run by the native loops executor (codegen/); optionally the linalg level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
         [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--jam 4] [--linalg] [--rounds 5] \\
@@ -52,9 +52,10 @@ def model(name: str, size: int):
 
 def worker(name: str, size: int, kind: str) -> None:
     """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=T} ("T"), after
-    that, sink-reduction-loops and unroll-jam-loops{factor=F} ("TxF"), or at the linalg level
-    (`kind` "linalg")."""
+    that, sink-reduction-loops, unroll-jam-loops{factor=F} and fuse-multiply-add ("TxF"), or at the
+    linalg level (`kind` "linalg")."""
     from xrelay.lowering import lower
+    from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
     from xrelay.passes.sink_reduction_loops import SinkReductionLoops
     from xrelay.passes.tile_loops import TileLoops
     from xrelay.passes.unroll_jam_loops import UnrollJamLoops
@@ -72,7 +73,7 @@ def worker(name: str, size: int, kind: str) -> None:
         if int(tile):
             loops = TileLoops(tile=int(tile))(loops)
         if factor:
-            loops = UnrollJamLoops(factor=int(factor))(SinkReductionLoops()(loops))
+            loops = FuseMultiplyAdd()(UnrollJamLoops(factor=int(factor))(SinkReductionLoops()(loops)))
         program = NativeProgram(loops)
         info = {"compile_s": program.compile_seconds or 0.0, "parallel_loops": program.parallel_loops}
     args = [inputs[n] for n in program.arg_names]
@@ -95,14 +96,14 @@ def main() -> None:
     parser.add_argument("--model", choices=["matmul", "conv", "resnet18"], default="conv")
     parser.add_argument("--size", type=int, default=64, help="ResNet-18's image side (default 64)")
     parser.add_argument("--tile", type=int, default=32)
-    parser.add_argument("--jam", type=int, default=4, help="unroll-jam-loops' factor after tile-loops and sink-reduction-loops (default 4)")
+    parser.add_argument("--jam", type=int, default=4, help="unroll-jam-loops' factor in the third contender (default 4)")
     parser.add_argument("--linalg", action="store_true", help="also time the model at the linalg level")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--block", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     contenders = {"as lowered": "0", f"tile-loops{{tile={args.tile}}}": str(args.tile),
-                  f"+ sink, unroll-jam{{{args.jam}}}": f"{args.tile}x{args.jam}"}
+                  f"+ sink, jam{{{args.jam}}}, fma": f"{args.tile}x{args.jam}"}
     if args.linalg:
         contenders["linalg level"] = "linalg"
     workers = {}

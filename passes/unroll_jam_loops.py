@@ -139,7 +139,7 @@ class UnrollJamOutputLoop(RewritePattern):
         loop.operands = (loop.lb, loop.ub, new_step.result)
         rewriter.handle_operation_modification(loop)
         if isinstance(old_step, arith.ConstantOp) and not old_step.result.uses:
-            rewriter.erase_op(old_step)
+            rewriter.erase(old_step)
         body = loops[-1].body.block
         original = list(body.ops)[:-1]
         iv, end = loop.body.block.args[0], body.last_op

@@ -71,7 +71,7 @@ def test_the_tiling_benchmark_prints_every_contender_and_their_ratios():
     lines = done.stdout.splitlines()
     assert lines[0].startswith("resnet18                as lowered: median ")
     assert lines[1].startswith("resnet18       tile-loops{tile=16}: median ")
-    assert lines[2].startswith("resnet18     + sink, unroll-jam{2}: median ")
+    assert lines[2].startswith("resnet18       + sink, jam{2}, fma: median ")
     assert lines[3].startswith("resnet18              linalg level: median ")
     assert all("max error" in line and "e-0" in line for line in lines[:4])
     assert lines[4].startswith("as lowered / tiled: ") and "tiled / jammed: " in lines[4]

@@ -43,6 +43,7 @@ from xrelay.passes.kernels.split_elementwise_bodies import SplitElementwiseBodie
 from xrelay.passes.kernels.split_kernels import SplitKernels
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.passes.kernels.plan_memory import PlanMemory
+from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
 from xrelay.passes.sink_reduction_loops import SinkReductionLoops
 from xrelay.passes.tile_loops import TileLoops
 from xrelay.passes.unroll_jam_loops import UnrollJamLoops
@@ -330,8 +331,10 @@ PASSES = {
     "tile-loops(lowered)": lambda: Sequential([lowering_pipeline("loops"), TileLoops(tile=2)], name="tiled-loops"),
     "SinkReductionLoops": SinkReductionLoops,  # on nn: no loops
     "UnrollJamLoops": UnrollJamLoops,  # on nn: no loops
+    "FuseMultiplyAdd": FuseMultiplyAdd,  # on nn: no scalar bodies
     "loop-passes(lowered)": lambda: Sequential(
-        [lowering_pipeline("loops"), TileLoops(tile=2), SinkReductionLoops(), UnrollJamLoops(factor=2)],
+        [lowering_pipeline("loops"), TileLoops(tile=2), SinkReductionLoops(), UnrollJamLoops(factor=2),
+         FuseMultiplyAdd()],
         name="jammed-loops"),
 }
 

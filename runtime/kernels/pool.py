@@ -1,6 +1,8 @@
-"""``nn.max_pool2d``, ``nn.avg_pool2d`` and ``nn.global_avg_pool2d``: one vectorised op per window tap."""
+"""``nn.max_pool2d`` and ``nn.avg_pool2d`` (one vectorised op per window tap) and the global pools."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -90,10 +92,19 @@ def avg_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
     return _from_nchw(total / divisor, layout, data.dtype)
 
 
+def _global_pool(attrs: dict, data: np.ndarray, what: str, reduce) -> np.ndarray:
+    """`reduce(data, axis=(H, W), keepdims=True)`, H and W where the op's layout puts them."""
+    layout = check_layout(attrs.get("layout") or "NCHW", "NCHW", what)
+    if data.ndim != 4:
+        raise ValueError(f"{what}: expected a 4-D input, got shape {data.shape}")
+    return reduce(data, axis=(layout.index("H"), layout.index("W")), keepdims=True)
+
+
 def global_avg_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
     """Mean over H and W, kept as size-1 axes in the op's layout (accumulated in float64)."""
-    layout = check_layout(attrs.get("layout") or "NCHW", "NCHW", "nn.global_avg_pool2d")
-    if data.ndim != 4:
-        raise ValueError(f"nn.global_avg_pool2d: expected a 4-D input, got shape {data.shape}")
-    axes = (layout.index("H"), layout.index("W"))
-    return data.mean(axis=axes, keepdims=True, dtype=np.float64).astype(data.dtype)
+    return _global_pool(attrs, data, "nn.global_avg_pool2d", functools.partial(np.mean, dtype=np.float64)).astype(data.dtype)
+
+
+def global_max_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
+    """The maximum over H and W, kept as size-1 axes in the op's layout."""
+    return _global_pool(attrs, data, "nn.global_max_pool2d", np.max)

@@ -28,11 +28,11 @@ from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.reference.affine_loops import certain_range, scf_loops
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.runtime.kernels.body_program import numpy_dtype
-from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, entry_and_globals
+from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, check_argument, entry_and_globals
 from xrelay.runtime.reference.loop_nests import raise_nest
 from xrelay.runtime.executor.static_layouts import static_layouts
 from xrelay.runtime.kernels import integer_ops
-from xrelay.runtime.reference.loop_views import _shaped, _view_spec, flat_positions
+from xrelay.runtime.reference.loop_views import _shaped, flat_positions
 from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _CMPF, _RUNTIME, _UNARY, SourceWriter, _affine_source
 
 
@@ -103,7 +103,7 @@ class LoopsCompiler(SourceWriter):
         if raised is not None:
             key = f"N_{self.raised_nests}"
             self.raised_nests += 1
-            self.globals[key] = _shaped(raised, [_view_spec(m.type) for m in raised.memrefs])
+            self.globals[key] = _shaped(raised, [m.type for m in raised.memrefs])
             self.emit(indent, f"{key}({', '.join(self.name(m) for m in raised.memrefs)})")
             return
         self.scalar_nests += 1
@@ -278,16 +278,9 @@ class LoopsProgram:
     def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
         if len(args) != len(self.arg_types):
             raise ExecutionError(f"@main takes {len(self.arg_types)} arguments, got {len(args)}")
-        flat = []
-        for name, array, arg_type in zip(self.arg_names, args, self.arg_types, strict=True):
-            if isinstance(arg_type, MemRefType | TensorType):  # tensors too: upstream's edges convert them
-                array = np.asarray(array, dtype=numpy_dtype(arg_type.get_element_type()))
-                if array.shape != tuple(arg_type.get_shape()):
-                    raise ExecutionError(f"argument %{name}: expected shape {tuple(arg_type.get_shape())}, "
-                                         f"got {array.shape}")
-                flat.append(np.array(array).reshape(-1))  # a copy: the callee may write it
-            else:
-                flat.append(array)
+        flat = [np.array(check_argument(array, arg_type, name)).reshape(-1)  # a copy: the callee may write it
+                if isinstance(arg_type, MemRefType | TensorType) else array  # (tensors: upstream's edges)
+                for name, array, arg_type in zip(self.arg_names, args, self.arg_types, strict=True)]
         try:
             results = self._main(*flat)
         except IndexError as error:  # a dynamic index past the end of a buffer

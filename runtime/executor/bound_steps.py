@@ -42,14 +42,12 @@ def kept_call(step, env: list):
             return None
         lhs, rhs, product = kept
         parts = step.planned.split
-        if parts is not None and parts > 1 and split_threads() > 1:
-            def matmul(env: list) -> None:
-                threaded_matmul(lhs, rhs, out=product, threads=parts)
-        elif parts is None and split_threads() > 1:
-            return None  # split or not by its size (a program no kernel pass has seen)
-        else:
+        if parts == 1 or split_threads() == 1:
             def matmul(env: list) -> None:
                 np.matmul(lhs, rhs, out=product)
+        else:
+            def matmul(env: list) -> None:
+                threaded_matmul(lhs, rhs, out=product, threads=parts)  # (parts None: split by size)
 
         return matmul
     if isinstance(step, FusedTail):

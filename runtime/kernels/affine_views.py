@@ -110,12 +110,6 @@ class LoopView:
         return as_strided(base, shape=shape, strides=strides, writeable=writeable)
 
 
-def loop_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int], writeable: bool = False):
-    """A view of `array` with one axis per loop (see `LoopView`), or None for a non-linear map."""
-    view = LoopView(amap, ranges)
-    return view(array, writeable) if view.linear else None
-
-
 def gather_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int]) -> np.ndarray:
     """A loop-space array of `array`'s elements for any affine map (fancy indexing)."""
     rank = len(ranges)

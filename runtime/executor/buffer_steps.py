@@ -1,9 +1,5 @@
-"""The linalg executor's steps that bind constants, buffers and globals, broadcast and copy.
-
-Constants and globals are bound as they are (read-only arrays); `tensor.empty` and `memref.alloc`
-bind their planned buffer, or a fresh array in a program not planned; `memref.dealloc` drops the
-program's reference so numpy can free the array.
-"""
+"""The linalg executor's steps that bind constants, buffers and globals, broadcast and copy
+(`tensor.empty`/`memref.alloc` bind their planned buffer, or a fresh array when not planned)."""
 
 from __future__ import annotations
 
@@ -22,13 +18,24 @@ if TYPE_CHECKING:
 
 def compile_constant(program: LinalgProgram, op: arith.ConstantOp) -> None:
     """Append the step binding a constant (a dense one as an aligned array, else a scalar)."""
-    slot = program._slot
     if isinstance(op.value, DenseIntOrFPElementsAttr):
-        value = aligned_constant(dense_to_numpy(op.value))
+        _bind(program, op.result, aligned_constant(dense_to_numpy(op.value)))
     else:
-        value = scalar_constant(op.value, op.result.type)
-    out = slot(op.result)
-    program.steps.append(lambda env, v=value, o=out: env.__setitem__(o, v))
+        _bind(program, op.result, scalar_constant(op.value, op.result.type))
+
+
+def compile_get_global(program: LinalgProgram, op: memref.GetGlobalOp) -> None:
+    """Append the step binding a global's array."""
+    _bind(program, op.memref, program.globals[op.name_.root_reference.data])
+
+
+def compile_dealloc(program: LinalgProgram, op: memref.DeallocOp) -> None:
+    """Append the step dropping the program's reference to the buffer so numpy can free it."""
+    _bind(program, op.memref, None)
+
+
+def _bind(program: LinalgProgram, value, array) -> None:
+    program.steps.append(lambda env, v=array, o=program._slot(value): env.__setitem__(o, v))
 
 
 def compile_allocation(program: LinalgProgram, op: tensor.EmptyOp | memref.AllocOp | memref.AllocaOp) -> None:
@@ -46,21 +53,6 @@ def compile_allocation(program: LinalgProgram, op: tensor.EmptyOp | memref.Alloc
         env[o] = np.empty(s, d) if array is None else array
 
     program.steps.append(allocate)
-
-
-def compile_dealloc(program: LinalgProgram, op: memref.DeallocOp) -> None:
-    """Append the step dropping the program's reference to the buffer so numpy can free it."""
-    slot = program._slot
-    freed = slot(op.memref)
-    program.steps.append(lambda env, f=freed: env.__setitem__(f, None))
-
-
-def compile_get_global(program: LinalgProgram, op: memref.GetGlobalOp) -> None:
-    """Append the step binding a global's array."""
-    slot = program._slot
-    value = program.globals[op.name_.root_reference.data]
-    out = slot(op.memref)
-    program.steps.append(lambda env, v=value, o=out: env.__setitem__(o, v))
 
 
 def compile_broadcast(program: LinalgProgram, op: linalg.BroadcastOp) -> None:

@@ -35,12 +35,10 @@ runs it along."""
 
 
 def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
-    """(loop, per operand: (axis, coefficient, offset, whether alone) where the operand indexes that
-    loop as `coefficient * d + offset` (alone) or with other loops added, or None when it does not
-    use it) for a parallel loop the op can be cut along; None if there is none. Outputs must index it
-    as `d + offset` alone (the parts write disjoint slices); inputs may read it through a window
-    (`d * 2 + kh`: pooling). The first such loop, or the first of at least `SPLIT_LOOP_MIN_ROWS`
-    iterations when the first is shorter (ops of `LONG_SPLIT_LOOP_MIN_POINTS`)."""
+    """(loop, per operand: (axis, coefficient, offset, whether alone), or None where it does not use the
+    loop) for a parallel loop the op can be cut along (outputs index it as `d + offset` alone, inputs
+    possibly through a window), or None. The first such loop, or the first of at least
+    `SPLIT_LOOP_MIN_ROWS` iterations when the first is shorter (ops of `LONG_SPLIT_LOOP_MIN_POINTS`)."""
     iterators = [str(it.data) for it in op.get_iterator_types()]
     if any(inner.name == "linalg.index" for inner in op.body.walk()):
         return None

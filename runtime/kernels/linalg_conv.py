@@ -80,15 +80,10 @@ class ConvGeometry:
 
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
                parts: int | None = None):
-        """`run(ins, out, accumulate, epilogue=None) -> bool`: Winograd where it applies and wins, else
-        im2col + GEMM; False when neither takes the arrays (the caller contracts generically).
-        `algorithm` (a `kernel.dispatch`'s, set by `choose-conv-algorithm`) fixes the choice:
-        "winograd-f2"/"winograd-f4" (tile 2 or 4), "im2col"; `parts` (its `split`'s, set by
-        `split-kernels`) how many threads the native kernels use (1: one; None: decided by size).
-
-        `epilogue(r0, r1)`, if given, is called for output rows (OH) [r0, r1) once they are final,
-        covering each row once (a `NativeEpilogue` is applied inside the native kernel instead:
-        `runtime/kernels/conv_epilogue.py`)."""
+        """`run(ins, out, accumulate, epilogue=None) -> bool`: Winograd where it applies and wins, else im2col
+        + GEMM; False when neither takes the arrays. `algorithm` (set by `choose-conv-algorithm`) fixes the
+        choice; `parts` (set by `split-kernels`) is how many threads the native kernels use (None: by size).
+        `epilogue(r0, r1)` runs once per block of final output rows (a `NativeEpilogue` inside the kernel)."""
         tile = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
         winograd = algorithm in (None, *WINOGRAD_ALGORITHMS) and self.winograd_applies(ranges, constant_inputs)
         transformed: list = [None, None, None]  # the weight array seen, its tile, its transform
@@ -110,13 +105,10 @@ class ConvGeometry:
         return run
 
     def im2col_runner(self, constant_inputs: Sequence[bool], split_parts: int | None = None):
-        """`run(ins, out, accumulate, epilogue=None) -> bool` computing this conv as im2col + GEMM: a
-        channels-last output, with the native kernels built, by one call to `native_im2col` (its
-        epilogue a `NativeEpilogue` or none); otherwise on numpy, the patch matrix copied through one
-        strided view whose adjacent axes are merged where memory allows, then one matmul and
-        `epilogue(0, OH)`. Works when the output is channels-last ((N*OH*OW, K) @ (K, F)) or a single
-        NCHW image ((F, K) @ (K, OH*OW)); returns False otherwise. A constant weight's matrices are
-        made once. A grouped convolution is one such product per group (its channels, its filters)."""
+        """`run(ins, out, accumulate, epilogue=None) -> bool` computing this conv as im2col + GEMM: one
+        `native_im2col` call for a channels-last output, else on numpy one strided patch copy and one matmul,
+        then `epilogue(0, OH)`. False unless the output is channels-last or a single NCHW image. A constant
+        weight's matrices are made once; a grouped convolution is one such product per group."""
         constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
         cache: dict = {}  # matrix layout -> (the weight array seen, its matrix)
 

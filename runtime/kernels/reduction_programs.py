@@ -19,12 +19,10 @@ from xrelay.runtime.kernels.body_program import BodyProgram
 def _direct_reduce_program(ufunc: np.ufunc, reduced: SSAValue, in_args: list, views: list, ranges: Sequence[int],
                            reduction_axes: tuple[int, ...], n_in: int, overwrite: bool,
                            reuse_views: list[bool]) -> Callable[[list], bool] | None:
-    """For a reduction `combine(in_i, acc)` of an input read over every loop through a map of bare
-    loops (a plain reduction, see `depthwise_taps.MAX_TAPS`): a function of the operand arrays that
-    reduces input i's loop-space view with one `ufunc.reduce` straight into the output's view
-    (`overwrite`: the output's fill was dropped, else folded into it) and returns True; False (the caller runs the general path) when
-    the arrays do not fit (dtypes differ, the output view is not the reduced shape). While
-    `reuse_views[0]`, the views made for the last call's arrays are reused for the same arrays."""
+    """For a plain reduction `combine(in_i, acc)` (input i read over every loop through bare loops): a
+    function of the operand arrays reducing its loop-space view with one `ufunc.reduce` into the
+    output's (`overwrite`: the fill was dropped) and returning True, or False (the general path) when
+    the arrays do not fit. Views are reused for the same arrays while `reuse_views[0]`."""
     if reduced not in in_args:
         return None
     i = in_args.index(reduced)

@@ -29,13 +29,8 @@ class KernelError(RuntimeError):
 
 
 class KernelAbort(BaseException):
-    """Carries a :class:`KernelError` out of xDSL's ``Interpreter`` (``.error``).
-
-    xDSL's interpreter catches every ``Exception`` from an op implementation and attaches a
-    generic-format print of the whole module as a note, which for a model with bound weights is
-    tens of megabytes and seconds of printing; a ``BaseException`` passes through untouched and
-    :func:`run` re-raises the ``KernelError`` it carries.
-    """
+    """Carries a :class:`KernelError` out of xDSL's ``Interpreter`` (``.error``), which would attach a
+    print of the whole module (megabytes with bound weights) to any ``Exception``."""
 
     def __init__(self, error: KernelError):
         super().__init__(str(error))

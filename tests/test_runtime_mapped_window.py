@@ -61,7 +61,7 @@ def test_lrn_matches_numpy(shape, axis, size):
     taken = mapped_window_program(op, maps, op.get_static_loop_ranges(), reduction, linalg_structured.REDUCERS, [])
     assert taken is not None
     compiled = linalg_structured.compile_structured(op, [False])
-    assert compiled.tap_by_tap and compiled.__name__ == "pooled_or_run"
+    assert compiled.tap_by_tap and compiled.__name__ == "first_or_run" and not compiled.direct_reduce
 
 
 def test_mapped_window_strided_dilated_offset_and_accumulating():

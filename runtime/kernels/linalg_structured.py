@@ -232,21 +232,17 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
 
     run.fast_only = fast_only  # runtime/contraction_plan.ContractionStep looks for a planned contraction
     run.tap_by_tap = tap_by_tap  # (tests: a reduction folded one point at a time)
-    if pooled is not None:
-        def pooled_or_run(arrays: list) -> None:
-            pooled(arrays) or run(arrays)
+    first = pooled or direct  # a pooling or a plain reduction: the general path only when it cannot run
+    if first is None:
+        return run
 
-        pooled_or_run.tap_by_tap = tap_by_tap
-        pooled_or_run.native_call = getattr(pooled, "native_call", None)  # (plan.FusedTail: one compiled call)
-        return pooled_or_run
-    if direct is not None:
-        def direct_or_run(arrays: list) -> None:
-            direct(arrays) or run(arrays)
+    def first_or_run(arrays: list) -> None:
+        first(arrays) or run(arrays)
 
-        direct_or_run.tap_by_tap = tap_by_tap
-        direct_or_run.direct_reduce = True  # (tests: the path is taken)
-        return direct_or_run
-    return run
+    first_or_run.tap_by_tap = tap_by_tap
+    first_or_run.direct_reduce = first is direct  # (tests: the path is taken)
+    first_or_run.native_call = getattr(pooled, "native_call", None)  # (plan.FusedTail: one compiled call)
+    return first_or_run
 
 
 def plain_reduction_identity(op: Structured, k: int) -> float | None:

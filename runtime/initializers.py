@@ -1,9 +1,5 @@
-"""TVM's Xavier initialiser (`relay.testing.init.Xavier`), for running models on made-up weights.
-
-Here, below both of its users, so that each imports it downwards (docs/architecture.md §1):
-`frontend/init.py` (the workloads' parameters) and the numerical bisect's seeded inputs
-(`instrument/numerical_bisect.py`).
-"""
+"""TVM's Xavier initialiser (`relay.testing.init.Xavier`), for running models on made-up weights; here,
+below its two users (`frontend/init.py`, `instrument/numerical_bisect.py`), docs/architecture.md §1."""
 
 from __future__ import annotations
 

@@ -39,11 +39,9 @@ def contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
                         out: int, reuse_views: Sequence[bool] = (False,)) -> PlannedContraction | None:
     """`run(ins, target, accumulate) -> bool` computing `maps[out] = sum maps[ia] * maps[ib]` as one
-    batched matmul written into `target`; False (the caller runs the general path) when asked to
-    accumulate or when the arrays do not allow the direct write. None when the maps are not of the
-    planned kind (see the module docstring). While `reuse_views[0]` (a planned program: the same
-    arrays on every run) the matrices made for the last call's arrays are kept and reused when the
-    next call passes the same arrays, unless making them copied an operand."""
+    batched matmul into `target`; False (the general path) when accumulating or when the arrays do not
+    allow the direct write; None for maps of another kind. While `reuse_views[0]` the matrices made for
+    the same arrays are reused (unless making them copied an operand)."""
     views = [LoopView(maps[i], ranges) for i in (ia, ib)]
     if not all(v.linear for v in views) or not is_bare_permutation(maps[out]):
         return None

@@ -191,11 +191,9 @@ MIN_SPLIT_MATMUL_MACS = 1 << 22
 
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
                     threads: int | None = None) -> np.ndarray:
-    """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads
-    (default: numpy's BLAS thread count) running single-threaded BLAS when the product is big
-    enough to be worth one synchronisation, or over `threads` whatever its size when the caller gives
-    them (a kernel's `split`). The larger operand is the one split (M rows of lhs or N columns of
-    rhs), so no thread reads all of it."""
+    """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads running
+    single-threaded BLAS (the larger operand's rows or columns), when the caller gives `threads` (a
+    kernel's `split`) or, by default, when the product is big enough to be worth a synchronisation."""
     decided = threads is not None
     threads = min(threads, split_threads()) if decided else split_threads()
     b, m, k = lhs.shape

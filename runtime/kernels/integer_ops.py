@@ -1,11 +1,7 @@
-"""Fixed-width integer semantics of the arith ops upstream's named ops emit (`cast_unsigned`,
-`max_unsigned`, `trunci`, wrapping `addi`/`muli`), for both executors.
-
-xrelay holds an `iN` value in a signed numpy dtype (or, at the loops level, a Python int). The unsigned
-ops read the same bits as unsigned: `NUMPY` gives their numpy functions (bodies at the linalg and
-memref levels), `loops_source(op, operands)` the Python expression of any integer op whose result
-must wrap to its width at the loops level (`LOOPS_RUNTIME` holds the helpers it calls).
-"""
+"""Fixed-width integer semantics of the arith ops upstream's named ops emit (unsigned casts, max and
+min, wrapping `addi`/`muli`/`trunci`), for both executors. An `iN` value is held in a signed numpy
+dtype (a Python int at the loops level): `numpy_fn` reads its bits as unsigned in bodies,
+`loops_source` writes the loops executor's expression where a result must wrap to its width."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """BLAS threads and the executor's own worker threads.
 
-numpy's OpenBLAS is found through ctypes to read and set its thread count (`blas_threads`,
-`set_blas_threads`). The linalg executor's threading "split" runs BLAS single-threaded
-(`split_blas_threads`) and splits a big matmul or a tail written into a pad over persistent worker
-threads (`run_split`, `run_parts`): one hand-off per step, where OpenBLAS's own threads synchronise
-on every small matmul.
-"""
+numpy's OpenBLAS thread count is read and set through ctypes (`blas_threads`, `set_blas_threads`).
+The executor's "split" threading runs BLAS single-threaded (`split_blas_threads`) and splits a big
+step over persistent worker threads (`run_split`, `run_parts`): one hand-off per step, where
+OpenBLAS's own threads synchronise on every small matmul."""
 
 from __future__ import annotations
 
@@ -185,11 +183,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def run_split(threads: int, calls: list) -> None:
-    """Run `calls` (functions of no arguments), the first on this thread and the others on worker
-    threads, all with single-threaded BLAS; return when all are done (re-raising a failure).
-
-    The calling thread takes a part itself rather than waiting idle: one hand-off less per split,
-    and the pool's wake-up latency (tens of microseconds) is paid by fewer parts."""
+    """Run `calls` (functions of no arguments), the first on this thread (one hand-off less) and the
+    others on worker threads, all with single-threaded BLAS; return when all are done (re-raising a
+    failure)."""
     with split_blas_threads():
         _worker_pool(threads - 1).run(calls)
 

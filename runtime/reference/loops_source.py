@@ -1,11 +1,7 @@
-"""The Python the loops executor (`loops_exec`) writes for scalar ops.
-
-Each arith/math op is an expression template (`_BINARY`, `_UNARY`; comparisons `_CMP`); the helpers
-the templates call (`_RUNTIME`, the generated code's globals) follow IEEE and MLIR where Python
-differs (division by zero, NaN in max/min, overflow in exp, truncating signed division).
-`_affine_source` writes an affine expression as Python. `SourceWriter` names values and indents
-lines for both loops-level translations (this one and codegen's C).
-"""
+"""The Python the loops executor (`loops_exec`) writes for scalar ops: expression templates (`_BINARY`,
+`_UNARY`, `_CMP`) and the helpers they call (`_RUNTIME`), which follow IEEE and MLIR where Python
+differs (division by zero, NaN in max/min, exp overflow, truncating division); `_affine_source`;
+`SourceWriter`, which names values and indents lines for this translation and codegen's C."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """The kernel table: `KERNELS` maps every nn op class to its numpy kernel; `@kernel(OpClass)` registers one.
 
 A kernel is ``kernel(attrs, *operands) -> array | tuple[array, ...]``: ``attrs`` is ``op.attrs()``
-(plain Python values, Relay defaults filled in; a missing key means the default) and the operands
-are numpy arrays. Kernels never write to their operands (constants arrive as read-only views) and
-keep the operand dtype (float32 in, float32 out). The interpreter (``xrelay.runtime.reference.interpreter``)
-and FoldConstant both evaluate ops through this table.
-"""
+(Relay defaults filled in), the operands numpy arrays it never writes; it keeps the operand dtype.
+The interpreter and FoldConstant both evaluate ops through this table."""
 
 from __future__ import annotations
 

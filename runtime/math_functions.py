@@ -71,18 +71,36 @@ def _compiled_erf():
     return function
 
 
-def erf(x: np.ndarray | float) -> np.ndarray:
-    """The error function elementwise, relative error below 1e-8 (float32 results within one
-    rounding of the exact value); float arrays keep their dtype, anything else gives float64."""
-    array = np.asarray(x)
-    if array.dtype == np.float32 and os.environ.get("XRELAY_NATIVE", "1") != "0" and _compiled_erf():
-        source = np.ascontiguousarray(array)
-        result = np.empty_like(source)
-        _compiled_erf()(source.ctypes.data, result.ctypes.data, source.size)
-        return result.reshape(array.shape)
-    dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.dtype(np.float64)
-    flat = array.reshape(-1).astype(np.float64)  # 1-d: the series works in place on arrays, not scalars
-    return _erf_float64(flat).astype(dtype, copy=False).reshape(array.shape)
+class _Erf:
+    """The error function elementwise, called like a one-output ufunc (`erf(x)`, `erf(x, out=y)`;
+    `nout`), so the executor's elementwise chains and compiled kernels take it as one of theirs.
+    Relative error below 1e-8 (float32 results within one rounding of the exact value); float arrays
+    keep their dtype, anything else gives float64."""
+
+    __name__ = "erf"
+    nout = 1
+
+    def __call__(self, x: np.ndarray | float, out: np.ndarray | None = None, casting: str = "same_kind") -> np.ndarray:
+        array = np.asarray(x)
+        if array.dtype == np.float32 and os.environ.get("XRELAY_NATIVE", "1") != "0" and _compiled_erf():
+            source = np.ascontiguousarray(array)
+            if out is not None and out.dtype == np.float32 and out.shape == array.shape and out.flags.c_contiguous:
+                _compiled_erf()(source.ctypes.data, out.ctypes.data, source.size)
+                return out
+            result = np.empty_like(source)
+            _compiled_erf()(source.ctypes.data, result.ctypes.data, source.size)
+            result = result.reshape(array.shape)
+        else:
+            dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.dtype(np.float64)
+            flat = array.reshape(-1).astype(np.float64)  # 1-d: the series works in place on arrays, not scalars
+            result = _erf_float64(flat).astype(dtype, copy=False).reshape(array.shape)
+        if out is None:
+            return result
+        np.copyto(out, result, casting=casting)
+        return out
+
+
+erf = _Erf()
 
 
 def _is_odd_integer(y: float) -> bool:

@@ -135,6 +135,27 @@ def test_silu_chain_reads_its_first_value_again():
     np.testing.assert_allclose(out, x / (1 + np.exp(-x.astype(np.float64))), rtol=3e-6, atol=1e-30)
 
 
+def test_gelu_chain_with_erf_in_the_kernel():
+    """The exact GELU `x * (1 + erf(x / sqrt 2)) / 2` as the executor's calls: divide, erf, + 1, times
+    x (saved), times 1/2; erf is the kernel's own, within one float32 rounding of math.erf."""
+    import math
+
+    from xrelay.runtime.math_functions import erf
+
+    x = (RNG.standard_normal((1, 5, 6, 48)) * 3).astype(np.float32)
+    x.reshape(-1)[:4] = [0.0, -0.0, 30.0, -30.0]
+    t, out = np.empty_like(x), np.empty_like(x)
+    calls = [(np.divide, [x, np.float32(math.sqrt(2))], t), (erf, [t], t), (np.add, [t, 1.0], t),
+             (np.multiply, [x, t], out), (np.multiply, [out, 0.5], out)]
+    value, target, ops = chain_views(calls)
+    assert erf in [op.ufunc for op in ops] and any(op.operand == "saved" for op in ops)
+    native_window(value, target, ops=ops)(2)
+    scaled = (x / np.float32(math.sqrt(2))).astype(np.float32)
+    exact_erf = np.array([math.erf(float(v)) for v in scaled.ravel()], np.float32).reshape(x.shape)
+    expected = (x * (exact_erf + np.float32(1)) * np.float32(0.5)).astype(np.float32)
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=2e-7)  # 1 + erf cancels for x << 0
+
+
 def test_four_axes_merge_what_strides_allow():
     a = np.arange(2 * 3 * 4 * 5 * 6, dtype=np.float32).reshape(2, 3, 4, 5, 6)
     (view,) = as_four_axes([a])  # contiguous: merged until the vector axis is long

@@ -40,7 +40,7 @@ from xrelay.runtime.kernels.linalg_structured import contraction_pair
 
 ONE_OP_BODIES = (
     arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
-    math.ExpOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MaxSIOp, arith.MinSIOp,
+    math.ExpOp, math.ErfOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MaxSIOp, arith.MinSIOp,
 )
 """Scalar ops an epilogue member's body may be (one numpy ufunc each, run row block by row block)."""
 

@@ -205,7 +205,7 @@ class BodyProgram:
         env = dict(env)
         steps = self.steps
         direct = (out is not None and len(self.targets) == 1 and steps and steps[-1][0] is self.targets[0]
-                  and isinstance(steps[-1][1], np.ufunc))
+                  and getattr(steps[-1][1], "nout", None) == 1)
         for result, fn, operands in steps[:-1] if direct else steps:
             env[result] = fn(*(env[v] for v in operands))
         if direct:

@@ -52,7 +52,7 @@ def ufunc_program(body: BodyProgram | None, value: SSAValue, in_args: list, out_
         if isinstance(result.owner, arith.ConstantOp) and not operands:
             constants[result] = fn()
             continue
-        if not (isinstance(fn, np.ufunc) and fn.nout == 1) or previous is not None and (
+        if getattr(fn, "nout", None) != 1 or previous is not None and (
                 not previous.has_one_use() or previous.type != out_args[0].type or list(operands).count(previous) != 1):
             return None
         args = []

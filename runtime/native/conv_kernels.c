@@ -9,8 +9,8 @@
  * The epilogue is a list of elementwise operations applied to each output value before it is
  * stored: value = op(value, operand), the operand a scalar, a strided array over (n, oh, ow, f)
  * (a bias is an array of strides (0, 0, 0, 1), a residual one of the output's shape) or the value
- * an earlier operation saved (x * sigmoid(x) reads x after the sigmoid's operations); negation and
- * exp take no operand. The value is stored into y and, unless NULL, also into y2 (a destination
+ * an earlier operation saved (x * sigmoid(x) reads x after the sigmoid's operations); negation,
+ * exp and erf take no operand. The value is stored into y and, unless NULL, also into y2 (a destination
  * pad's interior).
  */
 #include <math.h>
@@ -26,7 +26,9 @@ typedef void (*sgemm_fn)(int order, int transa, int transb, int64_t m, int64_t n
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111 };
 enum { EPI_ADD = 0, EPI_SUB = 1, EPI_MUL = 2, EPI_MAX = 3, EPI_MIN = 4, EPI_RSUB = 5, EPI_DIV = 6, EPI_RDIV = 7,
-       EPI_NEG = 8, EPI_EXP = 9 };
+       EPI_NEG = 8, EPI_EXP = 9, EPI_ERF = 10 };
+
+void xrelay_erf_in_place(float *v, int64_t n); /* math_kernels.c, compiled in front of this file */
 enum { FROM_ARRAY = 0, FROM_SCALAR = 1, FROM_SAVED = 2 };
 
 typedef struct {
@@ -88,6 +90,7 @@ static inline void apply(const epilogue_op *op, float *val, int64_t fn, const fl
     case EPI_RDIV: EPILOGUE_LOOP(o / v); break;
     case EPI_NEG: for (int64_t q = 0; q < fn; q++) val[q] = -val[q]; break;
     case EPI_EXP: for (int64_t q = 0; q < fn; q++) val[q] = exp_vec(val[q]); break;
+    case EPI_ERF: xrelay_erf_in_place(val, fn); break;
     default: EPILOGUE_LOOP(o - v);
     }
 }

@@ -23,14 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xrelay.runtime.math_functions import erf
 from xrelay.runtime.native.build import NativeUnavailable, load, usable_threads
 
 KINDS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.maximum: 3, np.minimum: 4, np.divide: 6, np.negative: 8,
-         np.exp: 9}
+         np.exp: 9, erf: 10}
 """The ufuncs an epilogue operation may be, by their code in `conv_kernels.c` (`REVERSED`: theirs reversed;
 `UNARY`: those of no operand)."""
 REVERSED = {np.subtract: 5, np.divide: 7}
-UNARY = (np.negative, np.exp)
+UNARY = (np.negative, np.exp, erf)
 SAVED = "saved"
 """An `EpilogueOp` operand: the value the last operation with `save` left."""
 
@@ -82,9 +83,10 @@ def _built():
     sgemm = _sgemm_address()
     if sgemm is None:
         return None
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "conv_kernels.c")) as source:
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "math_kernels.c")) as math_source, open(os.path.join(here, "conv_kernels.c")) as source:
         try:
-            library = load(source.read())
+            library = load(math_source.read() + source.read())
         except NativeUnavailable as reason:
             print(f"xrelay: note: native convolution kernels unavailable ({reason}); running them on numpy",
                   file=sys.stderr)

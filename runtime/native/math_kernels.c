@@ -1,10 +1,15 @@
 /* Elementwise math numpy lacks, over float32 arrays, written so that gcc vectorises the loops:
    branch-free (both sides of a choice computed, then selected) and free of libm calls.
-   Evaluated in double precision, so each result is within one float32 rounding of the exact value. */
-/* No FP trap is ever enabled here; without this gcc will not if-convert the selects below. */
-#pragma GCC optimize("no-trapping-math")
+   Evaluated in double precision, so each result is within one float32 rounding of the exact value.
+   `runtime/native/conv_kernels.c` is compiled after this file and calls `xrelay_erf_in_place` as
+   an elementwise chain's erf step. */
 #include <stdint.h>
 #include <string.h>
+
+/* No FP trap is ever enabled here; without this gcc sinks each side of a select into a branch and
+   does not vectorise the loops. Only this file's functions. */
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
 
 static const double INVERSE_FACTORIALS[12] = {
     1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0,
@@ -39,23 +44,31 @@ static inline double exp_bounded(double y) {
 /* erf: for |x| < 1 its Maclaurin series (18 terms, alternating terms below 1: no cancellation);
    else 1 - erfc, erfc(a) = t exp(-a^2 + P(t)) with t = 1 / (1 + a/2) (Numerical Recipes' Chebyshev
    fit, fractional error below 1.2e-7, and erfc <= 0.16 for a >= 1). Past a = 6, erf is 1 in float32. */
-void xrelay_erf(const float *restrict x, float *restrict y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) {
-        double v = x[i];
-        double a = v < 0 ? -v : v;
-        double z = a < 1.0 ? a * a : 1.0;
-        double s = ERF_SERIES[17];
+static inline float erf_value(float x) {
+    double v = x;
+    double a = v < 0 ? -v : v;
+    double z = a < 1.0 ? a * a : 1.0;
+    double s = ERF_SERIES[17];
 #pragma GCC unroll 17
-        for (int j = 16; j >= 0; j--) s = s * z + ERF_SERIES[j];
-        double small = s * a * 1.1283791670955126; /* 2 / sqrt(pi) */
-        double b = a < 1.0 ? 1.0 : (a < 6.0 ? a : 6.0);
-        double t = 1.0 / (1.0 + 0.5 * b);
-        double q = ERFC_FIT[9];
+    for (int j = 16; j >= 0; j--) s = s * z + ERF_SERIES[j];
+    double small = s * a * 1.1283791670955126; /* 2 / sqrt(pi) */
+    double b = a < 1.0 ? 1.0 : (a < 6.0 ? a : 6.0);
+    double t = 1.0 / (1.0 + 0.5 * b);
+    double q = ERFC_FIT[9];
 #pragma GCC unroll 9
-        for (int j = 8; j >= 0; j--) q = q * t + ERFC_FIT[j];
-        double large = 1.0 - t * exp_bounded(q - b * b);
-        double magnitude = a < 1.0 ? small : large;
-        double result = v < 0 ? -magnitude : magnitude;
-        y[i] = v != v ? (float)v : (v == 0 ? (float)v : (float)result);
-    }
+    for (int j = 8; j >= 0; j--) q = q * t + ERFC_FIT[j];
+    double large = 1.0 - t * exp_bounded(q - b * b);
+    double magnitude = a < 1.0 ? small : large;
+    double result = v < 0 ? -magnitude : magnitude;
+    return v != v ? x : (v == 0 ? x : (float)result);
 }
+
+void xrelay_erf(const float *restrict x, float *restrict y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = erf_value(x[i]);
+}
+
+void xrelay_erf_in_place(float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++) v[i] = erf_value(v[i]);
+}
+
+#pragma GCC pop_options

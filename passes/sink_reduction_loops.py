@@ -34,8 +34,8 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
-from xrelay.passes.tile_loops import _constant
-from xrelay.passes.unroll_jam_loops import _accumulates, loop_chain
+from xrelay.passes.tile_loops import _constant, accumulating_store
+from xrelay.passes.unroll_jam_loops import loop_chain
 
 SUNK_NESTS = Statistic("num-sunk-nests", "Number of loop nests whose short reduction loops were moved below the points")
 
@@ -47,7 +47,7 @@ def _constant_trips(loop: scf.ForOp) -> int | None:
 
 def sunk_loops(loops: list[scf.ForOp], max_trips: int) -> tuple[list[scf.ForOp], list[scf.ForOp]] | None:
     """(the reduction loops to move, the points they go below), or None (module docstring)."""
-    store = _accumulates(loops[-1].body.block)
+    store = accumulating_store(loops[-1].body.block)
     if store is None:
         return None
     indices = set(store.indices)
@@ -74,11 +74,11 @@ def sunk_loops(loops: list[scf.ForOp], max_trips: int) -> tuple[list[scf.ForOp],
     return moved, points
 
 
+@dataclass
 class SinkShortReductions(RewritePattern):
     """Move the short reduction loops of one outermost accumulation nest (module docstring)."""
 
-    def __init__(self, max_trips: int):
-        self.max_trips = max_trips
+    max_trips: int
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:

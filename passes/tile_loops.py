@@ -66,34 +66,43 @@ def perfect_nest(loop: scf.ForOp) -> list[scf.ForOp] | None:
             return loops
 
 
+def accumulating_store(body: Block) -> memref.StoreOp | None:
+    """The one store of an innermost loop body that accumulates into its output (the module
+    docstring): no regions or allocations in the body, and every load of the stored buffer through
+    the same memref at the same indices; else None."""
+    ops = list(body.ops)
+    stores = [op for op in ops if isinstance(op, memref.StoreOp)]
+    if len(stores) != 1 or any(op.regions or isinstance(op, memref.AllocOp | memref.AllocaOp | memref.CopyOp
+                                                        | memref.DeallocOp) for op in ops):
+        return None
+    (store,) = stores
+    written = _buffer(store.memref)
+    for op in ops:
+        if isinstance(op, memref.LoadOp) and _buffer(op.memref) is written:
+            if op.memref is not store.memref or tuple(op.indices) != tuple(store.indices):
+                return None
+    return store
+
+
 def output_loops(loops: list[scf.ForOp]) -> list[int] | None:
     """Positions in `loops` of the loops indexing the nest's one store, when the nest accumulates
     into its output as the module docstring says; else None."""
-    body = list(loops[-1].body.block.ops)
+    store = accumulating_store(loops[-1].body.block)
+    if store is None:
+        return None
     ivs = [loop.body.block.args[0] for loop in loops]
-    inside = set(body)
-    stores = [op for op in body if isinstance(op, memref.StoreOp)]
-    if len(stores) != 1 or any(op.regions or isinstance(op, memref.AllocOp | memref.AllocaOp | memref.CopyOp
-                                                        | memref.DeallocOp) for op in body):
+    inside = set(loops[-1].body.block.ops)
+    if any(index.owner in inside for index in store.indices):  # computed in the body: not an output loop's own
         return None
-    (store,) = stores
-    indices = tuple(store.indices)
-    if any(index.owner in inside for index in indices):  # computed in the body: not an output loop's own
-        return None
-    output = sorted({ivs.index(index) for index in indices if index in ivs})
-    written = _buffer(store.memref)
-    for op in body:
-        if isinstance(op, memref.LoadOp) and _buffer(op.memref) is written:
-            if op.memref is not store.memref or tuple(op.indices) != indices:
-                return None
+    output = sorted({ivs.index(index) for index in store.indices if index in ivs})
     return output if output and len(output) < len(loops) else None
 
 
+@dataclass
 class TileOutputLoops(RewritePattern):
     """Tile one outermost accumulation nest (see the module docstring)."""
 
-    def __init__(self, tile: int):
-        self.tile = tile
+    tile: int
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:

@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
-from xrelay.passes.tile_loops import _buffer, _constant
+from xrelay.passes.tile_loops import _constant, accumulating_store
 
 JAMMED_NESTS = Statistic("num-jammed-nests", "Number of loop nests whose output loop was unrolled and jammed")
 
@@ -68,22 +68,6 @@ def _depends_on(value: SSAValue, ivs: set[SSAValue], inside: set[Operation]) -> 
     return owner in inside and any(_depends_on(v, ivs, inside) for v in owner.operands)
 
 
-def _accumulates(body: Block) -> memref.StoreOp | None:
-    """The one store of an innermost body that accumulates into its output (module docstring)."""
-    ops = list(body.ops)
-    stores = [op for op in ops if isinstance(op, memref.StoreOp)]
-    if len(stores) != 1 or any(op.regions or isinstance(op, memref.AllocOp | memref.AllocaOp | memref.CopyOp
-                                                        | memref.DeallocOp) for op in ops):
-        return None
-    (store,) = stores
-    written = _buffer(store.memref)
-    for op in ops:
-        if isinstance(op, memref.LoadOp) and _buffer(op.memref) is written:
-            if op.memref is not store.memref or tuple(op.indices) != tuple(store.indices):
-                return None
-    return store
-
-
 def trip_count(loop: scf.ForOp) -> int | None:
     """The iterations of `loop` when they are known: constant bounds and step, or a tile's points
     running from a value to that value plus a constant (`tile-loops` where the tile divides the loop)."""
@@ -101,7 +85,7 @@ def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
     """The loop of the nest to unroll by `factor` and jam (module docstring), or None."""
     innermost = loops[-1]
     body = innermost.body.block
-    store = _accumulates(body)
+    store = accumulating_store(body)
     if store is None:
         return None
     inside = set(body.ops)
@@ -119,11 +103,11 @@ def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
     return None
 
 
+@dataclass
 class UnrollJamOutputLoop(RewritePattern):
     """Unroll and jam one outermost accumulation nest (see the module docstring)."""
 
-    def __init__(self, factor: int):
-        self.factor = factor
+    factor: int
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:

@@ -64,36 +64,36 @@ def head(x, p, act):
     return e / e.sum(axis=1, keepdims=True)
 
 
-def mobilenet_forward(x, p):
-    x = relu6(bn(conv(x, p["stem_conv_weight"], 2), p, "stem_conv_bn"))
-    for i, (t, _, n, s) in enumerate(MOBILENET_STAGES):
-        for j in range(n):
-            name, stride = f"block{i + 1}_{j + 1}", s if j == 0 else 1
-            y = x
-            if t != 1:
-                y = relu6(bn(conv(y, p[name + "_expand_weight"], 1), p, name + "_expand_bn"))
-            y = relu6(bn(conv(y, p[name + "_dw_depthwise_weight"], stride, groups=y.shape[1]), p, name + "_dw_bn"))
-            y = bn(conv(y, p[name + "_project_weight"], 1), p, name + "_project_bn")
-            x = y + x if y.shape == x.shape else y
-    return head(x, p, relu6)
-
-
-def efficientnet_forward(x, p):
-    x = silu(bn(conv(x, p["stem_conv_weight"], 2), p, "stem_conv_bn"))
-    for i, (t, _, s, _, n) in enumerate(EFFICIENTNET_STAGES):
-        for j in range(n):
-            name, stride = f"block{i + 1}_{j + 1}", s if j == 0 else 1
-            y = x
-            if t != 1:
-                y = silu(bn(conv(y, p[name + "_expand_weight"], 1), p, name + "_expand_bn"))
-            y = silu(bn(conv(y, p[name + "_dw_depthwise_weight"], stride, groups=y.shape[1]), p, name + "_dw_bn"))
+def inverted_residuals(x, p, blocks, act, squeeze_excite: bool):
+    """The blocks `(expansion t, stride)` in order, named block{stage}_{repeat}: expand (t != 1),
+    depthwise, squeeze-excitation when asked, project, and the residual when the shapes agree."""
+    for name, t, stride in blocks:
+        y = x
+        if t != 1:
+            y = act(bn(conv(y, p[name + "_expand_weight"], 1), p, name + "_expand_bn"))
+        y = act(bn(conv(y, p[name + "_dw_depthwise_weight"], stride, groups=y.shape[1]), p, name + "_dw_bn"))
+        if squeeze_excite:
             pooled = y.mean(axis=(2, 3), keepdims=True)
             squeeze = silu(conv(pooled, p[name + "_se_reduce_weight"], 1) + p[name + "_se_reduce_bias"][:, None, None])
             excite = conv(squeeze, p[name + "_se_expand_weight"], 1) + p[name + "_se_expand_bias"][:, None, None]
             y = y * sigmoid(excite)
-            y = bn(conv(y, p[name + "_project_weight"], 1), p, name + "_project_bn")
-            x = y + x if y.shape == x.shape else y
-    return head(x, p, silu)
+        y = bn(conv(y, p[name + "_project_weight"], 1), p, name + "_project_bn")
+        x = y + x if y.shape == x.shape else y
+    return x
+
+
+def mobilenet_forward(x, p):
+    x = relu6(bn(conv(x, p["stem_conv_weight"], 2), p, "stem_conv_bn"))
+    blocks = [(f"block{i + 1}_{j + 1}", t, s if j == 0 else 1)
+              for i, (t, _, n, s) in enumerate(MOBILENET_STAGES) for j in range(n)]
+    return head(inverted_residuals(x, p, blocks, relu6, squeeze_excite=False), p, relu6)
+
+
+def efficientnet_forward(x, p):
+    x = silu(bn(conv(x, p["stem_conv_weight"], 2), p, "stem_conv_bn"))
+    blocks = [(f"block{i + 1}_{j + 1}", t, s if j == 0 else 1)
+              for i, (t, _, s, _, n) in enumerate(EFFICIENTNET_STAGES) for j in range(n)]
+    return head(inverted_residuals(x, p, blocks, silu, squeeze_excite=True), p, silu)
 
 
 CASES = {

@@ -15,7 +15,8 @@ runs it:
     }
 
 - `root`: "conv", "matmul", "pool", "reduce", or "elementwise" (no root);
-- `algorithm` (set by `choose-conv-algorithm`): "winograd-f2", "winograd-f4", "im2col" or "generic";
+- `algorithm` (set by `choose-conv-algorithm`): "winograd-f2", "winograd-f4", "im2col", "depthwise" or
+  "generic";
 - `split` (set by `split-kernels`): `[axis, parts]`, the root's result axis the kernel's work is cut
   along and into how many parts (1: one thread).
 
@@ -45,7 +46,7 @@ from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 ROOT_KINDS = ("conv", "matmul", "pool", "reduce", "elementwise")
-ALGORITHMS = ("winograd-f2", "winograd-f4", "im2col", "generic")
+ALGORITHMS = ("winograd-f2", "winograd-f4", "im2col", "depthwise", "generic")
 
 
 @irdl_op_definition

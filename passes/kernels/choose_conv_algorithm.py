@@ -8,10 +8,11 @@ maps), the pass sets `algorithm`:
 - "im2col": one GEMM per block of output rows over copied patches (a 1x1 stride-1 convolution's
   patches are its data, no copy); a grouped one (a group loop in all three maps,
   `linalg_conv.conv_geometry`) one GEMM per group of each block;
-- "generic": what the executor contracts generically (a root that is not a 2-D convolution with
-  static shapes), by its indexing maps: a depthwise one (each channel its own filter,
-  `runtime/kernels/depthwise_taps.py`) by the compiled depthwise kernel, which also applies the
-  kernel's epilogue and writes its destination pad.
+- "depthwise": a depthwise convolution (each channel its own filter,
+  `runtime/kernels/depthwise_taps.depthwise_geometry`), run by the compiled depthwise kernel, which
+  also applies the kernel's epilogue and writes its destination pad;
+- "generic": what the executor contracts generically, by its indexing maps (a root that is none of
+  these, or without static shapes).
 The executor runs exactly the algorithm the attribute names.
 """
 
@@ -26,6 +27,7 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xrelay.dialects.kernel import DispatchOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 from xrelay.runtime.kernels.conv import winograd_tile
+from xrelay.runtime.kernels.depthwise_taps import depthwise_geometry
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair, is_constant
 
@@ -42,7 +44,7 @@ def conv_algorithm(root: LinalgStructuredOperation, winograd: bool) -> str:
     maps = [m.data for m in root.get_indexing_maps()]
     geometry = conv_geometry(maps, ranges, *pair, len(root.inputs))
     if geometry is None:
-        return "generic"
+        return "depthwise" if depthwise_geometry(maps, ranges, *pair, len(root.inputs)) is not None else "generic"
     three_by_three = tuple(ranges[d] for d in geometry.kernel_loops) == (3, 3)
     if winograd and three_by_three and geometry.strides == (1, 1) and geometry.dilation == (1, 1) \
             and geometry.group_axes is None \

@@ -141,8 +141,8 @@ class ConvStep:
            prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,),
            algorithm: str | None = None, parts: int | None = None) -> ConvStep | None:
         """The step of `op` if it is a convolution; `algorithm` as `ConvGeometry.runner` takes it
-        ("generic": only a depthwise one, else None: the op is contracted generically), `parts` as it
-        takes them."""
+        ("depthwise": the depthwise kernel; "generic": None, the op is contracted generically; None, in
+        a program not built: the step's own choice), `parts` as it takes them."""
         if len(op.outputs) != 1 or len(op.results) != 1:
             return None
         pair = contraction_pair(op, 0)
@@ -153,9 +153,11 @@ class ConvStep:
         except NotImplementedError:
             return None
         maps = [m.data for m in op.get_indexing_maps()]
-        # "generic": contracted by its maps, which the depthwise kernel runs when they are a depthwise one
-        geometry = (conv_geometry(maps, ranges, *pair, len(op.inputs)) if algorithm != "generic" else None) \
-            or depthwise_geometry(maps, ranges, *pair, len(op.inputs))
+        if algorithm == "generic":
+            return None
+        geometry = conv_geometry(maps, ranges, *pair, len(op.inputs)) if algorithm != "depthwise" else None
+        if geometry is None and algorithm in (None, "depthwise"):
+            geometry = depthwise_geometry(maps, ranges, *pair, len(op.inputs))
         if geometry is None:
             return None
         accumulate = not (zero_init and zero_init[0])

@@ -7,7 +7,7 @@
 // RUN: python -c "import numpy as np; x = np.pad(np.load('%t.x.npy').astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0))); w = (np.arange(45).reshape(3, 3, 5) - 22) / 16; v = sum(x[:, i:i + 8, j:j + 8] * w[i, j] for i in range(3) for j in range(3)) + np.arange(5) / 4; e = np.clip(v, 0, 6); e = np.pad(e, ((0, 0), (1, 1), (1, 1), (0, 0))); [np.testing.assert_allclose(np.load(f), e, rtol=1e-5, atol=1e-6) for f in ('%t.kernel.npy', '%t.numpy.npy')]"
 
 // A 3x3 depthwise convolution (NHWC, groups = channels), its bias, ReLU6 and the next convolution's
-// pad: one kernel whose root is the depthwise generic, contracted by its maps (algorithm "generic":
+// pad: one kernel whose root is the depthwise generic (algorithm "depthwise":
 // the executor's compiled depthwise kernel applies the bias and clip to each value and stores it
 // into the pad's interior).
 // 8*8*5*9 = 2,880 multiply-adds: below the default `min_depthwise_macs`, one part; at 0, two.
@@ -21,7 +21,7 @@ func.func @main(%x: tensor<1x8x8x5xf32>) -> tensor<1x10x10x5xf32> {
   func.return %p : tensor<1x10x10x5xf32>
 }
 
-// CHECK:      kernel.dispatch {root = "conv", algorithm = "generic", split = array<i64: 1, 1>} -> (tensor<1x10x10x5xf32>) {
+// CHECK:      kernel.dispatch {root = "conv", algorithm = "depthwise", split = array<i64: 1, 1>} -> (tensor<1x10x10x5xf32>) {
 // CHECK:        linalg.fill
 // CHECK-NEXT:   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, (d2 + d4), (d3 + d5), d1)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5, 0, d1)>
 // CHECK:          arith.addf
@@ -31,4 +31,4 @@ func.func @main(%x: tensor<1x8x8x5xf32>) -> tensor<1x10x10x5xf32> {
 // CHECK:        kernel.yield
 // CHECK-NOT:  linalg.generic
 
-// SPLIT:      kernel.dispatch {root = "conv", algorithm = "generic", split = array<i64: 1, 2>}
+// SPLIT:      kernel.dispatch {root = "conv", algorithm = "depthwise", split = array<i64: 1, 2>}

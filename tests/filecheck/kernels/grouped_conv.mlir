@@ -9,7 +9,7 @@
 // data, weight and output maps (the channel axes split by tensor.expand_shape); choose-conv-algorithm
 // reads that loop and makes them im2col (one GEMM per group), never Winograd, even 3x3 at stride 1.
 // Split over threads, they are cut by output rows. A depthwise convolution (one channel per group)
-// stays generic: it runs tap by tap.
+// is "depthwise": the compiled depthwise kernel runs it.
 func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x8x8xf32> {
   %w1 = nn.constant dense<0.03125> : tensor<16x4x3x3xf32>
   %w2 = nn.constant dense<-0.0625> : tensor<16x8x1x1xf32>
@@ -26,7 +26,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x8x8xf32> {
 // CHECK:        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, (d3 + d6), (d4 + d7))>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>]
 // CHECK:      kernel.dispatch {root = "conv", algorithm = "im2col"}
 // CHECK:        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, ((d3 * 2) + d6), ((d4 * 2) + d7))>
-// CHECK:      kernel.dispatch {root = "conv", algorithm = "generic"}
+// CHECK:      kernel.dispatch {root = "conv", algorithm = "depthwise"}
 
 // SPLIT:      kernel.dispatch {root = "conv", algorithm = "im2col", split = array<i64: 3, 2>} -> (tensor<1x4x4x16x16xf32>)
 // SPLIT:      kernel.dispatch {root = "conv", algorithm = "im2col", split = array<i64: 3, 2>} -> (tensor<1x2x8x8x8xf32>)

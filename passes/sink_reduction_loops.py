@@ -28,13 +28,13 @@ from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
-from xrelay.passes.tile_loops import _constant, accumulating_store
+from xrelay.passes.tile_loops import OutermostNestPattern, _constant, accumulating_store
 from xrelay.passes.unroll_jam_loops import loop_chain
 
 SUNK_NESTS = Statistic("num-sunk-nests", "Number of loop nests whose short reduction loops were moved below the points")
@@ -75,15 +75,15 @@ def sunk_loops(loops: list[scf.ForOp], max_trips: int) -> tuple[list[scf.ForOp],
 
 
 @dataclass
-class SinkShortReductions(RewritePattern):
+class SinkShortReductions(OutermostNestPattern):
     """Move the short reduction loops of one outermost accumulation nest (module docstring)."""
 
     max_trips: int
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
-        if isinstance(op.parent_op(), scf.ForOp) or (loops := loop_chain(op)) is None:
-            return
+    def nest(self, op: scf.ForOp) -> list[scf.ForOp] | None:
+        return loop_chain(op)
+
+    def rewrite_nest(self, op: scf.ForOp, loops: list[scf.ForOp], rewriter: PatternRewriter) -> None:
         found = sunk_loops(loops, self.max_trips)
         if found is None:
             return

@@ -98,16 +98,29 @@ def output_loops(loops: list[scf.ForOp]) -> list[int] | None:
     return output if output and len(output) < len(loops) else None
 
 
+class OutermostNestPattern(RewritePattern):
+    """A rewrite of each outermost `scf.for` nest: `rewrite_nest` with the loops `nest` finds in it
+    (by default its perfect nest), the loop passes' common shape."""
+
+    def nest(self, op: scf.ForOp) -> list[scf.ForOp] | None:
+        return perfect_nest(op)
+
+    def rewrite_nest(self, op: scf.ForOp, loops: list[scf.ForOp], rewriter: PatternRewriter) -> None:
+        raise NotImplementedError
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op.parent_op(), scf.ForOp) and (loops := self.nest(op)) is not None:
+            self.rewrite_nest(op, loops, rewriter)
+
+
 @dataclass
-class TileOutputLoops(RewritePattern):
+class TileOutputLoops(OutermostNestPattern):
     """Tile one outermost accumulation nest (see the module docstring)."""
 
     tile: int
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
-        if isinstance(op.parent_op(), scf.ForOp) or (loops := perfect_nest(op)) is None:
-            return
+    def rewrite_nest(self, op: scf.ForOp, loops: list[scf.ForOp], rewriter: PatternRewriter) -> None:
         output = output_loops(loops)
         if output is None:
             return

@@ -29,13 +29,13 @@ from xdsl.context import Context
 from xdsl.dialects import affine, arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
-from xrelay.passes.tile_loops import _constant, accumulating_store
+from xrelay.passes.tile_loops import OutermostNestPattern, _constant, accumulating_store
 
 JAMMED_NESTS = Statistic("num-jammed-nests", "Number of loop nests whose output loop was unrolled and jammed")
 
@@ -104,14 +104,16 @@ def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
 
 
 @dataclass
-class UnrollJamOutputLoop(RewritePattern):
+class UnrollJamOutputLoop(OutermostNestPattern):
     """Unroll and jam one outermost accumulation nest (see the module docstring)."""
 
     factor: int
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
-        if isinstance(op.parent_op(), scf.ForOp) or (loops := loop_chain(op)) is None or len(loops) < 2:
+    def nest(self, op: scf.ForOp) -> list[scf.ForOp] | None:
+        return loop_chain(op)
+
+    def rewrite_nest(self, op: scf.ForOp, loops: list[scf.ForOp], rewriter: PatternRewriter) -> None:
+        if len(loops) < 2:
             return
         loop = jammed_loop(loops, self.factor)
         if loop is None:

@@ -18,7 +18,7 @@ def test_a_placed_source_is_checked_once_then_bound_without_a_copy(monkeypatch):
     env = [dest, source, None]
     step = insert_step(1, 0, 2, INDEX, False, (2, 3), [True])
     checks = []
-    monkeypatch.setattr(view_steps, "is_same_view", lambda a, b: checks.append(1) or a.ctypes.data == b.ctypes.data)
+    monkeypatch.setattr(view_steps, "same_view", lambda a, b: checks.append(1) or a.ctypes.data == b.ctypes.data)
     for value in (1.0, 2.0, 3.0):
         source[...] = value  # a run writes the source (the slice) ...
         step(env)

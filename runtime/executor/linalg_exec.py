@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects import arith, bufferization, func, memref, tensor
+from xdsl.dialects import arith, func, memref, tensor
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
@@ -36,36 +36,37 @@ from xrelay.runtime.executor.structured_step import compile_structured_step
 from xrelay.runtime.executor.view_steps import RESHAPE_KINDS, compile_insert_slice, compile_reshape, compile_slice
 from xrelay.runtime.kernels.window_reduce import starts_from_identity
 from xrelay.runtime.executor.program_entry import check_argument, check_no_use_after_dealloc, entry_and_globals
-from xrelay.runtime.kernels.body_program import REDUCERS, aligned_constant, scalar_op_step
+from xrelay.runtime.kernels.body_program import aligned_constant, scalar_op_step
 from xrelay.runtime.kernels.affine_views import is_bare_permutation
 from xrelay.runtime.kernels.linalg_structured import (
     ExecutionError,
     Structured,
     captured_values,
-    is_contraction_output,
+    contraction_pair,
     plain_reduction_identity,
 )
 
 __all__ = ["ExecutionError", "LinalgProgram"]
 
 
+VIEW_KINDS = (*RESHAPE_KINDS, tensor.ExtractSliceOp, memref.SubviewOp)
+"""Op kinds whose step binds a view of its operand: it writes no memory."""
+
 PLANNED_OP_KINDS = (
     func.ReturnOp, arith.ConstantOp, tensor.EmptyOp, memref.AllocOp, memref.AllocaOp, memref.DeallocOp,
-    memref.GetGlobalOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, memref.CollapseShapeOp,
-    memref.ExpandShapeOp, tensor.ReshapeOp, bufferization.ToTensorOp, bufferization.ToBufferOp, tensor.CastOp,
-    memref.CastOp, tensor.ExtractSliceOp, memref.SubviewOp, tensor.InsertSliceOp, memref.CopyOp, tensor.PadOp,
-    Structured,
+    memref.GetGlobalOp, *VIEW_KINDS, tensor.InsertSliceOp, memref.CopyOp, tensor.PadOp, Structured,
 )
 """Op kinds whose results' memory `_compile` tells the `StorageTracker` about (fresh or an alias);
 any other op in a program turns memory planning off for it (see runtime/executor/memory_plan.py)."""
 
-
-VIEW_KINDS = (
-    tensor.CollapseShapeOp, tensor.ExpandShapeOp, memref.CollapseShapeOp, memref.ExpandShapeOp, tensor.ReshapeOp,
-    bufferization.ToTensorOp, bufferization.ToBufferOp, tensor.CastOp, memref.CastOp, tensor.ExtractSliceOp,
-    memref.SubviewOp,
+COMPILERS = (
+    (arith.ConstantOp, compile_constant), ((tensor.EmptyOp, memref.AllocOp, memref.AllocaOp), compile_allocation),
+    (memref.DeallocOp, compile_dealloc), (memref.GetGlobalOp, compile_get_global), (RESHAPE_KINDS, compile_reshape),
+    ((tensor.ExtractSliceOp, memref.SubviewOp), compile_slice), (tensor.InsertSliceOp, compile_insert_slice),
+    (tensor.PadOp, compile_pad), (linalg.BroadcastOp, compile_broadcast), (memref.CopyOp, compile_copy),
+    (Structured, compile_structured_step),
 )
-"""Op kinds whose step binds a view of its operand: it writes no memory."""
+"""Per op kind, the function appending its step to a `LinalgProgram` (`view_steps`, `buffer_steps`, ...)."""
 
 
 class LinalgProgram:
@@ -205,18 +206,13 @@ class LinalgProgram:
             self.slots[value] = len(self.slots)
         return self.slots[value]
 
-    def _fusing(self) -> bool:
-        """Whether the op being compiled may join a fused tail, write over its input or drop its
-        init's fill: inside a `kernel.dispatch` only (outside, every op runs by itself)."""
-        return self._kernel is not None
-
     def _elide_zero_fill(self, op: Structured, k: int) -> bool:
         """Whether output k of `op` is a contraction output whose init is a zero `linalg.fill` used only
         here, or a pooling's or a reduction without windows' (`plain_reduction_identity`) whose fill
         is its reduction's identity; if so the fill's step is dropped (the contraction, the window
         reduction or the one `ufunc.reduce` overwrites every element)."""
         init = op.outputs[k]
-        if not self._fusing():
+        if self._kernel is None:  # outside a kernel every op runs by itself
             return False
         if isinstance(init.owner, linalg.FillOp):  # tensor level: the fill's result feeds only this op
             fill = init.owner
@@ -232,9 +228,9 @@ class LinalgProgram:
         if not (isinstance(value, arith.ConstantOp) and isinstance(value.value, FloatAttr | IntegerAttr)):
             return False
         number = value.value.value.data
-        if not (number == 0 and is_contraction_output(op, k)
+        if not (number == 0 and contraction_pair(op, k) is not None
                 and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data)
-                or starts_from_identity(op, number, REDUCERS)  # a pooling writes its output
+                or starts_from_identity(op, number)  # a pooling writes its output
                 or plain_reduction_identity(op, k) == number):  # so does one ufunc.reduce
             return False
         index, alias = self.fill_steps.pop(fill)
@@ -272,7 +268,7 @@ class LinalgProgram:
         from a fresh single-use `tensor.empty`, and all-parallel loops; the input has the output's
         type and map, is used only here (so not returned either), and is the result of another
         structured op (a buffer this program allocated, not an argument, a constant or a view)."""
-        if not self._fusing() or len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
+        if self._kernel is None or len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
                 or not op.outputs[0].has_one_use() or not op.results:
             return None
         if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
@@ -292,7 +288,7 @@ class LinalgProgram:
         operands all exist there."""
         tail = self._tail
         maps = op.get_indexing_maps().data
-        if tail is not None and self._fusing() and tail[0].accepts(chunked) and any(
+        if tail is not None and self._kernel is not None and tail[0].accepts(chunked) and any(
                 v is tail[1] and maps[i] == maps[-1] and v.type == op.outputs[0].type for i, v in enumerate(op.inputs)):
             group, _, index, slots = tail
             group.add(chunked, prepare, finish)
@@ -306,37 +302,16 @@ class LinalgProgram:
         self.steps.append(group)
 
     def _compile(self, op: Operation) -> None:
-        slot = self._slot
         if not isinstance(op, arith.ConstantOp | tensor.EmptyOp | memref.GetGlobalOp | Structured):
             self._tail = None  # a fused tail only runs later than its members across binders
         if isinstance(op, func.ReturnOp):
-            self.result_slots = [slot(v) for v in op.operands]
+            self.result_slots = [self._slot(v) for v in op.operands]
             return
-        if isinstance(op, arith.ConstantOp):
-            compile_constant(self, op)
-        elif isinstance(op, tensor.EmptyOp | memref.AllocOp | memref.AllocaOp):
-            compile_allocation(self, op)
-        elif isinstance(op, memref.DeallocOp):  # drop the program's reference so numpy can free it
-            compile_dealloc(self, op)
-        elif isinstance(op, memref.GetGlobalOp):
-            compile_get_global(self, op)
-        elif isinstance(op, RESHAPE_KINDS):
-            compile_reshape(self, op)
-        elif isinstance(op, tensor.ExtractSliceOp | memref.SubviewOp):
-            compile_slice(self, op)
-        elif isinstance(op, tensor.InsertSliceOp):
-            compile_insert_slice(self, op)
-        elif isinstance(op, tensor.PadOp):
-            compile_pad(self, op)
-        elif isinstance(op, linalg.BroadcastOp):
-            compile_broadcast(self, op)
-        elif isinstance(op, memref.CopyOp):
-            compile_copy(self, op)
-        elif isinstance(op, Structured):
-            compile_structured_step(self, op)
+        compile_op = next((fn for kinds, fn in COMPILERS if isinstance(op, kinds)), None)
+        if compile_op is not None:
+            compile_op(self, op)
         elif op.dialect_name() in ("arith", "math") and len(op.results) == 1:  # outside a body: a scalar's
-            step = scalar_op_step(op, [slot(v) for v in op.operands], slot(op.results[0]))  # (or a tensor's)
-            self.steps.append(step)
+            self.steps.append(scalar_op_step(op, [self._slot(v) for v in op.operands], self._slot(op.results[0])))
         else:
             raise ExecutionError(f"unsupported op {op.name} at the linalg/memref level")
 

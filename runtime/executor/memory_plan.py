@@ -270,9 +270,3 @@ def _overlap(a: tuple[slice, ...], b: tuple[slice, ...], shape: tuple[int, ...])
             return False
     return True
 
-
-def is_same_view(a: np.ndarray, b: object) -> bool:
-    """Whether array `b` is the same memory as view `a`: same start, shape, strides and dtype (a placed
-    source: the insert has nothing to copy)."""
-    return (isinstance(b, np.ndarray) and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
-            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])

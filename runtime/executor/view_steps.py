@@ -14,8 +14,8 @@ import numpy as np
 from xdsl.dialects import bufferization, memref, tensor
 from xdsl.ir import Operation
 
-from xrelay.runtime.executor.memory_plan import is_same_view
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
+from xrelay.runtime.native.window_kernels import same_view
 
 if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
@@ -114,7 +114,7 @@ def insert_step(src: int, dst: int, out: int, index: tuple[slice, ...], copy: bo
             env[out] = dest
             return
         array = np.array(dest) if copy else dest
-        if is_same_view(array[index], source):  # the source was computed in place
+        if same_view(array[index], source):  # the source was computed in place
             if cached[0] and not copy:
                 placed[0] = (dest, source)
         else:

@@ -149,6 +149,19 @@ def depends_on(value: SSAValue, targets: set[SSAValue]) -> bool:
     return False
 
 
+def reduction_combine(op: LinalgStructuredOperation, k: int) -> tuple[np.ufunc, SSAValue] | None:
+    """(ufunc, x) when output k of `op`'s body yields `combine(x, acc)`: `combine` one of `REDUCERS`,
+    acc output k's block argument and x computed from no output's; else None."""
+    block = op.body.block
+    out_args = set(block.args[len(op.inputs):])
+    acc, owner = block.args[len(op.inputs) + k], block.last_op.operands[k].owner
+    if not (isinstance(owner, Operation) and type(owner) in REDUCERS and acc in owner.operands):
+        return None
+    lhs, rhs = owner.operands
+    x = rhs if lhs is acc else lhs
+    return None if depends_on(x, out_args) else (REDUCERS[type(owner)], x)
+
+
 def _in_body(op: Operation) -> bool:
     """Whether `op` sits inside a linalg body (rather than being a value the body captures)."""
     return isinstance(op.parent_op(), LinalgStructuredOperation)

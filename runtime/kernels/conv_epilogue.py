@@ -19,7 +19,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime.executor.plan import MIN_SPLIT_ELEMENTS
 from xrelay.runtime.kernels.depthwise_taps import depthwise_geometry
-from xrelay.runtime.kernels.linalg_conv import WINOGRAD_ALGORITHMS, ConvGeometry, conv_geometry
+from xrelay.runtime.kernels.linalg_conv import ConvGeometry, conv_geometry
 from xrelay.runtime.kernels.native_epilogue import native_epilogue
 from xrelay.runtime.native.conv_kernels import NativeEpilogue
 from xrelay.runtime.native.conv_kernels import available as native_available
@@ -126,8 +126,6 @@ class ConvStep:
         self.reuse_views = (False,)
         self.split: int | None = None
         """The threads its runner splits over: its kernel's `split` parts, or None (decided by size)."""
-        self.winograd = False
-        """Whether the runner computes this convolution by Winograd (its static shapes)."""
         self.native_kept: tuple | None = None
         """(the Python epilogue of the last run, its `native_epilogue`)."""
         self.constant_weight = False
@@ -166,11 +164,6 @@ class ConvStep:
         step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views
         step.split = parts
-        out_shape = op.results[0].type.get_shape()
-        n, f, oh, ow = (out_shape[a] for a in geometry.out_axes)
-        c = op.inputs[geometry.weight].type.get_shape()[geometry.weight_axes[1]]
-        step.winograd = (algorithm in WINOGRAD_ALGORITHMS if algorithm is not None
-                         else geometry.winograd_applies(ranges, constant, (n, c, f, oh, ow)))
         return step
 
     def __call__(self, env: list) -> None:

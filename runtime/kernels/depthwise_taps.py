@@ -93,9 +93,6 @@ class DepthwiseGeometry(ConvGeometry):
     the constant 0. Its runner is the native depthwise kernel (epilogue applied inside, as im2col's),
     or numpy tap by tap."""
 
-    def winograd_applies(self, ranges, constant_inputs, shape=None) -> bool:
-        return False
-
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
                parts: int | None = None):
         """`run(ins, out, accumulate, epilogue=None) -> bool` as `ConvGeometry.runner`'s; a constant

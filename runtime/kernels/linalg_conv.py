@@ -69,14 +69,12 @@ class ConvGeometry:
         return (weight, x[:, :, self.offset[0]:, self.offset[1]:], weight.transpose(g_weight, *self.weight_axes),
                 y)
 
-    def winograd_applies(self, ranges: Sequence[int], constant_inputs: Sequence[bool],
-                         shape: tuple[int, int, int, int, int] | None = None) -> bool:
+    def winograd_applies(self, ranges: Sequence[int], constant_inputs: Sequence[bool]) -> bool:
         """Whether Winograd can compute this conv: 3x3 stride-1 undilated with a constant weight (its
-        transform is made once); with the (N, C, F, OH, OW) `shape`, also whether `winograd_tile` picks
-        a tile for it."""
+        transform is made once)."""
         return (self.group_axes is None and self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
                 and tuple(ranges[d] for d in self.kernel_loops) == (3, 3) and self.strides == (1, 1)
-                and self.dilation == (1, 1) and (shape is None or winograd_tile(*shape) is not None))
+                and self.dilation == (1, 1))
 
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
                parts: int | None = None):

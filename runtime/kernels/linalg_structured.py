@@ -17,11 +17,11 @@ from xdsl.dialects import arith, memref, tensor
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.dialects.structured import captured_values
-from xrelay.runtime.kernels.body_program import REDUCERS, BodyProgram, depends_on
+from xrelay.runtime.kernels.body_program import BodyProgram, depends_on, reduction_combine
 from xrelay.runtime.kernels.affine_views import (
     ExecutionError,
     LoopView,
@@ -67,11 +67,6 @@ def contraction_pair(op: Structured, k: int) -> tuple[int, int] | None:
     return i, j
 
 
-def is_contraction_output(op: Structured, k: int) -> bool:
-    """Whether output k of `op` is computed as a BLAS contraction (see `contraction_pair`)."""
-    return contraction_pair(op, k) is not None
-
-
 def is_constant(value: SSAValue) -> bool:
     """Whether `value` is a dense constant or a global, or a reshape of one (a depthwise weight
     expanded to the grouped form): the same unchanging array on every run."""
@@ -107,8 +102,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     yielded = list(yields.operands)
     out_maps = maps[n_in:]
 
-    pooled = (pooling_program(op, maps, ranges, reduction_axes, REDUCERS, zero_init)
-              or mapped_window_program(op, maps, ranges, reduction_axes, REDUCERS, zero_init))
+    pooled = (pooling_program(op, maps, ranges, reduction_axes, zero_init)
+              or mapped_window_program(op, maps, ranges, reduction_axes, zero_init))
     views = [LoopView(m, ranges) for m in maps]
     # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
     # ("contract", input a, input b).
@@ -127,14 +122,10 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             plans.append(("assign", len(targets)))
             targets.append(value)
             continue
-        owner = value.owner
-        if not (isinstance(owner, Operation) and type(owner) in REDUCERS and out_args[out_index] in owner.operands):
+        combine = reduction_combine(op, out_index)
+        if combine is None:
             return sequential_reduction(op, maps, ranges, reduction_axes)
-        lhs, rhs = owner.operands
-        x = rhs if lhs is out_args[out_index] else lhs
-        if depends_on(x, set(out_args)):
-            return sequential_reduction(op, maps, ranges, reduction_axes)
-        ufunc = REDUCERS[type(owner)]
+        ufunc, x = combine
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
@@ -261,16 +252,8 @@ def plain_reduction_identity(op: Structured, k: int) -> float | None:
     if len(set(dims)) != len(dims) or not all(isinstance(e, AffineDimExpr) or size == 1
                                                for e, size in zip(out_map.results, out_shape, strict=True)):
         return None  # (an element the reduction does not reach keeps its fill)
-    block = op.body.block
-    out_args = block.args[len(op.inputs):]
-    value = block.last_op.operands[k]
-    owner = value.owner
-    if not (isinstance(owner, Operation) and type(owner) in REDUCERS and out_args[k] in owner.operands):
-        return None
-    lhs, rhs = owner.operands
-    if lhs is rhs or depends_on(rhs if lhs is out_args[k] else lhs, set(out_args)):
-        return None
-    return IDENTITIES.get(REDUCERS[type(owner)])
+    combine = reduction_combine(op, k)
+    return None if combine is None else IDENTITIES.get(combine[0])
 
 
 def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,

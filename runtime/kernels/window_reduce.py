@@ -18,7 +18,7 @@ from xdsl.ir import OpResult
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.kernels.affine_views import ExecutionError, is_bare_permutation, window_form
-from xrelay.runtime.kernels.body_program import BodyProgram, body_op_fn, depends_on
+from xrelay.runtime.kernels.body_program import BodyProgram, body_op_fn, reduction_combine
 from xrelay.runtime.native.window_kernels import native_window
 
 
@@ -129,31 +129,20 @@ IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin
 """The value a reduction's output may start from without changing it (its fill can be dropped)."""
 
 
-def pooling_reducer(op, reducers: dict) -> tuple[int, np.ufunc] | None:
+def pooling_reducer(op) -> tuple[int, np.ufunc] | None:
     """(input index, ufunc) when `op` has one output and its body is only `yield combine(x, acc)`:
-    x that input's block argument, acc the output's, `combine` in `reducers`; else None."""
+    x that input's block argument, acc the output's, `combine` one of `REDUCERS`; else None."""
     block = op.body.block
-    n_in = len(op.inputs)
-    ops = list(block.ops)
-    if len(op.outputs) != 1 or len(ops) != 2:
+    if len(op.outputs) != 1 or len(block.ops) != 2 or (combine := reduction_combine(op, 0)) is None:
         return None
-    combine, yielded = ops
-    if type(combine) not in reducers or list(yielded.operands) != [combine.results[0]]:
-        return None
-    acc = block.args[n_in]
-    operands = list(combine.operands)
-    if acc not in operands or len(operands) != 2:
-        return None
-    x = operands[1] if operands[0] is acc else operands[0]
-    if x not in block.args[:n_in]:
-        return None
-    return block.args.index(x), reducers[type(combine)]
+    ufunc, x = combine
+    return (block.args.index(x), ufunc) if x in block.args[:len(op.inputs)] else None
 
 
-def starts_from_identity(op, value: float, reducers: dict) -> bool:
+def starts_from_identity(op, value: float) -> bool:
     """Whether `op` is a pooling that `pooling_program` runs and `value` is its reduction's identity:
     a fill of `value` before it may be dropped (the window reduction then writes its output)."""
-    found = pooling_reducer(op, reducers)
+    found = pooling_reducer(op)
     if found is None or IDENTITIES.get(found[1]) != value:
         return False
     maps = [m.data for m in op.get_indexing_maps()]
@@ -167,12 +156,12 @@ def starts_from_identity(op, value: float, reducers: dict) -> bool:
 
 
 def pooling_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduction: Sequence[int],
-                    reducers: dict, zero_init: Sequence[bool]) -> Callable[[list], bool] | None:
+                    zero_init: Sequence[bool]) -> Callable[[list], bool] | None:
     """For a pooling (`pooling_reducer`, `window_reduction`): a function of the operand arrays
     running `window_reduction` (True), or returning False when it cannot (the caller then runs the
     general path, which accumulates: an output whose fill was dropped, `zero_init[0]`, is first
     set to the identity). None for any other op."""
-    found = pooling_reducer(op, reducers)
+    found = pooling_reducer(op)
     if found is None or not reduction:
         return None
     data, ufunc = found
@@ -198,7 +187,7 @@ def pooling_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduct
     return run
 
 
-def _mapped_input(op, value, reducers: dict) -> int | None:
+def _mapped_input(op, value) -> int | None:
     """The index of the one input that `value` (a reduction body's folded value) is an elementwise
     function of: every body op it needs computes per element from that input's block argument and
     body constants (no loop indices, no reads of other operands, no captured values); else None."""
@@ -236,8 +225,8 @@ def _mapped_input(op, value, reducers: dict) -> int | None:
 
 
 def mapped_window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduction: Sequence[int],
-                          reducers: dict, zero_init: Sequence[bool]) -> Callable[[list], bool] | None:
-    """For a reduction whose one output folds `combine(f(x), acc)` (`combine` in `reducers`, `f` an
+                          zero_init: Sequence[bool]) -> Callable[[list], bool] | None:
+    """For a reduction whose one output folds `combine(f(x), acc)` (`combine` one of `REDUCERS`, `f` an
     elementwise function of one input `x`, `_mapped_input`) with `x` read through pooling windows
     (`window_reduction`): a function of the operand arrays that evaluates `f` once over the part of
     `x` the windows read, into a per-thread buffer, then reduces its windows with `window_reduction`
@@ -248,16 +237,11 @@ def mapped_window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], 
         return None
     block = op.body.block
     n_in = len(op.inputs)
-    acc = block.args[n_in]
-    combine = block.last_op.operands[0].owner
-    if type(combine) not in reducers or len(combine.operands) != 2 or acc not in combine.operands:
+    combine = reduction_combine(op, 0)
+    if combine is None:
         return None
-    lhs, rhs = combine.operands
-    value = rhs if lhs is acc else lhs
-    if value is acc or depends_on(value, {acc}):
-        return None
-    data = _mapped_input(op, value, reducers)
-    ufunc = reducers[type(combine)]
+    ufunc, value = combine
+    data = _mapped_input(op, value)
     if data is None or ufunc not in IDENTITIES:
         return None
     reduce = window_reduction(maps, ranges, reduction, data, n_in, ufunc)

@@ -160,5 +160,7 @@ def chain_views(calls: Sequence[tuple]) -> tuple[np.ndarray, np.ndarray, list[Ep
 
 
 def same_view(a, b) -> bool:
+    """Whether `a` and `b` are arrays over the same memory with the same shape, strides and dtype (a
+    source computed in place: an insert has nothing to copy)."""
     return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
             and a.strides == b.strides and a.dtype == b.dtype and a.ctypes.data == b.ctypes.data)

@@ -2,7 +2,6 @@
 
     .venv/bin/python benchmarks/change_ab.py --model onnx:densenet121 [--threads 1,2] [--rounds 30]
         [--off xrelay.runtime.executor.plan.MIN_SPLIT_ELEMENTS=0 ...] [--without-pass PreActivationShift ...]
-        [--threading openblas [--both]]
 
 Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
 bound) twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False
@@ -15,9 +14,6 @@ changes over seconds move less than either median; and each program's error agai
 and planned memory. Both programs share this process: every run of "without" has its `--off` flags
 set around it (outside the timing), so a flag read while running sees them too. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the measured
 process (the script re-executes itself without them), as in benchmarks/split_profile.py.
-`--threading MODE`: the change is the executor's `threading` MODE ("with") against "split"
-("without"), the two programs built alike. With `--both`, "without" runs in that mode too: the
-change is only the `--off` flags and passes, measured in that mode.
 """
 
 from __future__ import annotations
@@ -58,11 +54,11 @@ def flags_off(off: list[str], without: list[str] = ()):
             setattr(owner, attr, value)
 
 
-def build(model: str, off: list[str], without: list[str], threading: str | None = None):
+def build(model: str, off: list[str], without: list[str]):
     """The model's contender built with the flags `off` False and the passes `without` skipped (and
-    first run, in `threading` mode if given, before they are restored)."""
+    first run, before they are restored)."""
     with flags_off(off, without):
-        return Contender("opt3-nhwc" + (f"-{threading}" if threading else ""), model)
+        return Contender("opt3-nhwc", model)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,16 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--off", action="append", default=[], help="module.FLAG set to False (module.NAME=VALUE: to VALUE) without the change")
     parser.add_argument("--without-pass", action="append", default=[], help="xrelay.passes class skipped without it")
-    parser.add_argument("--threading", choices=("openblas",),
-                        help="the executor's threading mode with the change (without: split)")
-    parser.add_argument("--both", action="store_true", help="without the change also in --threading's mode")
     args = parser.parse_args(argv)
-    if args.both and not (args.threading and (args.off or args.without_pass)):
-        print("change_ab.py: --both needs --threading MODE and a change (--off or --without-pass)", file=sys.stderr)
-        return 1
-    if not args.off and not args.without_pass and not args.threading:
-        print("change_ab.py: give the change: --off module.FLAG, --without-pass PassName or --threading MODE",
-              file=sys.stderr)
+    if not args.off and not args.without_pass:
+        print("change_ab.py: give the change: --off module.FLAG or --without-pass PassName", file=sys.stderr)
         return 1
     from xrelay import passes
 
@@ -107,28 +96,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from xrelay.runtime.parallel.threads import set_blas_threads
 
-    both = args.threading if args.both else None
-    contenders = {"without": build(args.model, args.off, args.without_pass, both),
-                  "with": build(args.model, [], [], both)}
+    contenders = {"without": build(args.model, args.off, args.without_pass), "with": build(args.model, [], [])}
     change = " ".join([*(f"--off {f}" for f in args.off), *(f"--without-pass {p}" for p in args.without_pass)])
-    if both:
-        # Every call of "without" runs with its flags as built: its second process was forked with
-        # them, and a threshold read while running must be the same in both processes.
-        run_without = contenders["without"].fn
-
-        def without_flags(threads: int):
-            with flags_off(args.off):
-                return run_without(threads)
-
-        contenders["without"].fn = without_flags
-        print(f"{args.model}: the change is what `{change}` takes away, both in threading {both!r} "
-              "(flags set around every call without it)")
-    elif args.threading:
-        contenders["with"].program.threading = args.threading
-        change = " and ".join(x for x in (change, f"threading {args.threading!r} instead of 'split'") if x)
-        print(f"{args.model}: the change is {change}")
-    else:
-        print(f"{args.model}: the change is what `{change}` takes away")
+    print(f"{args.model}: the change is what `{change}` takes away")
     for name, contender in contenders.items():
         print(f"  {name:8s} max error vs nn level {contender.error:.2e}, planned {contender.program.peak_bytes / 2**20:.2f} MiB")
     def flags_of(name: str):

@@ -27,8 +27,6 @@ def measure(model: str, calls: int) -> dict[str, list[float]]:
     from xrelay import transform
     from xrelay.frontend import from_onnx
     from xrelay.runtime import run
-    from xrelay.runtime.executor.linalg_exec import LinalgProgram
-    from xrelay.runtime.executor.program_entry import cached_program
 
     proto = randomised(light_model(model))
     (data,) = zoo_inputs(proto).values()
@@ -36,8 +34,6 @@ def measure(model: str, calls: int) -> dict[str, list[float]]:
     with transform.PassContext(opt_level=3):
         executable = xrelay.build(module, params)
     program = executable.program
-    program.threading = "split"
-    cached_program(executable.module, LinalgProgram).threading = "split"  # the program runtime.run keeps
     contenders = {"program": lambda: program(data), "executable": lambda: executable(data),
                   "runtime.run": lambda: run(executable.module, [data])}
     in_turn(contenders, 3)  # untimed

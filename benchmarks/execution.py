@@ -3,7 +3,7 @@ latency and peak memory, xrelay's linalg executor against ONNX Runtime and a pla
 and the loops-level executor.
 
     .venv/bin/python benchmarks/execution.py [--models resnet18,resnet50,mobilenet_v2,efficientnet_b0]
-        [--threads 1,2] [--rounds 8] [--block 3] [--onnx-models squeezenet,resnet50,...] [--threading]
+        [--threads 1,2] [--rounds 8] [--block 3] [--onnx-models squeezenet,resnet50,...]
         [--skip-inprocess] [--skip-loops] [--skip-stock]
 
 1. Models (batch 1, 3x224x224, weights bound as constants). Every contender runs in a process of its
@@ -35,8 +35,7 @@ and the loops-level executor.
    Once, ResNet-18 at the highest thread count: ONNX Runtime measured in the same process as the
    numpy forward (interleaved blocks, as this benchmark used to do), against its own process.
    `--onnx-models`: the same over ONNX light models (xrelay after opt-level-3 + NHWC, and ONNX
-   Runtime on the ONNX model itself). `--threading`: the executor's BLAS threading (worker threads
-   over single-threaded BLAS, or OpenBLAS's own threads), as the machine is and with one core busy.
+   Runtime on the ONNX model itself).
    The "opt3" rows are lowered without kernel passes: the executor runs them op by op, so against
    "build" they show what kernel formation buys.
 2. Loops level: a small conv → bias → relu → max-pool network lowered to scf loops, run by
@@ -51,7 +50,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -325,10 +323,6 @@ class Contender:
         reference = run_nn(module, {self.input_name: self.data}, params)
         bound = bind_params_by_name(module, params)
         self.kind, self.program, self.sessions = kind, None, {}
-        threading = "split"
-        for mode in ("openblas",):  # the same program on BLAS's own threads
-            if kind.endswith(f"-{mode}"):
-                kind, threading = kind[: -len(mode) - 1], mode
         if kind in ("as-built", "opt3", "opt3-nhwc"):
             graph = bound
             if kind != "as-built":
@@ -340,7 +334,6 @@ class Contender:
                         graph = transform.Sequential(
                             [passes.ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}), passes.FoldConstant()])(graph)
             self.program = compile_linalg(lower(graph, to="linalg"))
-            self.program.threading = threading
             self.fn = lambda threads: self.program(self.data)
         elif kind == "build" or kind.startswith("build-without:"):
             # xrelay.build's defaults at opt level 3 (what a user calls), or without the passes named
@@ -351,7 +344,6 @@ class Contender:
             with transform.PassContext(opt_level=3, disabled_pass=disabled):
                 self.executable = xrelay.build(module, params)
             self.program = self.executable.program
-            self.program.threading = threading
             self.fn = lambda threads: self.program(self.data)
         elif kind == "numpy":
             forward = numpy_forward(bound)
@@ -468,30 +460,6 @@ def bench_model(model: str, thread_counts: list[int], rounds: int, block: int,
         close_all(workers)
 
 
-def bench_threading(model: str, threads: int, rounds: int, block: int) -> None:
-    """The linalg executor's BLAS threading: `threads` worker threads splitting each big op over
-    single-threaded BLAS ("split", the default) against one BLAS call per op on OpenBLAS's own
-    `threads` threads ("openblas"); as the machine is, then with one core held by a spinning process."""
-    modes = {"build": "split over worker threads", "build-openblas": "OpenBLAS's own threads"}
-    workers = start_workers(list(modes), model, threads)
-    try:
-        for busy in (False, True):
-            spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
-            try:
-                results, loads = alternate(workers, rounds, threads=threads, block=block)
-            finally:
-                if spinner is not None:
-                    spinner.kill()
-                    spinner.wait()
-            figures = ", ".join(f"{label} {statistics.median(results[k][0]) * 1e3:.1f} ms (best "
-                                f"{min(results[k][0]) * 1e3:.1f})" for k, label in modes.items())
-            print(f"\nBLAS threading, {model} opt-level-3 + NHWC, {threads} threads, "
-                  f"{'one core held by a spinning process' if busy else 'no extra load'} "
-                  f"(load {min(loads):.1f}-{max(loads):.1f}): {figures}")
-    finally:
-        close_all(workers)
-
-
 def bench_inprocess(model: str, threads: int, rounds: int, block: int) -> None:
     """ONNX Runtime in the numpy forward's process (interleaved) against ORT in its own process."""
     workers = start_workers(["ort", "ort-inprocess"], model, threads)
@@ -573,8 +541,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process ORT comparison")
     parser.add_argument("--onnx-models", default="",
                         help="ONNX light models (squeezenet,resnet50,...) to run after opt-level-3 + NHWC against ORT")
-    parser.add_argument("--threading", action="store_true",
-                        help="compare the executor's BLAS threading modes, idle and with one core busy")
     parser.add_argument("--kinds", default="",  # also build-without:<Pass>[+<Pass>...]
                         help="contenders to run (comma-separated, e.g. build,opt3-nhwc,ort; default: all)")
     parser.add_argument("--skip-loops", action="store_true")
@@ -596,8 +562,6 @@ def main(argv: list[str] | None = None) -> int:
     for name in [m for m in args.onnx_models.split(",") if m]:
         bench_model(f"onnx:{name}", thread_counts, args.rounds, args.block,
                     kinds=chosen or ("build", "opt3-nhwc", "ort"))
-    if args.threading:
-        bench_threading(models[0] if models else "resnet18", max(thread_counts), args.rounds, args.block)
     if not args.skip_inprocess and models:
         bench_inprocess(models[0], max(thread_counts), args.rounds, args.block)
     if not args.skip_loops:

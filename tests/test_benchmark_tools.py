@@ -37,7 +37,6 @@ def test_change_ab_names_a_missing_change_flag_or_pass_in_one_line(capsys):
         (["--off", "xrelay.no_such_module.FLAG"], "--off xrelay.no_such_module.FLAG: no such"),
         (["--without-pass", "NoSuchPass"], "--without-pass NoSuchPass: no such pass"),
         (["--off", "xrelay.runtime.executor.plan.PROCESSES_MIN_SPLIT_ELEMENTS=1 <<"], "not a Python literal"),
-        (["--off", "xrelay.runtime.executor.plan.FusedTail", "--both"], "--both needs --threading"),
     ):
         assert main(argv) == 1
         err = capsys.readouterr().err

@@ -112,7 +112,6 @@ def test_a_planned_program_called_again_matches_numpy(stride, h, w, channels, ba
     weight = RNG.standard_normal((3, 3, 1, channels)).astype(np.float32)
     program = LinalgProgram(formed(depthwise_module(x_shape, weight, "NHWC", padding=(1, 1, 1, 1),
                                                     strides=(stride, stride))))
-    program.threading = "split"  # the thread mode ("auto" would fork at the third call)
     blas_workers(threads)
     for _ in range(3):
         x = RNG.standard_normal(x_shape).astype(np.float32)

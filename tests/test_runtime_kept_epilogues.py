@@ -59,7 +59,6 @@ def run_three_times(program, step, inputs, expected) -> list:
 @pytest.mark.parametrize("winograd", [True, False])
 def test_conv_step_reuses_its_epilogue_for_new_inputs(threads, relu_also_returned, winograd, blas_workers):
     program, step, inputs, expected = conv_program(relu_also_returned, winograd)
-    program.threading = "split"  # ("auto" forks at the third call, moving the buffers)
     blas_workers(threads)
     kept = run_three_times(program, step, inputs, expected)
     # The planned buffers are the same on every run: the same interior view and epilogue each time.
@@ -76,7 +75,6 @@ def test_conv_step_makes_a_new_epilogue_for_new_arrays(blas_workers):
     epilogue anew, and writes where this run's buffers are."""
     for plan in (True, False):
         program, step, inputs, expected = conv_program(relu_also_returned=True, winograd=True, plan=plan)
-        program.threading = "split"
         blas_workers(1)
         kept = []
         for seed in range(3):
@@ -91,7 +89,6 @@ def test_conv_step_makes_a_new_epilogue_for_new_arrays(blas_workers):
 def test_tail_into_pad_reuses_its_views_for_new_inputs(blas_workers):
     shape, low, high = (1, 9, 7, 16), (0, 1, 2, 0), (0, 1, 1, 0)
     program = LinalgProgram(formed(Parser(make_context(), tail_into_pad_source(shape, 3, low, high, False)).parse_module()))
-    program.threading = "split"
     (step,) = [s for s in program.steps if isinstance(s, TailIntoPad)]
     blas_workers(1)
     rng = np.random.default_rng(5)

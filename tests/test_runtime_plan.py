@@ -293,7 +293,6 @@ def test_a_tail_on_numpy_reads_its_arrays_again_on_every_run(planned, monkeypatc
     the same arrays (changed in place) and with new ones compute from what they hold."""
     monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's calls
     program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()), plan=planned)
-    program.threading = "split"  # in one process: the two-process mode copies the arguments into shared memory
     (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
     rng = np.random.default_rng(1)
     x = rng.standard_normal(SHAPE).astype(np.float32)

@@ -22,7 +22,7 @@ from xrelay.dialects.kernel import YieldOp as KernelYieldOp
 from xrelay.dialects.upstream_tensor import concat_as_inserts
 from xrelay.runtime.executor import bound_steps
 from xrelay.runtime.executor import hoist_bindings
-from xrelay.runtime.parallel.threads import blas_own_threads, split_blas_threads, split_threads
+from xrelay.runtime.parallel.threads import split_blas_threads, split_threads
 from xrelay.runtime.executor.buffer_steps import (
     compile_allocation, compile_broadcast, compile_constant, compile_copy, compile_dealloc, compile_get_global,
 )
@@ -122,9 +122,6 @@ class LinalgProgram:
         else:
             memory_plan = plan_memory(self.memory, len(self.steps), self.result_slots)
         self.use_plan(memory_plan)
-        self.threading = "split"
-        """"split" (the default): BLAS single-threaded, big ops split over as many worker threads as
-        BLAS had; "openblas": one BLAS call per op on OpenBLAS's own threads."""
 
     def _add(self, op: Operation) -> None:
         """Compile `op` into steps and record what they touch (memory plan, schedule)."""
@@ -212,18 +209,11 @@ class LinalgProgram:
         is its reduction's identity; if so the fill's step is dropped (the contraction, the window
         reduction or the one `ufunc.reduce` overwrites every element)."""
         init = op.outputs[k]
-        if self._kernel is None:  # outside a kernel every op runs by itself
+        fill = init.owner  # (kernels are formed on tensors: the fill's result)
+        if self._kernel is None or fill not in self.fill_steps:  # outside a kernel every op runs by itself
             return False
-        if isinstance(init.owner, linalg.FillOp):  # tensor level: the fill's result feeds only this op
-            fill = init.owner
-            if not (init.has_one_use() and self._fresh_single_use(fill.outputs[0])):
-                return False  # dropped, the fill would leave this op writing into a tensor others read
-        else:  # memref level: the buffer is filled right before this op
-            fill = op.prev_op
-            if not (isinstance(fill, linalg.FillOp) and fill.outputs[0] is init):
-                return False
-        if fill not in self.fill_steps:
-            return False
+        if not (init.has_one_use() and self._fresh_single_use(fill.outputs[0])):
+            return False  # dropped, the fill would leave this op writing into a tensor others read
         value = fill.inputs[0].owner
         if not (isinstance(value, arith.ConstantOp) and isinstance(value.value, FloatAttr | IntegerAttr)):
             return False
@@ -321,13 +311,11 @@ class LinalgProgram:
         env: list = [None] * len(self.slots) if self._bound is None else list(self._bound)
         for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
             env[i] = check_argument(array, arg_type, self.arg_names[i])
-        # BLAS's own threads synchronise per call: split per op instead (see `threading`).
-        with split_blas_threads() if self.threading != "openblas" else blas_own_threads():
+        # BLAS's own threads synchronise per call: BLAS single-threaded, a kernel split over workers.
+        with split_blas_threads():
             if self.schedule is None:
                 for step in self.steps:
                     step(env)
-            elif self.threading == "openblas":
-                self.schedule.run(self.steps, env)
             else:  # the steps' kept calls once made for these bindings and threads (runtime/executor/bound_steps.py)
                 fast, threads = self._fast, split_threads()
                 if fast is None or fast[0] is not self._bound:

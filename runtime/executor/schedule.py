@@ -56,11 +56,6 @@ class Schedule:
         gone = {entry for entry in hoisted if isinstance(entry, int)}
         self.body = [i for i in self.body if i not in gone]
 
-    def run(self, steps: Sequence[Callable[[list], None]], env: list) -> None:
-        """Run the body on an environment the prologue has bound."""
-        for index in self.body:
-            steps[index](env)
-
 
 def build_schedule(accesses: Sequence[StepAccess]) -> Schedule:
     """The schedule of a program's steps (see the module docstring)."""

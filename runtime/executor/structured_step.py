@@ -32,16 +32,13 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
     planned = getattr(run, "fast_only", None)
     if hasattr(planned, "split"):  # a planned contraction
         planned.split = split
-    if isinstance(op, linalg.FillOp):
-        # Kept so a contraction that overwrites the whole buffer can drop this step.
-        if op.results:
-            res, init = slot(op.results[0]), slot(op.outputs[0])
-            program.memory.alias(res, init)
-            alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
-            alias.binding = alias.binds_out_operands = True
-            program.same_as[res] = init
-        else:
-            alias = lambda env: None  # noqa: E731
+    if isinstance(op, linalg.FillOp) and op.results:
+        # Kept so a reduction inside a kernel that overwrites the whole buffer can drop this step.
+        res, init = slot(op.results[0]), slot(op.outputs[0])
+        program.memory.alias(res, init)
+        alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
+        alias.binding = alias.binds_out_operands = True
+        program.same_as[res] = init
         program.fill_steps[op] = (len(program.steps), alias)
     operands = [slot(v) for v in (*op.operands, *captured_values(op))]
     n_in, n_operands = len(op.inputs), len(op.operands)

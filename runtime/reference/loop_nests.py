@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import affine, arith, memref, scf
-from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType, NoneAttr, StridedLayoutAttr
+from xdsl.dialects.builtin import AffineMapAttr, MemRefType, NoneAttr, StridedLayoutAttr
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import GenericOp, IndexOp, YieldOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from xrelay.runtime.kernels.affine_views import ExecutionError, linear_form
+from xrelay.runtime.reference.affine_loops import constant_int
 from xrelay.runtime.kernels.linalg_structured import compile_structured
 
 
@@ -33,21 +34,14 @@ class RaisedNest:
     run: Callable[[list[np.ndarray]], None]
 
 
-def constant_index(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def perfect_nest(loop: scf.ForOp) -> tuple[list[scf.ForOp], list[int], list[Operation]] | None:
     """(loops, trip counts, innermost body ops without the yield) of a perfect nest of loops from 0
     with step 1 and constant bounds, carrying no values; None otherwise."""
     loops, ranges = [], []
     while True:
-        if loop.iter_args or constant_index(loop.lb) != 0 or constant_index(loop.step) != 1:
+        if loop.iter_args or constant_int(loop.lb) != 0 or constant_int(loop.step) != 1:
             return None
-        upper = constant_index(loop.ub)
+        upper = constant_int(loop.ub)
         if upper is None:
             return None
         loops.append(loop)
@@ -84,7 +78,7 @@ def raise_nest(loop: scf.ForOp, roots: Mapping[SSAValue, SSAValue],
             return AffineDimExpr(ivs[value])
         if value in exprs:
             return exprs[value]
-        c = constant_index(value)
+        c = constant_int(value)
         return None if c is None else AffineConstantExpr(c)
 
     loads, stores, computes = [], [], []

@@ -317,7 +317,7 @@ class Contender:
         from xrelay.frontend import bind_params_by_name
         from xrelay.lowering import lower
         from xrelay.runtime.reference.interpreter import run as run_nn
-        from xrelay.runtime.executor.linalg_run import compile_linalg
+        from xrelay.runtime.executor.linalg_exec import compile_linalg
 
         module, params, self.data, proto, self.input_name = load_model(model)
         reference = run_nn(module, {self.input_name: self.data}, params)

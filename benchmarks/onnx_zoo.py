@@ -54,7 +54,7 @@ class Contender:
                 self.fn = lambda: run(module, {self.input: self.data})
             else:
                 from xrelay.lowering import lower
-                from xrelay.runtime.executor.linalg_run import compile_linalg
+                from xrelay.runtime.executor.linalg_exec import compile_linalg
 
                 program = compile_linalg(lower(module, to="linalg"))
                 self.fn = lambda: program(self.data)

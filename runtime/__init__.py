@@ -13,7 +13,7 @@ _LAZY = {
     "run": "xrelay.runtime.reference.interpreter",
     "KernelError": "xrelay.runtime.reference.interpreter",
     "NnFunctions": "xrelay.runtime.reference.interpreter",
-    "compile_linalg": "xrelay.runtime.executor.linalg_run",
+    "compile_linalg": "xrelay.runtime.executor.linalg_exec",
 }
 
 

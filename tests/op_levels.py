@@ -13,7 +13,7 @@ from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
 from xrelay.runtime import run
-from xrelay.runtime.executor.linalg_run import run_linalg
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 
 LEVELS = ("linalg", "memref", "loops")

@@ -13,7 +13,7 @@ from op_levels import LEVELS, run_lowered, run_nn, single_op_module
 from xrelay.lowering import lower
 from xrelay.runtime import run
 from xrelay.runtime.iree import backend as iree_backend
-from xrelay.runtime.executor.linalg_run import run_linalg
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 
 RNG = np.random.default_rng(55)

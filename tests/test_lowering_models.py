@@ -9,7 +9,7 @@ from xrelay import passes, transform
 from xrelay.frontend import bind_params_by_name, resnet, tiny
 from xrelay.lowering import lower
 from xrelay.runtime.reference.interpreter import run as run_nn
-from xrelay.runtime.executor.linalg_run import run_linalg
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 
 

@@ -11,7 +11,7 @@ from op_levels import LEVELS, single_op_module
 from xrelay.dialects import nn
 from xrelay.lowering import lower
 from xrelay.runtime.reference.interpreter import run as run_nn
-from xrelay.runtime.executor.linalg_run import run_linalg
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 
 

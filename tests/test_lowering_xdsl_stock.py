@@ -22,7 +22,7 @@ from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOps
 
 from xrelay.dialects import make_context
 from xrelay.lowering.linalg_to_loops import LinalgToLoops
-from xrelay.runtime.executor.linalg_run import run_linalg
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 
 X = (np.arange(32, dtype=np.float32) - 40).reshape(1, 2, 4, 4)  # all negative

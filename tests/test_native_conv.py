@@ -238,7 +238,7 @@ def test_depthwise_through_the_executor(size, channels, kernel, stride, layout, 
     from xrelay.dialects import nn
     from xrelay.frontend import bind_params_by_name
     from xrelay.lowering import lower
-    from xrelay.runtime.executor.linalg_run import compile_linalg
+    from xrelay.runtime.executor.linalg_exec import compile_linalg
     from xrelay.runtime.kernels import depthwise_taps
 
     x = RNG.standard_normal((1, channels, size, size)).astype(np.float32)

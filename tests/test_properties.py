@@ -64,7 +64,7 @@ from xrelay.passes import (
     SimplifyInference,
 )
 from xrelay.runtime import run
-from xrelay.runtime.executor.linalg_run import compile_linalg
+from xrelay.runtime.executor.linalg_exec import compile_linalg
 
 # x/x at a zero input and softmax of inf are NaN on purpose: the levels must agree on them.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -11,7 +11,7 @@ from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
 from xrelay.lowering import lower
-from xrelay.runtime.executor.linalg_run import run_linalg
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 from xrelay.runtime.math_functions import c_pow, erf
 

@@ -19,7 +19,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from xrelay.dialects import make_context
 from xrelay.runtime.iree.backend import available as iree_available
-from xrelay.runtime.executor.linalg_run import run_linalg
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.runtime.reference.loops_exec import run_loops
 from xrelay.tools import xrelay_run
 

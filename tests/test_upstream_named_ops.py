@@ -21,7 +21,7 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xrelay.dialects import parse_mlir
 from xrelay.dialects.upstream_named_defs import NAMED_OPS
 from xrelay.lowering import lower
-from xrelay.runtime.executor.linalg_run import run_linalg
+from xrelay.runtime.executor.linalg_exec import run_linalg
 from xrelay.runtime.kernels.linalg_structured import compile_structured
 from xrelay.runtime.reference.loops_exec import run_loops
 

@@ -8,7 +8,7 @@ single-threaded and a kernel splits over the worker threads as its `split` attri
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, tensor
@@ -35,7 +35,9 @@ from xrelay.runtime.executor.schedule import StepAccess, build_schedule
 from xrelay.runtime.executor.structured_step import compile_structured_step
 from xrelay.runtime.executor.view_steps import RESHAPE_KINDS, compile_insert_slice, compile_reshape, compile_slice
 from xrelay.runtime.kernels.window_reduce import starts_from_identity
-from xrelay.runtime.executor.program_entry import check_argument, check_no_use_after_dealloc, entry_and_globals
+from xrelay.runtime.executor.program_entry import (
+    bind_inputs, cached_program, check_argument, check_no_use_after_dealloc, entry_and_globals,
+)
 from xrelay.runtime.kernels.body_program import aligned_constant, scalar_op_step
 from xrelay.runtime.kernels.affine_views import is_bare_permutation
 from xrelay.runtime.kernels.linalg_structured import (
@@ -46,7 +48,7 @@ from xrelay.runtime.kernels.linalg_structured import (
     plain_reduction_identity,
 )
 
-__all__ = ["ExecutionError", "LinalgProgram"]
+__all__ = ["ExecutionError", "LinalgProgram", "compile_linalg", "run_linalg"]
 
 
 VIEW_KINDS = (*RESHAPE_KINDS, tensor.ExtractSliceOp, memref.SubviewOp)
@@ -332,3 +334,14 @@ class LinalgProgram:
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 
+
+def compile_linalg(module: ModuleOp) -> LinalgProgram:
+    """Compile `@main` of a linalg- or memref-level module once, for repeated runs."""
+    return LinalgProgram(module)
+
+
+def run_linalg(module: ModuleOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run `@main` of a linalg- or memref-level module on `inputs` (by argument name or position),
+    compiled once and reused while the module is unchanged."""
+    program = cached_program(module, LinalgProgram)
+    return program(*bind_inputs(program.arg_names, inputs))

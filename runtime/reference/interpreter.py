@@ -204,7 +204,7 @@ def run(
         except KernelAbort as abort:
             raise abort.error from abort.error.__cause__
     elif level == "linalg":
-        from xrelay.runtime.executor.linalg_run import run_linalg
+        from xrelay.runtime.executor.linalg_exec import run_linalg
 
         results = run_linalg(module, list(values))
     else:

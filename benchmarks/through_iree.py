@@ -105,9 +105,9 @@ class IreeContender(execution.Contender):
         if kind == "iree":
             self.program = iree_backend.compile_module(graph)
         elif kind == "iree-rows-off":
-            self.program = iree_backend.compile_text(str(iree_backend.prepare(graph)), 1)  # tiles not read
+            self.program = iree_backend.compile_text(str(iree_backend.prepare(graph)))  # tiles not read
         else:
-            self.program = iree_backend.compile_text(str(graph), 1, flags)
+            self.program = iree_backend.compile_text(str(graph), flags)
         self.compile_s = time.perf_counter() - start
         self.fn = lambda threads: self.program(self.data)
         out = self.fn(threads)[0]

@@ -91,7 +91,7 @@ def test_rewritten_convolution_matches_numpy_in_the_linalg_executor(case):
 @pytest.mark.parametrize("case", CASES[1::2], ids=[c[0] for c in CASES[1::2]])
 def test_rewritten_convolution_matches_numpy_through_iree_with_data_tiling(case):
     module, x, weight, expected = rewritten_case(case)
-    got = iree_backend.compile_text(str(module), 1)(x, weight)[0]  # DEFAULT_FLAGS: data tiling
+    got = iree_backend.compile_text(str(module))(x, weight)[0]  # DEFAULT_FLAGS: data tiling
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4)
 
 

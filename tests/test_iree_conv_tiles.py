@@ -83,9 +83,9 @@ def test_iree_configures_a_7x7_convolution_by_rows_and_the_retiled_one_matches_n
     rng = np.random.default_rng(5)
     x = rng.standard_normal((1, 7, 7, 256)).astype(np.float32)
     weight = rng.standard_normal((3, 3, 256, 256)).astype(np.float32)
-    got = iree_backend.compile_text(text, 1, tiles=tiles)(x, weight)[0]  # DEFAULT_FLAGS: in two phases
+    got = iree_backend.compile_text(text, tiles=tiles)(x, weight)[0]  # DEFAULT_FLAGS: in two phases
     np.testing.assert_allclose(got, conv_nhwc(x, weight, 1, 1, 1), rtol=1e-5, atol=1e-3)
     # IREE's own tiles are another cached module; each output keeps its order of additions.
-    as_configured = iree_backend.compile_text(text, 1)
+    as_configured = iree_backend.compile_text(text)
     assert len(list(tmp_path.glob("*.vmfb"))) == 2
     np.testing.assert_array_equal(as_configured(x, weight)[0], got)

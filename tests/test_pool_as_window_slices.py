@@ -83,7 +83,7 @@ def test_rewritten_pool_matches_numpy_in_the_linalg_executor(case):
 @pytest.mark.parametrize("case", CASES[::2], ids=[c[0] for c in CASES[::2]])
 def test_rewritten_pool_matches_numpy_through_iree_with_data_tiling(case):
     module, x, expected = rewritten_case(case)
-    got = iree_backend.compile_text(str(module), 1)(x)[0]  # DEFAULT_FLAGS: data tiling
+    got = iree_backend.compile_text(str(module))(x)[0]  # DEFAULT_FLAGS: data tiling
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
 
 

@@ -103,7 +103,7 @@ def test_compile_vmfb_gives_the_cached_flatbuffer_iree_tools_load(tmp_path, monk
     assert [path.read_bytes() for path in tmp_path.glob("*.vmfb")] == [vmfb]
     assert iree_backend.compile_vmfb(text) == vmfb  # read back from the disk cache
     x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
-    np.testing.assert_array_equal(iree_backend.CompiledModule(vmfb, 1)(x)[0], np.maximum(x, 0))
+    np.testing.assert_array_equal(iree_backend.CompiledModule(vmfb)(x)[0], np.maximum(x, 0))
     with pytest.raises(ValueError, match="IREE could not compile the module: .*--no-such-flag"):
         iree_backend.compile_vmfb(text, flags=("--no-such-flag",))
 

@@ -75,7 +75,7 @@ def compiled_variants(layers: int):
     text = str(ModuleOp(functions))
     # LLVM's generic x86-64 CPU: a third of the host-tuned compile time for the NCHW variants; the
     # host-tuned code is what test_runtime_iree and benchmarks/through_iree.py check.
-    return iree_backend.compile_text(text, 1, target_cpu="generic" if layers == 18 else "host"), arguments
+    return iree_backend.compile_text(text, target_cpu="generic" if layers == 18 else "host"), arguments
 
 
 def check(layers: int, function: str):

@@ -96,10 +96,9 @@ class CompiledModule:
     """One IREE-compiled module; calling it runs `@main` (`call` runs any public function) on numpy
     arrays in argument order."""
 
-    def __init__(self, vmfb: bytes, n_results: int):
+    def __init__(self, vmfb: bytes):
         _, runtime = _iree()
         self.bound = runtime.load_vm_flatbuffer(vmfb, driver="local-task")
-        self.n_results = n_results
         self._functions: dict[str, object] = {}  # looked up once: a lookup is a quarter of a small call
 
     def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
@@ -182,7 +181,7 @@ def compile_vmfb(text: str, flags: Sequence[str] = DEFAULT_FLAGS, target_cpu: st
     return vmfb
 
 
-def compile_text(text: str, n_results: int, flags: Sequence[str] = DEFAULT_FLAGS,
+def compile_text(text: str, flags: Sequence[str] = DEFAULT_FLAGS,
                  target_cpu: str = "host", tiles: Tiles | None = None) -> CompiledModule:
     """`text` (linalg-on-tensors MLIR) compiled by IREE with `TARGET_FLAGS` for `target_cpu` (LLVM's
     name; "host" tunes for the features of the CPU compiling it, "generic" compiles several times
@@ -192,7 +191,7 @@ def compile_text(text: str, n_results: int, flags: Sequence[str] = DEFAULT_FLAGS
     _iree()  # the install hint, before the cache key needs IREE's version
     key = _cache_key(text, _all_flags(flags, target_cpu), _retiled(flags, tiles))
     if key not in _COMPILED:
-        _COMPILED[key] = CompiledModule(compile_vmfb(text, flags, target_cpu, tiles), n_results)
+        _COMPILED[key] = CompiledModule(compile_vmfb(text, flags, target_cpu, tiles))
     return _COMPILED[key]
 
 
@@ -203,8 +202,7 @@ def compile_module(module: ModuleOp, channels_last: bool = True,
     result runs `@main` when called: compile once and call it for repeated runs (each
     `run(..., backend="iree")` lowers and prints the module again to find it in the cache)."""
     lowered = prepare(module, channels_last)
-    return compile_text(str(lowered), len(find_main(lowered).function_type.outputs.data), flags,
-                        tiles=conv_tiles(lowered))
+    return compile_text(str(lowered), flags, tiles=conv_tiles(lowered))
 
 
 def run_iree(module: ModuleOp, args: Sequence[np.ndarray]) -> list[np.ndarray]:

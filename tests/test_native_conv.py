@@ -268,17 +268,20 @@ def test_depthwise_through_the_executor(size, channels, kernel, stride, layout, 
     assert calls and all(calls)
 
 
-@pytest.mark.parametrize("channels,kernel,stride,dilation", [(37, 3, 1, 1), (48, 5, 2, 1), (20, 3, 1, 2)])
+@pytest.mark.parametrize("channels,kernel,stride,dilation,width", [
+    (37, 3, 1, 1, 12), (48, 5, 2, 1, 12), (20, 3, 1, 2, 12), (24, 7, 1, 1, 12), (150, 3, 1, 1, 70)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_depthwise_kernel_with_epilogue_accumulate_and_copy(channels, kernel, stride, dilation, threads):
+def test_depthwise_kernel_with_epilogue_accumulate_and_copy(channels, kernel, stride, dilation, width, threads):
     """`native_depthwise` against numpy written here: the taps' sum plus the output's value, a bias,
     clip to [0, 6], then x * sigmoid(x) of that (the saved value read again), stored in the output and
-    copied into a padded buffer's interior."""
-    x = RNG.standard_normal((2, 13, 12, channels)).astype(np.float32)
+    copied into a padded buffer's interior. The kernel cuts rows of more than 8192 values into
+    slices of channels (150 channels x 68 pixels: 112 and 38, the last 6 one by one); 7x7 windows
+    take its loop of any window size."""
+    x = RNG.standard_normal((2, 13, width, channels)).astype(np.float32)
     w = RNG.standard_normal((kernel, kernel, channels)).astype(np.float32)
     bias = RNG.standard_normal(channels).astype(np.float32)
     span = (kernel - 1) * dilation + 1
-    oh, ow = (13 - span) // stride + 1, (12 - span) // stride + 1
+    oh, ow = (13 - span) // stride + 1, (width - span) // stride + 1
     start = RNG.standard_normal((2, oh, ow, channels)).astype(np.float32)
     taps = sum(x[:, i * dilation:i * dilation + (oh - 1) * stride + 1:stride,
                  j * dilation:j * dilation + (ow - 1) * stride + 1:stride].astype(np.float64) * w[i, j]
@@ -297,6 +300,16 @@ def test_depthwise_kernel_with_epilogue_accumulate_and_copy(channels, kernel, st
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(padded[:, 1:-1, 1:-1], expected, rtol=1e-5, atol=1e-5)
     assert not padded[:, 0].any() and not padded[:, :, -1].any()
+
+
+def test_depthwise_rows_wider_than_the_kernel_buffer_are_refused():
+    """An output row of more than 8192 pixels does not fit the kernel's row buffer: False, nothing
+    written (the executor then runs numpy's taps)."""
+    x = np.ones((1, 3, 8195, 1), np.float32)
+    out = np.zeros((1, 1, 1, 8193), np.float32)
+    assert not conv_kernels.native_depthwise(x.transpose(0, 3, 1, 2), np.ones((3, 3, 1), np.float32), (1, 1), (1, 1),
+                                             out, False, 1)
+    assert not out.any()
 
 
 def test_taps_on_a_matrix_vector_product_and_not_on_a_dot():

@@ -267,6 +267,64 @@ static inline void cursor_next(pixel_cursor *at) {
     }
 }
 
+/* The epilogue on the values of `pixels` consecutive output pixels from `at`, channels [f0, f0 + fn),
+ * pixel p's at val[p * ld]: a few pixels at a time, so that an operation of no array operand (a
+ * scalar's, a saved value's, exp's) is one loop over all their values when they are dense (ld == fn),
+ * and each operation's loop is long even where pixels have few channels. */
+static void epilogue_pixels(float *val, int64_t ld, int64_t fn, int64_t pixels, pixel_cursor at, int64_t f0,
+                            const epilogue_op *ops, int n_ops) {
+    if (!n_ops) return;
+    if (fn > SAVED) {  /* (a saved value's room holds part of one pixel: pixel by pixel) */
+        for (int64_t p = 0; p < pixels; p++, cursor_next(&at)) epilogue(val + p * ld, fn, at.img, at.y, at.x, f0, ops, n_ops);
+        return;
+    }
+    float saved[SAVED];
+    const int64_t group = SAVED / fn;
+    for (int64_t p0 = 0; p0 < pixels; p0 += group) {
+        const int64_t pn = pixels - p0 < group ? pixels - p0 : group;
+        float *v = val + p0 * ld;
+        for (int e = 0; e < n_ops; e++) {
+            const epilogue_op *op = &ops[e];
+            if (op->scalar != FROM_ARRAY && ld == fn) {
+                apply(op, v, pn * fn, saved, 1);
+            } else {
+                pixel_cursor here = at;
+                for (int64_t p = 0; p < pn; p++, cursor_next(&here)) {
+                    const float *src = op->scalar == FROM_SAVED ? saved + p * fn
+                                       : op->scalar == FROM_SCALAR ? NULL
+                                       : op->data + here.img * op->strides[0] + here.y * op->strides[1]
+                                             + here.x * op->strides[2] + f0 * op->strides[3];
+                    apply(op, v + p * ld, fn, src, op->scalar == FROM_ARRAY ? op->strides[3] : 1);
+                }
+            }
+            if (op->save)
+                for (int64_t p = 0; p < pn; p++) memcpy(saved + p * fn, v + p * ld, (size_t)fn * sizeof(float));
+        }
+        for (int64_t p = 0; p < pn; p++) cursor_next(&at);
+    }
+}
+
+/* One output row's values row[ox * fn + q] (pixel (img, oy, ox), channel f0 + q): plus `acc` unless
+ * NULL, then the epilogue, stored into y and, unless NULL, y2. */
+static void store_row(float *row, int64_t fn, int64_t oh, int64_t ow, int64_t img, int64_t oy, int64_t f0, const float *acc,
+                      const int64_t *accs, float *y, const int64_t *ys, float *y2, const int64_t *ys2,
+                      const epilogue_op *ops, int n_ops) {
+    if (acc)
+        for (int64_t ox = 0; ox < ow; ox++) {
+            const float *from = acc + img * accs[0] + oy * accs[1] + ox * accs[2] + f0 * accs[3];
+            for (int64_t q = 0; q < fn; q++) row[ox * fn + q] += from[q * accs[3]];
+        }
+    pixel_cursor at = {img, oy, 0, oh, ow};
+    epilogue_pixels(row, fn, fn, ow, at, f0, ops, n_ops);
+    for (float *out = y; out; out = out == y ? y2 : NULL) {
+        const int64_t *os = out == y ? ys : ys2;
+        if (os[3] == 1 && os[2] == fn)  /* the row's pixels dense in the output: one copy */
+            memcpy(out + img * os[0] + oy * os[1] + f0, row, (size_t)(ow * fn) * sizeof(float));
+        else
+            for (int64_t ox = 0; ox < ow; ox++) put(row + ox * fn, fn, img, oy, ox, f0, out, os);
+    }
+}
+
 /* ---- Winograd: blocks of tile rows, each thread its own blocks (the input transform B^T d B of
  * each tile, one sgemm per point, the output transform A^T M A through the epilogue). */
 
@@ -789,65 +847,88 @@ int xrelay_window(const float *x, const int64_t *xs, int64_t n, int64_t oh, int6
 }
 
 /* ---- Depthwise: y[n, oh, ow, c] = sum over the window (kh, kw) of x[n, oh * sh + i * dh, ow * sw + j * dw, c]
- * * w[i, j, c] (w dense (kh, kw, c); the window inside x), then the epilogue
- * (`store`). Ranges of the n * oh * ow output pixels are the parallel work; each pixel's channels in
- * blocks of LANES accumulated over the taps in registers. */
+ * * w[i, j, c] (w dense (kh, kw, c); the window inside x), then the epilogue. The parallel work is
+ * units of one output row and one slice of at most ROW_VALUES / ow channels: each LANES channels of
+ * the slice keep their kh * kw weights in registers along the row (3x3 and 5x5 windows fully
+ * unrolled), the row's sums go into a buffer, and the epilogue runs over the buffer a few pixels at
+ * a time (`epilogue_pixels`): per pixel, a SiLU's six operations on 32 channels cost more than the
+ * taps. */
 
-enum { LANES = 16 };
+enum { LANES = 16, ROW_VALUES = 8192, MAX_TAPS = 64, TILE = 8 };
 typedef float lanes __attribute__((vector_size(LANES * sizeof(float))));  /* one register of sums (gcc's vectors) */
 
 struct depthwise_job {
     const float *x; const int64_t *xs; int64_t c; const float *w; int64_t kh, kw, sh, sw, dh, dw;
     const float *acc; const int64_t *accs; float *y; const int64_t *ys; float *y2; const int64_t *ys2;
-    int64_t oh, ow, pixels, per_chunk; const epilogue_op *ops; int n_ops;
+    int64_t oh, ow, slice, slices; const epilogue_op *ops; int n_ops;
 };
 
-static void depthwise_chunk(void *context, int64_t chunk) {
+/* Sums of channels [q0, q0 + LANES) of pixels [x0, x1) of one output row into row[ox * ld + q0 - c0]:
+ * `line` the data at the row's first window's top-left, channel 0. KH, KW constant where inlined
+ * with constants. */
+static inline __attribute__((always_inline)) void depthwise_lanes(
+        const float *line, const int64_t *xs, const float *w, int64_t c, int64_t q0, int64_t c0, int64_t x0,
+        int64_t x1, int64_t sw, int64_t dh, int64_t dw, float *row, int64_t ld, const int64_t KH, const int64_t KW) {
+    lanes wv[MAX_TAPS];
+    for (int64_t t = 0; t < KH * KW; t++) memcpy(&wv[t], w + t * c + q0, sizeof(lanes));
+    for (int64_t ox = x0; ox < x1; ox++) {
+        const float *origin = line + ox * sw * xs[2] + q0;
+        lanes sum = {0};
+        for (int64_t i = 0; i < KH; i++)
+            for (int64_t k = 0; k < KW; k++) {
+                lanes a;
+                memcpy(&a, origin + i * dh * xs[1] + k * dw * xs[2], sizeof a);
+                sum += a * wv[i * KW + k];
+            }
+        memcpy(row + ox * ld + q0 - c0, &sum, sizeof sum);
+    }
+}
+
+static void depthwise_unit(void *context, int64_t unit) {
     const struct depthwise_job *j = context;
-    float val[CHANNELS];
-    int64_t p0 = chunk * j->per_chunk, p1 = p0 + j->per_chunk < j->pixels ? p0 + j->per_chunk : j->pixels;
-    pixel_cursor at = cursor_at(p0, j->oh, j->ow);
-    for (int64_t p = p0; p < p1; p++, cursor_next(&at)) {
-        const float *origin = j->x + at.img * j->xs[0] + at.y * j->sh * j->xs[1] + at.x * j->sw * j->xs[2];
-        /* (channels contiguous: LANES at a time; strided: one by one) */
-        for (int64_t c0 = 0; c0 < j->c; c0 += CHANNELS) {
-            const int64_t cn = j->c - c0 < CHANNELS ? j->c - c0 : CHANNELS;
-            const int64_t sc = j->xs[3];
-            int64_t q0 = 0;
-            for (; sc == 1 && q0 + LANES <= cn; q0 += LANES) {
-                lanes sum = {0};
-                for (int64_t i = 0; i < j->kh; i++)
-                    for (int64_t k = 0; k < j->kw; k++) {
-                        lanes a, b;
-                        memcpy(&a, origin + i * j->dh * j->xs[1] + k * j->dw * j->xs[2] + c0 + q0, sizeof a);
-                        memcpy(&b, j->w + (i * j->kw + k) * j->c + c0 + q0, sizeof b);
-                        sum += a * b;
-                    }
-                memcpy(val + q0, &sum, sizeof sum);
-            }
-            for (int64_t q = q0; q < cn; q++) {
-                float sum = 0.0f;
-                for (int64_t i = 0; i < j->kh; i++)
-                    for (int64_t k = 0; k < j->kw; k++)
-                        sum += origin[i * j->dh * j->xs[1] + k * j->dw * j->xs[2] + (c0 + q) * sc]
-                               * j->w[(i * j->kw + k) * j->c + c0 + q];
-                val[q] = sum;
-            }
-            store(val, cn, at.img, at.y, at.x, c0, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2, j->ops, j->n_ops);
+    float row[ROW_VALUES];
+    const int64_t r = unit / j->slices, c0 = unit % j->slices * j->slice;
+    const int64_t cn = j->c - c0 < j->slice ? j->c - c0 : j->slice, img = r / j->oh, oy = r % j->oh;
+    const float *line = j->x + img * j->xs[0] + oy * j->sh * j->xs[1];
+    const int64_t sc = j->xs[3], taps = j->kh * j->kw;
+    int64_t q0 = c0;
+    /* TILE pixels at a time across the slice: the windows they read stay in L1 for every LANES. */
+    const int64_t vectors = sc == 1 && taps <= MAX_TAPS ? cn / LANES * LANES : 0;
+    for (int64_t x0 = 0; vectors && x0 < j->ow; x0 += TILE) {
+        const int64_t x1 = x0 + TILE < j->ow ? x0 + TILE : j->ow;
+        for (q0 = c0; q0 < c0 + vectors; q0 += LANES) {
+            if (j->kh == 3 && j->kw == 3)
+                depthwise_lanes(line, j->xs, j->w, j->c, q0, c0, x0, x1, j->sw, j->dh, j->dw, row, cn, 3, 3);
+            else if (j->kh == 5 && j->kw == 5)
+                depthwise_lanes(line, j->xs, j->w, j->c, q0, c0, x0, x1, j->sw, j->dh, j->dw, row, cn, 5, 5);
+            else
+                depthwise_lanes(line, j->xs, j->w, j->c, q0, c0, x0, x1, j->sw, j->dh, j->dw, row, cn, j->kh, j->kw);
         }
     }
+    q0 = c0 + vectors;
+    for (int64_t q = q0; q < c0 + cn; q++)  /* (strided channels, or the last few: one by one) */
+        for (int64_t ox = 0; ox < j->ow; ox++) {
+            const float *origin = line + ox * j->sw * j->xs[2] + q * sc;
+            float sum = 0.0f;
+            for (int64_t i = 0; i < j->kh; i++)
+                for (int64_t k = 0; k < j->kw; k++)
+                    sum += origin[i * j->dh * j->xs[1] + k * j->dw * j->xs[2]] * j->w[(i * j->kw + k) * j->c + q];
+            row[ox * cn + q - c0] = sum;
+        }
+    store_row(row, cn, j->oh, j->ow, img, oy, c0, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2, j->ops, j->n_ops);
 }
 
 int xrelay_depthwise(const float *x, const int64_t *xs, int64_t n, int64_t c, const float *w, int64_t kh, int64_t kw,
                      int64_t sh, int64_t sw, int64_t dh, int64_t dw, const float *acc, const int64_t *accs, float *y,
                      const int64_t *ys, float *y2, const int64_t *ys2, int64_t oh, int64_t ow, int threads,
                      const epilogue_op *ops, int n_ops) {
-    const int64_t pixels = n * oh * ow;
-    int64_t chunks = threads > 1 ? 4 * (int64_t)threads : 1;
-    if (chunks > pixels) chunks = pixels;
-    if (chunks < 1) return 0;
-    struct depthwise_job job = {x, xs, c, w, kh, kw, sh, sw, dh, dw, acc, accs, y, ys, y2, ys2, oh, ow, pixels,
-                                (pixels + chunks - 1) / chunks, ops, n_ops};
-    parallel_for(threads, chunks, depthwise_chunk, &job);
+    if (n * oh * ow < 1 || c < 1) return 0;
+    if (ow > ROW_VALUES) return -1;  /* (`native_depthwise` does not call with such rows) */
+    int64_t slice = ROW_VALUES / ow;
+    slice = slice >= c ? c : (slice >= LANES ? slice / LANES * LANES : slice);
+    const int64_t slices = (c + slice - 1) / slice;
+    struct depthwise_job job = {x, xs, c, w, kh, kw, sh, sw, dh, dw, acc, accs, y, ys, y2, ys2, oh, ow, slice,
+                                slices, ops, n_ops};
+    parallel_for(threads, n * oh * slices, depthwise_unit, &job);
     return 0;
 }

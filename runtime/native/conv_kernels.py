@@ -35,6 +35,10 @@ UNARY = (np.negative, np.exp, erf)
 SAVED = "saved"
 """An `EpilogueOp` operand: the value the last operation with `save` left."""
 
+DEPTHWISE_ROW_VALUES = 8192
+"""`conv_kernels.c`'s ROW_VALUES: the depthwise kernel's buffer of one output row's values (its
+output rows are at most this wide)."""
+
 BLOCK_BYTES = 1 << 20
 """The most one block's transformed tiles and point-wise products take: half a core's L2 cache."""
 
@@ -257,7 +261,7 @@ def native_depthwise(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], dil
                      out: np.ndarray, accumulate: bool, threads: int, epilogue: NativeEpilogue | None = None) -> bool:
     """The depthwise convolution of x (an (N, C, H, W) view read from (0, 0), every window inside it)
     with `w`, the (KH, KW, C) weight (C-contiguous), into `out` (an (N, C, OH, OW)
-    view; plus what it holds if `accumulate`) through `epilogue`, over `threads` threads by pixels;
+    view; plus what it holds if `accumulate`) through `epilogue`, over `threads` threads by output rows;
     False, having done nothing, when the kernel is unavailable or the arrays are not float32 views it
     can address."""
     built = _kernel()
@@ -269,7 +273,7 @@ def native_depthwise(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], dil
     xv, xs, (_, oh, ow, c), outputs, ops = bound
     (n, h, width, channels), (kh, kw) = xv.shape, w.shape[:2]
     if channels != c or w.shape[2] != c or (oh - 1) * strides[0] + (kh - 1) * dilation[0] >= h \
-            or (ow - 1) * strides[1] + (kw - 1) * dilation[1] >= width:
+            or (ow - 1) * strides[1] + (kw - 1) * dilation[1] >= width or ow > DEPTHWISE_ROW_VALUES:
         return False
     i64 = ctypes.c_int64
     arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(n), i64(c), ctypes.c_void_p(w.ctypes.data), i64(kh), i64(kw),

@@ -926,6 +926,9 @@ int xrelay_depthwise(const float *x, const int64_t *xs, int64_t n, int64_t c, co
     if (ow > ROW_VALUES) return -1;  /* (`native_depthwise` does not call with such rows) */
     int64_t slice = ROW_VALUES / ow;
     slice = slice >= c ? c : (slice >= LANES ? slice / LANES * LANES : slice);
+    /* Few rows (7 x 7 outputs): narrower slices, so that every thread has units to claim. */
+    while (threads > 1 && n * oh * ((c + slice - 1) / slice) < 4 * threads && slice >= 2 * LANES)
+        slice = (slice / 2 + LANES - 1) / LANES * LANES;
     const int64_t slices = (c + slice - 1) / slice;
     struct depthwise_job job = {x, xs, c, w, kh, kw, sh, sw, dh, dw, acc, accs, y, ys, y2, ys2, oh, ow, slice,
                                 slices, ops, n_ops};

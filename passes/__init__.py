@@ -1,7 +1,8 @@
 """xrelay.passes: Relay's graph passes over the nn dialect, as xDSL ModulePasses.
 
 `InferType()`, `FoldConstant()`, `SimplifyInference()`, `BackwardFoldScaleAxis()`,
-`ForwardFoldScaleAxis()`, `CanonicalizeOps()`, `DeadCodeElimination()`, `ConcatFirst()`, `MaxPoolFirst()`, `PoolAfterPointwiseConv()`, `ShuffleIntoConv()`, `PreActivationShift()` and
+`ForwardFoldScaleAxis()`, `CanonicalizeOps()`, `DeadCodeElimination()`, `ConcatFirst()`, `MaxPoolFirst()`, `PoolAfterPointwiseConv()`, `ShuffleIntoConv()`, `PreActivationShift()`,
+`ScaleIntoConvWeight()` and
 `ConvertLayout(desired_layouts)` build passes; `FoldScaleAxis()` runs as Relay's Sequential of
 the two FoldScaleAxis halves and FoldConstant. Each is a pass class, and a pass is callable,
 `pass_(mod) -> mod`, running under the current PassContext.
@@ -38,6 +39,7 @@ from xrelay.passes.infer_type import InferType
 from xrelay.passes.max_pool_first import MaxPoolFirst
 from xrelay.passes.pool_after_pointwise_conv import PoolAfterPointwiseConv
 from xrelay.passes.preactivation_shift import PreActivationShift
+from xrelay.passes.scale_into_conv_weight import ScaleIntoConvWeight
 from xrelay.passes.shuffle_into_conv import ShuffleIntoConv
 from xrelay.passes.simplify_inference import SimplifyInference
 
@@ -83,6 +85,7 @@ __all__ = [
     "MaxPoolFirst",
     "PoolAfterPointwiseConv",
     "PreActivationShift",
+    "ScaleIntoConvWeight",
     "ShuffleIntoConv",
     "SimplifyInference",
 ]

@@ -40,7 +40,8 @@ def graph_passes() -> list[XRelayPass]:
     return [
         passes.SimplifyInference(), passes.FoldScaleAxis(), passes.FoldConstant(), passes.ConcatFirst(),
         passes.MaxPoolFirst(), passes.PoolAfterPointwiseConv(), passes.ShuffleIntoConv(),
-        passes.PreActivationShift(), passes.ConvertLayout(DESIRED_LAYOUTS), passes.FoldConstant(),
+        passes.PreActivationShift(), passes.ConvertLayout(DESIRED_LAYOUTS), passes.ScaleIntoConvWeight(),
+        passes.FoldConstant(),
     ]
 
 

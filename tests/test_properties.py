@@ -60,6 +60,7 @@ from xrelay.passes import (
     MaxPoolFirst,
     PoolAfterPointwiseConv,
     PreActivationShift,
+    ScaleIntoConvWeight,
     ShuffleIntoConv,
     SimplifyInference,
 )
@@ -305,6 +306,7 @@ PASSES = {
     "PoolAfterPointwiseConv": PoolAfterPointwiseConv,
     "ShuffleIntoConv": ShuffleIntoConv,
     "PreActivationShift": PreActivationShift,
+    "ScaleIntoConvWeight": ScaleIntoConvWeight,
     "ConvertLayout(NHWC)": lambda: ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}),
     "ConvertLayout(NCHW)": lambda: ConvertLayout({"nn.conv2d": ["NCHW", "OIHW"]}),
     "Build": Build,  # graph passes, lowering and kernel formation: the built program runs as its kernels say
@@ -359,7 +361,7 @@ def assert_every_pass_preserves(module, inputs, expected) -> None:
 
 
 OPT_LEVEL_3 = (SimplifyInference, FoldScaleAxis, FoldConstant, ConcatFirst, MaxPoolFirst, PoolAfterPointwiseConv, ShuffleIntoConv,
-               PreActivationShift, PASSES["ConvertLayout(NHWC)"], FoldConstant)
+               PreActivationShift, PASSES["ConvertLayout(NHWC)"], ScaleIntoConvWeight, FoldConstant)
 
 
 def opt_level_3(module):

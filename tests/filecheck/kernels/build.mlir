@@ -3,7 +3,7 @@
 // RUN: filecheck %s --input-file %t.timing --check-prefix=TIMING
 // RUN: xrelay-opt %s --opt-level 3 -p 'build,choose-conv-algorithm{winograd=false}' | filecheck %s --check-prefix=NOWINO
 // RUN: not xrelay-opt %s --opt-level 3 -p 'convert-nn-to-linalg,form-kernels{test_drop_epilogue=true}' --numerical-bisect -o %t.bad.mlir 2>&1 | filecheck %s --check-prefix=WRONG
-// RUN: xrelay-opt %s --opt-level 3 -p build --opt-bisect-limit 18 -o %t.skipped.mlir 2>&1 | filecheck %s --check-prefix=BISECT
+// RUN: xrelay-opt %s --opt-level 3 -p build --opt-bisect-limit 19 -o %t.skipped.mlir 2>&1 | filecheck %s --check-prefix=BISECT
 // RUN: xrelay-run %t.skipped.mlir --input data=%S/Inputs/build_data.npy -o %t.skipped.npy
 // RUN: xrelay-run %t.mlir --input data=%S/Inputs/build_data.npy -o %t.built.npy
 // RUN: python -c "import numpy as np; a, b = np.load('%t.skipped.npy'), np.load('%t.built.npy'); assert np.allclose(a, b, rtol=1e-4, atol=1e-5), abs(a - b).max()"
@@ -58,17 +58,17 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // WRONG: numerical-bisect: ConvertNNToLinalg (depth 1): max abs {{.*}}
 // WRONG: numerical-bisect: first drifting pass: FormKernels (depth 1): {{.*}}
 
-// BISECT:      BISECT: running pass (17) ConvertNNToLinalg on module
-// BISECT-NEXT: BISECT: running pass (18) kernels on module
-// BISECT-NEXT: BISECT: NOT running pass (19) CanonicalizeInits on module
-// BISECT-NEXT: BISECT: NOT running pass (20) ChannelsLast on module
-// BISECT-NEXT: BISECT: NOT running pass (21) MatmulWeightsKMajor on module
-// BISECT-NEXT: BISECT: NOT running pass (22) SelectToMinMax on module
-// BISECT-NEXT: BISECT: NOT running pass (23) MaxPoolBeforeMonotonic on module
-// BISECT-NEXT: BISECT: NOT running pass (24) WholeWindowAsReduction on module
-// BISECT-NEXT: BISECT: NOT running pass (25) DropUnitDims on module
-// BISECT-NEXT: BISECT: NOT running pass (26) SplitElementwiseBodies on module
-// BISECT-NEXT: BISECT: NOT running pass (27) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (28) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (29) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (30) PlanMemory on module
+// BISECT:      BISECT: running pass (18) ConvertNNToLinalg on module
+// BISECT-NEXT: BISECT: running pass (19) kernels on module
+// BISECT-NEXT: BISECT: NOT running pass (20) CanonicalizeInits on module
+// BISECT-NEXT: BISECT: NOT running pass (21) ChannelsLast on module
+// BISECT-NEXT: BISECT: NOT running pass (22) MatmulWeightsKMajor on module
+// BISECT-NEXT: BISECT: NOT running pass (23) SelectToMinMax on module
+// BISECT-NEXT: BISECT: NOT running pass (24) MaxPoolBeforeMonotonic on module
+// BISECT-NEXT: BISECT: NOT running pass (25) WholeWindowAsReduction on module
+// BISECT-NEXT: BISECT: NOT running pass (26) DropUnitDims on module
+// BISECT-NEXT: BISECT: NOT running pass (27) SplitElementwiseBodies on module
+// BISECT-NEXT: BISECT: NOT running pass (28) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (29) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (30) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (31) PlanMemory on module

@@ -1,7 +1,7 @@
 """What the C translation needs to know about memory accesses: index ranges and parallel loops.
 
 `IndexRanges` bounds every index value it can (constants, loop induction variables, `affine.apply`
-and integer arithmetic over them) so that an access proven inside its memref needs no check in the
+and integer arithmetic over them; a tile's points from where their tile starts) so that an access proven inside its memref needs no check in the
 generated code. `parallel_safe(loop, roots)` says whether the iterations of an `scf.for` touch
 disjoint elements of every buffer they write, so the loop may run across threads. `free_values(op)`
 lists what a loop outlined into a C function takes as parameters.
@@ -61,6 +61,9 @@ class IndexRanges:
         if (constant := constant_int(value)) is not None:
             return constant, constant
         if (loop := loop_of(value)) is not None:
+            if (extent := offset_extent(*loop)) is not None:  # from lb to lb + extent: relative to lb's range
+                lb, step = self.of(loop_bounds(*loop)[0]), constant_int(loop_bounds(*loop)[2])
+                return None if lb is None else (lb[0], lb[1] + (extent - 1) // step * step)
             lb, ub, step = (self.of(v) for v in loop_bounds(*loop))
             if lb is None or ub is None or step is None or step[0] <= 0 or ub[1] <= lb[0]:
                 return None
@@ -82,6 +85,17 @@ class IndexRanges:
         """Whether `value` is certainly in [0, size)."""
         known = self.of(value)
         return known is not None and known[0] >= 0 and known[1] < size
+
+
+def offset_extent(loop: Operation, position: int = 0) -> int | None:
+    """`extent` when loop `position` of `loop` runs from `lb` to `lb + extent` (a positive constant) by a
+    positive constant step, as a tile's points do (`tile-loops`), else None."""
+    lb, ub, step = loop_bounds(loop, position)
+    end, steps = ub.owner, constant_int(step)
+    if steps is None or steps <= 0 or not isinstance(end, arith.AddiOp) or lb not in end.operands:
+        return None
+    extent = constant_int(end.operands[1] if end.operands[0] is lb else end.operands[0])
+    return extent if extent is not None and extent > 0 else None
 
 
 def _affine_range(expr: AffineExpr, operands: list[Range]) -> Range | None:

@@ -25,7 +25,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 from xrelay.runtime.reference.affine_loops import certain_range, constant_int, scf_loops
 from xrelay.runtime.reference.loops_source import SourceWriter
 from xrelay.runtime.kernels.affine_views import ExecutionError
-from xrelay.codegen.access import IndexRanges, free_values, parallel_safe
+from xrelay.codegen.access import IndexRanges, free_values, offset_extent, parallel_safe
 from xrelay.codegen.c_ops import PRELUDE, c_literal, c_type, scalar_expression
 from xrelay.runtime.native.build import NativeUnsupported
 from xrelay.runtime.executor.program_entry import entry_and_globals
@@ -69,6 +69,15 @@ def _trip_count(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
     if None in bounds or bounds[2] <= 0:
         return None
     return max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+
+
+def _offset_trips(loop: scf.ForOp) -> int | None:
+    """The trip count of a loop from `lb` to `lb + extent` by a constant step (a tile's points), else
+    None. Written as `for (i = lb; i < lb + 32; i++)`, gcc cannot count its iterations (under
+    `-fwrapv`, `lb + 32` may wrap around), and vectorises it for any trip count with a prologue and an
+    epilogue that cost more than the two vector iterations of a 32-point tile."""
+    extent = offset_extent(loop)
+    return None if extent is None else -(-extent // constant_int(loop.step))
 
 
 def _work(region_op: Operation) -> int:
@@ -288,7 +297,12 @@ class CTranslation(SourceWriter):
             self.names[result] = self.name(arg)
         i, step = self.name(iv), self.name(op.step)
         lb, ub = lower or self.name(op.lb), upper or self.name(op.ub)
-        self.emit(indent, f"for (int64_t {i} = {lb}; {i} < {ub}; {i} += {step}) {{")
+        trips = None if lower or upper else _offset_trips(op)
+        if trips is not None:  # a counter from 0: gcc then knows the trip count (see `_offset_trips`)
+            self.emit(indent, f"for (int64_t {i}_t = 0; {i}_t < {trips}; {i}_t++) {{")
+            self.emit(indent + 1, f"int64_t {i} = {lb} + {i}_t * {step};")
+        else:
+            self.emit(indent, f"for (int64_t {i} = {lb}; {i} < {ub}; {i} += {step}) {{")
         self.block(body, indent + 1)
         self.emit(indent, "}")
 

@@ -62,3 +62,44 @@ def test_a_top_level_nest_is_a_function_of_its_buffers():
     x = np.linspace(-1, 1, 40, dtype=np.float32)
     got = program(x)[0][1:40:3]
     np.testing.assert_array_equal(got, x[1:40:3] * np.float32(2) + x[1:40:3])
+
+
+TILE_POINTS = """
+func.func @main(%x: memref<40xf32>) -> memref<40xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c40 = arith.constant 40 : index
+  %out = memref.alloc() : memref<40xf32>
+  scf.for %i = %c0 to %c40 step %c4 {
+    %end = arith.addi %i, %c4 : index
+    scf.for %j = %i to %end step %c4 {
+      %j3 = arith.addi %j, %c3 : index
+      %v = memref.load %x[%j3] : memref<40xf32>
+      memref.store %v, %out[%j] : memref<40xf32>
+    }
+    scf.for %k = %i to %end step %c1 {
+      %w = memref.load %x[%k] : memref<40xf32>
+      %o = memref.load %out[%k] : memref<40xf32>
+      %d = arith.addf %w, %o : f32
+      memref.store %d, %out[%k] : memref<40xf32>
+    }
+  }
+  func.return %out : memref<40xf32>
+}
+"""
+
+
+def test_a_tiles_points_count_from_zero_and_their_indices_need_no_check():
+    # %j takes 0, 4, .., 36 (one iteration per tile), so %j + 3 stays inside the 40 elements: no check.
+    # Each loop from %i to %i + 4 is a counter from 0 to its known trip count, which gcc can count.
+    program = NativeProgram(Parser(make_context(), TILE_POINTS).parse_module())
+    assert program._checks == []
+    counters = re.findall(r"for \(int64_t (v\d+)_t = 0; \1_t < (\d+); \1_t\+\+\) \{\n\s*int64_t \1 = (v\d+) \+ \1_t \* ",
+                          program.source)
+    assert [trips for _, trips, _ in counters] == ["1", "4"]
+    x = np.arange(40, dtype=np.float32)
+    expected = x.copy()
+    expected[0:40:4] += x[3:40:4]
+    np.testing.assert_array_equal(program(x)[0], expected)

@@ -1,10 +1,13 @@
 """What the loop passes buy at the loops level: a model's loops as lowered against the same loops after
 `tile-loops`, and after `tile-loops`, `sink-reduction-loops`, `unroll-jam-loops` and
-`fuse-multiply-add`, all run by the native loops executor (codegen/); optionally the linalg level too.
+`fuse-multiply-add`, and the model with its convolutions in NHWC (`convert-layout`, `fold-constant`)
+whose loops are tiled along the width alone (`tile-loops{tile=W inner_tile=1024}`: the output
+channels run whole and innermost), unrolled and jammed by W and fused, all run by the native loops
+executor (codegen/); optionally the linalg level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
-        [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--jam 4] [--linalg] [--rounds 5] \\
-        [--block 3] [--threads 2]
+        [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--jam 4] [--width-tile 4] [--linalg] \\
+        [--rounds 5] [--block 3] [--threads 2]
 
 `matmul` is nn.dense of 256x512 by 512x512; `conv` a 3x3 convolution, 64 to 64 channels over 56x56
 (padding 1); `resnet18` ResNet-18 on a 1x3xSIZExSIZE image with its weights bound. `--linalg` adds
@@ -50,10 +53,24 @@ def model(name: str, size: int):
     return module, {n: rng.standard_normal(s, np.float32) for n, s in shapes.items()}
 
 
+def nhwc_loops(module, width_tile: int):
+    """The loops of `module` with its convolutions in NHWC/HWIO, tiled along the width by `width_tile`
+    (the channels whole, below the reductions), unrolled and jammed by `width_tile` and fused."""
+    from xrelay.lowering import lower
+    from xrelay.passes import ConvertLayout, FoldConstant
+    from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
+    from xrelay.passes.tile_loops import TileLoops
+    from xrelay.passes.unroll_jam_loops import UnrollJamLoops
+
+    module = FoldConstant()(ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module))
+    loops = TileLoops(tile=width_tile, inner_tile=1024)(lower(module, to="loops"))
+    return FuseMultiplyAdd()(UnrollJamLoops(factor=width_tile)(loops))
+
+
 def worker(name: str, size: int, kind: str) -> None:
     """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=T} ("T"), after
-    that, sink-reduction-loops, unroll-jam-loops{factor=F} and fuse-multiply-add ("TxF"), or at the
-    linalg level (`kind` "linalg")."""
+    that, sink-reduction-loops, unroll-jam-loops{factor=F} and fuse-multiply-add ("TxF"), in NHWC
+    tiled along the width by W ("nhwcW", `nhwc_loops`), or at the linalg level (`kind` "linalg")."""
     from xrelay.lowering import lower
     from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
     from xrelay.passes.sink_reduction_loops import SinkReductionLoops
@@ -68,7 +85,11 @@ def worker(name: str, size: int, kind: str) -> None:
         program = compile_linalg(lower(module, to="linalg"))
         info = {"compile_s": time.perf_counter() - started, "parallel_loops": 0}
     else:
-        loops = lower(module, to="loops")
+        if kind.startswith("nhwc"):
+            loops = nhwc_loops(module, int(kind[4:]))
+            kind = "0"
+        else:
+            loops = lower(module, to="loops")
         tile, _, factor = kind.partition("x")
         if int(tile):
             loops = TileLoops(tile=int(tile))(loops)
@@ -97,13 +118,16 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=64, help="ResNet-18's image side (default 64)")
     parser.add_argument("--tile", type=int, default=32)
     parser.add_argument("--jam", type=int, default=4, help="unroll-jam-loops' factor in the third contender (default 4)")
+    parser.add_argument("--width-tile", type=int, default=4,
+                        help="the NHWC contender's tile along the width and unroll-jam factor (default 4)")
     parser.add_argument("--linalg", action="store_true", help="also time the model at the linalg level")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--block", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     contenders = {"as lowered": "0", f"tile-loops{{tile={args.tile}}}": str(args.tile),
-                  f"+ sink, jam{{{args.jam}}}, fma": f"{args.tile}x{args.jam}"}
+                  f"+ sink, jam{{{args.jam}}}, fma": f"{args.tile}x{args.jam}",
+                  f"NHWC, width tile {args.width_tile}": f"nhwc{args.width_tile}"}
     if args.linalg:
         contenders["linalg level"] = "linalg"
     workers = {}
@@ -120,10 +144,11 @@ def main() -> None:
         print(f"{args.model} {label:>25}: median {medians[label]:9.2f} ms over {len(times)} runs "
               f"(compiled in {info['compile_s']:.2f} s, {info['parallel_loops']} parallel loops, "
               f"max error {info['error']:.1e} of the largest |value|)")
-    before, after, jammed, *linalg = medians.values()
+    before, after, jammed, nhwc, *linalg = medians.values()
     against = (f"; as lowered / linalg: {before / linalg[0]:.2f}x, tiled / linalg: {after / linalg[0]:.2f}x, "
-               f"jammed / linalg: {jammed / linalg[0]:.2f}x") if linalg else ""
-    print(f"as lowered / tiled: {before / after:.2f}x, tiled / jammed: {after / jammed:.2f}x{against}; "
+               f"jammed / linalg: {jammed / linalg[0]:.2f}x, NHWC / linalg: {nhwc / linalg[0]:.2f}x") if linalg else ""
+    print(f"as lowered / tiled: {before / after:.2f}x, tiled / jammed: {after / jammed:.2f}x, "
+          f"jammed / NHWC: {jammed / nhwc:.2f}x{against}; "
           f"{args.threads} threads; 1-min load average "
           f"{min(loads):.1f}-{max(loads):.1f}; {time.strftime('%H:%M:%S')}")
     print(json.dumps({"medians_ms": medians, "loads": loads}))

@@ -4,7 +4,8 @@ At the loops level a matmul or convolution is one perfect `scf.for` nest whose i
 accumulates into one element of its output, `out[i, j] = f(out[i, j], a[...], b[...])`: the loops
 that index `out` are its output loops, the others its reduction loops (last, innermost, as
 `linalg-to-loops` writes them). The pass splits the two innermost output loops into tiles of
-`tile` iterations and moves the reduction loops between the tile loops and the points of a tile:
+`tile` iterations (the innermost into tiles of `inner_tile` when that is set) and moves the
+reduction loops between the tile loops and the points of a tile:
 
     for i, j: for k: out[i, j] += ...   ->   for i0, j0 (step tile): for k: for i in tile, j in tile
 
@@ -119,6 +120,11 @@ class TileOutputLoops(OutermostNestPattern):
     """Tile one outermost accumulation nest (see the module docstring)."""
 
     tile: int
+    inner_tile: int = 0
+
+    def size(self, k: int, tiled: list[int]) -> int:
+        """The tile of loop `k` (one of the `tiled` output loops)."""
+        return self.inner_tile if self.inner_tile and k == tiled[-1] else self.tile
 
     def rewrite_nest(self, op: scf.ForOp, loops: list[scf.ForOp], rewriter: PatternRewriter) -> None:
         output = output_loops(loops)
@@ -128,9 +134,9 @@ class TileOutputLoops(OutermostNestPattern):
         trips = [_constant(loop.ub) for loop in loops]
         # Loop headers outermost first: what each iterates over, and which old loop's iterations.
         plan = [("whole", k) for k in output if k not in tiled]
-        plan += [("tiles", k) for k in tiled if trips[k] > self.tile]
+        plan += [("tiles", k) for k in tiled if trips[k] > self.size(k, tiled)]
         plan += [("whole", k) for k in range(len(loops)) if k not in output]
-        plan += [("points" if trips[k] > self.tile else "whole", k) for k in tiled]
+        plan += [("points" if trips[k] > self.size(k, tiled) else "whole", k) for k in tiled]
         if [k for _, k in plan] == list(range(len(loops))):
             return  # no tile to make and the order is already this: nothing would change
         constants: dict[int, SSAValue] = {}
@@ -162,11 +168,11 @@ class TileOutputLoops(OutermostNestPattern):
                 rewriter.insert([inner, scf.YieldOp()], InsertPoint.at_end(block))
             lb, ub, loop_step = index(0), index(trips[k]), index(1)
             if kind == "tiles":
-                loop_step = index(self.tile)
+                loop_step = index(self.size(k, tiled))
             elif kind == "points":  # from the tile's start to the next tile's, or to the end
                 lb = tile_ivs[k]
-                ub_ops: list[Operation] = [arith.AddiOp(lb, index(self.tile))]
-                if trips[k] % self.tile:
+                ub_ops: list[Operation] = [arith.AddiOp(lb, index(self.size(k, tiled)))]
+                if trips[k] % self.size(k, tiled):
                     ub_ops.append(arith.MinSIOp(ub_ops[0].results[0], index(trips[k])))
                 rewriter.insert(ub_ops, InsertPoint.at_start(blocks[plan.index(("tiles", k))]))
                 ub = ub_ops[-1].results[0]
@@ -183,11 +189,15 @@ class TileOutputLoops(OutermostNestPattern):
 @dataclass(frozen=True)
 class TileLoops(XRelayPass):
     """Tile the two innermost output loops of every accumulation nest (matmul, convolution, pooling)
-    by `tile` and run the reduction loops between the tiles and their points (loops level)."""
+    by `tile` (the innermost by `inner_tile` instead when that is given) and run the reduction loops
+    between the tiles and their points (loops level)."""
 
     tile: int = 32
+    inner_tile: int = 0
+    """0: `tile`. A tile at least as long as its loop leaves that loop whole, below the reductions."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.tile < 1:
-            raise PassFailedException(f"tile-loops: tile must be at least 1, got {self.tile}")
-        rewrite_module(TileOutputLoops(self.tile), op, apply_recursively=False)
+        if self.tile < 1 or self.inner_tile < 0:
+            raise PassFailedException(f"tile-loops: tile must be at least 1 and inner_tile at least 0, got "
+                                      f"{self.tile} and {self.inner_tile}")
+        rewrite_module(TileOutputLoops(self.tile, self.inner_tile), op, apply_recursively=False)

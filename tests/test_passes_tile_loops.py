@@ -58,21 +58,41 @@ def test_tiled_nests_compute_what_the_nests_as_lowered_do(name, args, attrs):
 
 def test_a_tile_below_one_is_refused():
     loops = lower(single_op_module("nn.relu", [(2, 2)], {}), to="loops")
-    with pytest.raises(PassFailedException, match="tile-loops: tile must be at least 1, got 0"):
+    with pytest.raises(PassFailedException, match="tile-loops: tile must be at least 1 and inner_tile at least 0, got 0 and 0"):
         TileLoops(tile=0)(loops)
 
 
-@pytest.mark.slow  # four worker processes: ResNet-18 compiled three times (~8 s each) and at the linalg level
+@pytest.mark.slow  # five worker processes: ResNet-18 compiled four times (~8 s each) and at the linalg level
 def test_the_tiling_benchmark_prints_every_contender_and_their_ratios():
     root = Path(__file__).parent.parent
     done = subprocess.run([sys.executable, str(root / "benchmarks" / "loops_tiling.py"), "--model", "resnet18",
-                           "--size", "32", "--linalg", "--rounds", "1", "--block", "1", "--tile", "16", "--jam", "2"],
+                           "--size", "32", "--linalg", "--rounds", "1", "--block", "1", "--tile", "16", "--jam", "2",
+                           "--width-tile", "2"],
                           capture_output=True, text=True, check=True)
     lines = done.stdout.splitlines()
     assert lines[0].startswith("resnet18                as lowered: median ")
     assert lines[1].startswith("resnet18       tile-loops{tile=16}: median ")
     assert lines[2].startswith("resnet18       + sink, jam{2}, fma: median ")
-    assert lines[3].startswith("resnet18              linalg level: median ")
-    assert all("max error" in line and "e-0" in line for line in lines[:4])
-    assert lines[4].startswith("as lowered / tiled: ") and "tiled / jammed: " in lines[4]
-    assert "jammed / linalg: " in lines[4]
+    assert lines[3].startswith("resnet18        NHWC, width tile 2: median ")
+    assert lines[4].startswith("resnet18              linalg level: median ")
+    assert all("max error" in line and "e-0" in line for line in lines[:5])
+    assert lines[5].startswith("as lowered / tiled: ") and "tiled / jammed: " in lines[5]
+    assert "jammed / NHWC: " in lines[5] and "NHWC / linalg: " in lines[5]
+
+
+def test_an_nhwc_convolution_tiled_along_its_width_alone_computes_what_it_did():
+    # inner_tile at least the output channels' count: only the width is cut (into tiles of 4, the last
+    # one partial), and the channels run whole below the reductions.
+    x, w = RNG.standard_normal((1, 9, 10, 6), np.float32), RNG.standard_normal((3, 3, 6, 16), np.float32)
+    attrs = {"padding": (1, 1, 1, 1), "data_layout": "NHWC", "kernel_layout": "HWIO"}
+    loops = lower(single_op_module("nn.conv2d", [x, w], attrs), to="loops")
+    tiled = TileLoops(tile=4, inner_tile=64)(loops)
+    steps = sorted(op.value.value.data for op in tiled.walk() if op.name == "arith.constant"
+                   and op.result.uses and any(use.operation.name == "scf.for" and use.index == 2
+                                              for use in op.result.uses))
+    assert 4 in steps and 64 not in steps and sum(op.name == "arith.minsi" for op in tiled.walk()) == 1
+    expected = sum(np.einsum("nhwc,co->nhwo", np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+                             [:, i:i + 9, j:j + 10], w[i, j]) for i in range(3) for j in range(3))
+    (native,) = NativeProgram(tiled)(x, w)
+    np.testing.assert_array_equal(native, NativeProgram(loops)(x, w)[0])
+    np.testing.assert_allclose(native, expected, rtol=1e-5, atol=1e-5)

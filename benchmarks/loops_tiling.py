@@ -2,8 +2,9 @@
 `tile-loops`, and after `tile-loops`, `sink-reduction-loops`, `unroll-jam-loops` and
 `fuse-multiply-add`, and the model with its convolutions in NHWC (`convert-layout`, `fold-constant`)
 whose loops are tiled along the width alone (`tile-loops{tile=W inner_tile=1024}`: the output
-channels run whole and innermost), unrolled and jammed by W and fused, all run by the native loops
-executor (codegen/); optionally the linalg level too.
+channels run whole and innermost), unrolled and jammed by W (`unroll-jam-loops{factor=W
+remainder=true}`) and fused, all run by the native loops executor (codegen/); optionally the linalg
+level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
         [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--jam 4] [--width-tile 4] [--linalg] \\
@@ -55,7 +56,8 @@ def model(name: str, size: int):
 
 def nhwc_loops(module, width_tile: int):
     """The loops of `module` with its convolutions in NHWC/HWIO, tiled along the width by `width_tile`
-    (the channels whole, below the reductions), unrolled and jammed by `width_tile` and fused."""
+    (the channels whole, below the reductions), unrolled and jammed by `width_tile` (a partial tile's
+    last points unjammed) and fused."""
     from xrelay.lowering import lower
     from xrelay.passes import ConvertLayout, FoldConstant
     from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
@@ -64,7 +66,7 @@ def nhwc_loops(module, width_tile: int):
 
     module = FoldConstant()(ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module))
     loops = TileLoops(tile=width_tile, inner_tile=1024)(lower(module, to="loops"))
-    return FuseMultiplyAdd()(UnrollJamLoops(factor=width_tile)(loops))
+    return FuseMultiplyAdd()(UnrollJamLoops(factor=width_tile, remainder=True)(loops))
 
 
 def worker(name: str, size: int, kind: str) -> None:

@@ -15,8 +15,10 @@ iterations of `l` write disjoint elements (its induction variable is one of the 
 the body writes no other buffer, and it reads the output only at the element it stores. The pass
 checks that, as `tile-loops` does: loops carry no values; the innermost body holds no region, one
 `memref.store` and no allocation or copy; every load of the stored buffer is through the same memref
-at the same indices; `l` has a known trip count (`trip_count`) that `factor` divides, and its
-induction variable is used only in the innermost body (no inner loop's bounds depend on it). The
+at the same indices; `l` has a known trip count (`trip_count`) that `factor` divides (with
+`remainder`, any trip count and a constant step: the iterations after the last whole group run
+unjammed in a copy of `l` after it), and its induction variable is used only in the innermost body
+(no inner loop's bounds depend on it). The
 loop over the output's last axis stays as it is (the C compiler vectorises it); of the other loops
 that qualify, the innermost is unrolled. Other nests are left alone.
 """
@@ -81,8 +83,10 @@ def trip_count(loop: scf.ForOp) -> int | None:
     return -(-extent // step)
 
 
-def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
-    """The loop of the nest to unroll by `factor` and jam (module docstring), or None."""
+def jammed_loop(loops: list[scf.ForOp], factor: int, remainder: bool = False) -> scf.ForOp | None:
+    """The loop of the nest to unroll by `factor` and jam (module docstring), or None. With
+    `remainder`, a loop whose trip count `factor` does not divide, or is unknown, qualifies too
+    (its step must be a positive constant)."""
     innermost = loops[-1]
     body = innermost.body.block
     store = accumulating_store(body)
@@ -95,7 +99,10 @@ def jammed_loop(loops: list[scf.ForOp], factor: int) -> scf.ForOp | None:
     for loop in reversed(loops[:-1]):
         iv = loop.body.block.args[0]
         trips = trip_count(loop)
-        if (trips is None or trips % factor or iv not in tuple(store.indices) or iv is store.indices[-1]
+        divided = trips is not None and trips % factor == 0
+        if remainder and not divided:
+            divided = (_constant(loop.step) or 0) > 0
+        if (not divided or iv not in tuple(store.indices) or iv is store.indices[-1]
                 or any(use.operation not in inside for use in iv.uses)):
             continue
         if any(not any(_depends_on(i, {iv}, inside) for i in load.indices) for load in walking_loads):
@@ -108,6 +115,7 @@ class UnrollJamOutputLoop(OutermostNestPattern):
     """Unroll and jam one outermost accumulation nest (see the module docstring)."""
 
     factor: int
+    remainder: bool = False
 
     def nest(self, op: scf.ForOp) -> list[scf.ForOp] | None:
         return loop_chain(op)
@@ -115,14 +123,18 @@ class UnrollJamOutputLoop(OutermostNestPattern):
     def rewrite_nest(self, op: scf.ForOp, loops: list[scf.ForOp], rewriter: PatternRewriter) -> None:
         if len(loops) < 2:
             return
-        loop = jammed_loop(loops, self.factor)
+        loop = jammed_loop(loops, self.factor, self.remainder)
         if loop is None:
             return
         step = _constant(loop.step)
         new_step = arith.ConstantOp(IntegerAttr(step * self.factor, IndexType()))
         rewriter.insert(new_step, InsertPoint.before(op))
         old_step = loop.step.owner
-        loop.operands = (loop.lb, loop.ub, new_step.result)
+        ub = loop.ub
+        trips = trip_count(loop)
+        if trips is None or trips % self.factor:
+            ub = self.split_off_remainder(op, loop, step, rewriter)
+        loop.operands = (loop.lb, ub, new_step.result)
         rewriter.handle_operation_modification(loop)
         if isinstance(old_step, arith.ConstantOp) and not old_step.result.uses:
             rewriter.erase(old_step)
@@ -138,6 +150,35 @@ class UnrollJamOutputLoop(OutermostNestPattern):
             rewriter.insert([inner.clone(mapping) for inner in original], InsertPoint.before(end))
         JAMMED_NESTS.add()
 
+    def split_off_remainder(self, op: scf.ForOp, loop: scf.ForOp, step: int, rewriter: PatternRewriter) -> SSAValue:
+        """Put a copy of `loop` after it for the iterations after the last whole group of `factor`,
+        from `lb + (ceil(max(ub - lb, 0) / step) floordiv factor) * factor * step` to `ub`, and return
+        the jammed loop's new upper bound, `ub - (factor - 1) * step`: a group starts where its last
+        iteration is still below `ub` (written so, each index of a group is bounded by `ub` alone)."""
+        constants: dict[int, SSAValue] = {}
+
+        def index(value: int) -> SSAValue:
+            if value not in constants:
+                constants[value] = arith.ConstantOp(IntegerAttr(value, IndexType())).result
+                rewriter.insert(constants[value].owner, InsertPoint.before(op))
+            return constants[value]
+
+        lb, ub = loop.lb, loop.ub
+        span = [arith.SubiOp(ub, lb)]
+        span.append(arith.MaxSIOp(span[-1].result, index(0)))
+        if step > 1:
+            span.append(arith.AddiOp(span[-1].result, index(step - 1)))
+            span.append(arith.FloorDivSIOp(span[-1].result, index(step)))
+        groups = arith.FloorDivSIOp(span[-1].result, index(self.factor))
+        jammed = arith.MuliOp(groups.result, index(self.factor * step))
+        start = arith.AddiOp(lb, jammed.result)
+        end = arith.SubiOp(ub, index((self.factor - 1) * step))
+        rewriter.insert([*span, groups, jammed, start, end], InsertPoint.before(loop))
+        leftover = loop.clone()
+        leftover.operands = (start.result, ub, loop.step)
+        rewriter.insert(leftover, InsertPoint.after(loop))
+        return end.result
+
 
 @register_xrelay_pass("unroll-jam-loops", statistics=(JAMMED_NESTS, REWRITES))
 @dataclass(frozen=True)
@@ -146,9 +187,12 @@ class UnrollJamLoops(XRelayPass):
     innermost body, where they share a load (loops level; see the module docstring)."""
 
     factor: int = 4
+    remainder: bool = False
+    """Also jam a loop whose trip count `factor` does not divide (or is not known), its last
+    iterations running unjammed in a copy of the loop after it."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.factor < 1:
             raise PassFailedException(f"unroll-jam-loops: factor must be at least 1, got {self.factor}")
         if self.factor > 1:
-            rewrite_module(UnrollJamOutputLoop(self.factor), op, apply_recursively=False)
+            rewrite_module(UnrollJamOutputLoop(self.factor, self.remainder), op, apply_recursively=False)

@@ -96,3 +96,62 @@ def test_a_factor_below_one_is_refused():
     loops = lower(single_op_module("nn.relu", [(2, 2)], {}), to="loops")
     with pytest.raises(PassFailedException, match="unroll-jam-loops: factor must be at least 1, got 0"):
         UnrollJamLoops(factor=0)(loops)
+
+
+def test_with_a_remainder_a_loop_the_factor_does_not_divide_is_jammed_and_its_rest_runs_after():
+    # The NHWC convolution's width, 10, in tiles of 4: the points of a tile (4, 4, then 2) are
+    # unrolled by 4 and jammed; the iterations after the last whole group run in a copy of the loop.
+    x, w = RNG.standard_normal((1, 9, 10, 6), np.float32), RNG.standard_normal((3, 3, 6, 16), np.float32)
+    attrs = {"padding": (1, 1, 1, 1), "data_layout": "NHWC", "kernel_layout": "HWIO"}
+    loops = TileLoops(tile=4, inner_tile=64)(lower(single_op_module("nn.conv2d", [x, w], attrs), to="loops"))
+    assert str(UnrollJamLoops(factor=4)(loops)) == str(loops)  # no trip count 4 divides
+    jammed = UnrollJamLoops(factor=4, remainder=True)(loops)
+    assert stores(jammed) == stores(loops) + 4  # four copies in the jammed loop, one in the remainder's
+    expected = sum(np.einsum("nhwc,co->nhwo", np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+                             [:, i:i + 9, j:j + 10], w[i, j]) for i in range(3) for j in range(3))
+    program = NativeProgram(jammed)
+    assert program._checks == []  # every jammed index is bounded by the loop's upper bound alone
+    (after,) = program(x, w)
+    np.testing.assert_array_equal(after, NativeProgram(loops)(x, w)[0])
+    np.testing.assert_allclose(after, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(LoopsProgram(jammed)(x, w)[0], after, rtol=1e-5, atol=1e-5)
+
+
+def test_with_a_remainder_a_strided_loop_keeps_every_iteration():
+    # 63 rows stepped by 3 (21 iterations) jammed by 4: 20 in five groups, the last one after them.
+    module = Parser(make_context(), STRIDED_ROWS).parse_module()
+    jammed = UnrollJamLoops(factor=4, remainder=True)(module)
+    assert stores(jammed) == stores(module) + 4
+    a, b = RNG.standard_normal((63, 2), np.float32), RNG.standard_normal((2, 5), np.float32)
+    expected = np.zeros((63, 5))
+    expected[0:63:3] = a[0:63:3].astype(np.float64) @ b
+    (after,) = NativeProgram(jammed)(a, b)
+    np.testing.assert_array_equal(after, NativeProgram(module)(a, b)[0])
+    np.testing.assert_allclose(after, expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(LoopsProgram(jammed)(a, b)[0], after, rtol=1e-5, atol=1e-5)
+
+
+STRIDED_ROWS = """
+func.func @main(%a: memref<63x2xf32>, %b: memref<2x5xf32>) -> memref<63x5xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c63 = arith.constant 63 : index
+  %out = memref.alloc() : memref<63x5xf32>
+  scf.for %i = %c0 to %c63 step %c3 {
+    scf.for %j = %c0 to %c5 step %c1 {
+      scf.for %k = %c0 to %c2 step %c1 {
+        %x = memref.load %a[%i, %k] : memref<63x2xf32>
+        %y = memref.load %b[%k, %j] : memref<2x5xf32>
+        %acc = memref.load %out[%i, %j] : memref<63x5xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %acc, %p : f32
+        memref.store %s, %out[%i, %j] : memref<63x5xf32>
+      }
+    }
+  }
+  func.return %out : memref<63x5xf32>
+}
+"""

@@ -47,3 +47,20 @@ def test_dense_and_batch_matmul_lower_to_named_ops_on_the_blas_path():
         (named,) = [op for op in lowered.walk() if op.name in ("linalg.matmul", "linalg.batch_matmul")]
         assert not any(op.name == "linalg.generic" for op in lowered.walk())
         assert contraction_pair(named, 0) == (0, 1)
+
+
+def test_general_contraction_with_and_without_einsums_path_finder(monkeypatch):
+    """`contract` (the general contraction path) gives x @ w on einsum's own loop (at most
+    MAX_DIRECT_EINSUM_POINTS loop points) and through its BLAS path finder (above)."""
+    from xdsl.ir.affine import AffineMap
+
+    from xrelay.runtime.kernels import linalg_structured
+
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((1, 96)).astype(np.float32), rng.standard_normal((96, 4)).astype(np.float32)
+    # loops (m, n, k): x (m, k), w (k, n), out (m, n); operands as loop-space views
+    maps = [AffineMap.from_callable(f) for f in (lambda m, n, k: (m, k), lambda m, n, k: (k, n), lambda m, n, k: (m, n))]
+    for limit in (0, 1 << 16):
+        monkeypatch.setattr(linalg_structured, "MAX_DIRECT_EINSUM_POINTS", limit)
+        product = linalg_structured.contract(x[:, None, :], w.T[None, :, :], *maps, (1, 4, 96))
+        np.testing.assert_allclose(product.reshape(1, 4), x @ w, rtol=1e-5, atol=1e-5)

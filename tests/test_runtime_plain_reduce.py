@@ -24,7 +24,7 @@ def reductions(module) -> list:
 
 
 @pytest.mark.parametrize("shape, layout", [((1, 7, 7, 24), "NHWC"), ((2, 3, 3, 5), "NHWC"), ((2, 6, 5, 4), "NCHW"),
-                                           ((1, 1, 1, 8), "NHWC")])
+                                           ((1, 1, 1, 8), "NHWC"), ((1, 3, 2, 300), "NHWC")])
 def test_global_average_pool_is_one_reduce(shape, layout):
     module = module_of(nn.GlobalAvgPool2DOp, shape, layout=layout)
     x = RNG.standard_normal(shape).astype(np.float32)
@@ -38,6 +38,18 @@ def test_global_average_pool_is_one_reduce(shape, layout):
     assert linalg_structured.compile_structured(op, [True]).tap_by_tap is False
     assert plain_reduction_identity(op, 0) == 0.0
     assert fills_run(program) == 0
+
+
+def test_several_axes_with_few_values_after_them_reduce_one_at_a_time():
+    """A global pool over NHWC with fewer than MAX_STEPWISE_INNER channels is reduced by H, then by
+    W (numpy's loop over both at once is slow for few channels); with more, or axes not in memory
+    order, in one call."""
+    from xrelay.runtime.kernels.reduction_programs import _stepwise
+
+    x = np.zeros((1, 7, 7, 24), np.float32)
+    assert _stepwise(x, (1, 2))
+    assert not _stepwise(np.zeros((1, 3, 2, 300), np.float32), (1, 2))
+    assert not _stepwise(x.transpose(0, 2, 1, 3), (1, 2))  # W's stride before H's: as one
 
 
 def poison(program) -> None:

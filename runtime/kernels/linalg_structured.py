@@ -10,6 +10,8 @@ batched matmul (`contraction_plan`) or one einsum."""
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -269,15 +271,20 @@ def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, m
     result is loop-space shaped too (size 1 on the loops it does not vary along), ready to add into
     the output view. The general path: the executor's contractions mostly run planned
     (`contraction_plan`) or as convolutions (`linalg_conv`)."""
+    index_a, index_b, subscripts, shape = _einsum_form(map_a, map_b, map_out, tuple(ranges))
+    optimize = math.prod(ranges) > MAX_DIRECT_EINSUM_POINTS
+    return np.einsum(subscripts, a[index_a], b[index_b], optimize=optimize).reshape(shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _einsum_form(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, ranges: tuple[int, ...]):
+    """`contract`'s (index of a's view, of b's, einsum subscripts, result shape), made once per op
+    (walking the maps costs more than a small einsum)."""
     used_a, used_b = used_loops(map_a), used_loops(map_b)
     kept = sorted(used_loops(map_out) & (used_a | used_b))
     loops = range(len(ranges))
     letters = "".join(chr(ord("a") + d) if d < 26 else chr(ord("A") + d - 26) for d in loops)
-
-    def operand(view: np.ndarray, used: set[int]) -> tuple[np.ndarray, str]:
-        return view[tuple(slice(None) if d in used else 0 for d in loops)], "".join(letters[d] for d in sorted(used))
-
-    (x, sx), (y, sy) = operand(a, used_a), operand(b, used_b)
-    optimize = int(np.prod(ranges, dtype=np.int64)) > MAX_DIRECT_EINSUM_POINTS
-    product = np.einsum(f"{sx},{sy}->{''.join(letters[d] for d in kept)}", x, y, optimize=optimize)
-    return product.reshape([ranges[d] if d in kept else 1 for d in loops])
+    index = lambda used: tuple(slice(None) if d in used else 0 for d in loops)  # noqa: E731
+    named = lambda used: "".join(letters[d] for d in sorted(used))  # noqa: E731
+    subscripts = f"{named(used_a)},{named(used_b)}->{''.join(letters[d] for d in kept)}"
+    return index(used_a), index(used_b), subscripts, tuple(ranges[d] if d in kept else 1 for d in loops)

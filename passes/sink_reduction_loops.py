@@ -34,8 +34,8 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
-from xrelay.passes.tile_loops import OutermostNestPattern, _constant, accumulating_store
-from xrelay.passes.unroll_jam_loops import loop_chain
+from xrelay.passes.tile_loops import _constant, accumulating_store
+from xrelay.passes.unroll_jam_loops import LoopChainPattern
 
 SUNK_NESTS = Statistic("num-sunk-nests", "Number of loop nests whose short reduction loops were moved below the points")
 
@@ -75,13 +75,10 @@ def sunk_loops(loops: list[scf.ForOp], max_trips: int) -> tuple[list[scf.ForOp],
 
 
 @dataclass
-class SinkShortReductions(OutermostNestPattern):
+class SinkShortReductions(LoopChainPattern):
     """Move the short reduction loops of one outermost accumulation nest (module docstring)."""
 
     max_trips: int
-
-    def nest(self, op: scf.ForOp) -> list[scf.ForOp] | None:
-        return loop_chain(op)
 
     def rewrite_nest(self, op: scf.ForOp, loops: list[scf.ForOp], rewriter: PatternRewriter) -> None:
         found = sunk_loops(loops, self.max_trips)

@@ -62,6 +62,13 @@ def loop_chain(loop: scf.ForOp) -> list[scf.ForOp] | None:
         loops.append(inner[0])
 
 
+class LoopChainPattern(OutermostNestPattern):
+    """An `OutermostNestPattern` over each outermost nest's `loop_chain` (tiled nests too)."""
+
+    def nest(self, op: scf.ForOp) -> list[scf.ForOp] | None:
+        return loop_chain(op)
+
+
 def _depends_on(value: SSAValue, ivs: set[SSAValue], inside: set[Operation]) -> bool:
     """Whether `value` is computed, within the ops `inside`, from one of `ivs`."""
     if value in ivs:
@@ -111,14 +118,11 @@ def jammed_loop(loops: list[scf.ForOp], factor: int, remainder: bool = False) ->
 
 
 @dataclass
-class UnrollJamOutputLoop(OutermostNestPattern):
+class UnrollJamOutputLoop(LoopChainPattern):
     """Unroll and jam one outermost accumulation nest (see the module docstring)."""
 
     factor: int
     remainder: bool = False
-
-    def nest(self, op: scf.ForOp) -> list[scf.ForOp] | None:
-        return loop_chain(op)
 
     def rewrite_nest(self, op: scf.ForOp, loops: list[scf.ForOp], rewriter: PatternRewriter) -> None:
         if len(loops) < 2:

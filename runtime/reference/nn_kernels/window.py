@@ -1,14 +1,119 @@
-"""Kernels of the window ops (dialects/ops/window.py); the numerics are in runtime/kernels/conv.py and runtime/kernels/pool.py."""
+"""Kernels of the window ops (dialects/ops/window.py): the convolution is runtime/kernels/conv.py's;
+pools one vectorised op per window tap, global pools one numpy reduction."""
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from xrelay.dialects import nn
-from xrelay.runtime.kernels.conv import conv2d
-from xrelay.runtime.kernels.pool import avg_pool2d, global_avg_pool2d, global_max_pool2d, max_pool2d
+from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
+from xrelay.runtime.kernels.conv import conv2d, pad_spatial, tap
 from xrelay.runtime.reference.nn_kernels.base import kernel
 
 kernel(nn.Conv2DOp)(conv2d)
-kernel(nn.MaxPool2DOp)(max_pool2d)
-kernel(nn.AvgPool2DOp)(avg_pool2d)
-kernel(nn.GlobalAvgPool2DOp)(global_avg_pool2d)
-kernel(nn.GlobalMaxPool2DOp)(global_max_pool2d)
+
+
+def _pool_geometry(attrs: dict, shape: tuple[int, ...], what: str):
+    """Window, strides, dilation, padding (with ceil_mode's extra bottom/right) and output extent."""
+    window = pair(attrs.get("pool_size", (1, 1)))
+    strides = pair(attrs.get("strides", (1, 1)))
+    dil = pair(attrs.get("dilation", (1, 1)))
+    pad = pad4(attrs.get("padding", (0, 0, 0, 0)), what)
+    ceil = bool(attrs.get("ceil_mode", False))
+    if min(pad) < 0 or min(strides) < 1 or min(dil) < 1 or min(window) < 1:
+        raise ValueError(f"{what}: bad pool_size {window}, padding {pad}, strides {strides} or dilation {dil}")
+    h, w = shape[2:]
+    out_hw = (
+        window_output_size(h, pad[0] + pad[2], window[0], strides[0], dil[0], ceil),
+        window_output_size(w, pad[1] + pad[3], window[1], strides[1], dil[1], ceil),
+    )
+    if min(out_hw) < 1:
+        raise ValueError(f"{what}: window {window} does not fit padded input of spatial size {(h, w)}")
+    # ceil_mode can make the last window run past the bottom/right padding; extend it there.
+    extra_h = max(0, (out_hw[0] - 1) * strides[0] + dil[0] * (window[0] - 1) + 1 - (h + pad[0] + pad[2]))
+    extra_w = max(0, (out_hw[1] - 1) * strides[1] + dil[1] * (window[1] - 1) + 1 - (w + pad[1] + pad[3]))
+    padded = (pad[0], pad[1], pad[2] + extra_h, pad[3] + extra_w)
+    return window, strides, dil, pad, padded, out_hw
+
+
+def _to_nchw(attrs: dict, data: np.ndarray, what: str) -> tuple[np.ndarray, str]:
+    layout = check_layout(attrs.get("layout") or "NCHW", "NCHW", what)
+    if data.ndim != 4:
+        raise ValueError(f"{what}: expected a 4-D input, got shape {data.shape}")
+    return data.transpose(layout_permutation(layout, "NCHW")), layout
+
+
+def _from_nchw(out: np.ndarray, layout: str, dtype) -> np.ndarray:
+    return np.ascontiguousarray(out.transpose(layout_permutation("NCHW", layout)).astype(dtype, copy=False))
+
+
+def _lowest(dtype: np.dtype):
+    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+
+
+@kernel(nn.MaxPool2DOp)
+def max_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
+    """Max over each window; padding never wins (it is -inf, or the dtype's minimum for integers)."""
+    x, layout = _to_nchw(attrs, data, "nn.max_pool2d")
+    window, strides, dil, _, padded, out_hw = _pool_geometry(attrs, x.shape, "nn.max_pool2d")
+    xp = pad_spatial(x, padded, _lowest(x.dtype))
+    out = None
+    for kh in range(window[0]):
+        for kw in range(window[1]):
+            view = tap(xp, kh, kw, dil, strides, out_hw)
+            out = view.copy() if out is None else np.maximum(out, view, out=out)
+    return _from_nchw(out, layout, data.dtype)
+
+
+def _window_counts(out_size: int, stride: int, dilation: int, window: int, lo: int, hi: int) -> np.ndarray:
+    """For each output position, how many of its taps land in padded coordinates [lo, hi)."""
+    pos = np.arange(out_size)[:, None] * stride + np.arange(window)[None, :] * dilation
+    return ((pos >= lo) & (pos < hi)).sum(axis=1)
+
+
+@kernel(nn.AvgPool2DOp)
+def avg_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
+    """Mean over each window.
+
+    count_include_pad=True divides by the taps inside the declared padding (not ceil_mode's
+    extra), False by the taps inside the data, as TVM's topi pool does.
+    """
+    x, layout = _to_nchw(attrs, data, "nn.avg_pool2d")
+    window, strides, dil, pad, padded, out_hw = _pool_geometry(attrs, x.shape, "nn.avg_pool2d")
+    acc_dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
+    xp = pad_spatial(x.astype(acc_dtype, copy=False), padded, 0)
+    total = np.zeros(x.shape[:2] + out_hw, dtype=acc_dtype)
+    for kh in range(window[0]):
+        for kw in range(window[1]):
+            total += tap(xp, kh, kw, dil, strides, out_hw)
+    h, w = x.shape[2:]
+    if attrs.get("count_include_pad", False):
+        bounds_h, bounds_w = (0, h + pad[0] + pad[2]), (0, w + pad[1] + pad[3])
+    else:
+        bounds_h, bounds_w = (pad[0], pad[0] + h), (pad[1], pad[1] + w)
+    count_h = _window_counts(out_hw[0], strides[0], dil[0], window[0], *bounds_h)
+    count_w = _window_counts(out_hw[1], strides[1], dil[1], window[1], *bounds_w)
+    divisor = np.maximum(count_h[:, None] * count_w[None, :], 1).astype(acc_dtype)
+    return _from_nchw(total / divisor, layout, data.dtype)
+
+
+def _global_pool(attrs: dict, data: np.ndarray, what: str, reduce) -> np.ndarray:
+    """`reduce(data, axis=(H, W), keepdims=True)`, H and W where the op's layout puts them."""
+    layout = check_layout(attrs.get("layout") or "NCHW", "NCHW", what)
+    if data.ndim != 4:
+        raise ValueError(f"{what}: expected a 4-D input, got shape {data.shape}")
+    return reduce(data, axis=(layout.index("H"), layout.index("W")), keepdims=True)
+
+
+@kernel(nn.GlobalAvgPool2DOp)
+def global_avg_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
+    """Mean over H and W, kept as size-1 axes in the op's layout (accumulated in float64)."""
+    return _global_pool(attrs, data, "nn.global_avg_pool2d", functools.partial(np.mean, dtype=np.float64)).astype(data.dtype)
+
+
+@kernel(nn.GlobalMaxPool2DOp)
+def global_max_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
+    """The maximum over H and W, kept as size-1 axes in the op's layout."""
+    return _global_pool(attrs, data, "nn.global_max_pool2d", np.max)

@@ -44,7 +44,10 @@ def program(body: str, results: list[str], result_types: list[str] | None = None
 func.func @main(%x: {T}) -> ({", ".join(result_types)}) {{{body}
   func.return {", ".join("%" + r for r in results)} : {", ".join(result_types)}
 }}"""
-    return LinalgProgram(formed(Parser(make_context(), source).parse_module()), plan=plan)
+    program = LinalgProgram(formed(Parser(make_context(), source).parse_module()))
+    if not plan:
+        program.use_plan(None)
+    return program
 
 
 X = np.arange(32, dtype=np.float32).reshape(4, 8) / 8 - 1

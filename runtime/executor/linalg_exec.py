@@ -74,7 +74,7 @@ COMPILERS = (
 class LinalgProgram:
     """`@main` of a linalg- or memref-level module compiled to numpy closures; call with arrays."""
 
-    def __init__(self, module: ModuleOp, entry: str = "main", plan: bool = True):
+    def __init__(self, module: ModuleOp, entry: str = "main"):
         main, global_arrays = entry_and_globals(module, entry)
         self.globals: dict[str, np.ndarray] = {name: aligned_constant(a) for name, a in global_arrays.items()}
         self.func = main
@@ -117,9 +117,7 @@ class LinalgProgram:
         self._bound: list | None = None  # with a schedule: the environment after its prologue
         self._fast: tuple[list, dict] | None = None  # (`_bound`, {threads: the body}: runtime/executor/bound_steps.py)
         self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/executor/hoist_bindings.py)
-        if not plan:
-            memory_plan = None
-        elif self.built:  # placed by `plan-memory` (runtime/executor/placement.py), or not at all
+        if self.built:  # placed by `plan-memory` (runtime/executor/placement.py), or not at all
             memory_plan = ir_plan(main, self.memory, len(self.steps), self.result_slots) if is_placed(main) else None
         else:
             memory_plan = plan_memory(self.memory, len(self.steps), self.result_slots)

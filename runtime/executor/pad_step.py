@@ -52,7 +52,8 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
         raise ExecutionError("tensor.pad with dynamic padding is not supported")
     yielded = op.region.block.last_op.operands[0]
     owner = yielded.owner
-    if isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr):
+    constant = isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr)
+    if constant:
         fill = lambda env, v=scalar_constant(owner.value, yielded.type): v  # noqa: E731
     elif yielded in program.slots:  # a scalar computed before the pad
         fill = lambda env, i=program.slots[yielded]: env[i]  # noqa: E731
@@ -87,7 +88,7 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
 
     step = PadStep(src, out, shape, dtype, interior, border, fill, source_of, source_shape, program._planned, k)
     step.split = program._split_parts()
-    step.constant_fill = isinstance(owner, arith.ConstantOp) and not isinstance(owner.value, DenseIntOrFPElementsAttr)
+    step.constant_fill = constant
     step.folded_transpose = folded
     program.steps.append(step)
 

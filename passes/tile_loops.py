@@ -22,6 +22,7 @@ carried by the loops. Other nests are left alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -99,6 +100,19 @@ def output_loops(loops: list[scf.ForOp]) -> list[int] | None:
     return output if output and len(output) < len(loops) else None
 
 
+def index_constants(rewriter: PatternRewriter, before: Operation) -> Callable[[int], SSAValue]:
+    """`index(value)`: an `arith.constant value : index` inserted before `before`, one per value."""
+    constants: dict[int, SSAValue] = {}
+
+    def index(value: int) -> SSAValue:
+        if value not in constants:
+            constants[value] = arith.ConstantOp(IntegerAttr(value, IndexType())).result
+            rewriter.insert(constants[value].owner, InsertPoint.before(before))
+        return constants[value]
+
+    return index
+
+
 class OutermostNestPattern(RewritePattern):
     """A rewrite of each outermost `scf.for` nest: `rewrite_nest` with the loops `nest` finds in it
     (by default its perfect nest), the loop passes' common shape."""
@@ -139,13 +153,7 @@ class TileOutputLoops(OutermostNestPattern):
         plan += [("points" if trips[k] > self.size(k, tiled) else "whole", k) for k in tiled]
         if [k for _, k in plan] == list(range(len(loops))):
             return  # no tile to make and the order is already this: nothing would change
-        constants: dict[int, SSAValue] = {}
-
-        def index(value: int) -> SSAValue:
-            if value not in constants:
-                constants[value] = arith.ConstantOp(IntegerAttr(value, IndexType())).result
-                rewriter.insert(constants[value].owner, InsertPoint.before(op))
-            return constants[value]
+        index = index_constants(rewriter, op)
 
         new_ivs: dict[int, SSAValue] = {}
         tile_ivs: dict[int, SSAValue] = {}

@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import REWRITES, XRelayPass, register_xrelay_pass, rewrite_module
-from xrelay.passes.tile_loops import OutermostNestPattern, _constant, accumulating_store
+from xrelay.passes.tile_loops import OutermostNestPattern, _constant, accumulating_store, index_constants
 
 JAMMED_NESTS = Statistic("num-jammed-nests", "Number of loop nests whose output loop was unrolled and jammed")
 
@@ -159,13 +159,7 @@ class UnrollJamOutputLoop(LoopChainPattern):
         from `lb + (ceil(max(ub - lb, 0) / step) floordiv factor) * factor * step` to `ub`, and return
         the jammed loop's new upper bound, `ub - (factor - 1) * step`: a group starts where its last
         iteration is still below `ub` (written so, each index of a group is bounded by `ub` alone)."""
-        constants: dict[int, SSAValue] = {}
-
-        def index(value: int) -> SSAValue:
-            if value not in constants:
-                constants[value] = arith.ConstantOp(IntegerAttr(value, IndexType())).result
-                rewriter.insert(constants[value].owner, InsertPoint.before(op))
-            return constants[value]
+        index = index_constants(rewriter, op)
 
         lb, ub = loop.lb, loop.ub
         span = [arith.SubiOp(ub, lb)]

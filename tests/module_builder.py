@@ -54,6 +54,11 @@ class RandomGraph:
         return self.b.op(nn.OPS[name], *operands, **attrs).results[0]
 
 
+def op_names(module: ModuleOp) -> list[str]:
+    """The names of `@main`'s ops in order, its `nn.constant`s left out."""
+    return [op.name for op in module.body.block.first_op.body.block.ops if op.name != "nn.constant"]
+
+
 def single_op_linalg(op_class: type, shape: Sequence[int], **attrs) -> ModuleOp:
     """`@main` applying one nn op (with `attrs`) to its argument `data` of `shape`, lowered to linalg
     on tensors."""

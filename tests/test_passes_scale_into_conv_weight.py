@@ -4,7 +4,7 @@ level, and built with and without the native kernels."""
 
 import numpy as np
 import pytest
-from module_builder import make_module
+from module_builder import make_module, op_names
 
 import xrelay
 from xrelay import passes, transform
@@ -43,10 +43,6 @@ def expected_nhwc(x, hwio, pad):
 def apply(mod, **options):
     with transform.PassContext(opt_level=3):
         return passes.ScaleIntoConvWeight(**options)(mod)
-
-
-def op_names(mod):
-    return [op.name for op in mod.body.block.first_op.body.block.ops if op.name != "nn.constant"]
 
 
 @pytest.mark.parametrize("layout", ["NHWC", "NCHW"])

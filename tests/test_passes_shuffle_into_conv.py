@@ -3,7 +3,7 @@ a dense convolution's filter order; outputs against numpy, and the cases left al
 
 import numpy as np
 import pytest
-from module_builder import make_module
+from module_builder import make_module, op_names
 
 from xrelay import passes, transform
 from xrelay.dialects import nn
@@ -63,10 +63,6 @@ def outputs(mod, inputs):
 def apply(mod, **options):
     with transform.PassContext(opt_level=3):
         return passes.ShuffleIntoConv(**options)(mod)
-
-
-def op_names(mod):
-    return [op.name for op in mod.body.block.first_op.body.block.ops if op.name != "nn.constant"]
 
 
 @pytest.mark.parametrize("layout", ["NHWC", "NCHW"])

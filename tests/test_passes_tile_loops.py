@@ -1,5 +1,5 @@
-"""tile-loops: the tiled nests of a convolution, a matmul and a pool compute what the nests as
-lowered do, natively (element for element: each output element's updates keep their order) and on
+"""tile-loops: the tiled nests of a convolution, a matmul and a pool (and an NHWC convolution tiled
+along its width alone, `inner_tile`) compute what the nests as lowered do, natively (element for element: each output element's updates keep their order) and on
 the numpy loops executor; nests it must not reorder stay as they are (tests/filecheck/passes)."""
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """unroll-jam-loops: a matmul's and a strided, padded convolution's nests, as lowered and after
 tile-loops, unrolled and jammed compute what numpy written here does, and bit for bit what the nests
 did before (each output element's updates keep their order), natively and on the numpy loops
-executor; the jammed convolution still runs its output loop across threads; a nest the pass must
-not change stays as it was (the IR: tests/filecheck/passes/unroll_jam_loops.mlir)."""
+executor; the jammed convolution still runs its output loop across threads; with a remainder, loops
+the factor does not divide are jammed and keep every iteration; a nest the pass must not change
+stays as it was (the IR: tests/filecheck/passes/unroll_jam_loops*.mlir)."""
 
 from __future__ import annotations
 

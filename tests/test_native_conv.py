@@ -439,3 +439,34 @@ def test_built_grouped_convolution_equals_numpy(size, c, f, groups, kernel, stri
     for _ in range(3):
         np.testing.assert_allclose(executable(x), expected.transpose(0, 3, 1, 2), rtol=1e-4, atol=1e-4)
     assert calls and all(g == groups for g in calls) if native == "1" else not calls
+
+
+@pytest.mark.parametrize("filters", [40, 300])
+@pytest.mark.parametrize("by_filters,accumulate", [(False, False), (False, True), (True, True)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_im2col_epilogue_over_groups_of_pixels(filters, by_filters, accumulate, threads):
+    """The epilogue runs over a few pixels at a time (a bias, the same at every pixel, in one loop
+    over them; a residual pixel by pixel; x * sigmoid(x) through the saved value), stored in the
+    output and copied into a pad's interior: equal to numpy written here, with 40 filters (6 pixels
+    a group, the last group short) and 300 (more than a group's room: pixel by pixel), the product
+    in the output, in scratch (accumulating) or cut by filters."""
+    from xrelay.runtime.native.conv_kernels import native_im2col
+
+    x = RNG.standard_normal((1, 5, 7, 8)).astype(np.float32)
+    weight = RNG.standard_normal((filters, 8, 1, 1)).astype(np.float32)
+    wmat = np.ascontiguousarray(weight.transpose(2, 3, 1, 0).reshape(-1, filters))
+    conv = direct_conv_general(x.astype(np.float64), weight.astype(np.float64), (1, 1), (1, 1))
+    bias = RNG.standard_normal(filters).astype(np.float32)
+    residual = RNG.standard_normal(conv.shape).astype(np.float32)
+    start = RNG.standard_normal(conv.shape).astype(np.float32)
+    v = conv + (start if accumulate else 0) + bias + residual
+    expected = v / (1 + np.exp(-v))
+    out, padded = start.copy(), np.zeros((1, 7, 9, filters), np.float32)
+    ops = [EpilogueOp(np.add, np.broadcast_to(bias, out.shape)), EpilogueOp(np.add, residual, save=True),
+           EpilogueOp(np.negative, None), EpilogueOp(np.exp, None), EpilogueOp(np.add, 1.0),
+           EpilogueOp(np.divide, 1.0, reversed=True), EpilogueOp(np.multiply, conv_kernels.SAVED)]
+    epilogue = NativeEpilogue(None, ops, copy=nchw(padded[:, 1:-1, 1:-1]))
+    assert native_im2col(nchw(x), wmat, (1, 1), (1, 1), (1, 1), nchw(out), accumulate, threads, by_filters, epilogue)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(padded[:, 1:-1, 1:-1], expected, rtol=1e-5, atol=1e-5)
+    assert not padded[:, 0].any() and not padded[:, :, -1].any()

@@ -19,6 +19,7 @@ from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.executor.plan import FusedTail
+from xrelay.runtime.kernels.contraction_plan import PlannedContraction
 
 RNG = np.random.default_rng(7)
 W1 = (RNG.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32)
@@ -137,11 +138,11 @@ def assert_executor_follows_ir(program: LinalgProgram) -> None:
     """Every fused step of `program` is a kernel's, each kernel ran as its ops and attributes say, and
     its memory is where the IR's placement puts it (`plan-memory`)."""
     assert_memory_follows_ir(program)
-    hosts = {index for _, index in program.kernels}
+    hosts = {index for _, index, _ in program.kernels}
     for index, step in enumerate(program.steps):
         if isinstance(step, ConvStep | TailIntoPad):
             assert index in hosts, f"step {index} ({type(step).__name__}) fused outside any kernel"
-    for dispatch, index in program.kernels:
+    for dispatch, index, steps in program.kernels:
         step = program.steps[index]
         names = members(dispatch)
         epilogue = sum(1 for op in dispatch.body.block.ops if isinstance(op, linalg.GenericOp)
@@ -162,9 +163,44 @@ def assert_executor_follows_ir(program: LinalgProgram) -> None:
         parts = 1 if split is None else split[1]
         decided = step.tail.split if isinstance(step, TailIntoPad) else getattr(step, "split", parts)
         assert decided == parts, f"{names}: the step splits over {decided}, the IR says {parts}"
+        for member in (program.steps[i] for i in steps if split is not None):
+            cut = cut_axis(member)
+            if cut == "one thread":
+                assert parts == 1, f"{names}: the IR splits a product the executor runs on one thread"
+                continue
+            axes = cut if isinstance(cut, frozenset) else {cut}
+            assert cut == "whole" or split[0] in axes, f"{names}: {type(member).__name__} cuts axis {cut}, the IR {split[0]}"
     for index, step in enumerate(program.steps):  # outside kernels nothing splits
         if index not in program.kernel_step_indices and getattr(step, "split", None) is not None:
             assert step.split == 1, f"step {index} ({type(step).__name__}) splits outside any kernel"
+
+
+def cut_axis(step) -> int | frozenset | str | None:
+    """The result axis a kernel's step cuts its work along, read from the step: a convolution's (as
+    its kernel's split gave it), the planned matmul's side (the axes of its loops, cut as one) or the
+    fused tail's loop; "whole" for a
+    step that cuts nothing (a tail whose kernel names a loop it cannot cut runs whole, as a binder or a
+    view does); None for a step that would choose for itself."""
+    if isinstance(step, ConvStep):
+        return step.split_axis
+    if isinstance(step, TailIntoPad):
+        step = step.tail
+    if isinstance(step, FusedTail):
+        chunked = step.members[0][0]
+        if not chunked.cuttable:
+            assert step.split == 1
+            return "whole"
+        results = [m.data for m in chunked.op.get_indexing_maps()][len(chunked.op.inputs)].results
+        return next(a for a, e in enumerate(results) if getattr(e, "position", None) == chunked.loop)
+    planned = getattr(step, "planned", None)  # a ContractionStep's, or the general step's fast path
+    if isinstance(planned, PlannedContraction):
+        if planned.along is None:
+            return None
+        # the side's loops are one axis of the matmul (cut at once)
+        return frozenset(a for a, loop in enumerate(planned.out_loops) if loop in planned.groups[planned.along])
+    if planned is not None:  # the compiled taps of a product with a side of one element
+        return "one thread"
+    return "whole"
 
 
 def assert_memory_follows_ir(program: LinalgProgram) -> None:
@@ -316,7 +352,9 @@ def test_executor_splits_as_the_split_attribute_says(parts, blas_workers, monkey
     with transform.PassContext(opt_level=3):
         module = xrelay.build(parse(MODEL)).module
     module = SplitKernels(threads=parts, min_conv_macs=0, min_matmul_macs=0, min_points=0)(module)
-    assert {k.split_parts()[1] for k in kernels_of(module)} == {parts}
+    # every kernel but the dense layer's (one row: the compiled taps kernel runs it whole) and softmax's
+    # two reductions to one value (no loop to cut)
+    assert [k.split_parts()[1] for k in kernels_of(module)] == [parts] * 4 + [1, 1, parts, 1]
     handed = []
     original = threads._worker_pool  # every hand-off to Python worker threads goes through it
     monkeypatch.setattr(threads, "_worker_pool", lambda n: handed.append(n) or original(n))
@@ -330,3 +368,33 @@ def test_executor_splits_as_the_split_attribute_says(parts, blas_workers, monkey
     np.testing.assert_allclose(program(x)[0], reference(x), rtol=1e-4, atol=1e-6)
     if conv_kernels.available():  # (the numpy fallback of pools, tails and convolutions runs whole)
         assert bool(handed) == (parts > 1)
+
+
+def test_matmuls_are_cut_along_the_side_the_ir_names(blas_workers):
+    """A product with more rows than columns is cut by rows, one with more columns by columns: the
+    pass writes the side as the result axis and the executor cuts that side of the matmul it plans."""
+    w1 = (RNG.standard_normal((24, 32)) * 0.2).astype(np.float32)
+    w2 = (RNG.standard_normal((200, 24)) * 0.2).astype(np.float32)
+    text = f"""
+func.func @main(%x: tensor<96x32xf32>) -> tensor<96x200xf32> {{
+  %w1 = nn.constant {dense(w1)} : tensor<24x32xf32>
+  %w2 = nn.constant {dense(w2)} : tensor<200x24xf32>
+  %d1 = nn.dense(%x, %w1) {{units = 24}} : (tensor<96x32xf32>, tensor<24x32xf32>) -> tensor<96x24xf32>
+  %r = nn.relu(%d1) : (tensor<96x24xf32>) -> tensor<96x24xf32>
+  %d2 = nn.dense(%r, %w2) {{units = 200}} : (tensor<96x24xf32>, tensor<200x24xf32>) -> tensor<96x200xf32>
+  func.return %d2 : tensor<96x200xf32>
+}}
+"""
+    from xrelay.passes.kernels.split_kernels import SplitKernels
+
+    with transform.PassContext(opt_level=3):
+        module = xrelay.build(parse(text)).module
+    module = SplitKernels(threads=2, min_matmul_macs=0)(module)
+    assert [k.split_parts() for k in kernels_of(module) if k.root.data == "matmul"] == [(0, 2), (1, 2)]
+    blas_workers(2)
+    program = LinalgProgram(module)
+    assert_executor_follows_ir(program)
+    planned = [getattr(program.steps[i], "planned", None) for _, _, steps in program.kernels for i in steps]
+    assert [p.along for p in planned if isinstance(p, PlannedContraction)] == [1, 2]  # (B, M, N): M, then N
+    x = RNG.standard_normal((96, 32)).astype(np.float32)
+    np.testing.assert_allclose(program(x)[0], np.maximum(x @ w1.T, 0) @ w2.T, rtol=1e-4, atol=1e-5)

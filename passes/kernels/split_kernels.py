@@ -10,9 +10,12 @@ microseconds), so a kernel splits only when its work reaches the option for its 
 - a matmul from `min_matmul_macs` multiply-adds;
 - a pooling, a reduction or an elementwise chain from `min_points` loop points of its root (or first
   member).
-Its axis: a convolution's output rows, or its filters where the executor's rule for the shape cuts
-those (few output pixels, many filters); otherwise the first axis of the result with at least two
-rows per part. `threads` is the number of parts (0: this machine's cores, as a TVM target's
+Its axis, which the executor cuts: a convolution's output rows (its pixels), or its filters when
+they outnumber the output pixels (Winograd: when `winograd_splits_filters` says so); a matmul's
+larger side (the product's rows, or its columns when they are more); otherwise the loop every
+operand can be sliced along that the executor's `split_loop` finds (runtime/executor/plan.py).
+A kernel nothing can cut (a product with a side of one element, which the compiled taps kernel runs,
+or one not planned as one matmul) gets `parts = 1`. `threads` is the number of parts (0: this machine's cores, as a TVM target's
 `num-cores`). The executor splits each kernel into `parts`, never more than the threads it runs with
 (runtime/parallel/threads.py, `decide_split`), and splits nothing outside a kernel or in a kernel
 without `split`. The thresholds' defaults are the executor's measured ones (`MIN_SPLIT_*` beside
@@ -23,19 +26,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
 import os
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.dialects.kernel import DispatchOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 from xrelay.passes.kernels.choose_conv_algorithm import kernel_root
 from xrelay.runtime.executor import plan
+from xrelay.runtime.executor.plan import split_loop
+from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels import conv, linalg_conv
-from xrelay.runtime.kernels.depthwise_taps import MIN_SPLIT_DEPTHWISE_MACS, depthwise_geometry
+from xrelay.runtime.kernels.depthwise_taps import MIN_SPLIT_DEPTHWISE_MACS, depthwise_geometry, tap_contraction
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair
 from xrelay.runtime.native.conv_kernels import winograd_splits_filters
@@ -105,6 +112,45 @@ class SplitKernels(XRelayPass):
             by_filters = channels_last and n * oh * ow < f and geometry.group_axes is None  # (groups: by rows)
             return (filters if by_filters else rows), macs >= min_conv_macs and (channels_last or n == 1)
         if kind == "matmul" and root is not None:
-            return default_axis, _points(root) >= min_matmul_macs
+            axis = _matmul_axis(root)
+            return (default_axis, False) if axis is None else (axis, _points(root) >= min_matmul_macs)
         first = root if root is not None else _first_member(dispatch)
-        return default_axis, first is not None and _points(first) >= min_points
+        axis = _chunk_axis(first) if first is not None else None
+        return (default_axis, False) if axis is None else (axis, _points(first) >= min_points)
+
+
+def _output_axis(op: LinalgStructuredOperation, loop: int) -> int | None:
+    """The axis of `op`'s first output indexed by `loop` alone."""
+    results = op.get_indexing_maps().data[len(op.inputs)].data.results
+    return next((a for a, e in enumerate(results) if isinstance(e, AffineDimExpr) and e.position == loop), None)
+
+
+def _matmul_axis(root: LinalgStructuredOperation) -> int | None:
+    """The result axis a matmul is cut along: its larger side's (rows of the product when they are at
+    least its columns, else columns; the executor cuts that side of the batched matmul it plans),
+    or None when the executor does not plan it as one matmul (it then runs whole)."""
+    pair = contraction_pair(root, 0)
+    try:
+        ranges = tuple(root.get_static_loop_ranges())
+    except NotImplementedError:
+        return None
+    maps = [m.data for m in root.get_indexing_maps()]
+    if pair is None or tap_contraction(maps, ranges, *pair, len(root.inputs)) is not None:
+        return None  # (a side of one element: the compiled taps kernel, on one thread)
+    planned = planned_contraction(maps, ranges, *pair, len(root.inputs))
+    if planned is None:
+        return None
+    _, rows, cols = planned.groups
+    size = lambda loops: math.prod(ranges[d] for d in loops)  # noqa: E731
+    side = rows if size(rows) >= size(cols) else cols
+    return _output_axis(root, side[0]) if side else None
+
+
+def _chunk_axis(op: LinalgStructuredOperation) -> int | None:
+    """The result axis of the loop the executor cuts an elementwise, pooling or reduction op along
+    (runtime/executor/plan.py's `split_loop`), or None when it cuts none."""
+    try:
+        found = split_loop(op, tuple(op.get_static_loop_ranges()))
+    except NotImplementedError:
+        return None
+    return _output_axis(op, found[0]) if found is not None else None

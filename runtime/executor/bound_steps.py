@@ -41,13 +41,13 @@ def kept_call(step, env: list):
         if kept is None or not all(isinstance(m, np.ndarray) for m in kept):
             return None
         lhs, rhs, product = kept
-        parts = step.planned.split
+        parts, along = step.planned.split, step.planned.along
         if parts == 1 or split_threads() == 1:
             def matmul(env: list) -> None:
                 np.matmul(lhs, rhs, out=product)
         else:
             def matmul(env: list) -> None:
-                threaded_matmul(lhs, rhs, out=product, threads=parts)  # (parts None: split by size)
+                threaded_matmul(lhs, rhs, out=product, threads=parts, along=along)  # (None: by size)
 
         return matmul
     if isinstance(step, FusedTail):

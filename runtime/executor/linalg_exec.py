@@ -99,7 +99,7 @@ class LinalgProgram:
         self.built = is_built(main)
         """Whether kernel formation ran (`passes/kernels`): the program then runs each `kernel.dispatch`
         as its attributes say and every other op by itself, and fuses nothing on its own."""
-        self.kernels: list[tuple[DispatchOp, int]] = []
+        self.kernels: list[tuple[DispatchOp, int, range]] = []  # each with its host step and its steps
         """Each `kernel.dispatch` and the index of the step that runs it (its last member's)."""
         self._kernel: DispatchOp | None = None  # the dispatch whose members are being compiled
         self.kernel_step_indices: set[int] = set()
@@ -161,7 +161,8 @@ class LinalgProgram:
                 self._add(op)
         self._tail, self._kernel = None, None
         self.kernel_step_indices.update(range(start, len(self.steps)))
-        self.kernels.append((dispatch, assemble(self, start)))
+        host = assemble(self, start)
+        self.kernels.append((dispatch, host, range(start, len(self.steps))))
 
     def use_plan(self, plan) -> None:
         """Run on `plan` (a `MemoryPlan` of this program's buffers, or None: unplanned) from now on:
@@ -239,6 +240,12 @@ class LinalgProgram:
             return "generic"
         return self._kernel.algorithm.data
 
+    def _generic_kernel(self) -> bool:
+        """Whether the op being compiled is in a kernel whose `algorithm` is "generic" (no Winograd or
+        im2col: what `choose-conv-algorithm` did not recognise as a convolution)."""
+        algorithm = self._kernel.algorithm if self._kernel is not None else None
+        return algorithm is not None and algorithm.data == "generic"
+
     def _split_parts(self) -> int | None:
         """How many threads the op being compiled splits over: its kernel's `split` parts (set by
         `split-kernels`); 1 outside a kernel, or in one without `split`, of a built program; None (the
@@ -247,6 +254,16 @@ class LinalgProgram:
             return None
         parts = self._kernel.split_parts() if self._kernel is not None else None
         return 1 if parts is None else parts[1]
+
+    def _split_axis(self, op: Structured) -> int | None:
+        """The axis of `op`'s result its kernel's `split` cuts: the kernel's split axis when `op` has one
+        result of the rank of the kernel's first one; None (the step's own choice) otherwise, or in a
+        program not built."""
+        split = self._kernel.split_parts() if self._kernel is not None else None
+        if split is None or len(op.results) != 1 or not self._kernel.results:
+            return None
+        rank = len(op.results[0].type.get_shape())
+        return split[0] if rank == len(self._kernel.results[0].type.get_shape()) else None
 
     def _fresh_single_use(self, value: SSAValue) -> bool:
         owner = value.owner

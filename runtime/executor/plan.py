@@ -34,11 +34,13 @@ one never splits, and a tail over a 2x2 or 3x3 map keeps its rows, the loop a co
 runs it along."""
 
 
-def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
+def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None
+               ) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
     """(loop, per operand: (axis, coefficient, offset, whether alone), or None where it does not use the
     loop) for a parallel loop the op can be cut along (outputs index it as `d + offset` alone, inputs
     possibly through a window), or None. The first such loop, or the first of at least
-    `SPLIT_LOOP_MIN_ROWS` iterations when the first is shorter (ops of `LONG_SPLIT_LOOP_MIN_POINTS`)."""
+    `SPLIT_LOOP_MIN_ROWS` iterations when the first is shorter (ops of `LONG_SPLIT_LOOP_MIN_POINTS`);
+    with `only`, that loop if it is such a loop."""
     iterators = [str(it.data) for it in op.get_iterator_types()]
     if any(inner.name == "linalg.index" for inner in op.body.walk()):
         return None
@@ -48,7 +50,7 @@ def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[i
     n_in = len(op.inputs)
     first, points = None, int(np.prod(ranges, dtype=np.int64))
     for d, size in enumerate(ranges):
-        if size < 2 or iterators[d] != "parallel":
+        if size < 2 or iterators[d] != "parallel" or (only is not None and d != only):
             continue
         cuts: list[tuple[int, int, int, bool] | None] = []
         for i, amap in enumerate(maps):
@@ -67,7 +69,7 @@ def split_loop(op: Structured, ranges: Sequence[int]) -> tuple[int, list[tuple[i
                 break
             cuts.append(cut)
         else:
-            if size >= SPLIT_LOOP_MIN_ROWS or points < LONG_SPLIT_LOOP_MIN_POINTS:
+            if size >= SPLIT_LOOP_MIN_ROWS or points < LONG_SPLIT_LOOP_MIN_POINTS or only is not None:
                 return d, cuts
             first = first or (d, cuts)
     return first
@@ -85,17 +87,25 @@ class ChunkedOp:
         self.whole = whole
         self.split: int | None = None
         """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
+        self.cuttable = True
+        """False when its kernel's split names a loop it cannot be cut along: it runs whole."""
 
     @staticmethod
-    def of(op: Structured, whole: Callable[[list], None]) -> ChunkedOp | None:
+    def of(op: Structured, whole: Callable[[list], None], loop: int | None = None) -> ChunkedOp | None:
+        """The op run along `loop` (its kernel's split loop) when it can be cut along it, else along
+        the loop `split_loop` finds, with no split (the kernel named a loop the op cannot be cut along)."""
         try:
             ranges = tuple(op.get_static_loop_ranges())
         except NotImplementedError:
             return None
-        found = split_loop(op, ranges)
+        found = split_loop(op, ranges, loop)
+        named = loop is None or found is not None
+        found = found if found is not None else split_loop(op, ranges)
         if found is None:
             return None
-        return ChunkedOp(op, ranges, found[0], found[1], whole)
+        chunked = ChunkedOp(op, ranges, found[0], found[1], whole)
+        chunked.cuttable = named
+        return chunked
 
 
 class FusedTail:

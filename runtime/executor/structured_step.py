@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime.executor.plan import ChunkedOp
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
@@ -19,19 +20,29 @@ if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 
+def result_loop(op: Structured, axis: int | None) -> int | None:
+    """The loop `op`'s (first) output indexes by `axis` alone, or None."""
+    if axis is None:
+        return None
+    expr = op.get_indexing_maps().data[len(op.inputs)].data.results[axis]
+    return expr.position if isinstance(expr, AffineDimExpr) else None
+
+
 def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
     """Append the step of a linalg structured op to `program` (or add the op to its fused tail)."""
     slot = program._slot
     zero_init = [program._elide_zero_fill(op, k) for k in range(len(op.outputs))]
     constant = [is_constant(v) for v in op.inputs]
-    run = compile_structured(op, zero_init, constant, reuse_views=program._views_cached)
-    chunked = ChunkedOp.of(op, run)
-    split = program._split_parts()
+    run = compile_structured(op, zero_init, constant, reuse_views=program._views_cached,
+                             conv_runners=not program._generic_kernel())
+    split, axis = program._split_parts(), program._split_axis(op)
+    chunked = ChunkedOp.of(op, run, result_loop(op, axis))
     if chunked is not None:
-        chunked.split = split
+        chunked.split = split if chunked.cuttable else 1
     planned = getattr(run, "fast_only", None)
     if hasattr(planned, "split"):  # a planned contraction
         planned.split = split
+        planned.cut_along(result_loop(op, axis))
     if isinstance(op, linalg.FillOp) and op.results:
         # Kept so a reduction inside a kernel that overwrites the whole buffer can drop this step.
         res, init = slot(op.results[0]), slot(op.outputs[0])
@@ -78,9 +89,10 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
             finish(env, arrays)
 
         step.binds_out_operands = True  # `finish` (runtime/executor/hoist_bindings.py)
+        step.planned = planned  # (what it cuts, for a reader of the program)
 
         step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, program._views_cached,
-                            program._algorithm(), split)
+                            program._algorithm(), split, axis)
                 or ContractionStep.of(run, prepare, finish, n_in, zero_init)
                 or step)
     else:

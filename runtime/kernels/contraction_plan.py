@@ -67,17 +67,27 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
     significant = lambda loops: [d for d in loops if ranges[d] != 1]  # noqa: E731
     in_place = significant(labels) == significant(out_order)
     to_labels = [out_order.index(d) for d in labels]
-    return PlannedContraction(views, matrices, shape, in_place, to_labels, (ia, ib), reuse_views)
+    groups = (batch, sides[0][1], sides[1][2])
+    return PlannedContraction(views, matrices, shape, in_place, to_labels, (ia, ib), reuse_views, groups,
+                              out_order)
 
 
 class PlannedContraction:
     """`planned_contraction`'s runner: `self(ins, target, accumulate) -> bool` (see there)."""
 
-    def __init__(self, views, matrices, shape, in_place, to_labels, operands, reuse_views):
+    def __init__(self, views, matrices, shape, in_place, to_labels, operands, reuse_views, groups, out_loops):
         self.views, self.matrices, self.shape = views, matrices, shape
         self.in_place, self.to_labels, self.operands, self.reuse_views = in_place, to_labels, operands, reuse_views
+        self.groups, self.out_loops = groups, out_loops
+        """The loops of the product's (B, M, N) axes; the loop of each axis of the output."""
         self.split: int | None = None
         """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
+        self.along: int | None = None
+        """The product axis its kernel's `split` cuts (the one holding the split loop), or None: by size."""
+
+    def cut_along(self, loop: int | None) -> None:
+        """Cut the product along the (B, M, N) axis holding `loop` (None: by size)."""
+        self.along = next((axis for axis, loops in enumerate(self.groups) if loop in loops), None)
         self.last: tuple | None = None
         """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""
 
@@ -92,7 +102,7 @@ class PlannedContraction:
     def __call__(self, ins: list, target: np.ndarray, accumulate: bool) -> bool:
         kept = None if accumulate else self.kept(ins, target)
         if kept is not None:
-            threaded_matmul(*kept[:2], out=kept[2], threads=self.split)
+            threaded_matmul(*kept[:2], out=kept[2], threads=self.split, along=self.along)
             return True
         bound = None if accumulate else self.bind(ins, target)
         if bound is None:
@@ -125,7 +135,7 @@ class PlannedContraction:
                 copied = True
         if self.reuse_views[0] and not copied:
             self.last = (a, b, target, *matrices, product)
-        return functools.partial(threaded_matmul, *matrices, out=product, threads=self.split)
+        return functools.partial(threaded_matmul, *matrices, out=product, threads=self.split, along=self.along)
 
 
 class ContractionStep:

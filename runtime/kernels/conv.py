@@ -171,14 +171,16 @@ def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
 
 
 def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
-                              threads: int | None = None, epilogue: Callable[[int, int], None] | None = None) -> None:
+                              threads: int | None = None, epilogue: Callable[[int, int], None] | None = None,
+                              by_filters: bool | None = None) -> None:
     """`winograd_conv3x3` as one call to the native kernel (`runtime/native/conv_kernels.py`) on
     `threads` OpenMP threads (default: numpy's BLAS thread count), its epilogue a `NativeEpilogue`
-    applied to each value before it is stored; without the native kernel, `winograd_conv3x3` whole on
+    applied to each value before it is stored, cut by filters or by rows of tiles as `by_filters` says (None:
+    as `winograd_splits_filters` does); without the native kernel, `winograd_conv3x3` whole on
     the calling thread, then `epilogue(0, OH)` if given."""
     threads = min(threads, split_threads()) if threads is not None else split_threads()
     if (epilogue is None or isinstance(epilogue, NativeEpilogue)) and native_winograd(
-            x, u, m, out, accumulate, threads, epilogue):
+            x, u, m, out, accumulate, threads, epilogue, by_filters):
         return
     winograd_conv3x3(x, u, m, out, accumulate)
     if epilogue is not None:
@@ -190,26 +192,29 @@ MIN_SPLIT_MATMUL_MACS = 1 << 22
 
 
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
-                    threads: int | None = None) -> np.ndarray:
+                    threads: int | None = None, along: int | None = None) -> np.ndarray:
     """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads running
-    single-threaded BLAS (the larger operand's rows or columns), when the caller gives `threads` (a
-    kernel's `split`) or, by default, when the product is big enough to be worth a synchronisation."""
+    single-threaded BLAS along axis `along` of the (B, M, N) product, when the caller gives `threads` (a
+    kernel's `split`); by default (a program no kernel pass has seen) along the larger operand's rows or
+    columns, when the product is big enough to be worth a synchronisation."""
     decided = threads is not None
     threads = min(threads, split_threads()) if decided else split_threads()
-    b, m, k = lhs.shape
-    n = rhs.shape[-1]
+    m, k = lhs.shape[1:]
+    b, n = out.shape[0] if out is not None else max(lhs.shape[0], rhs.shape[0]), rhs.shape[-1]
     if out is None:
         out = np.empty((b, m, n), np.result_type(lhs, rhs))
-    by_rows = m * k >= k * n
-    if (threads == 1 or (m if by_rows else n) < 2 * threads
+    if along is None:
+        along = 1 if m >= n else 2
+    extent = (b, m, n)[along]
+    if (threads == 1 or extent < 2 * threads
             or not (decided or b * m * n * k >= MIN_SPLIT_MATMUL_MACS)):
         np.matmul(lhs, rhs, out=out)
         return out
-    size = -(-(m if by_rows else n) // threads)
-    if by_rows:
-        calls = [functools.partial(np.matmul, lhs[:, r:r + size], rhs, out=out[:, r:r + size]) for r in range(0, m, size)]
-    else:
-        calls = [functools.partial(np.matmul, lhs, rhs[..., c:c + size], out=out[..., c:c + size])
-                 for c in range(0, n, size)]
+    size = -(-extent // threads)
+    cut = lambda a, r: a[(slice(None),) * along + (slice(r, r + size),)]  # noqa: E731
+    cut_lhs = along == 1 or (along == 0 and lhs.shape[0] > 1)
+    cut_rhs = along == 2 or (along == 0 and rhs.shape[0] > 1)
+    calls = [functools.partial(np.matmul, cut(lhs, r) if cut_lhs else lhs, cut(rhs, r) if cut_rhs else rhs,
+                               out=cut(out, r)) for r in range(0, extent, size)]
     run_split(threads, calls)
     return out

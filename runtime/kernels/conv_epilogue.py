@@ -137,10 +137,10 @@ class ConvStep:
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
            prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,),
-           algorithm: str | None = None, parts: int | None = None) -> ConvStep | None:
+           algorithm: str | None = None, parts: int | None = None, split_axis: int | None = None) -> ConvStep | None:
         """The step of `op` if it is a convolution; `algorithm` as `ConvGeometry.runner` takes it
         ("depthwise": the depthwise kernel; "generic": None, the op is contracted generically; None, in
-        a program not built: the step's own choice), `parts` as it takes them."""
+        a program not built: the step's own choice), `parts` and `split_axis` as it takes them."""
         if len(op.outputs) != 1 or len(op.results) != 1:
             return None
         pair = contraction_pair(op, 0)
@@ -159,11 +159,11 @@ class ConvStep:
         if geometry is None:
             return None
         accumulate = not (zero_init and zero_init[0])
-        runner = geometry.runner(ranges, constant, algorithm, parts)
+        runner = geometry.runner(ranges, constant, algorithm, parts, split_axis)
         step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
         step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views
-        step.split = parts
+        step.split, step.split_axis = parts, split_axis
         return step
 
     def __call__(self, env: list) -> None:

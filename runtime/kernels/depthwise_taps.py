@@ -96,9 +96,12 @@ class DepthwiseGeometry(ConvGeometry):
     or numpy tap by tap."""
 
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
-               parts: int | None = None):
+               parts: int | None = None, split_axis: int | None = None):
         """`run(ins, out, accumulate, epilogue=None) -> bool` as `ConvGeometry.runner`'s; a constant
-        weight laid out (KH, KW, C) once."""
+        weight laid out (KH, KW, C) once. The native kernel cuts pixels: a split naming the channels
+        (which it cannot cut) runs whole."""
+        if split_axis is not None and split_axis == self.out_axes[1]:
+            parts = 1
         constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
         kept: list = [None, None]  # the weight array seen, its (KH, KW, C) layout
 

@@ -77,15 +77,17 @@ class ConvGeometry:
                 and self.dilation == (1, 1))
 
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
-               parts: int | None = None):
+               parts: int | None = None, split_axis: int | None = None):
         """`run(ins, out, accumulate, epilogue=None) -> bool`: Winograd where it applies and wins, else im2col
         + GEMM; False when neither takes the arrays. `algorithm` (set by `choose-conv-algorithm`) fixes the
-        choice; `parts` (set by `split-kernels`) is how many threads the native kernels use (None: by size).
+        choice; `parts` (set by `split-kernels`) is how many threads the native kernels use (None: by size),
+        and `split_axis`, the output axis they cut (the filters' or another: pixels; None: by shape).
         `epilogue(r0, r1)` runs once per block of final output rows (a `NativeEpilogue` inside the kernel)."""
         tile = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
         winograd = algorithm in (None, *WINOGRAD_ALGORITHMS) and self.winograd_applies(ranges, constant_inputs)
         transformed: list = [None, None, None]  # the weight array seen, its tile, its transform
-        im2col = self.im2col_runner(constant_inputs, parts)
+        by_filters = None if split_axis is None else split_axis == self.out_axes[1]
+        im2col = self.im2col_runner(constant_inputs, parts, by_filters)
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
             views = self._views(ins, out) if winograd else None
@@ -96,13 +98,15 @@ class ConvGeometry:
                 if m is not None and not (oh % m or ow % m):
                     if transformed[0] is not weight or transformed[1] != m:
                         transformed[:] = weight, m, winograd_weights(w, m)
-                    winograd_conv3x3_threaded(x, transformed[2], m, y, accumulate, threads=parts, epilogue=epilogue)
+                    winograd_conv3x3_threaded(x, transformed[2], m, y, accumulate, threads=parts, epilogue=epilogue,
+                                              by_filters=by_filters)
                     return True
             return im2col(ins, out, accumulate, epilogue)
 
         return run
 
-    def im2col_runner(self, constant_inputs: Sequence[bool], split_parts: int | None = None):
+    def im2col_runner(self, constant_inputs: Sequence[bool], split_parts: int | None = None,
+                      by_filters: bool | None = None):
         """`run(ins, out, accumulate, epilogue=None) -> bool` computing this conv as im2col + GEMM: one
         `native_im2col` call for a channels-last output, else on numpy one strided patch copy and one matmul,
         then `epilogue(0, OH)`. False unless the output is channels-last or a single NCHW image. A constant
@@ -140,7 +144,8 @@ class ConvGeometry:
                 wmat = matrix(weight, w, (*lead, *(a + shift for a in (2, 3, 1, 0))), groups * kk)
                 if native_im2col(x, wmat, (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
                                  accumulate, (threads or split_threads()) if split else 1,
-                                 n * oh * ow < f and not grouped, epilogue, groups):
+                                 (n * oh * ow < f if by_filters is None else by_filters) and not grouped,
+                                 epilogue, groups):
                     return True
             k_axes = sorted((1, 2, 3), key=lambda a: -per_group.strides[a])  # the weight's memory order
             sn, sc, sh, sw = x.strides

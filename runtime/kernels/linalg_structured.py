@@ -83,12 +83,15 @@ def is_constant(value: SSAValue) -> bool:
 def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                        constant_inputs: Sequence[bool] = (),
                        loop_ranges: Sequence[int] | None = None,
-                       reuse_views: list[bool] | None = None) -> Callable[[list[np.ndarray]], None]:
+                       reuse_views: list[bool] | None = None, conv_runners: bool = True
+                       ) -> Callable[[list[np.ndarray]], None]:
     """A function that runs `op` given its operand arrays followed by the values its body captures
     (`captured_values`), writing into the output arrays. `zero_init[k]`: output k may be overwritten
     instead of accumulated into (its fill was dropped); `constant_inputs[i]`: input i is the same array
     on every run (derived forms made once); `loop_ranges`: trip counts known otherwise (a raised loop
-    nest); while `reuse_views[0]` (a planned program), views made for the same arrays are reused."""
+    nest); while `reuse_views[0]` (a planned program), views made for the same arrays are reused.
+    Without `conv_runners` (a kernel whose algorithm is "generic") a convolution is not run by
+    Winograd or im2col."""
     maps = [m.data for m in op.get_indexing_maps()]
     try:
         ranges = tuple(op.get_static_loop_ranges() if loop_ranges is None else loop_ranges)
@@ -130,7 +133,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         ufunc, x = combine
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
-            conv = conv_geometry(maps, ranges, *contraction, n_in + out_index)
+            conv = conv_runners and conv_geometry(maps, ranges, *contraction, n_in + out_index)
             taps = tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
             fast = ((conv and conv.runner(ranges, constant_inputs))
                     or taps

@@ -207,9 +207,10 @@ def winograd_splits_filters(n: int, oh: int, ow: int, f: int, m: int, threads: i
 
 
 def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, threads: int,
-                    epilogue: NativeEpilogue | None = None) -> bool:
+                    epilogue: NativeEpilogue | None = None, by_filters: bool | None = None) -> bool:
     """`conv.winograd_conv3x3(x, u, m, out, accumulate)` (x and out as (N, C, H, W) and (N, F, OH, OW)
-    views) through `epilogue`, over `threads` threads (cut as `winograd_splits_filters` says); False,
+    views) through `epilogue`, over `threads` threads, by filters or by rows of tiles as `by_filters`
+    says (None: as `winograd_splits_filters` does); False,
     having done nothing, when the kernel is unavailable or the arrays are not float32 views it can
     address."""
     kernel = _kernel()
@@ -224,7 +225,8 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
     i64 = ctypes.c_int64
     arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(n), i64(h), i64(w), i64(c), ctypes.c_void_p(u.ctypes.data),
                  i64(f), *outputs[:6], i64(oh), i64(ow), ctypes.c_int(m), ctypes.c_int(usable_threads(max(1, threads))),
-                 i64(BLOCK_BYTES), ctypes.c_int(winograd_splits_filters(n, oh, ow, f, m, threads)),
+                 i64(BLOCK_BYTES), ctypes.c_int(winograd_splits_filters(n, oh, ow, f, m, threads)
+                                                if by_filters is None else by_filters),
                  ctypes.c_void_p(kernel[2]), *ops)
     return _run(kernel[0], arguments, (x, u, out, epilogue), epilogue)
 

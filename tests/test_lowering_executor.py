@@ -446,8 +446,8 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
                         and not groups_seen.append(args[-1]))
     strided_outs = []
     original = planned.threaded_matmul
-    monkeypatch.setattr(planned, "threaded_matmul", lambda lhs, rhs, out=None, threads=None: strided_outs.append(
-        out is not None and not out.flags.c_contiguous) or original(lhs, rhs, out=out, threads=threads))
+    monkeypatch.setattr(planned, "threaded_matmul", lambda lhs, rhs, out=None, threads=None, along=None: strided_outs.append(
+        out is not None and not out.flags.c_contiguous) or original(lhs, rhs, out=out, threads=threads, along=along))
     data_layout, kernel_layout = layouts
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 12, 6, 7)).astype(np.float32)

@@ -316,6 +316,27 @@ def test_threaded_matmul_matches_numpy(shape):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("along", [0, 1, 2])
+@pytest.mark.parametrize("native", [True, False])
+def test_threaded_matmul_cuts_the_axis_it_is_given(along, native, monkeypatch, blas_workers):
+    """Cut along the batch, the rows or the columns, by the compiled kernel's parts (C threads) or by
+    Python worker threads, with transposed and broadcast operands: numpy's product either way."""
+    from xrelay.runtime.kernels import conv
+    from xrelay.runtime.native import conv_kernels
+
+    taken = []
+    monkeypatch.setattr(conv, "native_matmul", lambda *args: native and conv_kernels.native_matmul(*args)
+                        and not taken.append(args[3]))
+    blas_workers(2)
+    draw = lambda *shape: RNG.standard_normal(shape).astype(np.float32)  # noqa: E731
+    for lhs, rhs in ((draw(4, 40, 24), draw(4, 24, 30)),
+                     (draw(4, 24, 40).transpose(0, 2, 1), draw(4, 30, 24).transpose(0, 2, 1)),
+                     (np.broadcast_to(draw(1, 40, 24), (4, 40, 24)), draw(4, 24, 30))):
+        expected = np.einsum("bmk,bkn->bmn", lhs.astype(np.float64), rhs.astype(np.float64))
+        np.testing.assert_allclose(conv.threaded_matmul(lhs, rhs, threads=2, along=along), expected, rtol=1e-4, atol=1e-4)
+    assert taken == ([along] * 3 if native and conv_kernels.available() else [])
+
+
 def test_split_blas_threads_restores_the_blas_thread_count(blas_workers):
     from xrelay.runtime.parallel.threads import blas_threads, split_blas_threads
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
-from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_winograd
+from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_matmul, native_winograd
 from xrelay.runtime.parallel.threads import run_split, split_threads
 
 
@@ -209,6 +209,8 @@ def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = N
     if (threads == 1 or extent < 2 * threads
             or not (decided or b * m * n * k >= MIN_SPLIT_MATMUL_MACS)):
         np.matmul(lhs, rhs, out=out)
+        return out
+    if native_matmul(lhs, rhs, out, along, threads):  # the parts claimed in C: no GIL hand-offs
         return out
     size = -(-extent // threads)
     cut = lambda a, r: a[(slice(None),) * along + (slice(r, r + size),)]  # noqa: E731

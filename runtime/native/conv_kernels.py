@@ -88,17 +88,21 @@ def _built():
     if sgemm is None:
         return None
     here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "math_kernels.c")) as math_source, open(os.path.join(here, "conv_kernels.c")) as source:
-        try:
-            library = load(math_source.read() + source.read())
-        except NativeUnavailable as reason:
-            print(f"xrelay: note: native convolution kernels unavailable ({reason}); running them on numpy",
-                  file=sys.stderr)
-            return None
+    sources = []
+    for name in ("math_kernels.c", "conv_kernels.c", "matmul_kernels.c"):  # (each uses those before it)
+        with open(os.path.join(here, name)) as source:
+            sources.append(source.read())
+    try:
+        library = load("".join(sources))
+    except NativeUnavailable as reason:
+        print(f"xrelay: note: native convolution kernels unavailable ({reason}); running them on numpy",
+              file=sys.stderr)
+        return None
     winograd, im2col = library.handle.xrelay_winograd, library.handle.xrelay_im2col
     taps, window, depthwise = library.handle.xrelay_taps, library.handle.xrelay_window, library.handle.xrelay_depthwise
-    winograd.restype = im2col.restype = taps.restype = window.restype = depthwise.restype = ctypes.c_int
-    return winograd, im2col, sgemm, taps, window, depthwise
+    matmul = library.handle.xrelay_matmul
+    winograd.restype = im2col.restype = taps.restype = window.restype = depthwise.restype = matmul.restype = ctypes.c_int
+    return winograd, im2col, sgemm, taps, window, depthwise, matmul
 
 
 def available() -> bool:
@@ -311,3 +315,40 @@ def native_taps(views: list[np.ndarray], n_out: int, inner: int, accumulate: boo
                  ctypes.c_int(usable_threads(max(1, threads))))
     function = built[3]
     return lambda: function(*arguments) == 0
+
+
+def native_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray, along: int, threads: int) -> bool:
+    """`out[b] = lhs[b] @ rhs[b]` for (B, M, K) @ (B, K, N) into (B, M, N) float32 views, as one compiled
+    call cut into `threads` parts along axis `along` of the product (`matmul_kernels.c`); False, having
+    done nothing, when the kernel is unavailable or a view is not one sgemm can address (an operand's
+    rows and columns both strided, an output whose columns are)."""
+    built = _kernel()
+    if built is None or not (lhs.dtype == rhs.dtype == out.dtype == np.float32):
+        return False
+    layouts = [_matrix_layout(a) for a in (lhs, rhs, out)]
+    if None in layouts or layouts[2][2] != NO_TRANS:
+        return False
+    (sa, lda, ta), (sb, ldb, tb), (sc, ldc, _) = layouts
+    i64 = ctypes.c_int64
+    b, m, n = out.shape
+    return built[6](ctypes.c_void_p(lhs.ctypes.data), i64(sa), i64(lda), ctypes.c_int(ta),
+                    ctypes.c_void_p(rhs.ctypes.data), i64(sb), i64(ldb), ctypes.c_int(tb),
+                    ctypes.c_void_p(out.ctypes.data), i64(sc), i64(ldc), i64(b), i64(m), i64(n), i64(lhs.shape[2]),
+                    ctypes.c_int(along), ctypes.c_int(usable_threads(max(1, threads))), ctypes.c_void_p(built[2])) == 0
+
+
+NO_TRANS, TRANS = 111, 112
+
+
+def _matrix_layout(a: np.ndarray) -> tuple[int, int, int] | None:
+    """(batch stride, leading dimension, NO_TRANS or TRANS) of a (B, R, C) view, in elements, or None."""
+    if any(s % a.itemsize or s < 0 for s in a.strides):
+        return None
+    batch, rows, cols = a.shape
+    sb, sr, sc = (s // a.itemsize for s in a.strides)
+    sb = sb if batch > 1 else 0
+    if (cols == 1 or sc == 1) and (rows == 1 or sr >= cols):
+        return sb, sr if rows > 1 else max(cols, 1), NO_TRANS
+    if (rows == 1 or sr == 1) and (cols == 1 or sc >= rows):
+        return sb, sc if cols > 1 else max(rows, 1), TRANS
+    return None

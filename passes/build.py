@@ -6,7 +6,7 @@
       lower-to-linalg  convert-nn-to-linalg
       kernels          canonicalize-inits, channels-last, matmul-weights-k-major, select-to-minmax,
                        max-pool-before-monotonic (opt level 3), whole-window-as-reduction, drop-unit-dims,
-                       split-elementwise-bodies, form-kernels,
+                       expand-through-collapse, split-elementwise-bodies, form-kernels,
                        choose-conv-algorithm, split-kernels, plan-memory (target "cpu");
                        conv-space-to-depth, conv-to-matmul, pool-as-window-slices, iree-conv-tiles
                        (target "iree")
@@ -58,6 +58,7 @@ def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
     from xrelay.passes.kernels.channels_last import ChannelsLast
     from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
     from xrelay.passes.kernels.drop_unit_dims import DropUnitDims
+    from xrelay.passes.kernels.expand_through_collapse import ExpandThroughCollapseShape
     from xrelay.passes.kernels.form_kernels import FormKernels
     from xrelay.passes.kernels.matmul_weights_k_major import MatmulWeightsKMajor
     from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
@@ -68,7 +69,8 @@ def kernel_passes(target: str = "cpu") -> list[XRelayPass]:
     from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
 
     return [CanonicalizeInits(), ChannelsLast(), MatmulWeightsKMajor(), SelectToMinMax(), MaxPoolBeforeMonotonic(),
-            WholeWindowAsReduction(), DropUnitDims(), SplitElementwiseBodies(), FormKernels(), ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
+            WholeWindowAsReduction(), DropUnitDims(), ExpandThroughCollapseShape(), SplitElementwiseBodies(), FormKernels(),
+            ChooseConvAlgorithm(), SplitKernels(), PlanMemory()]
 
 
 def phases(module: ModuleOp, target: str) -> list:

@@ -258,10 +258,10 @@ def test_build_shows_every_phase_to_instruments():
     names = [(len(line) - len(line.lstrip("\t")), line.strip().split(":")[0]) for line in lines]
     assert names[0] == (0, "Build")
     assert (1, "optimize") in names and (1, "lower-to-linalg") in names
-    assert names[-13:] == [(1, "kernels"), (2, "CanonicalizeInits"), (2, "ChannelsLast"), (2, "MatmulWeightsKMajor"),
+    assert names[-14:] == [(1, "kernels"), (2, "CanonicalizeInits"), (2, "ChannelsLast"), (2, "MatmulWeightsKMajor"),
                            (2, "SelectToMinMax"),
                            (2, "MaxPoolBeforeMonotonic"), (2, "WholeWindowAsReduction"), (2, "DropUnitDims"),
-                           (2, "SplitElementwiseBodies"), (2, "FormKernels"), (2, "ChooseConvAlgorithm"),
+                           (2, "ExpandThroughCollapseShape"), (2, "SplitElementwiseBodies"), (2, "FormKernels"), (2, "ChooseConvAlgorithm"),
                            (2, "SplitKernels"), (2, "PlanMemory")]
 
 

@@ -36,6 +36,7 @@ from xrelay.passes.kernels.channels_last import ChannelsLast
 from xrelay.passes.kernels.choose_conv_algorithm import ChooseConvAlgorithm
 from xrelay.passes.kernels.max_pool_before_monotonic import MaxPoolBeforeMonotonic
 from xrelay.passes.kernels.drop_unit_dims import DropUnitDims
+from xrelay.passes.kernels.expand_through_collapse import ExpandThroughCollapseShape
 from xrelay.passes.kernels.matmul_weights_k_major import MatmulWeightsKMajor
 from xrelay.passes.kernels.select_to_minmax import SelectToMinMax
 from xrelay.passes.kernels.whole_window_as_reduction import WholeWindowAsReduction
@@ -315,6 +316,7 @@ PASSES = {
     "SelectToMinMax": SelectToMinMax,  # on nn: no bodies
     "MatmulWeightsKMajor": MatmulWeightsKMajor,  # on nn: no matmuls
     "DropUnitDims": DropUnitDims,  # on nn: no generics
+    "ExpandThroughCollapseShape": ExpandThroughCollapseShape,  # on nn: no generics
     "SplitElementwiseBodies": SplitElementwiseBodies,  # on nn: no bodies
     "CanonicalizeInits": CanonicalizeInits,  # on nn: no inits
     "ChannelsLast": ChannelsLast,  # on nn: no linalg
@@ -325,7 +327,7 @@ PASSES = {
     "kernels(lowered)": lambda: Sequential(
         [lowering_pipeline("linalg"), CanonicalizeInits(), ChannelsLast(), MatmulWeightsKMajor(min_rows=1),
          SelectToMinMax(), MaxPoolBeforeMonotonic(),
-         WholeWindowAsReduction(), DropUnitDims(), SplitElementwiseBodies(), FormKernels(),
+         WholeWindowAsReduction(), DropUnitDims(), ExpandThroughCollapseShape(), SplitElementwiseBodies(), FormKernels(),
          ChooseConvAlgorithm(winograd=False),
          SplitKernels(threads=2, min_points=0), PlanMemory()],
         name="kernels"),

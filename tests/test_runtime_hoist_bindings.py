@@ -65,9 +65,10 @@ def test_the_unit_head_hoists_its_views_and_matches_numpy(groups, group_channels
     module = lower(unit_head(x.shape, hwio, bias, dw.reshape(3, 3, 1, -1), groups, stride, residual), to="linalg")
     hoisted = LinalgProgram(formed(module))
     # The shuffle's reshapes and the dropped fills' aliases run once, at bind time: only the
-    # argument's transpose (it reads the argument) is left binding in the body.
+    # argument's transpose (it reads the argument) is left binding in the body, and with the residual
+    # the argument's view in the grouped convolution's groups (its epilogue reads it so).
     assert len(hoisted_steps(hoisted)) >= 4
-    assert binding_steps_in_body(hoisted) <= 1
+    assert binding_steps_in_body(hoisted) <= (2 if residual else 1)
     set_blas_threads(threads)
     try:
         for run in range(3):  # a new argument each run, and the same one changed in place

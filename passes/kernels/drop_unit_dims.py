@@ -138,7 +138,12 @@ class DropUnitDims(XRelayPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewrite_module(DropUnitLoops(), op)
-        for dead in reversed(list(op.walk())):  # the reshapes and empties nothing reads any more
-            if isinstance(dead, (*_RESHAPES, tensor.EmptyOp)) and not any(r.uses for r in dead.results):
-                dead.detach()
-                dead.erase()
+        erase_dead_reshapes(op)
+
+
+def erase_dead_reshapes(module: ModuleOp) -> None:
+    """Erase the reshapes and empties nothing reads any more."""
+    for dead in reversed(list(module.walk())):
+        if isinstance(dead, (*_RESHAPES, tensor.EmptyOp)) and not any(r.uses for r in dead.results):
+            dead.detach()
+            dead.erase()

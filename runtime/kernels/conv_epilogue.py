@@ -195,7 +195,7 @@ class ConvStep:
             self.kept = kept
         native = self.native_kept
         if native is None or native[0] is not epilogue:
-            made = (native_epilogue(epilogue, rows, copy, arrays[self.n_in], self.geometry.out_axes)
+            made = (native_epilogue(epilogue, rows, copy, arrays[self.n_in], self.geometry.as_nchw)
                     if epilogue is not None else NativeEpilogue(None, []))  # none: its own output, whichever
             if (tail is None and copy is not None and isinstance(made, NativeEpilogue)
                     and self.op.results[0].has_one_use()):
@@ -234,9 +234,9 @@ def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: 
     """Give the fused tail at step `t` to the convolution at step `c` as its epilogue (row block by row
     block); the convolution moves to step `t`. False (nothing changed) when the tail does not read the
     result row for row, writes a buffer the convolution reads, or a member is not one ufunc
-    (`row_for_row`: as `RowTail.of` takes it), or the convolution is grouped (its output 5-D)."""
+    (`row_for_row`: as `RowTail.of` takes it)."""
     conv, step = steps[c], steps[t]
-    if conv.geometry.group_axes is not None or not _reads_result_row_for_row(step, conv):
+    if not _reads_result_row_for_row(step, conv):
         return False
     conv_access, tail_access = accesses[c], accesses[t]
     buffer = lambda s: memory.storage.get(s, ("slot", s))  # noqa: E731

@@ -50,6 +50,13 @@ class ConvGeometry:
     """A grouped convolution's data, weight and output axes holding G (the data's just before its C,
     the output's just before its F; C, F and the weight's axes then count within one group), or None."""
 
+    def as_nchw(self, array: np.ndarray) -> np.ndarray | None:
+        """An array of the output's shape as its N, F, OH, OW view (grouped: F counting every group's
+        filters; None when its G and F axes do not merge)."""
+        if self.group_axes is None:
+            return array.transpose(self.out_axes)
+        return _merge_groups(array, self.group_axes[2], self.out_axes)
+
     def _views(self, ins: list, out) -> tuple | None:
         """(weight array, x, w, y) for `ins` and `out` when data, weight and out are arrays of one float
         dtype, else None: x the data from its window offset as N, C, H, W, w the weight as F, C, KH, KW,

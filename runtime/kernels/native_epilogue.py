@@ -12,7 +12,7 @@ from xrelay.runtime.native.window_kernels import chain_ops
 
 
 def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None, copy: np.ndarray | None,
-                    out: np.ndarray, out_axes: tuple[int, int, int, int]):
+                    out: np.ndarray, as_nchw: Callable[[np.ndarray], np.ndarray | None]):
     """`epilogue` (which runs `rows`, a `RowTail`'s, if not None, then copies the rows into `copy` if
     not None) as a `NativeEpilogue` for the native convolution kernels (`runtime/native/conv_kernels.py`),
     whose values are the convolution's `out`; `epilogue` itself when it is not one the kernels can
@@ -28,7 +28,12 @@ def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None,
         if isinstance(other, np.ndarray):
             if other.dtype != np.float32 or other.ndim != out.ndim:
                 return epilogue
-            other = np.broadcast_to(other, out.shape).transpose(out_axes).transpose(0, 2, 3, 1)
+            other = as_nchw(np.broadcast_to(other, out.shape))
+            if other is None:
+                return epilogue
+            other = other.transpose(0, 2, 3, 1)
         ops.append(EpilogueOp(ufunc, other, reversed, save))
-    return NativeEpilogue(epilogue, ops, parsed[2].transpose(out_axes),
-                          copy.transpose(out_axes) if copy is not None else None)
+    final, copied = as_nchw(parsed[2]), as_nchw(copy) if copy is not None else None
+    if final is None or (copy is not None and copied is None):
+        return epilogue
+    return NativeEpilogue(epilogue, ops, final, copied)

@@ -76,7 +76,7 @@ PASSES = [
     "max-pool-first", "pool-after-pointwise-conv", "concat-first", "shuffle-into-conv", "preactivation-shift", "scale-into-conv-weight", "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
     "conv-to-matmul", "conv-space-to-depth", "pool-as-window-slices", "iree-conv-tiles", "canonicalize", "cse", "dce",
     "form-kernels", "choose-conv-algorithm", "choose-conv-algorithm{winograd=false}", "split-kernels", "select-to-minmax", "canonicalize-inits", "channels-last",
-    "matmul-weights-k-major{min_rows=1}", "drop-unit-dims",
+    "matmul-weights-k-major{min_rows=1}", "drop-unit-dims", "expand-through-collapse",
     "max-pool-before-monotonic", "whole-window-as-reduction", "split-elementwise-bodies",
     "split-kernels{threads=2 min_points=0}", "plan-memory", "build",
     "tile-loops", "tile-loops{tile=3}", "sink-reduction-loops", "sink-reduction-loops{max_trips=2}",

@@ -46,6 +46,7 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // TIMING-NEXT: 		MaxPoolBeforeMonotonic: {{.*}}
 // TIMING-NEXT: 		WholeWindowAsReduction: {{.*}}
 // TIMING-NEXT: 		DropUnitDims: {{.*}}
+// TIMING-NEXT: 		ExpandThroughCollapseShape: {{.*}}
 // TIMING-NEXT: 		SplitElementwiseBodies: {{.*}}
 // TIMING-NEXT: 		FormKernels: {{.*}}
 // TIMING-NEXT: 		ChooseConvAlgorithm: {{.*}}
@@ -67,8 +68,9 @@ func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // BISECT-NEXT: BISECT: NOT running pass (24) MaxPoolBeforeMonotonic on module
 // BISECT-NEXT: BISECT: NOT running pass (25) WholeWindowAsReduction on module
 // BISECT-NEXT: BISECT: NOT running pass (26) DropUnitDims on module
-// BISECT-NEXT: BISECT: NOT running pass (27) SplitElementwiseBodies on module
-// BISECT-NEXT: BISECT: NOT running pass (28) FormKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (29) ChooseConvAlgorithm on module
-// BISECT-NEXT: BISECT: NOT running pass (30) SplitKernels on module
-// BISECT-NEXT: BISECT: NOT running pass (31) PlanMemory on module
+// BISECT-NEXT: BISECT: NOT running pass (27) ExpandThroughCollapseShape on module
+// BISECT-NEXT: BISECT: NOT running pass (28) SplitElementwiseBodies on module
+// BISECT-NEXT: BISECT: NOT running pass (29) FormKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (30) ChooseConvAlgorithm on module
+// BISECT-NEXT: BISECT: NOT running pass (31) SplitKernels on module
+// BISECT-NEXT: BISECT: NOT running pass (32) PlanMemory on module

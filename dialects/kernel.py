@@ -17,8 +17,10 @@ runs it:
 - `root`: "conv", "matmul", "pool", "reduce", or "elementwise" (no root);
 - `algorithm` (set by `choose-conv-algorithm`): "winograd-f2", "winograd-f4", "im2col", "depthwise" or
   "generic";
-- `split` (set by `split-kernels`): `[axis, parts]`, the root's result axis the kernel's work is cut
-  along and into how many parts (1: one thread).
+- `split` (set by `split-kernels`): `[axis, parts]`, the axis of the first result the kernel's work is
+  cut along and into how many parts (1: one thread). The executor cuts that axis: a convolution's
+  filters or its pixels, a matmul's side holding it, an elementwise or pooling op's loop; a kernel that
+  cannot be cut along it runs whole.
 
 The memory placement (`plan-memory`) is written as attributes of the ops that allocate: `OFFSET`,
 `IN_PLACE` and `ARENA_BYTES` below.

@@ -96,8 +96,6 @@ class MemoryPlan:
     """Per planned buffer, the index of the block it lives in."""
     peak_bytes: int
     """Bytes of all blocks: the activation memory a run needs."""
-    unplanned_bytes: int
-    """Bytes of all planned buffers that are used, had each its own allocation."""
     last_use: list[int]
     block_sizes: list[int] = field(default_factory=list)
     """Bytes of each block."""
@@ -190,8 +188,7 @@ def assign_blocks(tracker: StorageTracker, n_steps: int, result_slots: Sequence[
     for k in range(len(buffers)):
         if k not in tracker.unused:
             block_of[k] = block_of[root[k]]
-    used = [b.nbytes for k, b in enumerate(buffers) if k not in tracker.unused]
-    return MemoryPlan([], block_of, sum(block_sizes), sum(used), last_use, block_sizes, list(buffers),
+    return MemoryPlan([], block_of, sum(block_sizes), last_use, block_sizes, list(buffers),
                       set(tracker.unused), parent)
 
 

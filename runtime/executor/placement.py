@@ -77,8 +77,7 @@ def ir_plan(function: func.FuncOp, tracker: StorageTracker, n_steps: int, result
         if k not in tracker.unused:
             block_of[k] = block_of[root[k]]
             offsets[k] = offsets[root[k]] - block_start[block_of[k]] if block_of[k] >= 0 else 0
-    used = sum(b.nbytes for k, b in enumerate(buffers) if k not in tracker.unused)
-    plan = MemoryPlan([], block_of, arena_bytes, used, last_use, block_sizes, list(buffers), set(tracker.unused),
+    plan = MemoryPlan([], block_of, arena_bytes, last_use, block_sizes, list(buffers), set(tracker.unused),
                       parent, offsets)
     raw = np.empty(arena_bytes + ARENA_ALIGNMENT, np.uint8)
     arena = raw[(-raw.ctypes.data) % ARENA_ALIGNMENT:][:arena_bytes]

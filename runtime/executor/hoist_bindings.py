@@ -3,8 +3,9 @@
 `hoist(program)` moves a binding step (a reshape or slice, a dropped fill, a transpose folded into
 a pad) into the schedule's prologue when every slot it reads holds, on every run, an array known
 once the plan is bound: a prologue binding, a pad's planned buffer (`LinalgProgram.planned_slots`),
-or a result its step binds to a known operand's array (`LinalgProgram.same_as`, for steps that
-`binds_out_operands`). It stays hoisted only if what it bound is a view of what it read. The known
+or a result its step binds to a known operand's array (`LinalgProgram.same_as`, for steps whose
+`binds_out_operands` says that each result slot they bind holds their out operand's array as bound
+when they run). It stays hoisted only if what it bound is a view of what it read. The known
 slots are kept as `LinalgProgram.fixed_slots` (runtime/executor/bound_steps.py)."""
 
 from __future__ import annotations
@@ -13,22 +14,6 @@ import functools
 from collections import Counter
 
 import numpy as np
-
-from xrelay.runtime.kernels.contraction_plan import ContractionStep
-from xrelay.runtime.kernels.conv_epilogue import ConvStep
-from xrelay.runtime.executor.plan import FusedTail
-
-
-def binds_out_operands(step) -> bool:
-    """Whether `step` binds every result slot it binds to its out operand's array as it is bound when
-    the step runs (the `finish` of `structured_step.compile_structured_step` on arrays `prepare` gave)."""
-    if getattr(step, "binds_out_operands", False):
-        return True
-    if isinstance(step, FusedTail | ContractionStep):
-        return True
-    if isinstance(step, ConvStep):  # a tail into a pad binds its last result to the pad's interior
-        return step.pad is None
-    return False
 
 
 def _bind_same(slot: int, operand: int, env: list) -> None:
@@ -49,7 +34,7 @@ def hoist(program, bound: list) -> list:
     for index, access in accesses.items():
         for s in access.binds:
             binders[s] += 1
-            faithful[s] = faithful.get(s, True) and binds_out_operands(steps[index])
+            faithful[s] = faithful.get(s, True) and getattr(steps[index], "binds_out_operands", False)
     body = set(schedule.body)
     fixed = {s for s in range(len(bound)) if bound[s] is not None and binders[s] <= 1}
     fixed -= {s for i in body if i in accesses for s in accesses[i].binds}

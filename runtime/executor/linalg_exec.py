@@ -99,11 +99,9 @@ class LinalgProgram:
         self.built = is_built(main)
         """Whether kernel formation ran (`passes/kernels`): the program then runs each `kernel.dispatch`
         as its attributes say and every other op by itself, and fuses nothing on its own."""
-        self.kernels: list[tuple[DispatchOp, int, range]] = []  # each with its host step and its steps
-        """Each `kernel.dispatch` and the index of the step that runs it (its last member's)."""
+        self.kernels: list[tuple[DispatchOp, int, range]] = []
+        """Each `kernel.dispatch`, the index of the step that runs it, and the steps of its members."""
         self._kernel: DispatchOp | None = None  # the dispatch whose members are being compiled
-        self.kernel_step_indices: set[int] = set()
-        """The indices of the steps compiled from a kernel's members."""
         check_no_use_after_dealloc(main.body.block)
         for op in main.body.block.ops:
             self._add(op)
@@ -160,7 +158,6 @@ class LinalgProgram:
             else:
                 self._add(op)
         self._tail, self._kernel = None, None
-        self.kernel_step_indices.update(range(start, len(self.steps)))
         host = assemble(self, start)
         self.kernels.append((dispatch, host, range(start, len(self.steps))))
 

@@ -89,17 +89,6 @@ def split_blas_threads():
             set_blas_threads(before)
 
 
-@contextlib.contextmanager
-def blas_own_threads():
-    """Within: the `threaded_*` helpers and `run_parts` do not split (one worker: the caller), and
-    numpy's BLAS keeps its own thread count: the alternative to `split_blas_threads`."""
-    _split_threads.append(1)
-    try:
-        yield
-    finally:
-        _split_threads.pop()
-
-
 def thread_count(threads: int | None) -> int:
     return threads or (_split_threads[-1] if _split_threads else None) or blas_threads() or 1
 

@@ -335,6 +335,8 @@ def test_threaded_matmul_cuts_the_axis_it_is_given(along, native, monkeypatch, b
         expected = np.einsum("bmk,bkn->bmn", lhs.astype(np.float64), rhs.astype(np.float64))
         np.testing.assert_allclose(conv.threaded_matmul(lhs, rhs, threads=2, along=along), expected, rtol=1e-4, atol=1e-4)
     assert taken == ([along] * 3 if native and conv_kernels.available() else [])
+    # a matrix-vector product stays numpy's (its gemv: sgemm would pack the whole matrix)
+    assert not conv_kernels.native_matmul(draw(4, 1, 24), draw(4, 24, 30), np.empty((4, 1, 30), np.float32), along, 2)
 
 
 def test_split_blas_threads_restores_the_blas_thread_count(blas_workers):

@@ -323,8 +323,8 @@ def native_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray, along: int,
     done nothing, when the kernel is unavailable or a view is not one sgemm can address (an operand's
     rows and columns both strided, an output whose columns are)."""
     built = _kernel()
-    if built is None or not (lhs.dtype == rhs.dtype == out.dtype == np.float32):
-        return False
+    if built is None or not (lhs.dtype == rhs.dtype == out.dtype == np.float32) or 1 in out.shape[1:]:
+        return False  # (a matrix-vector product: numpy's gemv; sgemm would pack the matrix, 1.7x slower)
     layouts = [_matrix_layout(a) for a in (lhs, rhs, out)]
     if None in layouts or layouts[2][2] != NO_TRANS:
         return False

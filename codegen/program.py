@@ -9,7 +9,6 @@ goes to stderr (once per reason and process) and the numpy loops executor runs t
 from __future__ import annotations
 
 import ctypes
-import os
 import sys
 
 import numpy as np
@@ -19,7 +18,7 @@ from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.runtime.kernels.body_program import numpy_dtype
 from xrelay.runtime.reference.loops_exec import LoopsProgram, register_loops_compiler
-from xrelay.runtime.native.build import load, usable_threads
+from xrelay.runtime.native.build import load, native_enabled, usable_threads
 from xrelay.runtime.native.build import NativeUnsupported
 from xrelay.codegen.c_source import CTranslation
 
@@ -97,7 +96,7 @@ def describe(program) -> str:
 @register_loops_compiler
 def loops_program(module: ModuleOp):
     """The program that runs a loops-level module: native, else the numpy loops executor (see above)."""
-    if os.environ.get("XRELAY_NATIVE", "1") != "0":
+    if native_enabled():
         try:
             return NativeProgram(module)
         except NativeUnsupported as reason:

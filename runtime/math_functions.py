@@ -19,6 +19,8 @@ import sys
 
 import numpy as np
 
+from xrelay.runtime.native.build import native_enabled
+
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 # Maclaurin series of erf(x) / (2x / sqrt(pi)) in powers of x^2; 18 terms reach double
 # precision for |x| < 1, where the alternating terms stay below 1 (no cancellation).
@@ -82,7 +84,7 @@ class _Erf:
 
     def __call__(self, x: np.ndarray | float, out: np.ndarray | None = None, casting: str = "same_kind") -> np.ndarray:
         array = np.asarray(x)
-        if array.dtype == np.float32 and os.environ.get("XRELAY_NATIVE", "1") != "0" and _compiled_erf():
+        if array.dtype == np.float32 and native_enabled() and _compiled_erf():
             source = np.ascontiguousarray(array)
             if out is not None and out.dtype == np.float32 and out.shape == array.shape and out.flags.c_contiguous:
                 _compiled_erf()(source.ctypes.data, out.ctypes.data, source.size)

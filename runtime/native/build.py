@@ -40,6 +40,12 @@ class NativeUnavailable(NativeUnsupported):
     """No usable C compiler, or it rejected the translation unit."""
 
 
+def native_enabled() -> bool:
+    """Whether compiled code may run: not when `XRELAY_NATIVE=0` (read at each call), which keeps
+    every kernel and the loops level on numpy."""
+    return os.environ.get("XRELAY_NATIVE", "1") != "0"
+
+
 def cache_dir() -> str:
     """`$XRELAY_CACHE_DIR`, else `$XDG_CACHE_HOME/xrelay`, else `~/.cache/xrelay` (read at each call)."""
     if os.environ.get("XRELAY_CACHE_DIR"):

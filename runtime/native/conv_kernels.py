@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xrelay.runtime.math_functions import erf
-from xrelay.runtime.native.build import NativeUnavailable, load, usable_threads
+from xrelay.runtime.native.build import NativeUnavailable, load, native_enabled, usable_threads
 
 KINDS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.maximum: 3, np.minimum: 4, np.divide: 6, np.negative: 8,
          np.exp: 9, erf: 10}
@@ -78,7 +78,7 @@ def _sgemm_address() -> int | None:
 
 def _kernel():
     """(the C function, the sgemm address), or None when `XRELAY_NATIVE=0` or either is unavailable."""
-    return None if os.environ.get("XRELAY_NATIVE", "1") == "0" else _built()
+    return _built() if native_enabled() else None
 
 
 @functools.cache
@@ -342,10 +342,11 @@ NO_TRANS, TRANS = 111, 112
 
 def _matrix_layout(a: np.ndarray) -> tuple[int, int, int] | None:
     """(batch stride, leading dimension, NO_TRANS or TRANS) of a (B, R, C) view, in elements, or None."""
-    if any(s % a.itemsize or s < 0 for s in a.strides):
+    strides = _strides(a)
+    if strides is None or min(strides) < 0:
         return None
     batch, rows, cols = a.shape
-    sb, sr, sc = (s // a.itemsize for s in a.strides)
+    sb, sr, sc = strides
     sb = sb if batch > 1 else 0
     if (cols == 1 or sc == 1) and (rows == 1 or sr >= cols):
         return sb, sr if rows > 1 else max(cols, 1), NO_TRANS

@@ -36,13 +36,14 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
     run = compile_structured(op, zero_init, constant, reuse_views=program._views_cached,
                              conv_runners=not program._generic_kernel())
     split, axis = program._split_parts(), program._split_axis(op)
-    chunked = ChunkedOp.of(op, run, result_loop(op, axis))
+    loop = result_loop(op, axis)
+    chunked = ChunkedOp.of(op, run, loop)
     if chunked is not None:
         chunked.split = split if chunked.cuttable else 1
     planned = getattr(run, "fast_only", None)
     if hasattr(planned, "split"):  # a planned contraction
         planned.split = split
-        planned.cut_along(result_loop(op, axis))
+        planned.cut_along(loop)
     if isinstance(op, linalg.FillOp) and op.results:
         # Kept so a reduction inside a kernel that overwrites the whole buffer can drop this step.
         res, init = slot(op.results[0]), slot(op.outputs[0])

@@ -12,8 +12,12 @@ microseconds), so a kernel splits only when its work reaches the option for its 
   member).
 Its axis, which the executor cuts: a convolution's output rows (its pixels), or its filters when
 they outnumber the output pixels (Winograd: when `winograd_splits_filters` says so); a matmul's
-larger side (the product's rows, or its columns when they are more); otherwise the loop every
-operand can be sliced along that the executor's `split_loop` finds (runtime/executor/plan.py).
+larger side (the product's rows, or its columns when they are more); otherwise the first loop every
+operand can be sliced along (the executor's `split_loop`, runtime/executor/plan.py) of at least
+`min_rows` iterations (a channels-first image's 3 channels are too few rows for two parts of two,
+`threads.run_parts`), or the first such loop of any length in an op of fewer than `long_op_points`
+loop points (a tail over a 2x2 or 3x3 map keeps its rows, the loop a convolution's epilogue runs it
+along, runtime/kernels/conv_epilogue.py).
 A kernel nothing can cut (a product with a side of one element, which the compiled taps kernel runs,
 or one not planned as one matmul) gets `parts = 1`. `threads` is the number of parts (0: this machine's cores, as a TVM target's
 `num-cores`). The executor splits each kernel into `parts`, never more than the threads it runs with
@@ -69,6 +73,8 @@ class SplitKernels(XRelayPass):
     min_depthwise_macs: int | None = None
     min_matmul_macs: int | None = None
     min_points: int | None = None
+    min_rows: int = 4
+    long_op_points: int = 1 << 16
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         threads = self.threads or os.cpu_count() or 1
@@ -115,8 +121,19 @@ class SplitKernels(XRelayPass):
             axis = _matmul_axis(root)
             return (default_axis, False) if axis is None else (axis, _points(root) >= min_matmul_macs)
         first = root if root is not None else _first_member(dispatch)
-        axis = _chunk_axis(first) if first is not None else None
+        axis = self._chunk_axis(first) if first is not None else None
         return (default_axis, False) if axis is None else (axis, _points(first) >= min_points)
+
+    def _chunk_axis(self, op: LinalgStructuredOperation) -> int | None:
+        """The result axis of the loop an elementwise, pooling or reduction op is cut along (see the
+        module docstring), or None when none can be cut."""
+        try:
+            ranges = tuple(op.get_static_loop_ranges())
+        except NotImplementedError:
+            return None
+        loops = [d for d in range(len(ranges)) if split_loop(op, ranges, only=d) is not None]
+        long = [d for d in loops if ranges[d] >= self.min_rows or _points(op) < self.long_op_points]
+        return _output_axis(op, (long or loops)[0]) if loops else None
 
 
 def _output_axis(op: LinalgStructuredOperation, loop: int) -> int | None:
@@ -144,13 +161,3 @@ def _matmul_axis(root: LinalgStructuredOperation) -> int | None:
     size = lambda loops: math.prod(ranges[d] for d in loops)  # noqa: E731
     side = rows if size(rows) >= size(cols) else cols
     return _output_axis(root, side[0]) if side else None
-
-
-def _chunk_axis(op: LinalgStructuredOperation) -> int | None:
-    """The result axis of the loop the executor cuts an elementwise, pooling or reduction op along
-    (runtime/executor/plan.py's `split_loop`), or None when it cuts none."""
-    try:
-        found = split_loop(op, tuple(op.get_static_loop_ranges()))
-    except NotImplementedError:
-        return None
-    return _output_axis(op, found[0]) if found is not None else None

@@ -23,24 +23,12 @@ MIN_SPLIT_ELEMENTS = 1 << 18
 (benchmarks/split_threshold.py measures what a split costs)."""
 
 
-SPLIT_LOOP_MIN_ROWS = 4
-"""`split_loop` passes over a loop shorter than this for a later one that is long enough (a
-channels-first image's 3 channels are too few rows): two parts of at least two rows
-(`threads.run_parts`). Not more: a 7x7 stage's rows are the loop its tails run along inside the
-convolution's epilogue (runtime/kernels/conv_epilogue.py)."""
-LONG_SPLIT_LOOP_MIN_POINTS = 1 << 16
-"""... for ops of at least this many loop points (the least that splits in either mode): a smaller
-one never splits, and a tail over a 2x2 or 3x3 map keeps its rows, the loop a convolution's epilogue
-runs it along."""
-
-
 def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None
                ) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
     """(loop, per operand: (axis, coefficient, offset, whether alone), or None where it does not use the
     loop) for a parallel loop the op can be cut along (outputs index it as `d + offset` alone, inputs
-    possibly through a window), or None. The first such loop, or the first of at least
-    `SPLIT_LOOP_MIN_ROWS` iterations when the first is shorter (ops of `LONG_SPLIT_LOOP_MIN_POINTS`);
-    with `only`, that loop if it is such a loop."""
+    possibly through a window), or None: the first such loop, or with `only`, that loop if it is one
+    (which loop a kernel is cut along is `split-kernels`' decision, written in its `split`)."""
     iterators = [str(it.data) for it in op.get_iterator_types()]
     if any(inner.name == "linalg.index" for inner in op.body.walk()):
         return None
@@ -48,7 +36,6 @@ def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None
         return None  # contractions split themselves (conv/matmul runners)
     maps = [m.data for m in op.get_indexing_maps()]
     n_in = len(op.inputs)
-    first, points = None, int(np.prod(ranges, dtype=np.int64))
     for d, size in enumerate(ranges):
         if size < 2 or iterators[d] != "parallel" or (only is not None and d != only):
             continue
@@ -69,10 +56,8 @@ def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None
                 break
             cuts.append(cut)
         else:
-            if size >= SPLIT_LOOP_MIN_ROWS or points < LONG_SPLIT_LOOP_MIN_POINTS or only is not None:
-                return d, cuts
-            first = first or (d, cuts)
-    return first
+            return d, cuts
+    return None
 
 
 class ChunkedOp:

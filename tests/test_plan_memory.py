@@ -14,7 +14,7 @@ import xrelay
 from xrelay import transform
 from xrelay.dialects.kernel import ARENA_BYTES, IN_PLACE, OFFSET
 from xrelay.runtime.executor.linalg_exec import ExecutionError, LinalgProgram
-from xrelay.runtime.executor.memory_plan import plan_memory
+from xrelay.passes.kernels.plan_memory import assign_blocks
 
 RNG = np.random.default_rng(26)
 
@@ -51,7 +51,7 @@ def test_arena_is_the_load_time_plan_on_squeezenet():
     with transform.PassContext(opt_level=3):
         executable = xrelay.build(module, params)
     program = executable.program
-    old = plan_memory(program.memory, len(program.steps), program.result_slots)
+    old = assign_blocks(program.memory, len(program.steps), program.result_slots)
     assert program.plan.block_sizes == old.block_sizes
     assert program.peak_bytes == sum(-(-size // 64) * 64 for size in old.block_sizes)
     assert len(program.plan.parent) == len(old.parent) == 16  # the fire modules' two expands, in place

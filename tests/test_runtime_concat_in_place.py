@@ -1,4 +1,4 @@
-"""Concatenation without copies (runtime/executor/memory_plan.py `place_in_slices`): a DenseNet-like network
+"""Concatenation without copies (`plan-memory`, `place_in_slices`): a DenseNet-like network
 computes what numpy written here computes, in NCHW and NHWC, on 1 and 2 threads, with the inserted
 buffers living in their slice of the concatenation wherever that is safe (convolutions writing
 strided channel slices by Winograd and by im2col), and a buffer read after its concatenation is
@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
-from module_builder import make_module
+from module_builder import formed, make_module
 from xrelay.dialects import make_context, nn
 from xrelay.lowering import lower
 from xrelay.runtime.kernels import linalg_conv
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.passes.kernels.plan_memory import PlanMemory
 from xrelay.runtime.executor.memory_plan import place_in_slices
 
 H, C0, GROWTH, INNER = 16, 8, 8, 8  # 3x3 convs by Winograd F(2x2, 3x3), 1x1 ones by im2col
@@ -89,7 +90,7 @@ def test_dense_blocks_concatenate_in_place(layout, threads, blas_workers, monkey
     monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 1)  # these small convolutions split too
     blas_workers(threads)
     module, order = dense_module(layout)
-    program = LinalgProgram(lower(module, to="linalg"))
+    program = LinalgProgram(formed(lower(module, to="linalg")))  # split as `MIN_SPLIT_MACS` says
     back = [order.index(a) for a in range(4)]  # the layout's axes back to NCHW
     for _ in range(2):  # the second run reuses the planned buffers and views
         got = [r.transpose(back) for r in program(X.transpose(order))]
@@ -138,7 +139,7 @@ func.func @main(%x: {T}, %y: {T}, %z: {CAT}) -> ({CAT}, {T}) {{
   {generic("later", "%a", T, "%ec", "%r = arith.addf %i, %two : f32")}
   func.return %doubled, %later : {CAT}, {T}
 }}"""
-    program = LinalgProgram(Parser(make_context(), text).parse_module())
+    program = LinalgProgram(PlanMemory()(Parser(make_context(), text).parse_module()))
     x, y = np.arange(4, dtype=np.float32).reshape(1, 4), np.arange(4, 8, dtype=np.float32).reshape(1, 4)
     for _ in range(2):
         doubled, later = program(x, y, np.zeros((1, 8), np.float32))

@@ -1,4 +1,4 @@
-"""Static memory planning: buffers are reused once every user (through any view) has run, never before.
+"""Static memory planning (`plan-memory`, as built programs bind it): buffers are reused once every user (through any view) has run, never before.
 
 Each program below is built so that reusing a buffer one step too early changes the answer (checked
 against numpy written here), and the planned memory is checked against the blocks counted by hand.
@@ -12,7 +12,8 @@ from xdsl.parser import Parser
 
 from xrelay.dialects import make_context
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
-from xrelay.runtime.executor.memory_plan import StorageTracker, plan_memory
+from xrelay.passes.kernels.plan_memory import assign_blocks
+from xrelay.runtime.executor.memory_plan import StorageTracker
 
 T = "tensor<4x8xf32>"
 BYTES = 4 * 8 * 4  # one 4x8 f32 buffer
@@ -130,7 +131,7 @@ def hot_block_plan(later: bool):
         touches.append((6, 4))
     for step, slot in touches:
         t.touch(step, (slot,))
-    return plan_memory(t, 7, [3, 4] if later else [3])
+    return assign_blocks(t, 7, [3, 4] if later else [3])
 
 
 def test_an_allocation_takes_the_block_freed_last_when_the_peak_stays():

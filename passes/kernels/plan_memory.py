@@ -12,7 +12,7 @@ attributes (dialects/kernel.py):
   no offset of its own;
 - `kernel.arena_bytes` on the function: the arena's size.
 
-The decision is the one runtime/executor/memory_plan.py makes for unbuilt programs, over op order:
+The decision, over op order (the executor plans nothing: runtime/executor/memory_plan.py gives its tracker):
 which value shares which buffer (views and reshapes share their operand's; a structured op writes its
 result into a fresh single-use out, and inside a kernel an elementwise op over an input nobody else
 reads), each buffer's last use (a `kernel.dispatch` is one step: everything in it is live while it
@@ -24,6 +24,7 @@ track is left unplanned, as is one not at the tensor level.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -40,7 +41,9 @@ from xrelay.dialects.structured import captured_values
 from xrelay.dialects.upstream_tensor import concat_as_inserts
 from xrelay.dialects.upstream_tensor_ops import EmptyOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
-from xrelay.runtime.executor.memory_plan import StorageTracker, assign_blocks
+from xrelay.runtime.executor.memory_plan import (
+    MemoryPlan, PlannedBuffer, StorageTracker, last_uses, place_in_slices, roots_and_lifetimes,
+)
 
 RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp, tensor.CastOp)
 VIEWS = (tensor.ExtractSliceOp,)
@@ -169,6 +172,58 @@ def slice_index(op: tensor.InsertSliceOp) -> tuple[slice, ...]:
     """The numpy index of an insert's static slice of its destination."""
     offsets, sizes, strides = (tuple(p.get_values()) for p in (op.static_offsets, op.static_sizes, op.static_strides))
     return tuple(slice(o, o + (n - 1) * s + 1, s) for o, n, s in zip(offsets, sizes, strides, strict=True))
+
+
+def assign_blocks(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> MemoryPlan | None:
+    """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable).
+    A buffer placed in a slice (`place_in_slices`) is a view of it; its root lives from the first
+    step of any of them to the last use of any."""
+    if tracker.unplannable is not None:
+        return None
+    buffers = tracker.buffers
+    last_use = last_uses(tracker, n_steps, result_slots)
+    parent = place_in_slices(tracker, last_use)
+    root, start, end = roots_and_lifetimes(tracker, last_use, parent)
+    block_of, block_sizes = _assign_blocks(buffers, start, end, n_steps, hot=False)
+    hot_of, hot_sizes = _assign_blocks(buffers, start, end, n_steps, hot=True)
+    if sum(hot_sizes) <= sum(block_sizes):  # the hot plan unless it needs more memory
+        block_of, block_sizes = hot_of, hot_sizes
+    for k in range(len(buffers)):
+        if k not in tracker.unused:
+            block_of[k] = block_of[root[k]]
+    return MemoryPlan([], block_of, sum(block_sizes), last_use, block_sizes, list(buffers),
+                      set(tracker.unused), parent)
+
+
+def _assign_blocks(buffers: Sequence[PlannedBuffer], start: dict[int, int], end: dict[int, int], n_steps: int,
+                   hot: bool) -> tuple[list[int], list[int]]:
+    """Per buffer its block (-1 for buffers not in `start`), and the blocks' sizes: buffer r holds its
+    block from step `start[r]` to `end[r]`. A new buffer takes the smallest free block that fits, the
+    one freed first among equal sizes; `hot`: the free block that fits freed last, whatever its size."""
+    block_sizes: list[int] = []
+    free: list[int] = []  # blocks no live buffer uses, in the order they were freed
+    block_of = [-1] * len(buffers)
+    releases: dict[int, list[int]] = {}
+    by_step: dict[int, list[int]] = {}
+    for r in start:
+        releases.setdefault(end[r], []).append(r)
+        by_step.setdefault(start[r], []).append(r)
+    for step in range(n_steps + 1):
+        for k in by_step.get(step, ()):
+            need = buffers[k].nbytes
+            fits = [i for i, blk in enumerate(free) if block_sizes[blk] >= need]
+            if fits:
+                blk = free.pop(fits[-1] if hot else min(fits, key=lambda i: block_sizes[free[i]]))
+            else:
+                blk = len(block_sizes)
+                block_sizes.append(need)
+            block_of[k] = blk
+        # After the step: buffers whose last use it was give their block back (a buffer allocated
+        # and last used by the same step is still held while that step runs, hence the order).
+        for k in releases.get(step, ()):
+            free.append(block_of[k])
+    return block_of, block_sizes
+
 
 
 def clear_placement(function: func.FuncOp) -> None:

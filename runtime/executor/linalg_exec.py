@@ -27,7 +27,7 @@ from xrelay.runtime.executor.buffer_steps import (
     compile_allocation, compile_broadcast, compile_constant, compile_copy, compile_dealloc, compile_get_global,
 )
 from xrelay.runtime.executor.kernel_steps import assemble
-from xrelay.runtime.executor.memory_plan import StorageTracker, plan_memory
+from xrelay.runtime.executor.memory_plan import StorageTracker
 from xrelay.runtime.executor.pad_step import compile_pad, keep_borders
 from xrelay.runtime.executor.placement import ir_plan, is_placed
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
@@ -59,7 +59,7 @@ PLANNED_OP_KINDS = (
     memref.GetGlobalOp, *VIEW_KINDS, tensor.InsertSliceOp, memref.CopyOp, tensor.PadOp, Structured,
 )
 """Op kinds whose results' memory `_compile` tells the `StorageTracker` about (fresh or an alias);
-any other op in a program turns memory planning off for it (see runtime/executor/memory_plan.py)."""
+any other op makes a placed program refuse its placement (runtime/executor/placement.py)."""
 
 COMPILERS = (
     (arith.ConstantOp, compile_constant), ((tensor.EmptyOp, memref.AllocOp, memref.AllocaOp), compile_allocation),
@@ -115,11 +115,8 @@ class LinalgProgram:
         self._bound: list | None = None  # with a schedule: the environment after its prologue
         self._fast: tuple[list, dict] | None = None  # (`_bound`, {threads: the body}: runtime/executor/bound_steps.py)
         self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/executor/hoist_bindings.py)
-        if self.built:  # placed by `plan-memory` (runtime/executor/placement.py), or not at all
-            memory_plan = ir_plan(main, self.memory, len(self.steps), self.result_slots) if is_placed(main) else None
-        else:
-            memory_plan = plan_memory(self.memory, len(self.steps), self.result_slots)
-        self.use_plan(memory_plan)
+        # Placed by `plan-memory` (runtime/executor/placement.py), or unplanned: fresh arrays every run.
+        self.use_plan(ir_plan(main, self.memory, len(self.steps), self.result_slots) if is_placed(main) else None)
 
     def _add(self, op: Operation) -> None:
         """Compile `op` into steps and record what they touch (memory plan, schedule)."""

@@ -1,12 +1,13 @@
-"""Static memory planning for a compiled linalg/memref program: liveness-based buffer reuse.
+"""What a compiled linalg program's memory is: buffers, their aliases and lifetimes.
 
 While `LinalgProgram` compiles, a `StorageTracker` learns where each slot's memory comes from: a
-fresh buffer the plan owns (`fresh`), another slot's storage (`alias`: views, an op's result in its
-out, an elementwise op over its input), or memory the plan does not own. `assign_blocks` gives the
-buffers, in step order, blocks reused after their last use (best fit, or the block freed last if
-that needs no more memory); `place_in_slices` may put a concatenation's input in its slice. An op
-the tracker does not know makes the program unplannable. Built modules are placed by the
-`plan-memory` pass with the same policy (runtime/executor/placement.py binds it)."""
+fresh buffer (`fresh`), another slot's storage (`alias`: views, an op's result in its out, an
+elementwise op over its input), or memory no plan owns. An op the tracker does not know makes the
+program unplannable. The `plan-memory` pass (passes/kernels/plan_memory.py) fills the same tracker
+from the IR to place the buffers; runtime/executor/placement.py binds a built program to that
+placement and checks it with the liveness here (`last_uses`, `roots_and_lifetimes`) and
+`place_in_slices`, which says when a concatenation's input may live in its slice. A program no
+kernel pass has seen runs unplanned, on fresh arrays."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class StorageTracker:
     """(step, buffer) for every step writing all of a buffer in place (an op's result in its out)."""
     placements: list[tuple[int, int, tuple[slice, ...], int]] = field(default_factory=list)
     """(source buffer, destination buffer, slice, step) per `tensor.insert_slice` writing in place:
-    the source may live in that slice of the destination (see `plan_memory`)."""
+    the source may live in that slice of the destination (`place_in_slices`)."""
     placement_ops: list[object] = field(default_factory=list)
     """Per entry of `placements`, its `tensor.insert_slice` (or None)."""
 
@@ -105,14 +106,13 @@ class MemoryPlan:
     parent: dict[int, tuple[int, tuple[slice, ...]]] = field(default_factory=dict)
     """Buffers placed in a slice of another (`place_in_slices`)."""
     offsets: list[int] = field(default_factory=list)
-    """Per buffer, its byte offset in its block (all 0 unless read from a built module's placement:
-    runtime/executor/placement.py); empty: all 0."""
+    """Per buffer, its byte offset in its block (runtime/executor/placement.py); empty: all 0."""
     arena: np.ndarray | None = None
     """The one allocation all blocks are views of, for a built module's placement; else None."""
 
     def place(self, blocks: Sequence[np.ndarray]) -> None:
         """Make `arrays` views into `blocks` (uint8 arrays of `block_sizes` bytes or more, one per
-        block): `plan_memory` allocates them with numpy, runtime/executor/placement.py as views of one arena."""
+        block: views of one arena, runtime/executor/placement.py)."""
         arrays: list[np.ndarray | None] = [None] * len(self.buffers)
 
         def array(k: int) -> np.ndarray:
@@ -128,14 +128,6 @@ class MemoryPlan:
             return arrays[k]
 
         self.arrays = [array(k) for k in range(len(self.buffers))]
-
-
-def plan_memory(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> MemoryPlan | None:
-    """`assign_blocks`, its blocks allocated and the buffers' arrays made in them."""
-    plan = assign_blocks(tracker, n_steps, result_slots)
-    if plan is not None:
-        plan.place([np.empty(max(size, 1), np.uint8) for size in plan.block_sizes])
-    return plan
 
 
 def last_uses(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> list[int]:
@@ -169,57 +161,6 @@ def roots_and_lifetimes(tracker: StorageTracker, last_use: Sequence[int],
             r = root[k]
             start[r], end[r] = min(start.get(r, b.step), b.step), max(end.get(r, last_use[k]), last_use[k])
     return root, start, end
-
-
-def assign_blocks(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> MemoryPlan | None:
-    """Blocks for `tracker`'s buffers, reused once a buffer's last user has run (None if unplannable).
-    A buffer placed in a slice (`place_in_slices`) is a view of it; its root lives from the first
-    step of any of them to the last use of any."""
-    if tracker.unplannable is not None:
-        return None
-    buffers = tracker.buffers
-    last_use = last_uses(tracker, n_steps, result_slots)
-    parent = place_in_slices(tracker, last_use)
-    root, start, end = roots_and_lifetimes(tracker, last_use, parent)
-    block_of, block_sizes = _assign_blocks(buffers, start, end, n_steps, hot=False)
-    hot_of, hot_sizes = _assign_blocks(buffers, start, end, n_steps, hot=True)
-    if sum(hot_sizes) <= sum(block_sizes):  # the hot plan unless it needs more memory
-        block_of, block_sizes = hot_of, hot_sizes
-    for k in range(len(buffers)):
-        if k not in tracker.unused:
-            block_of[k] = block_of[root[k]]
-    return MemoryPlan([], block_of, sum(block_sizes), last_use, block_sizes, list(buffers),
-                      set(tracker.unused), parent)
-
-
-def _assign_blocks(buffers: Sequence[PlannedBuffer], start: dict[int, int], end: dict[int, int], n_steps: int,
-                   hot: bool) -> tuple[list[int], list[int]]:
-    """Per buffer its block (-1 for buffers not in `start`), and the blocks' sizes: buffer r holds its
-    block from step `start[r]` to `end[r]`. A new buffer takes the smallest free block that fits, the
-    one freed first among equal sizes; `hot`: the free block that fits freed last, whatever its size."""
-    block_sizes: list[int] = []
-    free: list[int] = []  # blocks no live buffer uses, in the order they were freed
-    block_of = [-1] * len(buffers)
-    releases: dict[int, list[int]] = {}
-    by_step: dict[int, list[int]] = {}
-    for r in start:
-        releases.setdefault(end[r], []).append(r)
-        by_step.setdefault(start[r], []).append(r)
-    for step in range(n_steps + 1):
-        for k in by_step.get(step, ()):
-            need = buffers[k].nbytes
-            fits = [i for i, blk in enumerate(free) if block_sizes[blk] >= need]
-            if fits:
-                blk = free.pop(fits[-1] if hot else min(fits, key=lambda i: block_sizes[free[i]]))
-            else:
-                blk = len(block_sizes)
-                block_sizes.append(need)
-            block_of[k] = blk
-        # After the step: buffers whose last use it was give their block back (a buffer allocated
-        # and last used by the same step is still held while that step runs, hence the order).
-        for k in releases.get(step, ()):
-            free.append(block_of[k])
-    return block_of, block_sizes
 
 
 def place_in_slices(tracker: StorageTracker, last_use: Sequence[int],

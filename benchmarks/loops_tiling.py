@@ -12,7 +12,8 @@ level too.
 
 `matmul` is nn.dense of 256x512 by 512x512; `conv` a 3x3 convolution, 64 to 64 channels over 56x56
 (padding 1); `resnet18` ResNet-18 on a 1x3xSIZExSIZE image with its weights bound. `--linalg` adds
-the model at the linalg level (xrelay's linalg executor, `compile_linalg`, its default threading) as a fourth contender.
+the model at the linalg level as `xrelay.build` makes it (xrelay's linalg executor, its default
+threading) as a fifth contender.
 Each contender runs in a process of its own (workers.py: no OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE),
 compiles its module once before the timed turns (the compilation time is printed, 0 when the
 library came from the cache), checks its result against the nn level, and takes `--block` timed
@@ -73,18 +74,19 @@ def worker(name: str, size: int, kind: str) -> None:
     """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=T} ("T"), after
     that, sink-reduction-loops, unroll-jam-loops{factor=F} and fuse-multiply-add ("TxF"), in NHWC
     tiled along the width by W ("nhwcW", `nhwc_loops`), or at the linalg level (`kind` "linalg")."""
+    import xrelay
     from xrelay.lowering import lower
     from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
     from xrelay.passes.sink_reduction_loops import SinkReductionLoops
     from xrelay.passes.tile_loops import TileLoops
     from xrelay.passes.unroll_jam_loops import UnrollJamLoops
-    from xrelay.runtime import compile_linalg, run
+    from xrelay.runtime import run
     from xrelay.codegen.program import NativeProgram
 
     module, inputs = model(name, size)
     started = time.perf_counter()
-    if kind == "linalg":
-        program = compile_linalg(lower(module, to="linalg"))
+    if kind == "linalg":  # (a module no kernel pass has seen would run op by op, unplanned)
+        program = xrelay.build(module).program
         info = {"compile_s": time.perf_counter() - started, "parallel_loops": 0}
     else:
         if kind.startswith("nhwc"):

@@ -120,6 +120,33 @@ def window_case(op: str, in_layout: str, k_layout: str, out_layout: str, combine
     return Case(op, ins + zero_points, init, result.astype(init.dtype), attrs)
 
 
+# Upstream names a convolution after its operands' layouts: conv_2d_nhwc_hwcf reads nhwc data and an
+# hwcf kernel (conv_1d/2d/3d: bare spatial dims), "_q" marks the quantized form with zero points.
+CONVOLUTIONS = [
+    "conv_1d", "conv_2d", "conv_3d", "conv_1d_nwc_wcf", "conv_1d_ncw_fcw",
+    "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc", "conv_2d_nchw_fchw", "conv_2d_ngchw_fgchw", "conv_2d_ngchw_gfchw",
+    "conv_2d_nhwgc_gfhwc", "conv_3d_ndhwc_dhwcf", "conv_3d_ncdhw_fcdhw",
+    "conv_2d_nhwc_hwcf_q", "conv_2d_nhwc_fhwc_q", "conv_2d_nchw_fchw_q", "conv_2d_nhwgc_gfhwc_q",
+    "conv_2d_ngchw_gfchw_q", "conv_3d_ndhwc_dhwcf_q",
+    "depthwise_conv_1d_nwc_wc", "depthwise_conv_1d_ncw_cw", "depthwise_conv_1d_nwc_wcm",
+    "depthwise_conv_2d_nhwc_hwc", "depthwise_conv_2d_nchw_chw", "depthwise_conv_2d_nhwc_hwc_q",
+    "depthwise_conv_2d_nhwc_hwcm", "depthwise_conv_2d_nhwc_hwcm_q",
+    "depthwise_conv_3d_ndhwc_dhwc", "depthwise_conv_3d_ncdhw_cdhw", "depthwise_conv_3d_ndhwc_dhwcm",
+]
+
+
+def convolution_case(name: str) -> Case:
+    """The window case of the convolution `name` (see CONVOLUTIONS). The result has the data's layout
+    with c, the input channel, made f, the output channel; a depthwise result keeps c and adds the
+    kernel's multiplier m."""
+    words = name.removesuffix("_q").split("_")
+    depthwise = words[0] == "depthwise"
+    rank = int(words[2 if depthwise else 1][0])
+    data, kernel = words[-2:] if len(words) > 2 else (SPATIAL[-rank:], SPATIAL[-rank:])
+    result = data + ("m" if "m" in kernel else "") if depthwise else data.replace("c", "f")
+    return window_case(name, data, kernel, result, quantized=name.endswith("_q"))
+
+
 def contraction_case(op: str, spec: str, shapes: dict[str, int], quantized: bool = False) -> Case:
     """`out += a * b` over einsum `spec` ("mk,kn->mn"); quantized: int8 operands less zero points, i32."""
     (a_letters, b_letters), out_letters = spec.split("->")[0].split(","), spec.split("->")[1]
@@ -159,36 +186,7 @@ def all_cases() -> dict[str, Case]:
         contraction_case("batch_mmt4d", "eakxy,ebkzy->eabxz", {"e": 2, "a": 2, "b": 2, "k": 2, "x": 2, "y": 2, "z": 2}),
         contraction_case("quantized_matmul", "mk,kn->mn", {"m": 3, "k": 4, "n": 2}, quantized=True),
         contraction_case("quantized_batch_matmul", "bmk,bkn->bmn", {"b": 2, "m": 3, "k": 4, "n": 2}, quantized=True),
-        window_case("conv_1d", "w", "w", "w"),
-        window_case("conv_2d", "hw", "hw", "hw"),
-        window_case("conv_3d", "dhw", "dhw", "dhw"),
-        window_case("conv_1d_nwc_wcf", "nwc", "wcf", "nwf"),
-        window_case("conv_1d_ncw_fcw", "ncw", "fcw", "nfw"),
-        window_case("conv_2d_nhwc_hwcf", "nhwc", "hwcf", "nhwf"),
-        window_case("conv_2d_nhwc_fhwc", "nhwc", "fhwc", "nhwf"),
-        window_case("conv_2d_nchw_fchw", "nchw", "fchw", "nfhw"),
-        window_case("conv_2d_ngchw_fgchw", "ngchw", "fgchw", "ngfhw"),
-        window_case("conv_2d_ngchw_gfchw", "ngchw", "gfchw", "ngfhw"),
-        window_case("conv_2d_nhwgc_gfhwc", "nhwgc", "gfhwc", "nhwgf"),
-        window_case("conv_3d_ndhwc_dhwcf", "ndhwc", "dhwcf", "ndhwf"),
-        window_case("conv_3d_ncdhw_fcdhw", "ncdhw", "fcdhw", "nfdhw"),
-        window_case("conv_2d_nhwc_hwcf_q", "nhwc", "hwcf", "nhwf", quantized=True),
-        window_case("conv_2d_nhwc_fhwc_q", "nhwc", "fhwc", "nhwf", quantized=True),
-        window_case("conv_2d_nchw_fchw_q", "nchw", "fchw", "nfhw", quantized=True),
-        window_case("conv_2d_nhwgc_gfhwc_q", "nhwgc", "gfhwc", "nhwgf", quantized=True),
-        window_case("conv_2d_ngchw_gfchw_q", "ngchw", "gfchw", "ngfhw", quantized=True),
-        window_case("conv_3d_ndhwc_dhwcf_q", "ndhwc", "dhwcf", "ndhwf", quantized=True),
-        window_case("depthwise_conv_1d_nwc_wc", "nwc", "wc", "nwc"),
-        window_case("depthwise_conv_1d_ncw_cw", "ncw", "cw", "ncw"),
-        window_case("depthwise_conv_1d_nwc_wcm", "nwc", "wcm", "nwcm"),
-        window_case("depthwise_conv_2d_nhwc_hwc", "nhwc", "hwc", "nhwc"),
-        window_case("depthwise_conv_2d_nchw_chw", "nchw", "chw", "nchw"),
-        window_case("depthwise_conv_2d_nhwc_hwc_q", "nhwc", "hwc", "nhwc", quantized=True),
-        window_case("depthwise_conv_2d_nhwc_hwcm", "nhwc", "hwcm", "nhwcm"),
-        window_case("depthwise_conv_2d_nhwc_hwcm_q", "nhwc", "hwcm", "nhwcm", quantized=True),
-        window_case("depthwise_conv_3d_ndhwc_dhwc", "ndhwc", "dhwc", "ndhwc"),
-        window_case("depthwise_conv_3d_ncdhw_cdhw", "ncdhw", "cdhw", "ncdhw"),
-        window_case("depthwise_conv_3d_ndhwc_dhwcm", "ndhwc", "dhwcm", "ndhwcm"),
+        *(convolution_case(name) for name in CONVOLUTIONS),
         fill_rng_2d_case(),
     ]
     for rank, (channels_last, channels_first) in enumerate([("nwc", "ncw"), ("nhwc", "nchw"), ("ndhwc", "ncdhw")], 1):

@@ -189,18 +189,14 @@ def all_cases() -> dict[str, Case]:
         *(convolution_case(name) for name in CONVOLUTIONS),
         fill_rng_2d_case(),
     ]
-    for rank, (channels_last, channels_first) in enumerate([("nwc", "ncw"), ("nhwc", "nchw"), ("ndhwc", "ncdhw")], 1):
-        prefix = {1: "n{}", 2: "n{}", 3: "nd{}"}[rank]
-        for layout in (channels_last, channels_first):
-            tag = layout
-            for combine in ("sum", "max", "min"):
-                name = f"pooling_{tag}_{combine}"
-                if name in NAMED_OPS:
-                    cases.append(window_case(name, layout, layout.replace("n", "").replace("c", ""), layout, combine))
-                if f"{name}_unsigned" in NAMED_OPS:
-                    cases.append(window_case(f"{name}_unsigned", layout, layout.replace("n", "").replace("c", ""),
-                                             layout, combine, unsigned=True))
-        del prefix
+    for layout in ("nwc", "ncw", "nhwc", "nchw", "ndhwc", "ncdhw"):
+        window = layout.replace("n", "").replace("c", "")
+        for combine in ("sum", "max", "min"):
+            name = f"pooling_{layout}_{combine}"
+            if name in NAMED_OPS:
+                cases.append(window_case(name, layout, window, layout, combine))
+            if f"{name}_unsigned" in NAMED_OPS:
+                cases.append(window_case(f"{name}_unsigned", layout, window, layout, combine, unsigned=True))
     source = _floats(2, 3)
     cases.append(Case("copy", [source], _floats(2, 3), source))
     as_int = _ints(2, 3, dtype=np.int8)

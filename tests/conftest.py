@@ -19,6 +19,13 @@ def fresh_pass_context():
 
 
 @pytest.fixture
+def native_cache(tmp_path_factory, monkeypatch):
+    """The native executor's compiled libraries go to one cache for the session's tests (no user's
+    cache): a file of native tests names it in `pytestmark = pytest.mark.usefixtures("native_cache")`."""
+    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "native-cache"))
+
+
+@pytest.fixture
 def clock(monkeypatch):
     """Replace the pass timer: each read returns the next queued microsecond value."""
     readings = []

@@ -1,4 +1,5 @@
-"""Helpers for op tests: a module holding one nn op, running it at every level, folding it."""
+"""Helpers for op tests: a module holding one nn op, running it at every level, folding it; numpy
+references of convolution and max pooling; the check that a loop pass kept what the loops compute."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from xdsl.ir import Operation
 from xrelay import passes
 from xrelay.dialects import nn
 from xrelay.frontend import GraphBuilder
+from xrelay.codegen.program import NativeProgram
 from xrelay.lowering import lower
 from xrelay.runtime import run
 from xrelay.runtime.executor.linalg_exec import run_linalg
-from xrelay.runtime.reference.loops_exec import run_loops
+from xrelay.runtime.reference.loops_exec import LoopsProgram, run_loops
 
 LEVELS = ("linalg", "memref", "loops")
 
@@ -92,3 +94,35 @@ def fold(op_name: str, arrays: Sequence[np.ndarray], attrs: dict) -> tuple[list[
     names = [o.name for o in folded.walk() if o.name.startswith("nn.")]
     value = next(o for o in folded.walk() if isinstance(o, nn.ConstantOp)).numpy()
     return names, value
+
+
+def _windows(x: np.ndarray, size: tuple[int, int], stride: int):
+    """((i, j), x's window-origin slice for tap (i, j)) over a `size` window stepped by `stride` (NCHW)."""
+    out_h, out_w = (x.shape[2] - size[0]) // stride + 1, (x.shape[3] - size[1]) // stride + 1
+    for i in range(size[0]):
+        for j in range(size[1]):
+            yield (i, j), x[:, :, i:i + stride * (out_h - 1) + 1:stride, j:j + stride * (out_w - 1) + 1:stride]
+
+
+def conv2d_reference(x: np.ndarray, w: np.ndarray, padding: int = 0, stride: int = 1) -> np.ndarray:
+    """nn.conv2d in numpy, float64: NCHW data, OIHW weight, zero `padding` on every side."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    return sum(np.einsum("nchw,oc->nohw", window, w[:, :, i, j]) for (i, j), window in _windows(x, w.shape[2:], stride))
+
+
+def max_pool2d_reference(x: np.ndarray, size: int, stride: int) -> np.ndarray:
+    """nn.max_pool2d in numpy (NCHW, a square window, no padding)."""
+    return np.max([window for _, window in _windows(x, (size, size), stride)], axis=0)
+
+
+def assert_loop_pass_kept_results(before: ModuleOp, after: ModuleOp, args: Sequence[np.ndarray],
+                                  expected: np.ndarray, tolerance: float = 1e-5) -> NativeProgram:
+    """`after`, a loop pass's output, computes natively what `before` did bit for bit (each output
+    element's updates kept their order) and `expected` (numpy) within `tolerance`, and the numpy loops
+    executor agrees; returns `after`'s native program."""
+    program = NativeProgram(after)
+    (result,) = program(*args)
+    np.testing.assert_array_equal(result, NativeProgram(before)(*args)[0])
+    np.testing.assert_allclose(result, expected, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(LoopsProgram(after)(*args)[0], result, rtol=1e-5, atol=1e-5)
+    return program

@@ -16,7 +16,8 @@ from xrelay.codegen import c_source
 from xrelay.codegen.program import NativeProgram
 from xrelay.dialects import make_context
 
-pytestmark = pytest.mark.skipif(os.environ.get("XRELAY_NATIVE") == "0", reason="native executor disabled")
+pytestmark = [pytest.mark.skipif(os.environ.get("XRELAY_NATIVE") == "0", reason="native executor disabled"),
+              pytest.mark.usefixtures("native_cache")]
 
 STRIDED = """
 func.func @main(%x: memref<40xf32>) -> memref<40xf32> {
@@ -34,11 +35,6 @@ func.func @main(%x: memref<40xf32>) -> memref<40xf32> {
   func.return %out : memref<40xf32>
 }
 """
-
-
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "native-cache"))
 
 
 def test_a_parallel_loops_chunks_cover_its_iterations_once(monkeypatch):

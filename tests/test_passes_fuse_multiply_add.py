@@ -7,26 +7,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from op_levels import single_op_module
+from op_levels import conv2d_reference, single_op_module
 from xrelay.codegen.program import NativeProgram
 from xrelay.lowering import lower
 from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
 
+pytestmark = pytest.mark.usefixtures("native_cache")
 RNG = np.random.default_rng(36)
 A, B = RNG.standard_normal((16, 24), np.float32), RNG.standard_normal((12, 24), np.float32)
 X, W = RNG.standard_normal((1, 4, 9, 9), np.float32), RNG.standard_normal((6, 4, 3, 3), np.float32)
 
 
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "native-cache"))
-
-
 def test_fused_matmul_and_convolution_equal_numpy():
-    x = np.pad(X.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    conv = sum(np.einsum("nchw,oc->nohw", x[:, :, i:i + 9, j:j + 9], W[:, :, i, j]) for i in range(3) for j in range(3))
     cases = [("nn.dense", [A, B], {}, A.astype(np.float64) @ B.T.astype(np.float64)),
-             ("nn.conv2d", [X, W], {"padding": (1, 1, 1, 1)}, conv)]
+             ("nn.conv2d", [X, W], {"padding": (1, 1, 1, 1)}, conv2d_reference(X, W, padding=1))]
     for name, args, attrs, expected in cases:
         loops = lower(single_op_module(name, args, attrs), to="loops")
         fused = FuseMultiplyAdd()(loops)

@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 from xdsl.utils.exceptions import PassFailedException
 
-from op_levels import single_op_module
+from op_levels import assert_loop_pass_kept_results, conv2d_reference, max_pool2d_reference, single_op_module
 from xrelay.lowering import lower
 from xrelay.passes.tile_loops import TileLoops
-from xrelay.runtime.reference.loops_exec import LoopsProgram
-from xrelay.codegen.program import NativeProgram
 
+pytestmark = pytest.mark.usefixtures("native_cache")
 RNG = np.random.default_rng(32)
 X = RNG.standard_normal((1, 6, 20, 20), np.float32)
 CASES = [
@@ -27,21 +26,13 @@ CASES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "native-cache"))
-
-
 def reference(name: str, args: list[np.ndarray]) -> np.ndarray:
     """The op in numpy, float64."""
     if name == "nn.dense":
         return args[0].astype(np.float64) @ args[1].T
     if name == "nn.max_pool2d":
-        x = args[0]
-        return np.max([x[:, :, i:i + 17:2, j:j + 17:2] for i in range(3) for j in range(3)], axis=0)
-    x, w = np.pad(args[0].astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1))), args[1]
-    return sum(np.einsum("nchw,oc->nohw", x[:, :, i:i + 20, j:j + 20], w[:, :, i, j])
-               for i in range(3) for j in range(3))
+        return max_pool2d_reference(args[0], size=3, stride=2)
+    return conv2d_reference(*args, padding=1)
 
 
 @pytest.mark.parametrize("name, args, attrs", CASES, ids=[case[0] for case in CASES])
@@ -49,11 +40,7 @@ def test_tiled_nests_compute_what_the_nests_as_lowered_do(name, args, attrs):
     loops = lower(single_op_module(name, args, attrs), to="loops")
     tiled = TileLoops(tile=8)(loops)
     assert sum(op.name == "arith.minsi" for op in tiled.walk()) >= 1  # some loop was split into tiles
-    (as_lowered,) = NativeProgram(loops)(*args)
-    (native,) = NativeProgram(tiled)(*args)
-    np.testing.assert_array_equal(native, as_lowered)
-    np.testing.assert_allclose(native, reference(name, args), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(LoopsProgram(tiled)(*args)[0], native, rtol=1e-5, atol=1e-5)
+    assert_loop_pass_kept_results(loops, tiled, args, reference(name, args))
 
 
 def test_a_tile_below_one_is_refused():
@@ -91,8 +78,5 @@ def test_an_nhwc_convolution_tiled_along_its_width_alone_computes_what_it_did():
                    and op.result.uses and any(use.operation.name == "scf.for" and use.index == 2
                                               for use in op.result.uses))
     assert 4 in steps and 64 not in steps and sum(op.name == "arith.minsi" for op in tiled.walk()) == 1
-    expected = sum(np.einsum("nhwc,co->nhwo", np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
-                             [:, i:i + 9, j:j + 10], w[i, j]) for i in range(3) for j in range(3))
-    (native,) = NativeProgram(tiled)(x, w)
-    np.testing.assert_array_equal(native, NativeProgram(loops)(x, w)[0])
-    np.testing.assert_allclose(native, expected, rtol=1e-5, atol=1e-5)
+    nchw = conv2d_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), padding=1)
+    assert_loop_pass_kept_results(loops, tiled, [x, w], nchw.transpose(0, 2, 3, 1))

@@ -2,8 +2,8 @@
 tile-loops, unrolled and jammed compute what numpy written here does, and bit for bit what the nests
 did before (each output element's updates keep their order), natively and on the numpy loops
 executor; the jammed convolution still runs its output loop across threads; with a remainder, loops
-the factor does not divide are jammed and keep every iteration; a nest the pass must not change
-stays as it was (the IR: tests/filecheck/passes/unroll_jam_loops*.mlir)."""
+the factor does not divide are jammed and keep every iteration. The IR, and the nests the pass must
+leave alone: tests/filecheck/passes/unroll_jam_loops*.mlir."""
 
 from __future__ import annotations
 
@@ -11,33 +11,23 @@ import numpy as np
 import pytest
 from xdsl.utils.exceptions import PassFailedException
 
-from op_levels import single_op_module
-from xrelay.codegen.program import NativeProgram
+from op_levels import assert_loop_pass_kept_results, conv2d_reference, single_op_module
 from xrelay.dialects import make_context
 from xrelay.lowering import lower
 from xrelay.passes.tile_loops import TileLoops
 from xrelay.passes.unroll_jam_loops import UnrollJamLoops
-from xrelay.runtime.reference.loops_exec import LoopsProgram
 from xdsl.parser import Parser
 
+pytestmark = pytest.mark.usefixtures("native_cache")
 RNG = np.random.default_rng(34)
 A, B = RNG.standard_normal((64, 96), np.float32), RNG.standard_normal((48, 96), np.float32)
 X, W = RNG.standard_normal((1, 8, 21, 21), np.float32), RNG.standard_normal((32, 8, 3, 3), np.float32)
 CASES = [("nn.dense", [A, B], {}), ("nn.conv2d", [X, W], {"padding": (1, 1, 1, 1), "strides": (2, 2)})]
 
 
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "native-cache"))
-
-
 def reference(name: str) -> np.ndarray:
     """The op in numpy, float64."""
-    if name == "nn.dense":
-        return A.astype(np.float64) @ B.T
-    x = np.pad(X.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    return sum(np.einsum("nchw,oc->nohw", x[:, :, i:i + 21:2, j:j + 21:2], W[:, :, i, j])
-               for i in range(3) for j in range(3))
+    return A.astype(np.float64) @ B.T if name == "nn.dense" else conv2d_reference(X, W, padding=1, stride=2)
 
 
 def stores(module) -> int:
@@ -52,45 +42,8 @@ def test_jammed_nests_compute_what_the_nests_did(name, args, attrs, tiled):
         loops = TileLoops(tile=4)(loops)
     jammed = UnrollJamLoops(factor=2)(loops)
     assert stores(jammed) == stores(loops) + 1  # the accumulation's store, twice
-    (before,) = NativeProgram(loops)(*args)
-    program = NativeProgram(jammed)
-    (after,) = program(*args)
-    np.testing.assert_array_equal(after, before)
-    np.testing.assert_allclose(after, reference(name), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(LoopsProgram(jammed)(*args)[0], after, rtol=1e-5, atol=1e-5)
+    program = assert_loop_pass_kept_results(loops, jammed, args, reference(name))
     assert program.parallel_loops >= 1
-
-
-PREFIX_SUM = """
-func.func @main(%x: memref<6xf32>) -> memref<7xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c3 = arith.constant 3 : index
-  %c6 = arith.constant 6 : index
-  %out = memref.alloc() : memref<7xf32>
-  scf.for %i = %c0 to %c6 step %c1 {
-    scf.for %k = %c0 to %c3 step %c1 {
-      %j = arith.addi %i, %c1 : index
-      %prev = memref.load %out[%i] : memref<7xf32>
-      %v = memref.load %x[%k] : memref<6xf32>
-      %s = arith.addf %prev, %v : f32
-      memref.store %s, %out[%j] : memref<7xf32>
-    }
-  }
-  func.return %out : memref<7xf32>
-}
-"""
-
-
-def test_a_nest_reading_what_another_iteration_wrote_is_left_alone():
-    module = Parser(make_context(), PREFIX_SUM).parse_module()
-    assert str(UnrollJamLoops(factor=2)(module)) == str(module)
-    x = np.arange(6, dtype=np.float32)
-    expected = np.zeros(7, np.float32)
-    for i in range(6):
-        for k in range(3):
-            expected[i + 1] = expected[i] + x[k]
-    np.testing.assert_array_equal(NativeProgram(UnrollJamLoops(factor=2)(module))(x)[0], expected)
 
 
 def test_a_factor_below_one_is_refused():
@@ -108,14 +61,9 @@ def test_with_a_remainder_a_loop_the_factor_does_not_divide_is_jammed_and_its_re
     assert str(UnrollJamLoops(factor=4)(loops)) == str(loops)  # no trip count 4 divides
     jammed = UnrollJamLoops(factor=4, remainder=True)(loops)
     assert stores(jammed) == stores(loops) + 4  # four copies in the jammed loop, one in the remainder's
-    expected = sum(np.einsum("nhwc,co->nhwo", np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
-                             [:, i:i + 9, j:j + 10], w[i, j]) for i in range(3) for j in range(3))
-    program = NativeProgram(jammed)
+    nchw = conv2d_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), padding=1)
+    program = assert_loop_pass_kept_results(loops, jammed, [x, w], nchw.transpose(0, 2, 3, 1))
     assert program._checks == []  # every jammed index is bounded by the loop's upper bound alone
-    (after,) = program(x, w)
-    np.testing.assert_array_equal(after, NativeProgram(loops)(x, w)[0])
-    np.testing.assert_allclose(after, expected, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(LoopsProgram(jammed)(x, w)[0], after, rtol=1e-5, atol=1e-5)
 
 
 def test_with_a_remainder_a_strided_loop_keeps_every_iteration():
@@ -126,10 +74,7 @@ def test_with_a_remainder_a_strided_loop_keeps_every_iteration():
     a, b = RNG.standard_normal((63, 2), np.float32), RNG.standard_normal((2, 5), np.float32)
     expected = np.zeros((63, 5))
     expected[0:63:3] = a[0:63:3].astype(np.float64) @ b
-    (after,) = NativeProgram(jammed)(a, b)
-    np.testing.assert_array_equal(after, NativeProgram(module)(a, b)[0])
-    np.testing.assert_allclose(after, expected, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(LoopsProgram(jammed)(a, b)[0], after, rtol=1e-5, atol=1e-5)
+    assert_loop_pass_kept_results(module, jammed, [a, b], expected, tolerance=1e-6)
 
 
 STRIDED_ROWS = """

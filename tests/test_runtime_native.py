@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
-from op_levels import single_op_module
+from op_levels import conv2d_reference, single_op_module
 from tool_passes import DENSE_MODEL
 from xrelay.dialects import make_context
 from xrelay.lowering import lower
@@ -24,14 +24,9 @@ from xrelay.runtime.reference.loops_exec import LoopsProgram
 from xrelay.codegen.program import NativeProgram, loops_program
 from xrelay.tools.xrelay_run import main as xrelay_run_main
 
-pytestmark = pytest.mark.skipif(os.environ.get("XRELAY_NATIVE") == "0", reason="native executor disabled")
+pytestmark = [pytest.mark.skipif(os.environ.get("XRELAY_NATIVE") == "0", reason="native executor disabled"),
+              pytest.mark.usefixtures("native_cache")]
 RNG = np.random.default_rng(30)
-
-
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path_factory, monkeypatch):
-    """One cache for this file's tests (no other test's libraries, no user's cache)."""
-    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "native-cache"))
 
 
 def native(module, *arrays):
@@ -39,21 +34,10 @@ def native(module, *arrays):
     return program, program(*arrays)
 
 
-def conv_reference(x, w, pad):
-    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    n, _, h, width = x.shape
-    kh, kw = w.shape[2:]
-    out = np.zeros((n, w.shape[0], h - kh + 1, width - kw + 1))
-    for i in range(kh):
-        for j in range(kw):
-            out += np.einsum("nchw,oc->nohw", x[:, :, i:i + out.shape[2], j:j + out.shape[3]], w[:, :, i, j])
-    return out
-
-
 def test_conv_equals_numpy_and_runs_its_output_loops_in_parallel():
     x, w = RNG.standard_normal((1, 8, 12, 12), np.float32), RNG.standard_normal((16, 8, 3, 3), np.float32)
     program, (got,) = native(single_op_module("nn.conv2d", [x, w], {"padding": (1, 1, 1, 1)}), x, w)
-    np.testing.assert_allclose(got, conv_reference(x, w, 1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, conv2d_reference(x, w, padding=1), rtol=1e-4, atol=1e-4)
     assert program.parallel_loops >= 1
 
 

@@ -115,8 +115,9 @@ func.func @conv(%in: memref<1x3x6x6xf32>, %w: memref<4x3x3x3xf32>, %out: memref<
 
 // -----
 
-// Left alone: the output loop's trip count (5) is not a multiple of the factor; a nest that reads
-// the output at another element than it stores (a prefix sum); a tiled nest whose points' bounds
+// Left alone: the output loop's trip count (5) is not a multiple of the factor; nests that read the
+// output at another element than they store, the next one (which a later iteration overwrites) or
+// the one before (which an earlier iteration wrote: a prefix sum); a tiled nest whose points' bounds
 // depend on the tile loop.
 func.func @untouched(%a: memref<5x3xf32>, %c: memref<5xf32>, %d: memref<8xf32>) {
   %c0 = arith.constant 0 : index
@@ -140,6 +141,15 @@ func.func @untouched(%a: memref<5x3xf32>, %c: memref<5xf32>, %d: memref<8xf32>) 
       %prev = memref.load %d[%j] : memref<8xf32>
       %s = arith.addf %x, %prev : f32
       memref.store %s, %d[%i] : memref<8xf32>
+    }
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %k = %c0 to %c3 step %c1 {
+      %x = memref.load %a[%k, %k] : memref<5x3xf32>
+      %prev = memref.load %d[%i] : memref<8xf32>
+      %s = arith.addf %x, %prev : f32
+      %j = arith.addi %i, %c1 : index
+      memref.store %s, %d[%j] : memref<8xf32>
     }
   }
   scf.for %t = %c0 to %c8 step %c4 {
@@ -175,14 +185,23 @@ func.func @untouched(%a: memref<5x3xf32>, %c: memref<5xf32>, %d: memref<8xf32>) 
 // CHECK-NEXT:        memref.store %s_1, %d[%i_1] : memref<8xf32>
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for %i_2 = %c0 to %c4 step %c1 {
+// CHECK-NEXT:      scf.for %k_2 = %c0 to %c3 step %c1 {
+// CHECK-NEXT:        %x_2 = memref.load %a[%k_2, %k_2] : memref<5x3xf32>
+// CHECK-NEXT:        %prev_1 = memref.load %d[%i_2] : memref<8xf32>
+// CHECK-NEXT:        %s_2 = arith.addf %x_2, %prev_1 : f32
+// CHECK-NEXT:        %j_1 = arith.addi %i_2, %c1 : index
+// CHECK-NEXT:        memref.store %s_2, %d[%j_1] : memref<8xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
 // CHECK-NEXT:    scf.for %t = %c0 to %c8 step %c4 {
 // CHECK-NEXT:      %end = arith.addi %t, %c4 : index
-// CHECK-NEXT:      scf.for %k_2 = %c0 to %c3 step %c1 {
-// CHECK-NEXT:        scf.for %i_2 = %t to %end step %c1 {
-// CHECK-NEXT:          %x_2 = memref.load %a[%k_2, %k_2] : memref<5x3xf32>
-// CHECK-NEXT:          %acc_1 = memref.load %d[%i_2] : memref<8xf32>
-// CHECK-NEXT:          %s_2 = arith.addf %x_2, %acc_1 : f32
-// CHECK-NEXT:          memref.store %s_2, %d[%i_2] : memref<8xf32>
+// CHECK-NEXT:      scf.for %k_3 = %c0 to %c3 step %c1 {
+// CHECK-NEXT:        scf.for %i_3 = %t to %end step %c1 {
+// CHECK-NEXT:          %x_3 = memref.load %a[%k_3, %k_3] : memref<5x3xf32>
+// CHECK-NEXT:          %acc_1 = memref.load %d[%i_3] : memref<8xf32>
+// CHECK-NEXT:          %s_3 = arith.addf %x_3, %acc_1 : f32
+// CHECK-NEXT:          memref.store %s_3, %d[%i_3] : memref<8xf32>
 // CHECK-NEXT:        }
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }

@@ -2,15 +2,21 @@
 
 Nests that are the loops of a structured op (what convert-linalg-to-loops writes) are raised back to
 one and run on numpy; nests whose meaning depends on the loop order (reading an element another
-iteration wrote, writing an element twice) stay scalar. Each case is checked against numpy written
-here, and raised against scalar translation of the same IR.
+iteration wrote, writing an element twice, loading through a view of the buffer stored) stay scalar,
+and the native executor splits none of their loops that carry the order. Each case is checked
+against numpy written here, and raised against scalar translation of the same IR.
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import pytest
 from xdsl.parser import Parser
 
+from xrelay.codegen import c_source
+from xrelay.codegen.program import NativeProgram
 from xrelay.dialects import make_context
 from xrelay.runtime.reference.loops_exec import compile_loops
 
@@ -73,6 +79,28 @@ func.func @main(%buf: memref<2x3xf32>) -> memref<2x3xf32> {
 }
 """
 
+# The buffers are lists inside a scalar nest; the copy indexed them with a numpy array (a TypeError,
+# found by make fuzz FUZZ_SECONDS=1800 FUZZ_SEED=310507).
+COPY_INTO_VIEW_IN_A_NEST = """
+func.func @main(%x: memref<2x3xf32>) -> memref<4x5xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %zero = arith.constant 0.0 : f32
+  %out = memref.alloc() : memref<4x5xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c5 step %c1 {
+      memref.store %zero, %out[%i, %j] : memref<4x5xf32>
+    }
+    %view = memref.subview %out[1, 2] [2, 3] [1, 1] : memref<4x5xf32> to memref<2x3xf32, strided<[5, 1], offset: 7>>
+    memref.copy %x, %view : memref<2x3xf32> to memref<2x3xf32, strided<[5, 1], offset: 7>>
+  }
+  func.return %out : memref<4x5xf32>
+}
+"""
+
 MATMUL_RELU = """
 func.func @main(%a: memref<3x5xf32>, %b: memref<5x4xf32>) -> memref<3x4xf32> {
   %out = memref.alloc() : memref<3x4xf32>
@@ -116,31 +144,49 @@ def programs(source: str):
     return compile_loops(module), compile_loops(module, vectorize=False)
 
 
-def test_a_nest_reading_what_an_earlier_iteration_wrote_stays_scalar():
+def order_dependent_cases() -> dict[str, tuple[str, list[np.ndarray], np.ndarray, int]]:
+    """(program, arguments, numpy's result, how many of its loops are free to run in parallel) by what
+    makes the nest depend on the loop order."""
     x = np.arange(1, 7, dtype=np.float32)
-    raised, scalar = programs(PREFIX_SUM)
-    assert raised.scalar_nests == 1 and raised.raised_nests == 0
-    expected = np.concatenate([[0], np.cumsum(x)]).astype(np.float32)
-    np.testing.assert_array_equal(raised(x)[0], expected)
-    np.testing.assert_array_equal(scalar(x)[0], expected)
-
-
-def test_a_nest_storing_an_element_twice_stays_scalar():
     a, b = np.array([1, 2, 3], np.float32), np.array([1, -1, 2, 5], np.float32)
-    raised, _ = programs(POLYNOMIAL_PRODUCT)
-    assert raised.scalar_nests == 1
-    np.testing.assert_array_equal(raised(a, b)[0], np.convolve(a, b))
-
-
-def test_a_load_of_the_stored_buffer_through_a_view_stays_scalar():
     buf = np.arange(6, dtype=np.float32).reshape(2, 3)
-    raised, scalar = programs(MIRROR_THROUGH_A_VIEW)
-    assert raised.scalar_nests == 1
     # In loop order: the first half is mirrored in, then the second half copies the new first half.
-    expected = np.array([5, 4, 3, 3, 4, 5], np.float32).reshape(2, 3)
-    np.testing.assert_array_equal(raised(buf)[0], expected)
-    np.testing.assert_array_equal(scalar(buf)[0], expected)
-    np.testing.assert_array_equal(buf, np.arange(6).reshape(2, 3))  # the caller's array is untouched
+    mirrored = np.array([5, 4, 3, 3, 4, 5], np.float32).reshape(2, 3)
+    block = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    copied = np.zeros((4, 5), np.float32)
+    copied[1:3, 2:5] = block
+    return {
+        "reads-what-an-earlier-iteration-wrote": (PREFIX_SUM, [x], np.concatenate([[0], np.cumsum(x)]), 0),
+        "stores-an-element-twice": (POLYNOMIAL_PRODUCT, [a, b], np.convolve(a, b), 0),
+        "loads-the-stored-buffer-through-a-view": (MIRROR_THROUGH_A_VIEW, [buf], mirrored, 0),
+        # The inner loop zeroing one row is free; the outer one, copying over earlier rows, is not.
+        "copies-into-a-view-of-the-stored-buffer": (COPY_INTO_VIEW_IN_A_NEST, [block], copied, 1),
+    }
+
+
+ORDER_DEPENDENT = order_dependent_cases()
+
+
+@pytest.mark.parametrize("case", list(ORDER_DEPENDENT))
+def test_a_nest_whose_meaning_depends_on_the_loop_order_stays_scalar(case):
+    source, args, expected, _ = ORDER_DEPENDENT[case]
+    given = [arg.copy() for arg in args]
+    for program in programs(source):
+        assert (program.raised_nests, program.scalar_nests) == (0, 1)
+        np.testing.assert_array_equal(program(*args)[0], expected)
+    for arg, before in zip(args, given):
+        np.testing.assert_array_equal(arg, before)  # the caller's arrays are untouched
+
+
+@pytest.mark.skipif(os.environ.get("XRELAY_NATIVE") == "0", reason="native executor disabled")
+@pytest.mark.usefixtures("native_cache")
+@pytest.mark.parametrize("case", list(ORDER_DEPENDENT))
+def test_the_native_executor_splits_no_loop_that_carries_the_order(case, monkeypatch):
+    monkeypatch.setattr(c_source, "PARALLEL_WORK", 1)  # however small, a loop free to split is split
+    source, args, expected, free_loops = ORDER_DEPENDENT[case]
+    program = NativeProgram(Parser(make_context(), source).parse_module())
+    assert program.parallel_loops == free_loops
+    np.testing.assert_array_equal(program(*args, threads=4)[0], expected)
 
 
 def test_structured_nests_run_over_whole_arrays():
@@ -169,35 +215,3 @@ def test_lowered_network_raised_and_scalar_agree_with_the_nn_level():
     args = [params[name] if name in params else data for name in raised.arg_names]
     for program in (raised, scalar):
         np.testing.assert_allclose(program(*args)[0], expected, rtol=1e-4, atol=1e-6)
-
-
-COPY_INTO_VIEW_IN_A_NEST = """
-func.func @main(%x: memref<2x3xf32>) -> memref<4x5xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %c4 = arith.constant 4 : index
-  %c5 = arith.constant 5 : index
-  %zero = arith.constant 0.0 : f32
-  %out = memref.alloc() : memref<4x5xf32>
-  scf.for %i = %c0 to %c4 step %c1 {
-    scf.for %j = %c0 to %c5 step %c1 {
-      memref.store %zero, %out[%i, %j] : memref<4x5xf32>
-    }
-    %view = memref.subview %out[1, 2] [2, 3] [1, 1] : memref<4x5xf32> to memref<2x3xf32, strided<[5, 1], offset: 7>>
-    memref.copy %x, %view : memref<2x3xf32> to memref<2x3xf32, strided<[5, 1], offset: 7>>
-  }
-  func.return %out : memref<4x5xf32>
-}
-"""
-
-
-def test_a_copy_into_a_view_inside_a_scalar_nest():
-    # The buffers are lists inside a scalar nest; the copy indexed them with a numpy array (a
-    # TypeError, found by make fuzz FUZZ_SECONDS=1800 FUZZ_SEED=310507).
-    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
-    expected = np.zeros((4, 5), np.float32)
-    expected[1:3, 2:5] = x
-    for program in programs(COPY_INTO_VIEW_IN_A_NEST):
-        assert program.scalar_nests == 1
-        np.testing.assert_array_equal(program(x)[0], expected)

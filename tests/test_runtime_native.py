@@ -21,6 +21,7 @@ from xrelay.dialects import make_context
 from xrelay.lowering import lower
 from xrelay.runtime import run
 from xrelay.runtime.reference.loops_exec import LoopsProgram
+from xrelay.codegen import c_source
 from xrelay.codegen.program import NativeProgram, loops_program
 from xrelay.tools.xrelay_run import main as xrelay_run_main
 
@@ -80,20 +81,15 @@ def parse(text: str, name: str = "test.mlir"):
     return Parser(make_context(), text, name).parse_module()
 
 
-PREFIX_SUM_AND_CARRIED_TOTAL = """
-func.func @main(%x: memref<6xf32>) -> (memref<7xf32>, f32) {
-  %out = memref.alloc() : memref<7xf32>
+RUNNING_TOTAL_OF_POSITIVES = """
+func.func @main(%x: memref<6xf32>) -> (memref<6xf32>, f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c6 = arith.constant 6 : index
   %zero = arith.constant 0.0 : f32
-  memref.store %zero, %out[%c0] : memref<7xf32>
+  %out = memref.alloc() : memref<6xf32>
   %total = scf.for %i = %c0 to %c6 step %c1 iter_args(%acc = %zero) -> (f32) {
-    %prev = memref.load %out[%i] : memref<7xf32>
     %v = memref.load %x[%i] : memref<6xf32>
-    %s = arith.addf %prev, %v : f32
-    %j = affine.apply affine_map<(d0) -> (d0 + 1)>(%i)
-    memref.store %s, %out[%j] : memref<7xf32>
     %neg = arith.cmpf olt, %v, %zero : f32
     %a = scf.if %neg -> (f32) {
       scf.yield %acc : f32
@@ -101,20 +97,23 @@ func.func @main(%x: memref<6xf32>) -> (memref<7xf32>, f32) {
       %more = arith.addf %acc, %v : f32
       scf.yield %more : f32
     }
+    memref.store %a, %out[%i] : memref<6xf32>
     scf.yield %a : f32
   }
-  func.return %out, %total : memref<7xf32>, f32
+  func.return %out, %total : memref<6xf32>, f32
 }
 """
 
 
-def test_loop_carried_values_branches_and_order_dependent_loops():
+def test_loop_carried_values_and_branches(monkeypatch):
+    # Nests whose order lies in memory: tests/test_runtime_loop_nests.py.
+    monkeypatch.setattr(c_source, "PARALLEL_WORK", 1)  # however small, a loop free to split is split
     x = np.array([1, -2, 3, 4, -5, 6], np.float32)
-    program = NativeProgram(parse(PREFIX_SUM_AND_CARRIED_TOTAL))
-    prefix, total = program(x)
-    np.testing.assert_array_equal(prefix, [0, 1, -1, 2, 6, 1, 7])
-    assert total == 14  # the positive entries
-    assert program.parallel_loops == 0  # each iteration reads what the one before wrote
+    program = NativeProgram(parse(RUNNING_TOTAL_OF_POSITIVES))
+    running, total = program(x, threads=4)
+    np.testing.assert_array_equal(running, [1, 1, 4, 8, 8, 14])
+    assert total == 14
+    assert program.parallel_loops == 0  # each iteration adds to what the one before carried
 
 
 FLOOR_DIV_MOD_AND_SUBVIEW_COPY = """
@@ -227,8 +226,8 @@ CACHE_CHILD = textwrap.dedent("""
 
 def test_a_second_process_loads_the_library_without_compiling(tmp_path, monkeypatch):
     monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path))
-    assert NativeProgram(parse(PREFIX_SUM_AND_CARRIED_TOTAL)).compile_seconds is not None  # compiled here
-    child = subprocess.run([sys.executable, "-c", CACHE_CHILD], input=PREFIX_SUM_AND_CARRIED_TOTAL,
+    assert NativeProgram(parse(RUNNING_TOTAL_OF_POSITIVES)).compile_seconds is not None  # compiled here
+    child = subprocess.run([sys.executable, "-c", CACHE_CHILD], input=RUNNING_TOTAL_OF_POSITIVES,
                            capture_output=True, text=True, check=True)
     assert child.stdout == "cached\n"
     assert len(list((tmp_path / "native").glob("*.so"))) == 1

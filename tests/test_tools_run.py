@@ -1,10 +1,10 @@
-"""xrelay-run: binding inputs and parameters by name, outputs, --repeat, progress, and bad input."""
+"""xrelay-run: inputs and parameters bound by name, outputs, --repeat, progress, levels, and bad models
+or output files (bad inputs and bindings: test_tools_run_bindings.py)."""
 
 from __future__ import annotations
 
 import io
 import os
-import pickle
 import re
 import subprocess
 import sys
@@ -151,17 +151,7 @@ def test_progress_on_a_terminal_rewrites_one_line_and_erases_it():
 # --- bad input ------------------------------------------------------------------------------------------------
 
 
-def _bad_files(d: Path) -> None:
-    with open(d / "pickled.npy", "wb") as f:
-        pickle.dump({"data": [1, 2]}, f, protocol=4)
-    np.save(d / "objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
-    np.savez(d / "objects.npz", w=np.array([{"a": 1}], dtype=object), b=B)
-    (d / "garbage.npy").write_text("not numpy at all")
-    np.save(d / "tall.npy", np.zeros((3, 3), np.float32))
-    np.save(d / "ints.npy", np.zeros((2, 3), np.int32))
-    np.save(d / "w.npy", W)
-    np.savez(d / "extra.npz", w=W, b=B, gamma=B)
-    np.savez(d / "bound.npz", conv0_weight=W)
+def _bad_models(d: Path) -> None:
     (d / "parse.mlir").write_text(DENSE_MODEL.replace("nn.relu(%1)", "nn.relu(%9)"))
     relu_to_2x5 = (DENSE_MODEL.replace("tensor<4xf32>) -> tensor<2x4xf32> {", "tensor<4xf32>) -> tensor<2x5xf32> {")
                    .replace("-> tensor<2x4xf32>\n  func.return %2 : tensor<2x4xf32>",
@@ -169,67 +159,7 @@ def _bad_files(d: Path) -> None:
     (d / "verify.mlir").write_text(relu_to_2x5)
 
 
-BAD_CASES = {
-    "missing-input-file": (["--input", "data={d}/nope.npy"],
-                           "xrelay-run: error: cannot load input 'data' from '{d}/nope.npy': No such file or directory"),
-    "pickled-file": (["--input", "data={d}/pickled.npy"],
-                     "xrelay-run: error: cannot load input 'data' from '{d}/pickled.npy': it holds pickled Python "
-                     "objects, which xrelay-run never loads"),
-    "object-array": (["--input", "data={d}/objects.npy"],
-                     "xrelay-run: error: cannot load input 'data' from '{d}/objects.npy': it holds pickled"),
-    "pickled-npz-member": (["--input", "{d}/x.npy", "--params", "{d}/objects.npz"],
-                           "xrelay-run: error: cannot load parameters from '{d}/objects.npz': array 'w' holds pickled"),
-    "not-numpy": (["--input", "data={d}/garbage.npy"],
-                  "xrelay-run: error: cannot load input 'data' from '{d}/garbage.npy': not a .npy or .npz file"),
-    "wrong-shape": (["--input", "data={d}/tall.npy"],
-                    "{d}/model.mlir:1:17: error: input 'data' from '{d}/tall.npy' has shape (3, 3), but the argument is "
-                    "tensor<2x3xf32> (shape (2, 3))"),
-    "wrong-kind": (["--input", "data={d}/ints.npy"],
-                   "{d}/model.mlir:1:17: error: input 'data' from '{d}/ints.npy' has dtype int32, but the argument is "
-                   "tensor<2x3xf32> (float32)"),
-    "unknown-input": (["--input", "{d}/x.npy", "--input", "weights={d}/w.npy"],
-                      "xrelay-run: error: input 'weights' from '{d}/w.npy' is not an argument of @main "
-                      "(its arguments: data, w, b)"),
-    "unknown-param": (["--input", "{d}/x.npy", "--params", "{d}/extra.npz"],
-                      "xrelay-run: error: parameter 'gamma' from '{d}/extra.npz' is not an argument of @main"),
-    "params-already-bound": (["--input", "{d}/x.npy", "--params", "{d}/bound.npz"],
-                             "xrelay-run: error: parameter 'conv0_weight' from '{d}/bound.npz' is not an argument "
-                             "of @main (its arguments: data, w, b) (none of the file's names is an argument: were "
-                             "the parameters already bound?)"),
-    "missing-argument": (["--params", "{d}/p.npz"],
-                         "xrelay-run: error: no value for argument(s) 'data' (tensor<2x3xf32>) of @main: "
-                         "pass --input NAME=FILE.npy, --input INDEX=FILE.npy, --input FILE.npy (the next argument left) "
-                         "or --params FILE.npz"),
-    "given-twice": (["--input", "{d}/x.npy", "--input", "w={d}/w.npy"],
-                    "xrelay-run: error: argument 'w' is given twice: by '{d}/p.npz' and '{d}/w.npy'"),
-    "params-not-npz": (["--input", "{d}/x.npy", "--params", "{d}/w.npy"],
-                       "xrelay-run: error: cannot load parameters from '{d}/w.npy': a single .npy array"),
-    "repeat-zero": (["--input", "{d}/x.npy", "--repeat", "0"], "xrelay-run: error: --repeat must be at least 1, got 0"),
-    "negative-warmup": (["--input", "{d}/x.npy", "--repeat", "2", "--warmup", "-1"],
-                        "xrelay-run: error: --warmup must be at least 0, got -1"),
-}
-
-
-@pytest.mark.parametrize("case", list(BAD_CASES))
-def test_bad_input_gives_one_error_and_no_output(capsys, files, case):
-    _bad_files(files)
-    extra, expected = BAD_CASES[case]
-    argv = [arg.format(d=files) for arg in extra]
-    if "--params" not in argv:
-        argv += ["--params", str(files / "p.npz")]
-    out_file = files / "out.npy"
-    out_file.write_bytes(b"previous")
-    before = sorted(p.name for p in files.iterdir())
-    status, out, err = run(capsys, files / "model.mlir", *argv, "-o", out_file)
-    assert status == 1 and out == ""
-    assert "Traceback" not in err
-    # A value wrong for its argument is located there (the line and a caret under the argument follow).
-    assert len(err.splitlines()) == (3 if expected.startswith("{d}/model.mlir:") else 1), err
-    assert err.startswith(expected.format(d=files)), err
-    assert out_file.read_bytes() == b"previous"
-    assert sorted(p.name for p in files.iterdir()) == before
-
-
+# Bad inputs, parameters and bindings: tests/test_tools_run_bindings.py.
 @pytest.mark.parametrize(
     "model, output, expected",
     [
@@ -242,7 +172,7 @@ def test_bad_input_gives_one_error_and_no_output(capsys, files, case):
     ],
 )
 def test_bad_model_or_output_is_reported_before_running(capsys, files, model, output, expected):
-    _bad_files(files)
+    _bad_models(files)
     status, out, err = run(capsys, files / model, "--input", files / "x.npy", "--params", files / "p.npz",
                            "-o", files / output)
     assert status == 1 and out == ""

@@ -1,16 +1,21 @@
-"""xrelay-run binds arguments upstream tools leave unnamed (`%arg0, %arg1, ...`): by position
-(`--input 0=x.npy`), in order (`--input x.npy`, iree-run-module's `--input=@x.npy`), as `arg<i>`, and
-from `.npz` files keyed by name, by position or by `np.savez`'s `arr_<i>`; every bad binding is one
-error line and exit status 1."""
+"""xrelay-run binds @main's arguments by name (`--input data=x.npy`, `--params p.npz`), and the
+arguments upstream tools leave unnamed (`%arg0, %arg1, ...`) by position (`--input 0=x.npy`), in order
+(`--input x.npy`, iree-run-module's `--input=@x.npy`), as `arg<i>`, and from `.npz` files keyed by
+name, by position or by `np.savez`'s `arr_<i>`. Every bad input or binding is one error line (a value
+wrong for its argument: then its line and a caret under it), exit status 1, no traceback, and the
+output file and the directory stay as they were."""
 
 from __future__ import annotations
 
+import pickle
+import re
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tool_passes import DENSE_MODEL
 from xrelay.tools.xrelay_run import main
 
 # Upstream's spelling: the function named after the model, arguments %arg0.. (linalg on tensors).
@@ -43,6 +48,8 @@ EXPECTED = X.astype(np.float64) @ W + B
 @pytest.fixture
 def d(tmp_path: Path) -> Path:
     (tmp_path / "model.mlir").write_text(UPSTREAM)
+    (tmp_path / "dense.mlir").write_text(DENSE_MODEL)  # @main(%data, %w, %b), named arguments
+    np.savez(tmp_path / "p.npz", w=W.T, b=B)
     for name, value in (("x", X), ("w", W), ("b", B)):
         np.save(tmp_path / f"{name}.npy", value)
     np.save(tmp_path / "x_int.npy", X.astype(np.int32))
@@ -54,6 +61,15 @@ def d(tmp_path: Path) -> Path:
         with archive.open("arg1.npy", "w") as member:
             np.lib.format.write_array(member, W)
         archive.writestr("README.txt", "weights for the model")
+    with open(tmp_path / "pickled.npy", "wb") as f:
+        pickle.dump({"data": [1, 2]}, f, protocol=4)
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    np.savez(tmp_path / "objects.npz", w=np.array([{"a": 1}], dtype=object), b=B)
+    (tmp_path / "garbage.npy").write_text("not numpy at all")
+    np.save(tmp_path / "tall.npy", np.zeros((3, 3), np.float32))
+    np.save(tmp_path / "ints.npy", np.zeros((2, 3), np.int32))
+    np.savez(tmp_path / "extra.npz", w=W.T, b=B, gamma=B)
+    np.savez(tmp_path / "bound.npz", conv0_weight=W)
     return tmp_path
 
 
@@ -111,7 +127,49 @@ def test_a_name_wins_over_a_position(capsys, tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), [9, 18])  # "1" is %a; the bare file is %b
 
 
-BAD = {
+# dense.mlir's arguments by name; --params {d}/p.npz binds w and b unless a case gives its own.
+BAD_INPUTS = {
+    "missing-input-file": (["--input", "data={d}/nope.npy"],
+                           "xrelay-run: error: cannot load input 'data' from '{d}/nope.npy': No such file or directory"),
+    "pickled-file": (["--input", "data={d}/pickled.npy"],
+                     "xrelay-run: error: cannot load input 'data' from '{d}/pickled.npy': it holds pickled Python "
+                     "objects, which xrelay-run never loads"),
+    "object-array": (["--input", "data={d}/objects.npy"],
+                     "xrelay-run: error: cannot load input 'data' from '{d}/objects.npy': it holds pickled"),
+    "pickled-npz-member": (["--input", "{d}/x.npy", "--params", "{d}/objects.npz"],
+                           "xrelay-run: error: cannot load parameters from '{d}/objects.npz': array 'w' holds pickled"),
+    "not-numpy": (["--input", "data={d}/garbage.npy"],
+                  "xrelay-run: error: cannot load input 'data' from '{d}/garbage.npy': not a .npy or .npz file"),
+    "wrong-shape": (["--input", "data={d}/tall.npy"],
+                    "{d}/dense.mlir:1:17: error: input 'data' from '{d}/tall.npy' has shape (3, 3), but the argument is "
+                    "tensor<2x3xf32> (shape (2, 3))"),
+    "wrong-kind": (["--input", "data={d}/ints.npy"],
+                   "{d}/dense.mlir:1:17: error: input 'data' from '{d}/ints.npy' has dtype int32, but the argument is "
+                   "tensor<2x3xf32> (float32)"),
+    "unknown-input": (["--input", "{d}/x.npy", "--input", "weights={d}/w.npy"],
+                      "xrelay-run: error: input 'weights' from '{d}/w.npy' is not an argument of @main "
+                      "(its arguments: data, w, b)"),
+    "unknown-param": (["--input", "{d}/x.npy", "--params", "{d}/extra.npz"],
+                      "xrelay-run: error: parameter 'gamma' from '{d}/extra.npz' is not an argument of @main"),
+    "params-already-bound": (["--input", "{d}/x.npy", "--params", "{d}/bound.npz"],
+                             "xrelay-run: error: parameter 'conv0_weight' from '{d}/bound.npz' is not an argument "
+                             "of @main (its arguments: data, w, b) (none of the file's names is an argument: were "
+                             "the parameters already bound?)"),
+    "missing-argument": (["--params", "{d}/p.npz"],
+                         "xrelay-run: error: no value for argument(s) 'data' (tensor<2x3xf32>) of @main: "
+                         "pass --input NAME=FILE.npy, --input INDEX=FILE.npy, --input FILE.npy (the next argument left) "
+                         "or --params FILE.npz"),
+    "given-twice": (["--input", "{d}/x.npy", "--input", "w={d}/w.npy"],
+                    "xrelay-run: error: argument 'w' is given twice: by '{d}/p.npz' and '{d}/w.npy'"),
+    "params-not-npz": (["--input", "{d}/x.npy", "--params", "{d}/w.npy"],
+                       "xrelay-run: error: cannot load parameters from '{d}/w.npy': a single .npy array"),
+    "repeat-zero": (["--input", "{d}/x.npy", "--repeat", "0"], "xrelay-run: error: --repeat must be at least 1, got 0"),
+    "negative-warmup": (["--input", "{d}/x.npy", "--repeat", "2", "--warmup", "-1"],
+                        "xrelay-run: error: --warmup must be at least 0, got -1"),
+}
+
+# model.mlir's unnamed arguments (arg0, arg1, arg2).
+BAD_POSITIONS = {
     "too-many-inputs": (["--input", "{d}/x.npy", "--input", "{d}/w.npy", "--input", "{d}/b.npy", "--input", "{d}/b.npy"],
                         "xrelay-run: error: 4 positional value(s) ({d}/x.npy, {d}/w.npy, {d}/b.npy, {d}/b.npy) but "
                         "only 3 argument(s) of @main left to bind (arg0, arg1, arg2)"),
@@ -146,16 +204,25 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("case", list(BAD))
-def test_bad_positional_binding_is_one_error(capsys, d, case):
-    argv, expected = BAD[case]
+@pytest.mark.parametrize("model, case", [("dense.mlir", case) for case in BAD_INPUTS]
+                         + [("model.mlir", case) for case in BAD_POSITIONS])
+def test_bad_input_or_binding_is_one_error_and_no_output(capsys, d, model, case):
+    argv, expected = BAD_INPUTS[case] if model == "dense.mlir" else BAD_POSITIONS[case]
+    if model == "dense.mlir" and "--params" not in argv:
+        argv = [*argv, "--params", "{d}/p.npz"]
     (d / "out.npy").write_bytes(b"previous")
-    status, err = run(capsys, d, *argv)
-    assert status == 1
-    # A value wrong for its argument is located there (the line and a caret under the argument follow).
-    located = expected.startswith("{d}/model.mlir:")
-    assert "Traceback" not in err and len(err.splitlines()) == (3 if located else 1), err
+    before = sorted(p.name for p in d.iterdir())
+    status = main([str(d / model), *(a.format(d=d) for a in argv), "-o", str(d / "out.npy")])
+    out, err = capsys.readouterr()
+    assert status == 1 and out == ""
+    assert "Traceback" not in err
     assert err.startswith(expected.format(d=d)), err
-    if located:
-        assert err.splitlines()[2] == " " * 19 + "^^^^^"
+    lines = err.splitlines()
+    located = re.match(r"\{d\}/\w+\.mlir:\d+:(\d+): ", expected)
+    assert len(lines) == (3 if located else 1), err
+    if located:  # the argument's line, and a caret under its name
+        column = int(located.group(1))
+        argument = re.match(r"%\w+", lines[1][column - 1:])
+        assert argument and lines[2] == " " * (column - 1) + "^" * len(argument.group()), err
     assert (d / "out.npy").read_bytes() == b"previous"
+    assert sorted(p.name for p in d.iterdir()) == before

@@ -470,3 +470,27 @@ def test_im2col_epilogue_over_groups_of_pixels(filters, by_filters, accumulate, 
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(padded[:, 1:-1, 1:-1], expected, rtol=1e-5, atol=1e-5)
     assert not padded[:, 0].any() and not padded[:, :, -1].any()
+
+
+@pytest.mark.parametrize("c,f", [(300, 70), (16, 24), (5, 130)])
+@pytest.mark.parametrize("by_filters,threads", [(False, 1), (False, 2), (True, 2)])
+def test_pointwise_tiles_equal_numpy(c, f, by_filters, threads):
+    """A 1x1 stride-1 convolution of evenly strided pixels (here a slice of the channels of a wider
+    array) runs as register tiles of 6 pixels x 64 filters (AVX-512; elsewhere sgemm): more channels
+    than one panel of weights (300: summed in two passes), filters that are not whole vectors (70,
+    24, 130: the last one masked), 35 pixels (the last tile short), cut by pixels or filters; equal
+    to numpy, its bias and ReLU applied, in a pad's interior."""
+    from xrelay.runtime.native.conv_kernels import native_im2col
+
+    wide = RNG.standard_normal((1, 5, 7, c + 3)).astype(np.float32)
+    x = wide[..., 1:c + 1]
+    wmat = RNG.standard_normal((c, f)).astype(np.float32)
+    bias = RNG.standard_normal(f).astype(np.float32)
+    expected = np.maximum(x.astype(np.float64) @ wmat + bias, 0)
+    padded = np.zeros((1, 7, 9, f), np.float32)
+    interior = padded[:, 1:-1, 1:-1]
+    epilogue = NativeEpilogue(None, [EpilogueOp(np.add, np.broadcast_to(bias, interior.shape)),
+                                     EpilogueOp(np.maximum, 0.0)])
+    assert native_im2col(nchw(x), wmat, (1, 1), (1, 1), (1, 1), nchw(interior), False, threads, by_filters, epilogue)
+    np.testing.assert_allclose(interior, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    assert not padded[:, 0].any() and not padded[:, :, -1].any() and not padded[:, -1].any()

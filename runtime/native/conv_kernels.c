@@ -610,10 +610,20 @@ static void store_pixels(float *product, int64_t ld, int64_t oh, int64_t ow, int
         }
     }
     epilogue_pixels(product, ld, fn, p1 - p0, cursor_at(p0, oh, ow), f0, ops, n_ops);
-    pixel_cursor at = cursor_at(p0, oh, ow);
-    for (int64_t p = p0; p < p1; p++, cursor_next(&at)) {
-        put(product + (p - p0) * ld, fn, at.img, at.y, at.x, f0, y, ys);
-        if (y2) put(product + (p - p0) * ld, fn, at.img, at.y, at.x, f0, y2, ys2);
+    for (float *out = y; out; out = out == y ? y2 : NULL) {
+        const int64_t *os = out == y ? ys : ys2;
+        pixel_cursor at = cursor_at(p0, oh, ow);
+        for (int64_t p = p0; p < p1;) {
+            /* the pixels left in this output row, when they and the product's rows are dense: one copy */
+            const int64_t run = ld == fn && os[3] == 1 && os[2] == fn ? (ow - at.x < p1 - p ? ow - at.x : p1 - p) : 1;
+            if (run > 1)
+                memcpy(out + at.img * os[0] + at.y * os[1] + at.x * os[2] + f0, product + (p - p0) * ld,
+                       (size_t)(run * fn) * sizeof(float));
+            else
+                put(product + (p - p0) * ld, fn, at.img, at.y, at.x, f0, out, os);
+            p += run;
+            for (int64_t r = 0; r < run; r++) cursor_next(&at);
+        }
     }
 }
 
@@ -688,6 +698,112 @@ static void im2col_filters(void *context, int64_t share) {
                  j->ys2, j->ops, j->n_ops);
 }
 
+/* ---- Pointwise: a 1x1 stride-1 convolution of pixels evenly strided in x (its channels dense), on
+ * AVX-512: sums of PT pixels x up to FV vectors of 16 filters in registers over the channels (KB at a
+ * time: a panel of weights stays in cache while every tile of the strip reads it), read straight
+ * from x and the (c, f) weight matrix; a unit is a strip of pixels (and, by filters, a share of
+ * them), whose values then go through the epilogue and into y and y2 a few pixels at a time, while
+ * in L1 (sgemm's product went through it and into a pad's interior from L2: MobileNet v2's
+ * expansions with their clip and pad 10-20% slower on one thread). */
+#ifdef __AVX512F__
+#include <immintrin.h>
+enum { PT = 6, FV = 4, KB = 256, STORE_VALUES = 2048 };
+
+struct pointwise_job {
+    const float *x; int64_t ldx, c; const float *w; int64_t f; float *y; const int64_t *ys; float *y2;
+    const int64_t *ys2; int64_t oh, ow, pixels, strip, share, shares; const epilogue_op *ops; int n_ops, failed;
+};
+
+/* out[i * ldo + q] (+= unless `first`) sum over k < c of x[i * ldx + k] * w[k * ldw + q], for i < PN,
+ * q < fn <= 16 * NV. */
+static inline __attribute__((always_inline)) void pointwise_tile(
+        const float *x, int64_t ldx, int64_t c, const float *w, int64_t ldw, int64_t fn, float *out, int64_t ldo,
+        int first, const int PN, const int NV) {
+    __m512 acc[PT][FV];
+    const __mmask16 last = fn % 16 ? (__mmask16)((1u << (fn % 16)) - 1) : (__mmask16)0xffff;
+    _Pragma("GCC unroll 8") for (int i = 0; i < PN; i++)
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)
+            acc[i][v] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(v == NV - 1 ? last : 0xffff, out + i * ldo + 16 * v);
+    for (int64_t k = 0; k < c; k++) {
+        __m512 wv[FV];
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)
+            wv[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(last, w + k * ldw + 16 * v) : _mm512_loadu_ps(w + k * ldw + 16 * v);
+        _Pragma("GCC unroll 8") for (int i = 0; i < PN; i++) {
+            const __m512 xb = _mm512_set1_ps(x[i * ldx + k]);
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(xb, wv[v], acc[i][v]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (int i = 0; i < PN; i++)
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {
+            if (v == NV - 1)
+                _mm512_mask_storeu_ps(out + i * ldo + 16 * v, last, acc[i][v]);
+            else
+                _mm512_storeu_ps(out + i * ldo + 16 * v, acc[i][v]);
+        }
+}
+
+#define POINTWISE_NV(PN)                                                                            \
+    switch (nv) {                                                                                   \
+    case 1: pointwise_tile(x, ldx, c, w, ldw, fn, out, ldo, first, PN, 1); break;                          \
+    case 2: pointwise_tile(x, ldx, c, w, ldw, fn, out, ldo, first, PN, 2); break;                          \
+    case 3: pointwise_tile(x, ldx, c, w, ldw, fn, out, ldo, first, PN, 3); break;                          \
+    default: pointwise_tile(x, ldx, c, w, ldw, fn, out, ldo, first, PN, 4);                                \
+    }
+
+/* `pointwise_tile` with its sizes constant (registers, not memory, for the sums). */
+static void pointwise_sizes(const float *x, int64_t ldx, int64_t c, const float *w, int64_t ldw, int64_t fn,
+                            float *out, int64_t ldo, int first, int64_t pn) {
+    const int64_t nv = (fn + 15) / 16;
+    switch (pn) {
+    case 1: POINTWISE_NV(1); break;
+    case 2: POINTWISE_NV(2); break;
+    case 3: POINTWISE_NV(3); break;
+    case 4: POINTWISE_NV(4); break;
+    case 5: POINTWISE_NV(5); break;
+    default: POINTWISE_NV(PT);
+    }
+}
+
+static void pointwise_unit(void *context, int64_t unit) {
+    struct pointwise_job *j = context;
+    const int64_t p0 = unit / j->shares * j->strip, f0 = unit % j->shares * j->share;
+    const int64_t p1 = p0 + j->strip < j->pixels ? p0 + j->strip : j->pixels, f1 = f0 + j->share < j->f ? f0 + j->share : j->f;
+    if (p0 >= p1 || f0 >= f1) return;
+    const int64_t fn = f1 - f0;
+    float *strip = scratch((size_t)(j->strip * fn) * sizeof(float));
+    if (!strip) { j->failed = 1; return; }
+    /* A panel of KB channels x 16 * FV filters of the weights stays in L1 while every tile reads it. */
+    for (int64_t q = 0; q < fn; q += 16 * FV)
+        for (int64_t k0 = 0; k0 < j->c; k0 += KB)
+            for (int64_t p = p0; p < p1; p += PT)
+                pointwise_sizes(j->x + p * j->ldx + k0, j->ldx, j->c - k0 < KB ? j->c - k0 : KB, j->w + k0 * j->f + f0 + q,
+                                j->f, fn - q < 16 * FV ? fn - q : 16 * FV, strip + (p - p0) * fn + q, fn, k0 == 0,
+                                p1 - p < PT ? p1 - p : PT);
+    /* Through the epilogue and stored STORE_VALUES values at a time, while they are in L1. */
+    const int64_t group = fn < STORE_VALUES ? STORE_VALUES / fn : 1;
+    for (int64_t p = p0; p < p1; p += group)
+        store_pixels(strip + (p - p0) * fn, fn, j->oh, j->ow, p, p + group < p1 ? p + group : p1, f0, f1, NULL, NULL,
+                     j->y, j->ys, j->y2, j->ys2, j->ops, j->n_ops);
+}
+
+static int pointwise(const float *x, int64_t ldx, int64_t c, const float *w, int64_t f, float *y, const int64_t *ys,
+                     float *y2, const int64_t *ys2, int64_t pixels, int64_t oh, int64_t ow, int threads,
+                     int64_t block_bytes, int by_filters, const epilogue_op *ops, int n_ops) {
+    /* Strips of about `block_bytes` of data and values, as many as a multiple of the threads. */
+    int64_t strips = (pixels * (c + f) * (int64_t)sizeof(float) + block_bytes - 1) / block_bytes;
+    if (!(by_filters && threads > 1)) strips = (strips + threads - 1) / threads * threads;
+    int64_t strip = (pixels + strips - 1) / strips;
+    strip = (strip + PT - 1) / PT * PT;
+    struct pointwise_job job = {x, ldx, c, w, f, y, ys, y2, ys2, oh, ow, pixels, strip, f, 1, ops, n_ops, 0};
+    if (by_filters && threads > 1) {
+        job.share = (f + threads * 16 - 1) / (threads * 16) * 16;
+        job.shares = (f + job.share - 1) / job.share;
+    }
+    parallel_for(threads, (pixels + job.strip - 1) / job.strip * job.shares, pointwise_unit, &job);
+    return job.failed ? -1 : 0;
+}
+#endif
+
 /* c: the channels of one group; wmat: (groups, kh*kw*c, f / groups), rows in (kh, kw, c) order. */
 int xrelay_im2col(const float *x, const int64_t *xs, int64_t n, int64_t c, int64_t groups, const float *wmat,
                   int64_t f, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
@@ -695,6 +811,12 @@ int xrelay_im2col(const float *x, const int64_t *xs, int64_t n, int64_t c, int64
                   int64_t oh, int64_t ow, int threads, int64_t block_bytes, int by_filters, sgemm_fn sgemm,
                   const epilogue_op *ops, int n_ops) {
     const int64_t k = kh * kw * c, pixels = n * oh * ow;
+#ifdef __AVX512F__
+    if (groups == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 && !acc && xs[3] == 1 && xs[1] == ow * xs[2]
+        && xs[0] == oh * xs[1])
+        return pointwise(x, xs[2], c, wmat, f, y, ys, y2, ys2, pixels, oh, ow, threads, block_bytes, by_filters,
+                         ops, n_ops);
+#endif
     struct im2col_job job = {x, xs, c, wmat, f, kh, kw, sh, sw, dh, dw, acc, accs, y, ys, y2, ys2, oh, ow,
                              pixels, 0, groups, sgemm, ops, n_ops, NULL, NULL, 0};
     if (by_filters && threads > 1 && groups == 1) {

@@ -399,3 +399,26 @@ func.func @main(%x: tensor<96x32xf32>) -> tensor<96x200xf32> {{
     assert [p.along for p in planned if isinstance(p, PlannedContraction)] == [1, 2]  # (B, M, N): M, then N
     x = RNG.standard_normal((96, 32)).astype(np.float32)
     np.testing.assert_allclose(program(x)[0], np.maximum(x @ w1.T, 0) @ w2.T, rtol=1e-4, atol=1e-5)
+
+
+def test_squeeze_excitation_dense_runs_as_one_matmul():
+    """A 1x1 convolution of a globally pooled image (a squeeze-excitation's dense layer: its output
+    map indexes the 1x1 image's axes by 0) overwrites its output: its zero fill is dropped and it runs
+    as one planned matmul (here over 100 channels, more than the taps kernel takes), equal to numpy."""
+    from xrelay.dialects import nn
+    from xrelay.frontend.builder import GraphBuilder
+    from xrelay.runtime.kernels.contraction_plan import ContractionStep
+
+    b = GraphBuilder((1, 100, 5, 5))
+    pooled = b.op(nn.GlobalAvgPool2DOp, b.input)
+    dense = b.op(nn.BiasAddOp, b.conv2d(pooled, "reduce", 20, (1, 1)), b.param("reduce_bias", [20]))
+    module = b.finish(b.op(nn.SigmoidOp, dense))
+    params = {"reduce_weight": RNG.standard_normal((20, 100, 1, 1)).astype(np.float32),
+              "reduce_bias": RNG.standard_normal(20).astype(np.float32)}
+    with transform.PassContext(opt_level=3):
+        executable = xrelay.build(module, params)
+    steps = executable.program.steps
+    assert any(isinstance(step, ContractionStep) for step in steps)
+    x = RNG.standard_normal((1, 100, 5, 5)).astype(np.float32)
+    v = x.astype(np.float64).mean(axis=(2, 3)) @ params["reduce_weight"][:, :, 0, 0].T + params["reduce_bias"]
+    np.testing.assert_allclose(executable(x).reshape(1, 20), 1 / (1 + np.exp(-v)), rtol=1e-5, atol=1e-6)

@@ -324,6 +324,12 @@ def test_taps_on_a_matrix_vector_product_and_not_on_a_dot():
     assert call is not None and call()
     np.testing.assert_allclose(out, 1 + a @ x, rtol=1e-5)
     assert native_taps([x, x, np.zeros((1,), np.float32)], 0, 0, False) is None
+    # out[j] = x[k] * B[k, j]: the vector loop reads x not at all and B contiguously
+    b = RNG.standard_normal((5, 40)).astype(np.float32)
+    row = np.full(40, np.nan, np.float32)
+    call = native_taps([x[None, :], b.T, row[:, None]], 1, 0, False)
+    assert call is not None and call()
+    np.testing.assert_allclose(row, x @ b, rtol=1e-5)
 
 
 def test_kept_native_calls_follow_new_inputs_and_thread_counts(blas_workers, monkeypatch):

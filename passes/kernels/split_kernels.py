@@ -45,6 +45,7 @@ from xrelay.passes.kernels.choose_conv_algorithm import kernel_root
 from xrelay.runtime.executor import plan
 from xrelay.runtime.executor.plan import split_loop
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
+from xrelay.runtime.kernels.affine_views import unit_axes
 from xrelay.runtime.kernels import conv, linalg_conv
 from xrelay.runtime.kernels.depthwise_taps import MIN_SPLIT_DEPTHWISE_MACS, depthwise_geometry, tap_contraction
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
@@ -154,7 +155,7 @@ def _matmul_axis(root: LinalgStructuredOperation) -> int | None:
     maps = [m.data for m in root.get_indexing_maps()]
     if pair is None or tap_contraction(maps, ranges, *pair, len(root.inputs)) is not None:
         return None  # (a side of one element: the compiled taps kernel, on one thread)
-    planned = planned_contraction(maps, ranges, *pair, len(root.inputs))
+    planned = planned_contraction(maps, ranges, *pair, len(root.inputs), unit_axes=unit_axes(root.outputs[0].type))
     if planned is None:
         return None
     _, rows, cols = planned.groups

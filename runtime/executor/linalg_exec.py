@@ -39,7 +39,7 @@ from xrelay.runtime.executor.program_entry import (
     bind_inputs, cached_program, check_argument, check_no_use_after_dealloc, entry_and_globals,
 )
 from xrelay.runtime.kernels.body_program import aligned_constant, scalar_op_step
-from xrelay.runtime.kernels.affine_views import is_bare_permutation
+from xrelay.runtime.kernels.affine_views import is_bare_permutation, unit_axes
 from xrelay.runtime.kernels.linalg_structured import (
     ExecutionError,
     Structured,
@@ -214,7 +214,7 @@ class LinalgProgram:
             return False
         number = value.value.value.data
         if not (number == 0 and contraction_pair(op, k) is not None
-                and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data)
+                and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data, unit_axes(init.type))
                 or starts_from_identity(op, number)  # a pooling writes its output
                 or plain_reduction_identity(op, k) == number):  # so does one ufunc.reduce
             return False

@@ -153,7 +153,14 @@ def loop_order(amap: AffineMap) -> list[int]:
     return order
 
 
-def is_bare_permutation(amap: AffineMap) -> bool:
-    """Whether every result is a distinct bare loop index (the operand is indexed exactly by loops)."""
+def unit_axes(shaped) -> tuple[int, ...]:
+    """The axes of size 1 of a shaped type (a tensor's, a memref's)."""
+    return tuple(i for i, size in enumerate(shaped.get_shape()) if size == 1)
+
+
+def is_bare_permutation(amap: AffineMap, unit_axes: tuple[int, ...] = ()) -> bool:
+    """Whether every result is a distinct bare loop index (the operand is indexed exactly by loops),
+    or the constant 0 on one of `unit_axes` (axes of size 1: a squeeze-excitation's 1x1 image)."""
     dims_ = [e.position for e in amap.results if isinstance(e, AffineDimExpr)]
-    return len(dims_) == len(amap.results) and len(set(dims_)) == len(dims_)
+    units = sum(isinstance(e, AffineConstantExpr) and e.value == 0 and i in unit_axes for i, e in enumerate(amap.results))
+    return len(dims_) + units == len(amap.results) and len(set(dims_)) == len(dims_)

@@ -37,13 +37,15 @@ def contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_
 
 
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
-                        out: int, reuse_views: Sequence[bool] = (False,)) -> PlannedContraction | None:
+                        out: int, reuse_views: Sequence[bool] = (False,),
+                        unit_axes: tuple[int, ...] = ()) -> PlannedContraction | None:
     """`run(ins, target, accumulate) -> bool` computing `maps[out] = sum maps[ia] * maps[ib]` as one
     batched matmul into `target`; False (the general path) when accumulating or when the arrays do not
-    allow the direct write; None for maps of another kind. While `reuse_views[0]` the matrices made for
-    the same arrays are reused (unless making them copied an operand)."""
+    allow the direct write; None for maps of another kind (the output's may index `unit_axes`, its axes
+    of size 1, by 0). While `reuse_views[0]` the matrices made for the same arrays are reused (unless
+    making them copied an operand)."""
     views = [LoopView(maps[i], ranges) for i in (ia, ib)]
-    if not all(v.linear for v in views) or not is_bare_permutation(maps[out]):
+    if not all(v.linear for v in views) or not is_bare_permutation(maps[out], unit_axes):
         return None
     used_a, used_b, used_o = used_loops(maps[ia]), used_loops(maps[ib]), used_loops(maps[out])
     if used_a - used_b - used_o or used_b - used_a - used_o or (used_a | used_b) != set(range(len(ranges))):

@@ -29,6 +29,7 @@ from xrelay.runtime.kernels.affine_views import (
     LoopView,
     gather_view,
     linear_form,
+    unit_axes,
     used_loops,
 )
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
@@ -137,7 +138,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             taps = tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
             fast = ((conv and conv.runner(ranges, constant_inputs))
                     or taps
-                    or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False]))
+                    or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False],
+                                           unit_axes(op.outputs[out_index].type)))
             plans.append(("contract", *contraction, fast))
         else:
             plans.append(("reduce", ufunc, len(targets)))

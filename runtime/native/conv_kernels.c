@@ -879,6 +879,8 @@ static void taps_chunk(void *context, int64_t chunk) {
                     for (int64_t q = 0; q < qn; q++) acc[q] += pa[q] * pb[q];
                 else if (sa == 1 && sb == 0)
                     for (int64_t q = 0; q < qn; q++) acc[q] += pa[q] * pb[0];
+                else if (sa == 0 && sb == 1)  /* (a vector times a matrix: a squeeze-excitation's dense) */
+                    for (int64_t q = 0; q < qn; q++) acc[q] += pa[0] * pb[q];
                 else
                     for (int64_t q = 0; q < qn; q++) acc[q] += pa[q * sa] * pb[q * sb];
             }

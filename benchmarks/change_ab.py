@@ -1,10 +1,10 @@
 """A change measured A/B: the model built without it and with it, run alternately in one process.
 
     .venv/bin/python benchmarks/change_ab.py --model onnx:densenet121 [--threads 1,2] [--rounds 30]
-        [--off xrelay.runtime.executor.plan.MIN_SPLIT_ELEMENTS=0 ...] [--without-pass PreActivationShift ...]
+        [--off xrelay.runtime.kernels.reduction_programs.MAX_STEPWISE_INNER=0 ...] [--without-pass PreActivationShift ...]
 
-Builds the model as benchmarks/execution.py's best contender (opt-level-3 passes + NHWC, weights
-bound) twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False
+Builds the model as benchmarks/execution.py's `build` contender (`xrelay.build` at opt level 3)
+twice: "without", with every `--off` flag (a module attribute, `module.NAME`) set to False
 (`module.NAME=VALUE`: to that Python literal, e.g. a threshold's old value) and
 every `--without-pass` graph pass (a class of `xrelay.passes`) doing nothing while it is built; and
 "with", as the code stands. Then, per thread count, it runs the two programs `--rounds` times in
@@ -58,7 +58,7 @@ def build(model: str, off: list[str], without: list[str]):
     """The model's contender built with the flags `off` False and the passes `without` skipped (and
     first run, before they are restored)."""
     with flags_off(off, without):
-        return Contender("opt3-nhwc", model)
+        return Contender("build", model)
 
 
 def main(argv: list[str] | None = None) -> int:

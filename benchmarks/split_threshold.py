@@ -11,7 +11,7 @@ executor steps of growing size (a bias-add + ReLU over an NHWC activation, which
 as one fused step, built to split at any size), W as the CPU time of the step run whole and O as the extra CPU time of the step split over 2 threads (process CPU time, every
 thread counted), the two alternated run by run; and L as the best wall time of an empty split.
 It prints W, O, L and whether W > O + 2L: the smallest size from which every larger one pays is
-what `plan.MIN_SPLIT_ELEMENTS` (loop points of an elementwise step) is set from. The processes
+what `split-kernels`' `min_points` (loop points of an elementwise kernel) is set from. The processes
 run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, as benchmarks/execution.py runs them.
 """
 
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 def program(pixels: int, channels: int):
     """A compiled linalg program adding a bias to (1, pixels, 1, channels) NHWC data and taking the
     ReLU (one fused step), and its arguments."""
-    from module_builder import make_module
+    from module_builder import formed, make_module
 
     from xrelay.dialects import nn
     from xrelay.lowering import lower
@@ -41,7 +41,8 @@ def program(pixels: int, channels: int):
     body = lambda a, emit: [emit(nn.make("nn.relu", [emit(nn.make("nn.add", [a["x"], a["b"]]))]))]  # noqa: E731
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(s).astype(np.float32) for s in shapes.values()]
-    return LinalgProgram(lower(make_module(shapes, body), to="linalg")), args
+    # `min_points=0`: the kernel splits at any size, so the split's cost is measured
+    return LinalgProgram(formed(lower(make_module(shapes, body), to="linalg"), min_points=0)), args
 
 
 def cpu_and_wall(fn, threads: int, rounds: int) -> tuple[list[float], list[float]]:
@@ -92,9 +93,6 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("run with OPENBLAS_NUM_THREADS=2 (the split uses as many workers as BLAS has threads)")
     latency = handoff_latency(args.rounds)
     print(f"hand-off latency L (best empty split): {latency * 1e6:.1f} us; load {os.getloadavg()[0]:.1f}")
-    from xrelay.runtime.executor import plan
-
-    plan.MIN_SPLIT_ELEMENTS = 0  # every step built from here on splits: the split's cost is measured
     channels = 64
     print(f"\nbias-add + ReLU (one fused step), NHWC, {channels} channels: W = CPU time whole, "
           f"O = extra CPU time split over 2 threads")

@@ -1,7 +1,7 @@
 """A change measured A/B on chosen steps: their time in program order, without and with the change.
 
     .venv/bin/python benchmarks/step_ab.py --model resnet18
-        --off xrelay.runtime.kernels.linalg_conv.MIN_SPLIT_MACS=1_000_000_000
+        --off xrelay.runtime.kernels.elementwise_programs.SHORT_AXIS=0
         (--match "7x7/2" | --steps 243-271) [--rounds 80]
 
 Builds the model twice as benchmarks/change_ab.py does ("without": every `--off` flag False, set

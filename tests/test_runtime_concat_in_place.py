@@ -13,7 +13,6 @@ from xdsl.parser import Parser
 from module_builder import formed, make_module
 from xrelay.dialects import make_context, nn
 from xrelay.lowering import lower
-from xrelay.runtime.kernels import linalg_conv
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.passes.kernels.plan_memory import PlanMemory
 from xrelay.runtime.executor.memory_plan import place_in_slices
@@ -86,11 +85,10 @@ def dense_module(layout: str):
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_dense_blocks_concatenate_in_place(layout, threads, blas_workers, monkeypatch):
-    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 1)  # these small convolutions split too
+def test_dense_blocks_concatenate_in_place(layout, threads, blas_workers):
     blas_workers(threads)
     module, order = dense_module(layout)
-    program = LinalgProgram(formed(lower(module, to="linalg")))  # split as `MIN_SPLIT_MACS` says
+    program = LinalgProgram(formed(lower(module, to="linalg"), min_conv_macs=1))  # small convolutions split too
     back = [order.index(a) for a in range(4)]  # the layout's axes back to NCHW
     for _ in range(2):  # the second run reuses the planned buffers and views
         got = [r.transpose(back) for r in program(X.transpose(order))]

@@ -83,9 +83,6 @@ def expected_outputs(x, r, w, bias):
 @pytest.mark.parametrize("relu_also_returned", [False, True])
 def test_conv_runs_its_tail_and_pad_on_each_block_of_rows(threads, winograd, relu_also_returned, blas_workers,
                                                            monkeypatch):
-    from xrelay.runtime.kernels import linalg_conv
-
-    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
     blocks = []
     original = ConvStep.__call__
 
@@ -96,7 +93,7 @@ def test_conv_runs_its_tail_and_pad_on_each_block_of_rows(threads, winograd, rel
     w = rng.standard_normal((3, 3, c, f)).astype(np.float32)
     bias = rng.standard_normal((1, 1, 1, f)).astype(np.float32)
     text = source(h, c, f, w if winograd else None, bias, relu_also_returned)
-    program = LinalgProgram(formed(Parser(make_context(), text).parse_module()))
+    program = LinalgProgram(formed(Parser(make_context(), text).parse_module(), min_conv_macs=0))
     convs = [step for step in program.steps if isinstance(step, ConvStep)]
     assert len(convs) == 1 and convs[0].tail is not None and convs[0].pad is not None
     assert convs[0].pad_only_reader is not relu_also_returned
@@ -168,17 +165,14 @@ func.func @main(%x: {xp}) -> {y} {{
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("winograd", [True, False])
-def test_conv_without_a_tail_fills_the_pad_after_it_block_by_block(threads, winograd, blas_workers, monkeypatch):
-    from xrelay.runtime.kernels import linalg_conv
-
-    monkeypatch.setattr(linalg_conv, "MIN_SPLIT_MACS", 0)
+def test_conv_without_a_tail_fills_the_pad_after_it_block_by_block(threads, winograd, blas_workers):
     rng = np.random.default_rng(5)
     h, c, f = 16, 8, 8
     x = rng.standard_normal((1, h, h, c)).astype(np.float32)
     r = rng.standard_normal((1, h, h, f)).astype(np.float32)
     w = rng.standard_normal((3, 3, c, f)).astype(np.float32)
     text = source(h, c, f, w if winograd else None, np.zeros((1, 1, 1, f), np.float32), True, tail=False)
-    program = LinalgProgram(formed(Parser(make_context(), text).parse_module()))
+    program = LinalgProgram(formed(Parser(make_context(), text).parse_module(), min_conv_macs=0))
     convs = [step for step in program.steps if isinstance(step, ConvStep)]
     assert len(convs) == 1 and convs[0].tail is None and convs[0].pad is not None
     assert sum(isinstance(step, PadStep) for step in program.steps) == 1  # the input's

@@ -5,7 +5,8 @@ broadcasts (a bias) and chains writing in place."""
 from __future__ import annotations
 
 import numpy as np
-from module_builder import IDENTITY4, formed, generic4
+import module_builder
+from module_builder import IDENTITY4, generic4
 import pytest
 from xdsl.parser import Parser
 
@@ -13,15 +14,15 @@ from xrelay.dialects import make_context
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.executor.plan import FusedTail
 
-SHAPE = (1, 64, 66, 8)  # 33792 points: above the MIN_SPLIT_ELEMENTS these tests set, so split
+SHAPE = (1, 64, 66, 8)  # 33792 points: above the `min_points` these tests set, so split
 
 
-@pytest.fixture(autouse=True)
-def split_small_steps(monkeypatch):
-    """Steps of 2^15 points and more split, so the split paths run on small, fast arrays."""
-    from xrelay.runtime.executor import plan
+def formed(module):
+    """`module_builder.formed` with kernels of 2^15 points and more split, so the split paths run on
+    small, fast arrays."""
+    return module_builder.formed(module, min_points=1 << 15)
 
-    monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 1 << 15)
+
 T = "tensor<1x64x66x8xf32>"
 P = "tensor<1x66x68x8xf32>"
 ID = IDENTITY4

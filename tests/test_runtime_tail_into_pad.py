@@ -53,14 +53,12 @@ func.func @main(%x: {y}, %b: {b}) -> ({results}) {{
 ])
 @pytest.mark.parametrize("relu_returned", [False, True])
 def test_tail_writes_into_the_pad_that_alone_reads_it(threads, shape, channel_axis, low, high, relu_returned,
-                                                      blas_workers, monkeypatch):
-    from xrelay.runtime.executor import plan
-
-    monkeypatch.setattr(plan, "MIN_SPLIT_ELEMENTS", 0)  # 2 threads: a part per thread
+                                                      blas_workers):
     rng = np.random.default_rng(21)
     x = rng.standard_normal(shape).astype(np.float32)
     b = rng.standard_normal([n if i == channel_axis else 1 for i, n in enumerate(shape)]).astype(np.float32)
-    program = LinalgProgram(formed(Parser(make_context(), source(shape, channel_axis, low, high, relu_returned)).parse_module()))
+    text = source(shape, channel_axis, low, high, relu_returned)
+    program = LinalgProgram(formed(Parser(make_context(), text).parse_module(), min_points=0))  # a part per thread
     (fused,) = [step for step in program.steps if isinstance(step, TailIntoPad)]
     assert fused.copies is relu_returned  # a ReLU also returned is copied into the pad, row block by row block
     assert not any(isinstance(step, PadStep) for step in program.steps)

@@ -5,11 +5,13 @@ first result its work is cut along and into how many parts, one per worker threa
 runs whole on the calling thread). A split costs a worker's wake-up and GIL hand-offs (tens of
 microseconds), so a kernel splits only when its work reaches the option for its kind:
 - a convolution by Winograd always splits (its many small matmuls would synchronise OpenBLAS's own
-  threads on each); by im2col from `min_conv_macs` multiply-adds; a depthwise one (no input
-  channel is reduced) from `min_depthwise_macs` (its pixels split in the compiled kernel);
-- a matmul from `min_matmul_macs` multiply-adds;
+  threads on each); by im2col from `min_conv_macs` multiply-adds (2^22); a depthwise one (no input
+  channel is reduced) from `min_depthwise_macs` (2^17: its pixels split in the compiled kernel, at
+  the cost of a claim from its own thread pool, no GIL hand-off; 7x7x1152 5x5 with a SiLU epilogue,
+  1.4M multiply-adds: 130 -> 82 us on two threads; 14x14x96 3x3, 0.17M: 25 -> 18 us);
+- a matmul from `min_matmul_macs` multiply-adds (2^22);
 - a pooling, a reduction or an elementwise chain from `min_points` loop points of its root (or first
-  member).
+  member; 2^18: benchmarks/split_threshold.py measures what a split costs).
 Its axis, which the executor cuts: a convolution's output rows (its pixels), or its filters when
 they outnumber the output pixels (Winograd: when `winograd_splits_filters` says so); a matmul's
 larger side (the product's rows, or its columns when they are more); otherwise the first loop every
@@ -21,9 +23,8 @@ along, runtime/kernels/conv_epilogue.py).
 A kernel nothing can cut (a product with a side of one element, which the compiled taps kernel runs,
 or one not planned as one matmul) gets `parts = 1`. `threads` is the number of parts (0: this machine's cores, as a TVM target's
 `num-cores`). The executor splits each kernel into `parts`, never more than the threads it runs with
-(runtime/parallel/threads.py, `decide_split`), and splits nothing outside a kernel or in a kernel
-without `split`. The thresholds' defaults are the executor's measured ones (`MIN_SPLIT_*` beside
-the kernels they were measured for), read when the pass runs.
+(runtime/parallel/threads.py, `split_parts`), and splits nothing outside a kernel, in a kernel
+without `split` or in a program no kernel pass has seen.
 """
 
 from __future__ import annotations
@@ -42,12 +43,10 @@ from xdsl.ir.affine import AffineDimExpr
 from xrelay.dialects.kernel import DispatchOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 from xrelay.passes.kernels.choose_conv_algorithm import kernel_root
-from xrelay.runtime.executor import plan
 from xrelay.runtime.executor.plan import split_loop
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.affine_views import unit_axes
-from xrelay.runtime.kernels import conv, linalg_conv
-from xrelay.runtime.kernels.depthwise_taps import MIN_SPLIT_DEPTHWISE_MACS, depthwise_geometry, tap_contraction
+from xrelay.runtime.kernels.depthwise_taps import depthwise_geometry, tap_contraction
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair
 from xrelay.runtime.native.conv_kernels import winograd_splits_filters
@@ -70,25 +69,21 @@ class SplitKernels(XRelayPass):
     """Set `split` on every kernel (see the module docstring for the options)."""
 
     threads: int = 0
-    min_conv_macs: int | None = None
-    min_depthwise_macs: int | None = None
-    min_matmul_macs: int | None = None
-    min_points: int | None = None
+    min_conv_macs: int = 1 << 22
+    min_depthwise_macs: int = 1 << 17
+    min_matmul_macs: int = 1 << 22
+    min_points: int = 1 << 18
     min_rows: int = 4
     long_op_points: int = 1 << 16
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         threads = self.threads or os.cpu_count() or 1
-        thresholds = (linalg_conv.MIN_SPLIT_MACS if self.min_conv_macs is None else self.min_conv_macs,
-                      conv.MIN_SPLIT_MATMUL_MACS if self.min_matmul_macs is None else self.min_matmul_macs,
-                      plan.MIN_SPLIT_ELEMENTS if self.min_points is None else self.min_points)
         for dispatch in op.walk():
             if isinstance(dispatch, DispatchOp) and dispatch.results:
-                axis, split = self.decide(dispatch, threads, *thresholds)
+                axis, split = self.decide(dispatch, threads)
                 dispatch.split = DenseArrayBase.from_list(i64, (axis, threads if split and threads > 1 else 1))
 
-    def decide(self, dispatch: DispatchOp, threads: int, min_conv_macs: int, min_matmul_macs: int,
-               min_points: int) -> tuple[int, bool]:
+    def decide(self, dispatch: DispatchOp, threads: int) -> tuple[int, bool]:
         """(the result axis, whether the kernel splits)."""
         shape = dispatch.results[0].type.get_shape()
         default_axis = next((a for a, n in enumerate(shape) if n >= 2 * threads), 0)
@@ -104,10 +99,9 @@ class SplitKernels(XRelayPass):
                 if pair is not None else None
             macs = _points(root)
             if geometry is None:  # depthwise (each channel its own filter) or not a 2-D convolution
-                least = MIN_SPLIT_DEPTHWISE_MACS if self.min_depthwise_macs is None else self.min_depthwise_macs
                 maps = [m.data for m in root.get_indexing_maps()]
                 depthwise = pair is not None and depthwise_geometry(maps, ranges, *pair, len(root.inputs)) is not None
-                return default_axis, depthwise and macs >= least
+                return default_axis, depthwise and macs >= self.min_depthwise_macs
             out = root.results[0].type.get_shape()
             n, f, oh, ow = (out[a] for a in geometry.out_axes)
             rows, filters = geometry.out_axes[2], geometry.out_axes[1]
@@ -117,13 +111,13 @@ class SplitKernels(XRelayPass):
                 return (filters if by_filters else rows), True
             channels_last = filters == len(out) - 1
             by_filters = channels_last and n * oh * ow < f and geometry.group_axes is None  # (groups: by rows)
-            return (filters if by_filters else rows), macs >= min_conv_macs and (channels_last or n == 1)
+            return (filters if by_filters else rows), macs >= self.min_conv_macs and (channels_last or n == 1)
         if kind == "matmul" and root is not None:
             axis = _matmul_axis(root)
-            return (default_axis, False) if axis is None else (axis, _points(root) >= min_matmul_macs)
+            return (default_axis, False) if axis is None else (axis, _points(root) >= self.min_matmul_macs)
         first = root if root is not None else _first_member(dispatch)
         axis = self._chunk_axis(first) if first is not None else None
-        return (default_axis, False) if axis is None else (axis, _points(first) >= min_points)
+        return (default_axis, False) if axis is None else (axis, _points(first) >= self.min_points)
 
     def _chunk_axis(self, op: LinalgStructuredOperation) -> int | None:
         """The result axis of the loop an elementwise, pooling or reduction op is cut along (see the

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from xrelay.runtime.executor import plan as split_plan
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
 from xrelay.runtime.executor.pad_step import PadStep, copy_key
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.kernels.conv import threaded_matmul
-from xrelay.runtime.parallel.threads import decide_split, split_threads
+from xrelay.runtime.parallel.threads import split_parts, split_threads
 
 def bind(program, env: list) -> list:
     """`program`'s body as functions of the environment, each step whose slots are all fixed and whose
@@ -42,24 +41,23 @@ def kept_call(step, env: list):
             return None
         lhs, rhs, product = kept
         parts, along = step.planned.split, step.planned.along
-        if parts == 1 or split_threads() == 1:
+        if split_parts(parts) == 1:
             def matmul(env: list) -> None:
                 np.matmul(lhs, rhs, out=product)
         else:
             def matmul(env: list) -> None:
-                threaded_matmul(lhs, rhs, out=product, threads=parts, along=along)  # (None: by size)
+                threaded_matmul(lhs, rhs, out=product, threads=parts, along=along)
 
         return matmul
     if isinstance(step, FusedTail):
         kept = step.kept
-        split, threads = decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)
         if kept is None or kept[1] is None:
             return None
         for (_, prepare, _), before in zip(step.members, kept[0], strict=True):
             arrays = prepare(env)
             if len(arrays) != len(before) or any(a is not b for a, b in zip(arrays, before)):
                 return None
-        calls, parts = kept[1], (threads or split_threads()) if split else 1
+        calls, parts = kept[1], split_parts(step.split)
 
         def ufuncs(env: list) -> None:
             calls(parts)
@@ -88,8 +86,7 @@ def kept_call(step, env: list):
             return None  # not a planned buffer: a fresh one every run
         if copy_key(*step.source_of(env, padded[step.interior])) != step.native[0]:
             return None
-        split, threads = decide_split(step.split, step.points, split_plan.MIN_SPLIT_ELEMENTS)
-        copy, parts, buffer = step.native[1], (threads or split_threads()) if split else 1, step.buffer
+        copy, parts, buffer = step.native[1], split_parts(step.split), step.buffer
 
         def pad(env: list) -> None:
             if buffer(env) is not padded:  # (its border, unless the plan keeps it)

@@ -240,19 +240,15 @@ class LinalgProgram:
         algorithm = self._kernel.algorithm if self._kernel is not None else None
         return algorithm is not None and algorithm.data == "generic"
 
-    def _split_parts(self) -> int | None:
+    def _split_parts(self) -> int:
         """How many threads the op being compiled splits over: its kernel's `split` parts (set by
-        `split-kernels`); 1 outside a kernel, or in one without `split`, of a built program; None (the
-        step decides by size) in a program not built."""
-        if not self.built:
-            return None
+        `split-kernels`); 1 outside a kernel, or in one without `split`."""
         parts = self._kernel.split_parts() if self._kernel is not None else None
         return 1 if parts is None else parts[1]
 
     def _split_axis(self, op: Structured) -> int | None:
         """The axis of `op`'s result its kernel's `split` cuts: the kernel's split axis when `op` has one
-        result of the rank of the kernel's first one; None (the step's own choice) otherwise, or in a
-        program not built."""
+        result of the rank of the kernel's first one; None otherwise."""
         split = self._kernel.split_parts() if self._kernel is not None else None
         if split is None or len(op.results) != 1 or not self._kernel.results:
             return None

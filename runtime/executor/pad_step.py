@@ -13,14 +13,13 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import SSAValue
 
-from xrelay.runtime.executor import plan as split_plan
 from xrelay.runtime.kernels.body_program import numpy_dtype, scalar_constant
 from xrelay.runtime.kernels.elementwise_programs import copy_into
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.executor.schedule import StepAccess
 from xrelay.runtime.native.window_kernels import as_four_axes, native_window
-from xrelay.runtime.parallel.threads import decide_split, run_parts, split_threads
+from xrelay.runtime.parallel.threads import run_parts, split_parts
 
 if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
@@ -114,7 +113,7 @@ class PadStep:
         self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
         self.rows = source_shape[self.axis] if source_shape else 1
         self.points = int(np.prod(shape, dtype=np.int64))
-        self.split: int | None = None  # its kernel's `split` parts, or None: decided by size
+        self.split: int | None = None  # its kernel's `split` parts, or None: whole
         self.native: tuple | None = None
         """(where the last copy's interior and source were, its compiled call or None: `native_window`)."""
 
@@ -135,7 +134,7 @@ class PadStep:
 
     def __call__(self, env: list) -> None:
         inside, source = self.source_of(env, self.buffer(env)[self.interior])
-        split, threads = decide_split(self.split, self.points, split_plan.MIN_SPLIT_ELEMENTS)
+        parts = split_parts(self.split)
         if isinstance(source, np.ndarray) and source.dtype == inside.dtype == np.float32:
             key = copy_key(inside, source)
             if self.native is None or self.native[0] != key:
@@ -145,7 +144,7 @@ class PadStep:
                 call = native_window(views[1], views[0]) if dense else None
                 self.native = (key, call)
             if self.native[1] is not None:  # one compiled copy, split into the kernel's parts in C
-                self.native[1]((threads or split_threads()) if split else 1)
+                self.native[1](parts)
                 return
         axis, source_shape = self.axis, self.source_shape
 
@@ -153,7 +152,7 @@ class PadStep:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, self.rows, split, threads)
+        run_parts(copy_rows, self.rows, parts > 1, parts)
 
 
 def copy_key(inside: np.ndarray, source: np.ndarray) -> tuple:

@@ -14,14 +14,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xrelay.runtime.kernels.affine_views import linear_form
-from xrelay.runtime.parallel.threads import decide_split, split_threads
+from xrelay.runtime.parallel.threads import split_parts
 from xrelay.runtime.native.window_kernels import chain_views, native_window
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
-
-MIN_SPLIT_ELEMENTS = 1 << 18
-"""Below this many loop points a step no kernel pass has seen runs on one thread
-(benchmarks/split_threshold.py measures what a split costs)."""
-
 
 def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None
                ) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
@@ -71,7 +66,7 @@ class ChunkedOp:
         self.points = int(np.prod(ranges, dtype=np.int64))
         self.whole = whole
         self.split: int | None = None
-        """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
+        """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: whole."""
         self.cuttable = True
         """False when its kernel's split names a loop it cannot be cut along: it runs whole."""
 
@@ -127,8 +122,7 @@ class FusedTail:
                 before = kept[0][len(prepared)]
                 same = len(arrays) == len(before) and all(a is b for a, b in zip(arrays, before))
             prepared.append((chunked, arrays))
-        split, threads = decide_split(self.split, self.points, MIN_SPLIT_ELEMENTS)
-        parts = (threads or split_threads()) if split else 1
+        parts = split_parts(self.split)
         if not same:  # (tried once per set of arrays, not on every run)
             native = native_tail(prepared)
             kept = self.kept = ([arrays for _, arrays in prepared], native, native is not None)

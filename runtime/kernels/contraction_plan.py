@@ -83,12 +83,12 @@ class PlannedContraction:
         self.groups, self.out_loops = groups, out_loops
         """The loops of the product's (B, M, N) axes; the loop of each axis of the output."""
         self.split: int | None = None
-        """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: decided by size."""
+        """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: whole."""
         self.along: int | None = None
-        """The product axis its kernel's `split` cuts (the one holding the split loop), or None: by size."""
+        """The product axis its kernel's `split` cuts (the one holding the split loop), or None: the larger."""
 
     def cut_along(self, loop: int | None) -> None:
-        """Cut the product along the (B, M, N) axis holding `loop` (None: by size)."""
+        """Cut the product along the (B, M, N) axis holding `loop` (None: the larger side)."""
         self.along = next((axis for axis, loops in enumerate(self.groups) if loop in loops), None)
         self.last: tuple | None = None
         """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""

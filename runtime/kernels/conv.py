@@ -14,7 +14,7 @@ import numpy as np
 
 from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
 from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_matmul, native_winograd
-from xrelay.runtime.parallel.threads import run_split, split_threads
+from xrelay.runtime.parallel.threads import run_split, split_parts
 
 
 
@@ -174,11 +174,11 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
                               threads: int | None = None, epilogue: Callable[[int, int], None] | None = None,
                               by_filters: bool | None = None) -> None:
     """`winograd_conv3x3` as one call to the native kernel (`runtime/native/conv_kernels.py`) on
-    `threads` OpenMP threads (default: numpy's BLAS thread count), its epilogue a `NativeEpilogue`
+    `threads` OpenMP threads (its kernel's `split` parts; None: one), its epilogue a `NativeEpilogue`
     applied to each value before it is stored, cut by filters or by rows of tiles as `by_filters` says (None:
     as `winograd_splits_filters` does); without the native kernel, `winograd_conv3x3` whole on
     the calling thread, then `epilogue(0, OH)` if given."""
-    threads = min(threads, split_threads()) if threads is not None else split_threads()
+    threads = split_parts(threads)
     if (epilogue is None or isinstance(epilogue, NativeEpilogue)) and native_winograd(
             x, u, m, out, accumulate, threads, epilogue, by_filters):
         return
@@ -187,27 +187,20 @@ def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndar
         epilogue(0, out.shape[2])
 
 
-MIN_SPLIT_MATMUL_MACS = 1 << 22
-"""`threaded_matmul` splits a product of at least this many multiply-adds over the worker threads."""
-
-
 def threaded_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None,
                     threads: int | None = None, along: int | None = None) -> np.ndarray:
     """`np.matmul(lhs, rhs, out=out)` for (B, M, K) @ (B, K, N), split over `threads` worker threads running
-    single-threaded BLAS along axis `along` of the (B, M, N) product, when the caller gives `threads` (a
-    kernel's `split`); by default (a program no kernel pass has seen) along the larger operand's rows or
-    columns, when the product is big enough to be worth a synchronisation."""
-    decided = threads is not None
-    threads = min(threads, split_threads()) if decided else split_threads()
-    m, k = lhs.shape[1:]
+    single-threaded BLAS along axis `along` of the (B, M, N) product (by default the larger operand's rows
+    or columns), as the caller's `threads` (a kernel's `split` parts; None: whole) say."""
+    threads = split_parts(threads)
+    m = lhs.shape[1]
     b, n = out.shape[0] if out is not None else max(lhs.shape[0], rhs.shape[0]), rhs.shape[-1]
     if out is None:
         out = np.empty((b, m, n), np.result_type(lhs, rhs))
     if along is None:
         along = 1 if m >= n else 2
     extent = (b, m, n)[along]
-    if (threads == 1 or extent < 2 * threads
-            or not (decided or b * m * n * k >= MIN_SPLIT_MATMUL_MACS)):
+    if threads == 1 or extent < 2 * threads:
         np.matmul(lhs, rhs, out=out)
         return out
     if native_matmul(lhs, rhs, out, along, threads):  # the parts claimed in C: no GIL hand-offs

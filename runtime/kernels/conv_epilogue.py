@@ -17,7 +17,6 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from xrelay.runtime.executor.plan import MIN_SPLIT_ELEMENTS
 from xrelay.runtime.kernels.depthwise_taps import depthwise_geometry
 from xrelay.runtime.kernels.linalg_conv import ConvGeometry, conv_geometry
 from xrelay.runtime.kernels.native_epilogue import native_epilogue
@@ -26,7 +25,7 @@ from xrelay.runtime.native.conv_kernels import available as native_available
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
-from xrelay.runtime.parallel.threads import decide_split, run_parts, split_threads
+from xrelay.runtime.parallel.threads import run_parts, split_parts, split_threads
 
 
 class RowTail:
@@ -125,7 +124,7 @@ class ConvStep:
         program's are on every run."""
         self.reuse_views = (False,)
         self.split: int | None = None
-        """The threads its runner splits over: its kernel's `split` parts, or None (decided by size)."""
+        """The threads its runner splits over: its kernel's `split` parts, or None (one)."""
         self.native_kept: tuple | None = None
         """(the Python epilogue of the last run, its `native_epilogue`)."""
         self.constant_weight = False
@@ -318,7 +317,8 @@ class TailIntoPad:
         return copy[3]
 
     def __call__(self, env: list) -> None:
-        run_parts(self.rows(env), self.tail.rows, *decide_split(self.tail.split, self.tail.points, MIN_SPLIT_ELEMENTS))
+        parts = split_parts(self.tail.split)
+        run_parts(self.rows(env), self.tail.rows, parts > 1, parts)
 
 
 def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], t: int, p: int) -> bool:

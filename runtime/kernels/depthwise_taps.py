@@ -14,7 +14,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 from xrelay.runtime.kernels.affine_views import LoopView, is_bare_permutation, loop_order, used_loops, window_form
 from xrelay.runtime.kernels.linalg_conv import ConvGeometry
 from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_depthwise, native_taps
-from xrelay.runtime.parallel.threads import decide_split, split_threads
+from xrelay.runtime.parallel.threads import split_parts
 
 
 MAX_TAPS = 64
@@ -83,12 +83,6 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
     return run
 
 
-MIN_SPLIT_DEPTHWISE_MACS = 1 << 17
-"""Depthwise convolutions of fewer multiply-adds run on one thread (`split-kernels`' default): the
-native kernel's split costs a claim from its own thread pool, no GIL hand-off (7x7x1152 5x5 with a
-SiLU epilogue, 1.4M multiply-adds: 130 -> 82 us on two threads; 14x14x96 3x3, 0.17M: 25 -> 18 us)."""
-
-
 class DepthwiseGeometry(ConvGeometry):
     """A depthwise convolution `out[n, f, oh, ow] += data[n, f, oh*s + kh*d + o, ...] * weight[f, 0, kh, kw]`
     (each channel its own filter) in any axis order: `weight_axes`' C is the weight's axis indexed by
@@ -115,9 +109,8 @@ class DepthwiseGeometry(ConvGeometry):
             if kept[0] is not weight:
                 kept[:] = (weight if constant else None), np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))
             if epilogue is None or isinstance(epilogue, NativeEpilogue):
-                split, threads = decide_split(parts, n * f * oh * ow * kh * kw, MIN_SPLIT_DEPTHWISE_MACS)
-                if native_depthwise(x, kept[1], self.strides, self.dilation, y, accumulate,
-                                    (threads or split_threads()) if split else 1, epilogue):
+                if native_depthwise(x, kept[1], self.strides, self.dilation, y, accumulate, split_parts(parts),
+                                    epilogue):
                     return True
             (sh, sw), (dh, dw) = self.strides, self.dilation
             for i in range(kh):

@@ -15,11 +15,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xrelay.runtime.kernels.affine_views import is_bare_permutation, window_form
 from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
 from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_im2col
-from xrelay.runtime.parallel.threads import decide_split, split_threads
-
-
-MIN_SPLIT_MACS = 1 << 22
-"""im2col convolutions of fewer multiply-adds run on one thread (`split-kernels`' default)."""
+from xrelay.runtime.parallel.threads import split_parts
 
 
 WINOGRAD_ALGORITHMS = ("winograd-f2", "winograd-f4")
@@ -87,7 +83,7 @@ class ConvGeometry:
                parts: int | None = None, split_axis: int | None = None):
         """`run(ins, out, accumulate, epilogue=None) -> bool`: Winograd where it applies and wins, else im2col
         + GEMM; False when neither takes the arrays. `algorithm` (set by `choose-conv-algorithm`) fixes the
-        choice; `parts` (set by `split-kernels`) is how many threads the native kernels use (None: by size),
+        choice; `parts` (set by `split-kernels`) is how many threads the native kernels use (None: one),
         and `split_axis`, the output axis they cut (the filters' or another: pixels; None: by shape).
         `epilogue(r0, r1)` runs once per block of final output rows (a `NativeEpilogue` inside the kernel)."""
         tile = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
@@ -112,7 +108,7 @@ class ConvGeometry:
 
         return run
 
-    def im2col_runner(self, constant_inputs: Sequence[bool], split_parts: int | None = None,
+    def im2col_runner(self, constant_inputs: Sequence[bool], parts: int | None = None,
                       by_filters: bool | None = None):
         """`run(ins, out, accumulate, epilogue=None) -> bool` computing this conv as im2col + GEMM: one
         `native_im2col` call for a channels-last output, else on numpy one strided patch copy and one matmul,
@@ -147,10 +143,9 @@ class ConvGeometry:
             if not channels_last and not (n == 1 and y.flags.c_contiguous):
                 return False
             if channels_last and (epilogue is None or isinstance(epilogue, NativeEpilogue)):
-                split, threads = decide_split(split_parts, n * oh * ow * kk * f, MIN_SPLIT_MACS)
                 wmat = matrix(weight, w, (*lead, *(a + shift for a in (2, 3, 1, 0))), groups * kk)
                 if native_im2col(x, wmat, (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
-                                 accumulate, (threads or split_threads()) if split else 1,
+                                 accumulate, split_parts(parts),
                                  (n * oh * ow < f if by_filters is None else by_filters) and not grouped,
                                  epilogue, groups):
                     return True

@@ -179,14 +179,11 @@ def run_split(threads: int, calls: list) -> None:
         _worker_pool(threads - 1).run(calls)
 
 
-def decide_split(parts: int | None, work: int, threshold: int) -> tuple[bool, int | None]:
-    """(whether a step splits, over how many threads: None for all of them): the `parts` of its
-    kernel's `split` attribute when a pass chose them (passes/kernels/split_kernels.py; 1: it runs
-    whole; never more parts than this program has threads), else whether `work` reaches `threshold`
-    (a program no kernel pass has seen)."""
-    if parts is None:
-        return work >= threshold, None
-    return parts > 1, min(parts, split_threads())
+def split_parts(parts: int | None) -> int:
+    """Over how many threads a step splits: the `parts` of its kernel's `split` attribute
+    (passes/kernels/split_kernels.py), never more than this program has threads; 1 (it runs whole)
+    without one, as outside a kernel and in a program no kernel pass has seen."""
+    return min(parts, split_threads()) if parts is not None and parts > 1 else 1
 
 
 def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:

@@ -171,11 +171,13 @@ def test_conv3x3_with_constant_weight_runs_by_winograd(layouts, hw, m, winograd_
     wl = w.transpose(["OIHW".index(a) for a in kernel_layout])
     expected = reference_conv3x3(x, w, 1).transpose(["NCHW".index(a) for a in data_layout])
     bound = bind_params_by_name(conv_module(xl.shape, wl.shape, data_layout, kernel_layout), {"w": wl})
-    for level in ("linalg", "memref"):
+    # Built (`choose-conv-algorithm` picks the tile), and op by op at the memref level (im2col).
+    for module in (formed(lower(bound, to="linalg")), lower(bound, to="memref")):
         for _ in range(2):  # the second run reuses the transformed weight
-            (got,) = run_linalg(lower(bound, to=level), {"x": xl})
+            (got,) = run_linalg(module, {"x": xl})
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
-    assert winograd_calls == ([] if m is None else [m] * 4)
+    # (a built program's second run may replay the kept native call instead of calling the runner)
+    assert sorted(set(winograd_calls)) == ([] if m is None else [m])
 
 
 def test_conv3x3_with_argument_weight_is_not_winograd(winograd_calls):
@@ -208,7 +210,7 @@ def test_winograd_conv_accumulates_into_a_nonzero_init(winograd_calls):
       func.return %c : tensor<1x8x20x32xf32>
     }}
     """
-    (got,) = run_linalg(parse(text), {"x": x})
+    (got,) = run_linalg(formed(parse(text)), {"x": x})
     expected = 0.5 + reference_conv3x3(x, w, 0)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
     assert winograd_calls == [4]  # 5 x 8 tiles of 4x4

@@ -234,7 +234,7 @@ def test_winograd_weights_are_g_w_gt():
 
 
 def test_winograd_tile_choice():
-    from xrelay.runtime.kernels.conv import winograd_tile
+    from xrelay.passes.kernels.choose_conv_algorithm import winograd_tile
 
     assert winograd_tile(1, 64, 64, 56, 56) == 4  # 196 tiles of 4x4
     assert winograd_tile(1, 128, 128, 28, 28) == 4  # 49 tiles

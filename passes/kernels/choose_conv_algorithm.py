@@ -4,7 +4,7 @@ For every `kernel.dispatch` whose root is a 2-D convolution (any axis order: rea
 maps), the pass sets `algorithm`:
 - "winograd-f4" / "winograd-f2": F(m x m, 3 x 3) for a 3x3 stride-1 undilated convolution with a
   constant weight (its transform is made once), when `winograd` is on and a tile m divides the output
-  and leaves enough tiles (`runtime.conv.winograd_tile`, measured on OpenBLAS);
+  and leaves enough tiles (`winograd_tile`, measured on OpenBLAS);
 - "im2col": one GEMM per block of output rows over copied patches (a 1x1 stride-1 convolution's
   patches are its data, no copy); a grouped one (a group loop in all three maps,
   `linalg_conv.conv_geometry`) one GEMM per group of each block;
@@ -26,10 +26,22 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 
 from xrelay.dialects.kernel import DispatchOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
-from xrelay.runtime.kernels.conv import winograd_tile
+from xrelay.runtime.kernels.conv import WINOGRAD_TILES
 from xrelay.runtime.kernels.depthwise_taps import depthwise_geometry
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair, is_constant
+
+
+def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
+    """The Winograd tile m worth using for a 3x3 stride-1 conv of this shape, or None (im2col is faster):
+    the largest m that divides OH and OW leaving at least 40 tiles, with at least 8 input and output
+    channels (fewer tiles make the point-wise matmuls too thin; fewer channels, the transforms dominate)."""
+    if min(c, f) < 8:
+        return None
+    for m in sorted(WINOGRAD_TILES, reverse=True):
+        if oh % m == 0 and ow % m == 0 and n * (oh // m) * (ow // m) >= 40:
+            return m
+    return None
 
 
 def conv_algorithm(root: LinalgStructuredOperation, winograd: bool) -> str:

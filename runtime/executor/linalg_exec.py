@@ -226,8 +226,8 @@ class LinalgProgram:
 
     def _algorithm(self) -> str | None:
         """The convolution algorithm the op being compiled runs by: its kernel's ("generic" when no
-        pass chose one, or outside a kernel of a built program); None (the step's own choice) in a
-        program not built."""
+        pass chose one, or outside a kernel of a built program); None in a program not built (a
+        convolution by im2col, a depthwise one by the depthwise kernel: `ConvStep.of`)."""
         if not self.built:
             return None
         if self._kernel is None or self._kernel.algorithm is None:

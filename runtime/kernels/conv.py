@@ -158,18 +158,6 @@ def _winograd_transforms(m: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarra
     return bt, at
 
 
-def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
-    """The Winograd tile m worth using for a 3x3 stride-1 conv of this shape, or None (im2col is faster):
-    the largest m that divides OH and OW leaving at least 40 tiles, with at least 8 input and output
-    channels (fewer tiles make the point-wise matmuls too thin; fewer channels, the transforms dominate)."""
-    if min(c, f) < 8:
-        return None
-    for m in sorted(WINOGRAD_TILES, reverse=True):
-        if oh % m == 0 and ow % m == 0 and n * (oh // m) * (ow // m) >= 40:
-            return m
-    return None
-
-
 def winograd_conv3x3_threaded(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool = False,
                               threads: int | None = None, epilogue: Callable[[int, int], None] | None = None,
                               by_filters: bool | None = None) -> None:

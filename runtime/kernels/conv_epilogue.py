@@ -145,7 +145,8 @@ class ConvStep:
            algorithm: str | None = None, parts: int | None = None, split_axis: int | None = None) -> ConvStep | None:
         """The step of `op` if it is a convolution; `algorithm` as `ConvGeometry.runner` takes it
         ("depthwise": the depthwise kernel; "generic": None, the op is contracted generically; None, in
-        a program not built: the step's own choice), `parts` and `split_axis` as it takes them."""
+        a program not built: im2col or the depthwise kernel, as the op is), `parts` and `split_axis` as
+        it takes them."""
         if len(op.outputs) != 1 or len(op.results) != 1:
             return None
         pair = contraction_pair(op, 0)

@@ -13,12 +13,9 @@ import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.kernels.affine_views import is_bare_permutation, window_form
-from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_tile, winograd_weights
+from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_weights
 from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_im2col
 from xrelay.runtime.parallel.threads import split_parts
-
-
-WINOGRAD_ALGORITHMS = ("winograd-f2", "winograd-f4")
 
 
 @dataclass(frozen=True)
@@ -81,13 +78,13 @@ class ConvGeometry:
 
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
                parts: int | None = None, split_axis: int | None = None):
-        """`run(ins, out, accumulate, epilogue=None) -> bool`: Winograd where it applies and wins, else im2col
-        + GEMM; False when neither takes the arrays. `algorithm` (set by `choose-conv-algorithm`) fixes the
-        choice; `parts` (set by `split-kernels`) is how many threads the native kernels use (None: one),
+        """`run(ins, out, accumulate, epilogue=None) -> bool`: Winograd F(m x m, 3 x 3) as `algorithm` (set by
+        `choose-conv-algorithm`) names it (`winograd-f2`, `winograd-f4`) where it applies, else im2col +
+        GEMM; False when neither takes the arrays. `parts` (set by `split-kernels`) is how many threads the native kernels use (None: one),
         and `split_axis`, the output axis they cut (the filters' or another: pixels; None: by shape).
         `epilogue(r0, r1)` runs once per block of final output rows (a `NativeEpilogue` inside the kernel)."""
-        tile = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
-        winograd = algorithm in (None, *WINOGRAD_ALGORITHMS) and self.winograd_applies(ranges, constant_inputs)
+        m = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
+        winograd = m is not None and self.winograd_applies(ranges, constant_inputs)
         transformed: list = [None, None, None]  # the weight array seen, its tile, its transform
         by_filters = None if split_axis is None else split_axis == self.out_axes[1]
         im2col = self.im2col_runner(constant_inputs, parts, by_filters)
@@ -96,9 +93,8 @@ class ConvGeometry:
             views = self._views(ins, out) if winograd else None
             if views is not None:
                 weight, x, w, y = views
-                n, f, oh, ow = y.shape
-                m = winograd_tile(n, x.shape[1], f, oh, ow) if tile is None else tile
-                if m is not None and not (oh % m or ow % m):
+                oh, ow = y.shape[2:]
+                if not (oh % m or ow % m):
                     if transformed[0] is not weight or transformed[1] != m:
                         transformed[:] = weight, m, winograd_weights(w, m)
                     winograd_conv3x3_threaded(x, transformed[2], m, y, accumulate, threads=parts, epilogue=epilogue,

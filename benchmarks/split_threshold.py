@@ -78,7 +78,7 @@ def handoff_latency(rounds: int) -> float:
     with split_blas_threads():
         for _ in range(rounds * 20):
             start = time.perf_counter()
-            run_parts(lambda r0, r1: None, 4, True, 2)
+            run_parts(lambda r0, r1: None, 4, 2)
             times.append(time.perf_counter() - start)
     return min(times)
 

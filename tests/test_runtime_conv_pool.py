@@ -358,7 +358,7 @@ def test_run_parts_covers_every_row_once_on_distinct_threads(threads, rows):
     from xrelay.runtime.parallel.threads import run_parts
 
     seen = []
-    run_parts(lambda r0, r1: seen.append((r0, r1, threading.get_ident())), rows, True, threads=threads)
+    run_parts(lambda r0, r1: seen.append((r0, r1, threading.get_ident())), rows, threads=threads)
     assert sorted(r for r0, r1, _ in seen for r in range(r0, r1)) == list(range(rows))
     assert len(seen) == (threads if rows >= 2 * threads else 1)
     assert len({ident for *_, ident in seen}) == len(seen)  # each part on a thread of its own
@@ -373,9 +373,9 @@ def test_split_failure_on_a_worker_is_raised_here_and_the_workers_keep_serving()
             raise ValueError(f"part {r0}:{r1} failed")
 
     with pytest.raises(ValueError, match="part 4:8 failed"):
-        run_parts(part, 8, True, threads=2)
+        run_parts(part, 8, threads=2)
     done = []
-    run_parts(lambda r0, r1: done.append((r0, r1)), 8, True, threads=2)
+    run_parts(lambda r0, r1: done.append((r0, r1)), 8, threads=2)
     assert sorted(done) == [(0, 4), (4, 8)]
 
 
@@ -389,9 +389,9 @@ def test_split_inside_a_split_runs_on_the_calling_thread():
     inner = []
 
     def outer(r0, r1):
-        run_parts(lambda a, b: inner.append((r0, a, b, threading.get_ident())), 4, True, threads=2)
+        run_parts(lambda a, b: inner.append((r0, a, b, threading.get_ident())), 4, threads=2)
 
-    run_parts(outer, 4, True, threads=2)
+    run_parts(outer, 4, threads=2)
     assert sorted((r0, a, b) for r0, a, b, _ in inner) == [(0, 0, 2), (0, 2, 4), (2, 0, 2), (2, 2, 4)]
     by_outer = {}
     for r0, _, _, ident in inner:

@@ -42,7 +42,8 @@ from xrelay.dialects.upstream_tensor import concat_as_inserts
 from xrelay.dialects.upstream_tensor_ops import EmptyOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 from xrelay.runtime.executor.memory_plan import (
-    MemoryPlan, PlannedBuffer, StorageTracker, last_uses, place_in_slices, roots_and_lifetimes,
+    MemoryPlan, PlannedBuffer, StorageTracker, fresh_single_use, last_uses, place_in_slices, reusable_input,
+    roots_and_lifetimes,
 )
 
 RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp, tensor.CastOp)
@@ -133,26 +134,6 @@ class _Tracer:
                     tracker.alias(slot(result), out, written_at=step)
         else:
             raise Untracked(op.name)
-
-
-def fresh_single_use(value: SSAValue) -> bool:
-    """Whether the executor writes into `value`'s buffer in place (`LinalgProgram._fresh_single_use`)."""
-    return isinstance(value.owner, tensor.EmptyOp | tensor.InsertSliceOp | Structured) and value.has_one_use()
-
-
-def reusable_input(op: Structured) -> int | None:
-    """The input an elementwise op in a kernel writes its result over (`LinalgProgram._reusable_input`)."""
-    if len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
-            or not op.outputs[0].has_one_use() or not op.results:
-        return None
-    if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
-        return None
-    maps = op.get_indexing_maps().data
-    for i, value in enumerate(op.inputs):
-        if (value.type == op.outputs[0].type and maps[i] == maps[-1] and value.has_one_use()
-                and isinstance(value.owner, Structured) and value.owner.results):
-            return i
-    return None
 
 
 def shuffled_transpose(source: SSAValue) -> linalg.TransposeOp | None:

@@ -27,7 +27,7 @@ from xrelay.runtime.executor.buffer_steps import (
     compile_allocation, compile_broadcast, compile_constant, compile_copy, compile_dealloc, compile_get_global,
 )
 from xrelay.runtime.executor.kernel_steps import assemble
-from xrelay.runtime.executor.memory_plan import StorageTracker
+from xrelay.runtime.executor.memory_plan import StorageTracker, fresh_single_use
 from xrelay.runtime.executor.pad_step import compile_pad, keep_borders
 from xrelay.runtime.executor.placement import ir_plan, is_placed
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
@@ -207,7 +207,7 @@ class LinalgProgram:
         fill = init.owner  # (kernels are formed on tensors: the fill's result)
         if self._kernel is None or fill not in self.fill_steps:  # outside a kernel every op runs by itself
             return False
-        if not (init.has_one_use() and self._fresh_single_use(fill.outputs[0])):
+        if not (init.has_one_use() and fresh_single_use(fill.outputs[0])):
             return False  # dropped, the fill would leave this op writing into a tensor others read
         value = fill.inputs[0].owner
         if not (isinstance(value, arith.ConstantOp) and isinstance(value.value, FloatAttr | IntegerAttr)):
@@ -254,29 +254,6 @@ class LinalgProgram:
             return None
         rank = len(op.results[0].type.get_shape())
         return split[0] if rank == len(self._kernel.results[0].type.get_shape()) else None
-
-    def _fresh_single_use(self, value: SSAValue) -> bool:
-        owner = value.owner
-        fresh = isinstance(owner, tensor.EmptyOp | tensor.InsertSliceOp | Structured)
-        return fresh and value.has_one_use()
-
-    def _reusable_input(self, op: Structured) -> int | None:
-        """The input an elementwise tensor op may write its result over, if any: `op` has one output,
-        from a fresh single-use `tensor.empty`, and all-parallel loops; the input has the output's
-        type and map, is used only here (so not returned either), and is the result of another
-        structured op (a buffer this program allocated, not an argument, a constant or a view)."""
-        if self._kernel is None or len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
-                or not op.outputs[0].has_one_use() or not op.results:
-            return None
-        if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
-            return None
-        maps = op.get_indexing_maps().data
-        out_map, out_type = maps[-1], op.outputs[0].type
-        for i, value in enumerate(op.inputs):
-            if (value.type == out_type and maps[i] == out_map and value.has_one_use()
-                    and isinstance(value.owner, Structured) and value.owner.results):
-                return i
-        return None
 
     def _fuse(self, op: Structured, chunked: ChunkedOp, prepare, finish) -> None:
         """Add an elementwise op to the fused tail it continues (it reads the last member's result

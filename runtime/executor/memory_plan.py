@@ -15,6 +15,33 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects import tensor
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation as Structured
+from xdsl.ir import SSAValue
+
+
+def fresh_single_use(value: SSAValue) -> bool:
+    """Whether the executor writes into `value`'s buffer in place: a fresh buffer (an empty's, an
+    insert's or a structured op's result) that nothing else reads."""
+    return isinstance(value.owner, tensor.EmptyOp | tensor.InsertSliceOp | Structured) and value.has_one_use()
+
+
+def reusable_input(op: Structured) -> int | None:
+    """The input an elementwise tensor op in a kernel writes its result over, if any: `op` has one
+    output, from a fresh single-use `tensor.empty`, and all-parallel loops; the input has the output's
+    type and map, is used only here (so not returned either), and is the result of another
+    structured op (a buffer the program allocated, not an argument, a constant or a view)."""
+    if len(op.outputs) != 1 or not isinstance(op.outputs[0].owner, tensor.EmptyOp) \
+            or not op.outputs[0].has_one_use() or not op.results:
+        return None
+    if any(str(it.data) != "parallel" for it in op.get_iterator_types()):
+        return None
+    maps = op.get_indexing_maps().data
+    for i, value in enumerate(op.inputs):
+        if (value.type == op.outputs[0].type and maps[i] == maps[-1] and value.has_one_use()
+                and isinstance(value.owner, Structured) and value.owner.results):
+            return i
+    return None
 
 
 @dataclass

@@ -112,7 +112,6 @@ class PadStep:
         # the first axis of more than one row.
         self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
         self.rows = source_shape[self.axis] if source_shape else 1
-        self.points = int(np.prod(shape, dtype=np.int64))
         self.split: int | None = None  # its kernel's `split` parts, or None: whole
         self.native: tuple | None = None
         """(where the last copy's interior and source were, its compiled call or None: `native_window`)."""
@@ -152,7 +151,7 @@ class PadStep:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, self.rows, parts > 1, parts)
+        run_parts(copy_rows, self.rows, parts)
 
 
 def copy_key(inside: np.ndarray, source: np.ndarray) -> tuple:

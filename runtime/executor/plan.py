@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 from xrelay.runtime.kernels.affine_views import linear_form
 from xrelay.runtime.parallel.threads import split_parts
 from xrelay.runtime.native.window_kernels import chain_views, native_window
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
+
 
 def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None
                ) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
@@ -63,7 +62,6 @@ class ChunkedOp:
     def __init__(self, op: Structured, ranges: Sequence[int], loop: int, cuts: list, whole: Callable[[list], None]):
         self.op, self.ranges, self.loop, self.cuts = op, tuple(ranges), loop, cuts
         self.rows = ranges[loop]
-        self.points = int(np.prod(ranges, dtype=np.int64))
         self.whole = whole
         self.split: int | None = None
         """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: whole."""
@@ -99,7 +97,7 @@ class FusedTail:
 
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
-        self.rows, self.points, self.split = first.rows, first.points, first.split
+        self.rows, self.split = first.rows, first.split
         self.kept: tuple[list, Callable[[int], None], bool] | None = None
         """(each member's operand arrays of the last run, their compiled call (`native_tail`) given a
         thread count or None (numpy), whether there is one)."""

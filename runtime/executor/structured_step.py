@@ -11,6 +11,7 @@ import numpy as np
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir.affine import AffineDimExpr
 
+from xrelay.runtime.executor.memory_plan import fresh_single_use, reusable_input
 from xrelay.runtime.executor.plan import ChunkedOp
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
@@ -57,9 +58,9 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
     if op.results:
         # Tensor semantics: results are the updated outs; copy an out unless it is
         # a fresh buffer nobody else sees.
-        copy = [not program._fresh_single_use(v) for v in op.outputs]
+        copy = [not fresh_single_use(v) for v in op.outputs]
         results = [slot(r) for r in op.results]
-        reuse = program._reusable_input(op)
+        reuse = reusable_input(op) if program._kernel is not None else None
         if reuse is not None:  # elementwise: write over an input nobody reads afterwards
             copy = [False]
             program.memory.drop(operands[n_in])  # its tensor.empty is never touched

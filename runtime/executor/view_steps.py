@@ -14,6 +14,7 @@ import numpy as np
 from xdsl.dialects import bufferization, memref, tensor
 from xdsl.ir import Operation
 
+from xrelay.runtime.executor.memory_plan import fresh_single_use
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
 from xrelay.runtime.native.window_kernels import same_view
 
@@ -52,7 +53,7 @@ def compile_insert_slice(program: LinalgProgram, op: tensor.InsertSliceOp) -> No
     slot = program._slot
     index = static_slices(op)
     src, dst, out = slot(op.source), slot(op.dest), slot(op.result)
-    copy = not program._fresh_single_use(op.dest)
+    copy = not fresh_single_use(op.dest)
     view_shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(index, op.dest.type.get_shape()))
     if not copy:
         program.memory.alias(out, dst)

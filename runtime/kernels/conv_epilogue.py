@@ -318,8 +318,7 @@ class TailIntoPad:
         return copy[3]
 
     def __call__(self, env: list) -> None:
-        parts = split_parts(self.tail.split)
-        run_parts(self.rows(env), self.tail.rows, parts > 1, parts)
+        run_parts(self.rows(env), self.tail.rows, split_parts(self.tail.split))
 
 
 def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int], t: int, p: int) -> bool:

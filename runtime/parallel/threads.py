@@ -89,13 +89,9 @@ def split_blas_threads():
             set_blas_threads(before)
 
 
-def thread_count(threads: int | None) -> int:
-    return threads or (_split_threads[-1] if _split_threads else None) or blas_threads() or 1
-
-
 def split_threads() -> int:
     """How many worker threads `run_parts` and the `threaded_*` helpers split over here and now."""
-    return thread_count(None)
+    return (_split_threads[-1] if _split_threads else None) or blas_threads() or 1
 
 
 class _Workers:
@@ -186,11 +182,10 @@ def split_parts(parts: int | None) -> int:
     return min(parts, split_threads()) if parts is not None and parts > 1 else 1
 
 
-def run_parts(part, rows: int, split: bool, threads: int | None = None) -> None:
-    """`part(r0, r1)` over `rows` split into one even range per worker thread (numpy's BLAS thread
-    count by default) when `split` and there are at least 2 rows per thread, else `part(0, rows)` here."""
-    threads = thread_count(threads)
-    if threads == 1 or not split or rows < 2 * threads:
+def run_parts(part, rows: int, threads: int) -> None:
+    """`part(r0, r1)` over `rows` split into one even range per thread (`split_parts`' count) when
+    there are at least 2 rows per thread, else `part(0, rows)` here."""
+    if threads <= 1 or rows < 2 * threads:
         part(0, rows)
         return
     size = -(-rows // threads)

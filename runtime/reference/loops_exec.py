@@ -1,8 +1,10 @@
 """Executor for loops-level modules (`scf.for` nests over memrefs).
 
 `compile_loops(module)` translates `@main` once into Python source and `exec`s it. Every memref is
-a flat numpy array (views share their source's). A top-level nest that is the loops of a structured
-op runs over whole arrays (`loop_nests.raise_nest`); any other nest scalar by scalar: SSA values as
+a flat numpy array (views share their source's; whole arrays are seen through the type's layout,
+`_shaped`, and a copy through a subview indexes element positions, `flat_positions`). A top-level
+nest that is the loops of a structured op runs over whole arrays (`loop_nests.raise_nest`); any
+other nest scalar by scalar: SSA values as
 locals, the buffers it touches as Python lists for its duration, loads and stores indexing them
 with row-major offsets, scalar ops as Python expressions (`loops_source`), `scf.for` as `range`.
 Scalars are Python floats inside a scalar nest, rounded to the element type when written back."""
@@ -30,10 +32,40 @@ from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.runtime.kernels.body_program import numpy_dtype
 from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, check_argument, entry_and_globals
 from xrelay.runtime.reference.loop_nests import raise_nest
-from xrelay.runtime.executor.static_layouts import static_layouts
+from xrelay.runtime.executor.static_layouts import layout_of, static_layouts
 from xrelay.runtime.kernels import integer_ops
-from xrelay.runtime.reference.loop_views import _shaped, flat_positions
 from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _CMPF, _RUNTIME, _UNARY, SourceWriter, _affine_source
+
+
+def _view(flat: np.ndarray, mtype: MemRefType) -> np.ndarray:
+    """The flat array of a memref's buffer seen with the memref's shape, strides and offset (its
+    type's layout, `static_layouts.layout_of`)."""
+    strides, offset = layout_of(mtype)
+    return np.lib.stride_tricks.as_strided(flat[offset:], tuple(mtype.get_shape()),
+                                           tuple(s * flat.itemsize for s in strides))
+
+
+def _shaped(raised, types: list[MemRefType]):
+    """`raised.run` called on flat arrays, each viewed as its memref type says; the view of an array
+    seen last time is reused, so constant weights stay the same object (their Winograd transform is
+    cached on it)."""
+    seen: list = [None] * len(types)
+
+    def run(*flats):
+        for i, (flat, mtype) in enumerate(zip(flats, types)):
+            if seen[i] is None or seen[i][0] is not flat:
+                seen[i] = (flat, _view(flat, mtype))
+        raised.run([view for _, view in seen])
+
+    return run
+
+
+def flat_positions(mtype: MemRefType) -> np.ndarray:
+    """The positions in its buffer's flat array of every element of a memref, in row-major order
+    (a copy through a subview indexes them)."""
+    strides, offset = layout_of(mtype)
+    extent = offset + sum(max(n - 1, 0) * s for n, s in zip(mtype.get_shape(), strides)) + 1
+    return _view(np.arange(extent, dtype=np.int64), mtype).reshape(-1)
 
 
 class LoopsCompiler(SourceWriter):

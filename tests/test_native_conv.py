@@ -500,3 +500,5 @@ def test_pointwise_tiles_equal_numpy(c, f, by_filters, threads):
     assert native_im2col(nchw(x), wmat, (1, 1), (1, 1), (1, 1), nchw(interior), False, threads, by_filters, epilogue)
     np.testing.assert_allclose(interior, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
     assert not padded[:, 0].any() and not padded[:, :, -1].any() and not padded[:, -1].any()
+    empty = np.zeros((0, 5, 7, f), np.float32)  # no pixels: nothing to do, and no division by zero strips
+    assert native_im2col(nchw(x[:0]), wmat, (1, 1), (1, 1), (1, 1), nchw(empty), False, threads, by_filters, None)

@@ -627,92 +627,10 @@ static void store_pixels(float *product, int64_t ld, int64_t oh, int64_t ow, int
     }
 }
 
-struct im2col_job {
-    const float *x; const int64_t *xs; int64_t c; const float *wmat; int64_t f, kh, kw, sh, sw, dh, dw;
-    const float *acc; const int64_t *accs; float *y; const int64_t *ys; float *y2; const int64_t *ys2;
-    int64_t oh, ow, pixels, block, groups; sgemm_fn sgemm; const epilogue_op *ops; int n_ops;
-    float *cols, *product;  /* by filters: all pixels' patches and products, shared */
-    int failed;
-};
-
-/* Block b of output pixels: per group, its patches and their product with the group's weight
- * matrix; then all filters stored. */
-static void im2col_block(void *context, int64_t b) {
-    struct im2col_job *j = context;
-    const int64_t k = j->kh * j->kw * j->c, fg = j->f / j->groups;
-    int64_t p0 = b * j->block, p1 = p0 + j->block < j->pixels ? p0 + j->block : j->pixels;
-    if (p0 >= p1) return;
-    float *cols = scratch((size_t)(j->block * (k + j->f)) * sizeof(float));
-    if (!cols) { j->failed = 1; return; }
-    float *product = cols + j->block * k;
-    /* A 1x1 window at stride 1 over dense channels-last images: the patches are the data's own rows. */
-    const int64_t channels = j->c * j->groups;
-    const int dense = j->kh == 1 && j->kw == 1 && j->sh == 1 && j->sw == 1 && j->xs[3] == 1 && j->xs[2] == channels
-                      && j->xs[1] == j->ow * channels && j->xs[0] == j->oh * j->ow * channels;
-    /* One GEMM per block and group: a GEMM per image row would pack the weight matrix again for each row.
-     * Pixels evenly strided in y (dense images, filters innermost): the product goes straight into y
-     * and the epilogue runs over it there (a copy of the output through a scratch product costs as
-     * much as a small GEMM). */
-    const int dense_out = !j->acc && j->ys[3] == 1 && j->ys[1] == j->ow * j->ys[2] && j->ys[0] == j->oh * j->ys[1];
-    float *dst = dense_out ? j->y + p0 * j->ys[2] : product;
-    const int64_t ldc = dense_out ? j->ys[2] : j->f;
-    for (int64_t g = 0; g < j->groups; g++) {
-        const float *patches = dense ? j->x + p0 * channels + g * j->c : cols;
-        if (!dense)
-            gather_patches(j->x + g * j->c * j->xs[3], j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw,
-                           j->oh, j->ow, p0, p1, cols);
-        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, fg, k, 1.0f, patches, dense ? channels : k,
-                 j->wmat + g * k * fg, fg, 0.0f, dst + g * fg, ldc);
-    }
-    if (!dense_out) {
-        store_pixels(product, j->f, j->oh, j->ow, p0, p1, 0, j->f, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2,
-                     j->ops, j->n_ops);
-        return;
-    }
-    epilogue_pixels(dst, j->ys[2], j->f, p1 - p0, cursor_at(p0, j->oh, j->ow), 0, j->ops, j->n_ops);
-    if (j->y2) {
-        pixel_cursor at = cursor_at(p0, j->oh, j->ow);
-        for (int64_t p = p0; p < p1; p++, cursor_next(&at)) put(dst + (p - p0) * j->ys[2], j->f, at.img, at.y, at.x, 0, j->y2, j->ys2);
-    }
-}
-
-/* By filters, first: the patches of pixel block b into the shared matrix. */
-static void im2col_gather(void *context, int64_t b) {
-    struct im2col_job *j = context;
-    const int64_t k = j->kh * j->kw * j->c;
-    int64_t p0 = b * j->block, p1 = p0 + j->block < j->pixels ? p0 + j->block : j->pixels;
-    if (p0 < p1)
-        gather_patches(j->x, j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->oh, j->ow, p0, p1,
-                       j->cols + p0 * k);
-}
-
-/* By filters, then: every pixel's product with filters [s * block, (s + 1) * block), stored. */
-static void im2col_filters(void *context, int64_t share) {
-    struct im2col_job *j = context;
-    const int64_t k = j->kh * j->kw * j->c;
-    int64_t f0 = share * j->block, f1 = f0 + j->block < j->f ? f0 + j->block : j->f;
-    if (f0 >= f1) return;
-    j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, j->pixels, f1 - f0, k, 1.0f, j->cols, k, j->wmat + f0, j->f, 0.0f,
-             j->product + f0, j->f);
-    store_pixels(j->product + f0, j->f, j->oh, j->ow, 0, j->pixels, f0, f1, j->acc, j->accs, j->y, j->ys, j->y2,
-                 j->ys2, j->ops, j->n_ops);
-}
-
-/* ---- Pointwise: a 1x1 stride-1 convolution of pixels evenly strided in x (its channels dense), on
- * AVX-512: sums of PT pixels x up to FV vectors of 16 filters in registers over the channels (KB at a
- * time: a panel of weights stays in cache while every tile of the strip reads it), read straight
- * from x and the (c, f) weight matrix; a unit is a strip of pixels (and, by filters, a share of
- * them), whose values then go through the epilogue and into y and y2 a few pixels at a time, while
- * in L1 (sgemm's product went through it and into a pad's interior from L2: MobileNet v2's
- * expansions with their clip and pad 10-20% slower on one thread). */
 #ifdef __AVX512F__
 #include <immintrin.h>
 enum { PT = 6, FV = 4, KB = 256, STORE_VALUES = 2048 };
 
-struct pointwise_job {
-    const float *x; int64_t ldx, c; const float *w; int64_t f; float *y; const int64_t *ys; float *y2;
-    const int64_t *ys2; int64_t oh, ow, pixels, strip, share, shares; const epilogue_op *ops; int n_ops, failed;
-};
 
 /* out[i * ldo + q] (+= unless `first`) sum over k < c of x[i * ldx + k] * w[k * ldw + q], for i < PN,
  * q < fn <= 16 * NV. */
@@ -763,6 +681,102 @@ static void pointwise_sizes(const float *x, int64_t ldx, int64_t c, const float 
     default: POINTWISE_NV(PT);
     }
 }
+#endif
+
+struct im2col_job {
+    const float *x; const int64_t *xs; int64_t c; const float *wmat; int64_t f, kh, kw, sh, sw, dh, dw;
+    const float *acc; const int64_t *accs; float *y; const int64_t *ys; float *y2; const int64_t *ys2;
+    int64_t oh, ow, pixels, block, groups; sgemm_fn sgemm; const epilogue_op *ops; int n_ops;
+    float *cols, *product;  /* by filters: all pixels' patches and products, shared */
+    int failed;
+};
+
+/* Block b of output pixels: per group, its patches and their product with the group's weight
+ * matrix; then all filters stored. */
+static void im2col_block(void *context, int64_t b) {
+    struct im2col_job *j = context;
+    const int64_t k = j->kh * j->kw * j->c, fg = j->f / j->groups;
+    int64_t p0 = b * j->block, p1 = p0 + j->block < j->pixels ? p0 + j->block : j->pixels;
+    if (p0 >= p1) return;
+    float *cols = scratch((size_t)(j->block * (k + j->f)) * sizeof(float));
+    if (!cols) { j->failed = 1; return; }
+    float *product = cols + j->block * k;
+    /* A 1x1 window at stride 1 over dense channels-last images: the patches are the data's own rows. */
+    const int64_t channels = j->c * j->groups;
+    const int dense = j->kh == 1 && j->kw == 1 && j->sh == 1 && j->sw == 1 && j->xs[3] == 1 && j->xs[2] == channels
+                      && j->xs[1] == j->ow * channels && j->xs[0] == j->oh * j->ow * channels;
+    /* One GEMM per block and group: a GEMM per image row would pack the weight matrix again for each row.
+     * Pixels evenly strided in y (dense images, filters innermost): the product goes straight into y
+     * and the epilogue runs over it there (a copy of the output through a scratch product costs as
+     * much as a small GEMM). */
+    const int dense_out = !j->acc && j->ys[3] == 1 && j->ys[1] == j->ow * j->ys[2] && j->ys[0] == j->oh * j->ys[1];
+    float *dst = dense_out ? j->y + p0 * j->ys[2] : product;
+    const int64_t ldc = dense_out ? j->ys[2] : j->f;
+    for (int64_t g = 0; g < j->groups; g++) {
+        const float *patches = dense ? j->x + p0 * channels + g * j->c : cols;
+        if (!dense)
+            gather_patches(j->x + g * j->c * j->xs[3], j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw,
+                           j->oh, j->ow, p0, p1, cols);
+#ifdef __AVX512F__
+        if (k <= KB) {  /* the reduction one panel: register tiles, as `pointwise` has them */
+            const int64_t ldp = dense ? channels : k;
+            for (int64_t q = 0; q < fg; q += 16 * FV)
+                for (int64_t p = p0; p < p1; p += PT)
+                    pointwise_sizes(patches + (p - p0) * ldp, ldp, k, j->wmat + g * k * fg + q, fg,
+                                    fg - q < 16 * FV ? fg - q : 16 * FV, dst + g * fg + (p - p0) * ldc + q, ldc, 1,
+                                    p1 - p < PT ? p1 - p : PT);
+            continue;
+        }
+#endif
+        j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, p1 - p0, fg, k, 1.0f, patches, dense ? channels : k,
+                 j->wmat + g * k * fg, fg, 0.0f, dst + g * fg, ldc);
+    }
+    if (!dense_out) {
+        store_pixels(product, j->f, j->oh, j->ow, p0, p1, 0, j->f, j->acc, j->accs, j->y, j->ys, j->y2, j->ys2,
+                     j->ops, j->n_ops);
+        return;
+    }
+    epilogue_pixels(dst, j->ys[2], j->f, p1 - p0, cursor_at(p0, j->oh, j->ow), 0, j->ops, j->n_ops);
+    if (j->y2) {
+        pixel_cursor at = cursor_at(p0, j->oh, j->ow);
+        for (int64_t p = p0; p < p1; p++, cursor_next(&at)) put(dst + (p - p0) * j->ys[2], j->f, at.img, at.y, at.x, 0, j->y2, j->ys2);
+    }
+}
+
+/* By filters, first: the patches of pixel block b into the shared matrix. */
+static void im2col_gather(void *context, int64_t b) {
+    struct im2col_job *j = context;
+    const int64_t k = j->kh * j->kw * j->c;
+    int64_t p0 = b * j->block, p1 = p0 + j->block < j->pixels ? p0 + j->block : j->pixels;
+    if (p0 < p1)
+        gather_patches(j->x, j->xs, j->c, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->oh, j->ow, p0, p1,
+                       j->cols + p0 * k);
+}
+
+/* By filters, then: every pixel's product with filters [s * block, (s + 1) * block), stored. */
+static void im2col_filters(void *context, int64_t share) {
+    struct im2col_job *j = context;
+    const int64_t k = j->kh * j->kw * j->c;
+    int64_t f0 = share * j->block, f1 = f0 + j->block < j->f ? f0 + j->block : j->f;
+    if (f0 >= f1) return;
+    j->sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, j->pixels, f1 - f0, k, 1.0f, j->cols, k, j->wmat + f0, j->f, 0.0f,
+             j->product + f0, j->f);
+    store_pixels(j->product + f0, j->f, j->oh, j->ow, 0, j->pixels, f0, f1, j->acc, j->accs, j->y, j->ys, j->y2,
+                 j->ys2, j->ops, j->n_ops);
+}
+
+/* ---- Pointwise: a 1x1 stride-1 convolution of pixels evenly strided in x (its channels dense), on
+ * AVX-512: sums of PT pixels x up to FV vectors of 16 filters in registers over the channels (KB at a
+ * time: a panel of weights stays in cache while every tile of the strip reads it), read straight
+ * from x and the (c, f) weight matrix; a unit is a strip of pixels (and, by filters, a share of
+ * them), whose values then go through the epilogue and into y and y2 a few pixels at a time, while
+ * in L1 (sgemm's product went through it and into a pad's interior from L2: MobileNet v2's
+ * expansions with their clip and pad 10-20% slower on one thread). */
+#ifdef __AVX512F__
+struct pointwise_job {
+    const float *x; int64_t ldx, c; const float *w; int64_t f; float *y; const int64_t *ys; float *y2;
+    const int64_t *ys2; int64_t oh, ow, pixels, strip, share, shares; const epilogue_op *ops; int n_ops, failed;
+};
 
 static void pointwise_unit(void *context, int64_t unit) {
     struct pointwise_job *j = context;
@@ -789,6 +803,7 @@ static void pointwise_unit(void *context, int64_t unit) {
 static int pointwise(const float *x, int64_t ldx, int64_t c, const float *w, int64_t f, float *y, const int64_t *ys,
                      float *y2, const int64_t *ys2, int64_t pixels, int64_t oh, int64_t ow, int threads,
                      int64_t block_bytes, int by_filters, const epilogue_op *ops, int n_ops) {
+    if (pixels < 1 || f < 1) return 0;
     /* Strips of about `block_bytes` of data and values, as many as a multiple of the threads. */
     int64_t strips = (pixels * (c + f) * (int64_t)sizeof(float) + block_bytes - 1) / block_bytes;
     if (!(by_filters && threads > 1)) strips = (strips + threads - 1) / threads * threads;

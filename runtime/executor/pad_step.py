@@ -18,7 +18,7 @@ from xrelay.runtime.kernels.elementwise_programs import copy_into
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.executor.schedule import StepAccess
-from xrelay.runtime.native.window_kernels import as_four_axes, native_window
+from xrelay.runtime.native.window_kernels import as_four_axes, native_copy, native_window
 from xrelay.runtime.parallel.threads import run_parts, split_parts
 
 if TYPE_CHECKING:
@@ -138,9 +138,10 @@ class PadStep:
             key = copy_key(inside, source)
             if self.native is None or self.native[0] != key:
                 views = as_four_axes([inside, source])  # the interior's dense axis the kernel's vector
-                # ... read densely too: a transposing copy (a channel shuffle's) is numpy's (`copy_into`)
                 dense = views is not None and views[1].strides[-1] == views[1].itemsize
-                call = native_window(views[1], views[0]) if dense else None
+                # a transposing copy (a channel shuffle's) gathers along that axis
+                call = None if views is None else native_window(views[1], views[0]) if dense \
+                    else native_copy(*views)
                 self.native = (key, call)
             if self.native[1] is not None:  # one compiled copy, split into the kernel's parts in C
                 self.native[1](parts)

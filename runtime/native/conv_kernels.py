@@ -89,7 +89,7 @@ def _built():
         return None
     here = os.path.dirname(os.path.abspath(__file__))
     sources = []
-    for name in ("math_kernels.c", "conv_kernels.c", "matmul_kernels.c"):  # (each uses those before it)
+    for name in ("math_kernels.c", "conv_kernels.c", "matmul_kernels.c", "copy_kernels.c"):  # (each uses those before it)
         with open(os.path.join(here, name)) as source:
             sources.append(source.read())
     try:
@@ -100,9 +100,10 @@ def _built():
         return None
     winograd, im2col = library.handle.xrelay_winograd, library.handle.xrelay_im2col
     taps, window, depthwise = library.handle.xrelay_taps, library.handle.xrelay_window, library.handle.xrelay_depthwise
-    matmul = library.handle.xrelay_matmul
-    winograd.restype = im2col.restype = taps.restype = window.restype = depthwise.restype = matmul.restype = ctypes.c_int
-    return winograd, im2col, sgemm, taps, window, depthwise, matmul
+    matmul, copy = library.handle.xrelay_matmul, library.handle.xrelay_copy
+    for function in (winograd, im2col, taps, window, depthwise, matmul, copy):
+        function.restype = ctypes.c_int
+    return winograd, im2col, sgemm, taps, window, depthwise, matmul, copy
 
 
 def available() -> bool:

@@ -1,6 +1,6 @@
 """Pooling windows and elementwise chains compiled from `conv_kernels.c` (`xrelay_window`): one call
 per kernel, its epilogue applied to each value before it is stored, its parts claimed by the calling
-thread and the C worker pool (no Python between them).
+thread and the C worker pool (no Python between them); and strided copies (`copy_kernels.c`).
 
 `native_window` takes (n, h, w, c) views; `window_views` and `chain_views` make them from what the
 numpy kernels hold (a pooling's data and output, a fused tail's ufunc calls over loop-space views).
@@ -61,6 +61,28 @@ def native_window(x: np.ndarray, out: np.ndarray, window: WINDOW = (1, 1, 1, 1, 
     keep = (arrays, listed)
 
     def call(threads: int, keep=keep) -> None:
+        function(*head, ctypes.c_int(usable_threads(max(1, threads))))
+
+    return call
+
+
+def native_copy(out: np.ndarray, source: np.ndarray) -> Callable[[int], None] | None:
+    """`call(threads)` copying `source` into `out`, float32 views of one four-axis shape with any
+    whole-element strides (`out`'s dense axis last: `as_four_axes`), or None when the kernel is
+    unavailable or the views are other. Like `native_window`'s, the call may be kept."""
+    built = _kernel()
+    if built is None or out.shape != source.shape or len(out.shape) != 4 \
+            or not out.dtype == source.dtype == np.float32:
+        return None
+    strides = [_strides(out), _strides(source)]
+    if None in strides:
+        return None
+    four = lambda values: (ctypes.c_int64 * 4)(*values)  # noqa: E731
+    head = (ctypes.c_void_p(source.ctypes.data), four(strides[1]), ctypes.c_void_p(out.ctypes.data),
+            four(strides[0]), four(out.shape))
+    function = built[7]
+
+    def call(threads: int, keep=(out, source)) -> None:
         function(*head, ctypes.c_int(usable_threads(max(1, threads))))
 
     return call

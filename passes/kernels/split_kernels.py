@@ -2,16 +2,17 @@
 
 For every `kernel.dispatch` the pass sets `split = array<i64: axis, parts>`: the axis of the kernel's
 first result its work is cut along and into how many parts, one per worker thread (`parts = 1`: it
-runs whole on the calling thread). A split costs a worker's wake-up and GIL hand-offs (tens of
-microseconds), so a kernel splits only when its work reaches the option for its kind:
+runs whole on the calling thread). A split costs a hand-off to a worker (microseconds to the compiled
+kernels' spinning workers, tens of them through Python's threads), so a kernel splits only when its
+work reaches the option for its kind:
 - a convolution by Winograd always splits (its many small matmuls would synchronise OpenBLAS's own
-  threads on each); by im2col from `min_conv_macs` multiply-adds (2^22); a depthwise one (no input
+  threads on each); by im2col or directly from `min_conv_macs` multiply-adds (2^20); a depthwise one (no input
   channel is reduced) from `min_depthwise_macs` (2^17: its pixels split in the compiled kernel, at
   the cost of a claim from its own thread pool, no GIL hand-off; 7x7x1152 5x5 with a SiLU epilogue,
   1.4M multiply-adds: 130 -> 82 us on two threads; 14x14x96 3x3, 0.17M: 25 -> 18 us);
 - a matmul from `min_matmul_macs` multiply-adds (2^22);
 - a pooling, a reduction or an elementwise chain from `min_points` loop points of its root (or first
-  member; 2^18: benchmarks/split_threshold.py measures what a split costs).
+  member; 2^16).
 Its axis, which the executor cuts: a convolution's output rows (its pixels), or its filters when
 they outnumber the output pixels (Winograd: when `winograd_splits_filters` says so); a matmul's
 larger side (the product's rows, or its columns when they are more); otherwise the first loop every
@@ -69,10 +70,10 @@ class SplitKernels(XRelayPass):
     """Set `split` on every kernel (see the module docstring for the options)."""
 
     threads: int = 0
-    min_conv_macs: int = 1 << 22
+    min_conv_macs: int = 1 << 20
     min_depthwise_macs: int = 1 << 17
     min_matmul_macs: int = 1 << 22
-    min_points: int = 1 << 18
+    min_points: int = 1 << 16
     min_rows: int = 4
     long_op_points: int = 1 << 16
 

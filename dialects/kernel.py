@@ -15,8 +15,8 @@ runs it:
     }
 
 - `root`: "conv", "matmul", "pool", "reduce", or "elementwise" (no root);
-- `algorithm` (set by `choose-conv-algorithm`): "winograd-f2", "winograd-f4", "im2col", "depthwise" or
-  "generic";
+- `algorithm` (set by `choose-conv-algorithm`): "winograd-f2", "winograd-f4", "im2col", "direct",
+  "depthwise" or "generic";
 - `split` (set by `split-kernels`): `[axis, parts]`, the axis of the first result the kernel's work is
   cut along and into how many parts (1: one thread). The executor cuts that axis: a convolution's
   filters or its pixels, a matmul's side holding it, an elementwise or pooling op's loop; a kernel that
@@ -48,7 +48,7 @@ from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 ROOT_KINDS = ("conv", "matmul", "pool", "reduce", "elementwise")
-ALGORITHMS = ("winograd-f2", "winograd-f4", "im2col", "depthwise", "generic")
+ALGORITHMS = ("winograd-f2", "winograd-f4", "im2col", "direct", "depthwise", "generic")
 
 
 @irdl_op_definition

@@ -445,7 +445,7 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
 
     groups_seen = []  # the group counts of the native im2col kernel's runs
     monkeypatch.setattr(linalg_conv, "native_im2col", lambda *args: conv_kernels.native_im2col(*args)
-                        and not groups_seen.append(args[-1]))
+                        and not groups_seen.append(args[10]))  # groups
     strided_outs = []
     original = planned.threaded_matmul
     monkeypatch.setattr(planned, "threaded_matmul", lambda lhs, rhs, out=None, threads=None, along=None: strided_outs.append(

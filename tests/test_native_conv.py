@@ -199,6 +199,36 @@ def test_im2col_equals_direct_convolution(n, size, c, f, kernel, strides, dilati
     np.testing.assert_allclose(out, np.maximum(expected + bias, 0), rtol=1e-4, atol=1e-4 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("n,size,c,f,kernel,strides,dilation", [
+    (1, 17, 3, 24, (3, 3), (2, 2), (1, 1)),  # a stem: 24 filters (padded to 32), rows of 8 pixels (6 + 2)
+    (2, 9, 2, 40, (3, 3), (1, 1), (2, 2)),  # dilated, two images, 40 filters: a second block of 32
+    (1, 11, 3, 5, (5, 5), (1, 2), (1, 1)),  # 5 filters, unequal strides
+    (1, 6, 4, 32, (1, 1), (2, 2), (1, 1)),  # 1x1 at stride 2
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_direct_equals_convolution_with_epilogue_accumulate_and_copy(n, size, c, f, kernel, strides, dilation,
+                                                                      threads):
+    from xrelay.runtime.native.conv_kernels import native_im2col
+
+    x = RNG.standard_normal((n, size, size, c)).astype(np.float32)
+    weight = RNG.standard_normal((f, c, *kernel)).astype(np.float32)
+    expected = direct_conv_general(x.astype(np.float64), weight.astype(np.float64), strides, dilation)
+    wmat = np.ascontiguousarray(weight.transpose(2, 3, 1, 0).reshape(-1, f))
+    bias = RNG.standard_normal(f).astype(np.float32)
+    out, copy = np.full(expected.shape, np.nan, np.float32), np.full(expected.shape, np.nan, np.float32)
+    epilogue = NativeEpilogue(None, [EpilogueOp(np.add, np.broadcast_to(bias, out.shape)), EpilogueOp(np.maximum, 0.0)],
+                              copy=nchw(copy))
+    assert native_im2col(nchw(x), wmat, kernel, strides, dilation, nchw(out), False, threads, False, epilogue,
+                         direct=True)
+    tolerance = dict(rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    np.testing.assert_allclose(out, np.maximum(expected + bias, 0), **tolerance)
+    np.testing.assert_array_equal(copy, out)
+    before = RNG.standard_normal(expected.shape).astype(np.float32)  # accumulate: the output's own values added
+    summed = before.copy()
+    assert native_im2col(nchw(x), wmat, kernel, strides, dilation, nchw(summed), True, threads, False, direct=True)
+    np.testing.assert_allclose(summed, expected + before, **tolerance)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_im2col_products_written_in_place_through_any_output_view(threads):
     """The product goes straight into the output where its filters are dense: whole images (a scalar
@@ -435,7 +465,7 @@ def test_built_grouped_convolution_equals_numpy(size, c, f, groups, kernel, stri
     def counted(*args) -> bool:
         ran = conv_kernels.native_im2col(*args)
         if ran:
-            calls.append(args[-1])
+            calls.append(args[10])  # groups
         return ran
 
     monkeypatch.setattr(linalg_conv, "native_im2col", counted)

@@ -8,6 +8,10 @@ maps), the pass sets `algorithm`:
 - "im2col": one GEMM per block of output rows over copied patches (a 1x1 stride-1 convolution's
   patches are its data, no copy); a grouped one (a group loop in all three maps,
   `linalg_conv.conv_geometry`) one GEMM per group of each block;
+- "direct": an ungrouped convolution whose reduction (KH * KW * C) is at most `direct_reduction`
+  (a first layer over three colour channels) and whose patches im2col would copy (not 1x1 stride
+  1): each block of output pixels' sums kept in registers over the whole reduction, no patches
+  copied (runtime/native/direct_kernels.c);
 - "depthwise": a depthwise convolution (each channel its own filter,
   `runtime/kernels/depthwise_taps.depthwise_geometry`), run by the compiled depthwise kernel, which
   also applies the kernel's epilogue and writes its destination pad;
@@ -19,6 +23,8 @@ The executor runs exactly the algorithm the attribute names.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import math
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -44,7 +50,7 @@ def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
     return None
 
 
-def conv_algorithm(root: LinalgStructuredOperation, winograd: bool) -> str:
+def conv_algorithm(root: LinalgStructuredOperation, winograd: bool, direct_reduction: int = 0) -> str:
     """The algorithm for convolution `root` (see the module docstring)."""
     pair = contraction_pair(root, 0)
     if pair is None:
@@ -67,6 +73,11 @@ def conv_algorithm(root: LinalgStructuredOperation, winograd: bool) -> str:
         tile = winograd_tile(n, c, f, oh, ow)
         if tile is not None:
             return f"winograd-f{tile}"
+    channels = root.inputs[geometry.weight].type.get_shape()[geometry.weight_axes[1]]
+    window = math.prod(ranges[d] for d in geometry.kernel_loops)
+    copies_patches = window > 1 or geometry.strides != (1, 1)  # (a 1x1 stride-1 one's patches are its data)
+    if geometry.group_axes is None and copies_patches and window * channels <= direct_reduction:
+        return "direct"
     return "im2col"
 
 
@@ -82,13 +93,15 @@ def kernel_root(dispatch: DispatchOp) -> LinalgStructuredOperation | None:
 @register_xrelay_pass("choose-conv-algorithm")
 @dataclass(frozen=True)
 class ChooseConvAlgorithm(XRelayPass):
-    """Set `algorithm` on every convolution kernel (`winograd`: whether Winograd may be chosen)."""
+    """Set `algorithm` on every convolution kernel (`winograd`: whether Winograd may be chosen;
+    `direct_reduction`: the longest reduction a direct convolution gets, 0 for none)."""
 
     winograd: bool = True
+    direct_reduction: int = 32
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for dispatch in op.walk():
             if isinstance(dispatch, DispatchOp) and dispatch.root.data == "conv":
                 root = kernel_root(dispatch)
                 if root is not None:
-                    dispatch.algorithm = StringAttr(conv_algorithm(root, self.winograd))
+                    dispatch.algorithm = StringAttr(conv_algorithm(root, self.winograd, self.direct_reduction))

@@ -87,7 +87,7 @@ class ConvGeometry:
         winograd = m is not None and self.winograd_applies(ranges, constant_inputs)
         transformed: list = [None, None, None]  # the weight array seen, its tile, its transform
         by_filters = None if split_axis is None else split_axis == self.out_axes[1]
-        im2col = self.im2col_runner(constant_inputs, parts, by_filters)
+        im2col = self.im2col_runner(constant_inputs, parts, by_filters, direct=algorithm == "direct")
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
             views = self._views(ins, out) if winograd else None
@@ -105,10 +105,10 @@ class ConvGeometry:
         return run
 
     def im2col_runner(self, constant_inputs: Sequence[bool], parts: int | None = None,
-                      by_filters: bool | None = None):
+                      by_filters: bool | None = None, direct: bool = False):
         """`run(ins, out, accumulate, epilogue=None) -> bool` computing this conv as im2col + GEMM: one
-        `native_im2col` call for a channels-last output, else on numpy one strided patch copy and one matmul,
-        then `epilogue(0, OH)`. False unless the output is channels-last or a single NCHW image. A constant
+        `native_im2col` call (the direct kernel if `direct`) for a channels-last output, else on
+        numpy one strided patch copy and one matmul, then `epilogue(0, OH)`. False unless the output is channels-last or a single NCHW image. A constant
         weight's matrices are made once; a grouped convolution is one such product per group."""
         constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
         cache: dict = {}  # matrix layout -> (the weight array seen, its matrix)
@@ -143,7 +143,7 @@ class ConvGeometry:
                 if native_im2col(x, wmat, (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
                                  accumulate, split_parts(parts),
                                  (n * oh * ow < f if by_filters is None else by_filters) and not grouped,
-                                 epilogue, groups):
+                                 epilogue, groups, direct):
                     return True
             k_axes = sorted((1, 2, 3), key=lambda a: -per_group.strides[a])  # the weight's memory order
             sn, sc, sh, sw = x.strides

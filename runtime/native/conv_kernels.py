@@ -89,7 +89,7 @@ def _built():
         return None
     here = os.path.dirname(os.path.abspath(__file__))
     sources = []
-    for name in ("math_kernels.c", "conv_kernels.c", "matmul_kernels.c", "copy_kernels.c"):  # (each uses those before it)
+    for name in ("math_kernels.c", "conv_kernels.c", "matmul_kernels.c", "copy_kernels.c", "direct_kernels.c"):  # (each uses those before it)
         with open(os.path.join(here, name)) as source:
             sources.append(source.read())
     try:
@@ -100,10 +100,10 @@ def _built():
         return None
     winograd, im2col = library.handle.xrelay_winograd, library.handle.xrelay_im2col
     taps, window, depthwise = library.handle.xrelay_taps, library.handle.xrelay_window, library.handle.xrelay_depthwise
-    matmul, copy = library.handle.xrelay_matmul, library.handle.xrelay_copy
-    for function in (winograd, im2col, taps, window, depthwise, matmul, copy):
+    matmul, copy, direct = library.handle.xrelay_matmul, library.handle.xrelay_copy, library.handle.xrelay_direct
+    for function in (winograd, im2col, taps, window, depthwise, matmul, copy, direct):
         function.restype = ctypes.c_int
-    return winograd, im2col, sgemm, taps, window, depthwise, matmul, copy
+    return winograd, im2col, sgemm, taps, window, depthwise, matmul, copy, direct
 
 
 def available() -> bool:
@@ -238,14 +238,17 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
 
 def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
                   dilation: tuple[int, int], out: np.ndarray, accumulate: bool, threads: int,
-                  by_filters: bool, epilogue: NativeEpilogue | None = None, groups: int = 1) -> bool:
+                  by_filters: bool, epilogue: NativeEpilogue | None = None, groups: int = 1,
+                  direct: bool = False) -> bool:
     """The convolution of x (an (N, C, H, W) view read from (0, 0), every window inside it) with
     `wmat`, the (KH*KW*C, F) weight matrix (rows in (kh, kw, c) order, C-contiguous), into `out` (an
     (N, F, OH, OW) view; plus what it holds if `accumulate`) through `epilogue`, over `threads`
     threads, by pixels or (`by_filters`) by filters; False, having done nothing, when the kernel is
     unavailable or the arrays are not float32 views it can address. With `groups` > 1, channels and
     filters are cut into that many consecutive groups, each convolved alone, and `wmat` is the groups'
-    (KH*KW*C/groups, F/groups) matrices one above the other (always by pixels)."""
+    (KH*KW*C/groups, F/groups) matrices one above the other (always by pixels). With `direct`
+    (ungrouped), the direct kernel instead (`direct_kernels.c`: each block of output pixels' sums in
+    registers over the whole reduction, no patches; for a short one, such as three colour channels)."""
     built = _kernel()
     if built is None or not (x.dtype == wmat.dtype == out.dtype == np.float32) or not wmat.flags.c_contiguous:
         return False
@@ -256,6 +259,11 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
         return False
     xv, xs, (_, oh, ow, f), outputs, ops = bound
     i64 = ctypes.c_int64
+    if direct and groups == 1:
+        arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(xv.shape[0]), i64(xv.shape[3]),
+                     ctypes.c_void_p(wmat.ctypes.data), i64(f), *(i64(v) for v in (*kernel, *strides, *dilation)),
+                     *outputs[:6], i64(oh), i64(ow), ctypes.c_int(usable_threads(max(1, threads))), *ops)
+        return _run(built[8], arguments, (x, wmat, out, epilogue), epilogue)
     arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(xv.shape[0]), i64(xv.shape[3] // groups), i64(groups),
                  ctypes.c_void_p(wmat.ctypes.data), i64(f), i64(kernel[0]), i64(kernel[1]), i64(strides[0]),
                  i64(strides[1]), i64(dilation[0]), i64(dilation[1]), *outputs[:6], i64(oh), i64(ow),

@@ -16,13 +16,14 @@
 // pool's pad (the executor writes only a convolution's or an elementwise chain's rows into a pad).
 // The global average pool, a window over the whole image, is a plain reduction
 // (`whole-window-as-reduction`).
+// The convolution over three channels (a reduction of 27) is "direct".
 // With no broadcast left and each op's init its own, `plan-memory` places every buffer.
 
 // CHECK:      func.func @small_cnn(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x5xf32> attributes {kernel.formed, kernel.arena_bytes = {{[0-9]+}} : i64} {
 // CHECK-NOT:    linalg.broadcast
 // CHECK:        linalg.transpose ins(%arg0:tensor<1x3x8x8xf32>) outs(%{{.*}}:tensor<1x8x8x3xf32>) permutation = [0, 2, 3, 1]
 // CHECK:        tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
-// CHECK:        kernel.dispatch {root = "conv", algorithm = "im2col", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x10x10x4xf32>) {
+// CHECK:        kernel.dispatch {root = "conv", algorithm = "direct", split = array<i64: {{[0-9]+}}, {{[0-9]+}}>} -> (tensor<1x10x10x4xf32>) {
 // CHECK-NEXT:     tensor.empty() {kernel.offset
 // CHECK-NEXT:     linalg.fill
 // CHECK-NEXT:     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d2 + d5), (d3 + d6), d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d1)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d3, d1)>]

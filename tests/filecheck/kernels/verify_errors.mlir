@@ -21,7 +21,7 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   }
   func.return %r : tensor<2x3xf32>
 }
-// ALGO: algo.mlir:2:3: error: 'kernel.dispatch' op algorithm 'fast' is not one of winograd-f2, winograd-f4, im2col, depthwise, generic
+// ALGO: algo.mlir:2:3: error: 'kernel.dispatch' op algorithm 'fast' is not one of winograd-f2, winograd-f4, im2col, direct, depthwise, generic
 
 // -----
 

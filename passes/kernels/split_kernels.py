@@ -6,7 +6,9 @@ runs whole on the calling thread). A split costs a hand-off to a worker (microse
 kernels' spinning workers, tens of them through Python's threads), so a kernel splits only when its
 work reaches the option for its kind:
 - a convolution by Winograd always splits (its many small matmuls would synchronise OpenBLAS's own
-  threads on each); by im2col or directly from `min_conv_macs` multiply-adds (2^20); a depthwise one (no input
+  threads on each); by im2col or directly from `min_conv_macs` multiply-adds (2^20: light
+  ShuffleNet's grouped 1x1 convolutions, 3.6M, split; with 2^20 and `min_points` 2^16 instead of
+  2^22 and 2^18 it ran 7.27 -> 6.23 ms on two threads); a depthwise one (no input
   channel is reduced) from `min_depthwise_macs` (2^17: its pixels split in the compiled kernel, at
   the cost of a claim from its own thread pool, no GIL hand-off; 7x7x1152 5x5 with a SiLU epilogue,
   1.4M multiply-adds: 130 -> 82 us on two threads; 14x14x96 3x3, 0.17M: 25 -> 18 us);

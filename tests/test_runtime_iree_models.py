@@ -1,4 +1,6 @@
-"""Whole networks through IREE: ResNet-18 (in `make test`) and ResNet-50 (`make test-slow`) with
+"""Whole networks through IREE: ResNet-18 and ResNet-50 (`make test-slow`: compiling the seven
+variants of ResNet-18 took 40 s of `make test`'s five minutes; `make test` sends a whole network
+through IREE in tests/test_frontend_onnx_zoo_iree.py, the light SqueezeNet) with
 parameters bound as constants and as arguments, as built, after the opt-level-3 pipeline
 (SimplifyInference, FoldScaleAxis, FoldConstant) and after it ConvertLayout to NHWC/HWIO, each
 lowered in its own layout (no conversion by the backend), plus what `backend="iree"` compiles for
@@ -98,6 +100,7 @@ def test_variants_are_what_they_say():
             assert any(op.name == "nn.batch_norm" for op in module.walk()) == (stage == "as-built")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("function", [variant_name(b, s) for b in BINDINGS for s in STAGES] + ["backend_default"])
 def test_resnet18_variant_through_iree_matches_the_nn_level(function):
     check(18, function)

@@ -263,6 +263,29 @@ func.func @main(%x: memref<2xf32>) -> memref<2xf32> {
                               "takes values 0..4, outside the memref's dimension of size 2")
 
 
+def test_linalg_index_of_a_loop_its_op_lacks(tmp_path: Path, capsys):
+    """Found by `make fuzz FUZZ_SECONDS=120 FUZZ_SEED=40` (an IndexError in the body program: xDSL's
+    verifier bounds `linalg.index`'s dimension above, not below): one located error, no output file."""
+    np.save(tmp_path / "x.npy", np.zeros((2, 5), np.float32))
+    model = write(tmp_path, """\
+func.func @main(%x: memref<2x5xf32>) -> memref<2xi64> {
+  %o = memref.alloc() : memref<2xi64>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<2x5xf32>) outs(%o : memref<2xi64>) {
+  ^bb0(%in: f32, %out: i64):
+    %0 = linalg.index -1 : index
+    %1 = arith.index_cast %0 : index to i64
+    linalg.yield %1 : i64
+  }
+  func.return %o : memref<2xi64>
+}
+""")
+    status, _, err = run_tool(capsys, [model, "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / "out.npy"])
+    assert status == 1
+    assert one_error(err) == (f"{model}:5:5: error: execution failed: invalid op linalg.index: dimension -1 is not "
+                              "one of its op's 2 loops")
+    assert not (tmp_path / "out.npy").exists()
+
+
 def test_memref_used_after_its_dealloc(tmp_path: Path, capsys):
     """Found by `make fuzz FUZZ_SECONDS=900 FUZZ_SEED=1302` (a TypeError inside a kernel, reading the
     dropped buffer): a read or a second dealloc after `memref.dealloc` is one located error, no output."""

@@ -318,8 +318,9 @@ def _at_argument(error: ToolError, main: func.FuncOp) -> ToolError:
     return ToolError(error.message, location, context)
 
 
-_NAMED_OP = re.compile(r"unsupported op ([\w.]+)|^([\w]+\.[\w.]+) on operands")
-"""The op an executor's message names (ExecutionError's "unsupported op X", KernelError's "X on ...")."""
+_NAMED_OP = re.compile(r"(?:unsupported|invalid) op ([\w.]+)|^([\w]+\.[\w.]+) on operands")
+"""The op an executor's message names (ExecutionError's "unsupported op X" or "invalid op X", KernelError's
+"X on ...")."""
 
 
 def _at_op(message: str, module: ModuleOp) -> tuple[str | None, list[str]]:

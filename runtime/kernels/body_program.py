@@ -202,6 +202,9 @@ class BodyProgram:
                 self.steps.append((op.result, lambda c=const: c, ()))
             elif isinstance(op, linalg.IndexOp):
                 dim = op.dim.value.data
+                if not 0 <= dim < len(ranges):  # (xDSL's verifier bounds it above, not below)
+                    raise ExecutionError(f"invalid op linalg.index: dimension {dim} is not one of its op's "
+                                         f"{len(ranges)} loops")
                 shape = [r if i == dim else 1 for i, r in enumerate(ranges)]
                 start = index_base[dim] if index_base else 0
                 idx = np.arange(start, start + ranges[dim], dtype=np.int64).reshape(shape)

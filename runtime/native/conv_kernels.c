@@ -112,15 +112,21 @@ static void exp_in_place(float *val, int64_t fn) {
 }
 #endif
 
+/* The binary kinds, each `case` running LOOP(EXPR) over v (the value) and o (the operand): one table
+ * for `apply` and `apply_broadcast`. */
+#define BINARY_CASES(LOOP)                                                                          \
+    case EPI_ADD: LOOP(v + o); break;                                                               \
+    case EPI_SUB: LOOP(v - o); break;                                                               \
+    case EPI_MUL: LOOP(v * o); break;                                                               \
+    case EPI_MAX: LOOP((v != v) | (o != o) ? v + o : (v > o ? v : o)); break;                        \
+    case EPI_MIN: LOOP((v != v) | (o != o) ? v + o : (v < o ? v : o)); break;                        \
+    case EPI_DIV: LOOP(v / o); break;                                                               \
+    case EPI_RDIV: LOOP(o / v); break;                                                              \
+    case EPI_RSUB: LOOP(o - v); break;
+
 static inline void apply(const epilogue_op *op, float *val, int64_t fn, const float *src, int64_t sf) {
     switch (op->kind) {
-    case EPI_ADD: EPILOGUE_LOOP(v + o); break;
-    case EPI_SUB: EPILOGUE_LOOP(v - o); break;
-    case EPI_MUL: EPILOGUE_LOOP(v * o); break;
-    case EPI_MAX: EPILOGUE_LOOP((v != v) | (o != o) ? v + o : (v > o ? v : o)); break;
-    case EPI_MIN: EPILOGUE_LOOP((v != v) | (o != o) ? v + o : (v < o ? v : o)); break;
-    case EPI_DIV: EPILOGUE_LOOP(v / o); break;
-    case EPI_RDIV: EPILOGUE_LOOP(o / v); break;
+    BINARY_CASES(EPILOGUE_LOOP)
     case EPI_NEG: for (int64_t q = 0; q < fn; q++) val[q] = -val[q]; break;
     case EPI_EXP: exp_in_place(val, fn); break;
     case EPI_ERF: xrelay_erf_in_place(val, fn); break;
@@ -313,14 +319,7 @@ static inline void cursor_next(pixel_cursor *at) {
 
 static void apply_broadcast(const epilogue_op *op, float *val, int64_t pn, int64_t fn, const float *src, int64_t sf) {
     switch (op->kind) {
-    case EPI_ADD: BROADCAST_LOOP(v + o); break;
-    case EPI_SUB: BROADCAST_LOOP(v - o); break;
-    case EPI_MUL: BROADCAST_LOOP(v * o); break;
-    case EPI_MAX: BROADCAST_LOOP((v != v) | (o != o) ? v + o : (v > o ? v : o)); break;
-    case EPI_MIN: BROADCAST_LOOP((v != v) | (o != o) ? v + o : (v < o ? v : o)); break;
-    case EPI_DIV: BROADCAST_LOOP(v / o); break;
-    case EPI_RDIV: BROADCAST_LOOP(o / v); break;
-    case EPI_RSUB: BROADCAST_LOOP(o - v); break;
+    BINARY_CASES(BROADCAST_LOOP)
     default: for (int64_t p = 0; p < pn; p++) apply(op, val + p * fn, fn, src, sf);  /* (no operand) */
     }
 }

@@ -22,7 +22,7 @@ run op by op) and runs it in this process, alternating 1 thread and `--threads` 
   benchmarks/execution.py gives ONNX Runtime, run in a process of its own): its N slowest nodes
   (with `--steps N`, else 20) and its time per op type, to set each step beside ORT's node;
 - whole-run medians: the steps run in program order as above, and the program called as a user
-  calls it (which may run independent branches on two threads at once: runtime/executor/schedule.py);
+  calls it (its learnt bindings and kept calls: runtime/executor/bound_steps.py);
 
 A worker part whose CPU time is well above the calling thread's for the same work ran on a slower
 core (on a shared VM one core may run at 60-70% of the other's speed for minutes). The machine's

@@ -46,7 +46,7 @@ def test_built_light_model_matches_onnxruntime_call_after_call(name, blas_worker
             else:
                 assert close(actual, expected), f"call {call}: max error {np.max(np.abs(actual - expected))}"
         if name == "squeezenet" and available():  # later calls ran the bound body's kept compiled calls
-            bound = {getattr(step, "__name__", "") for body in executable.program._fast[1].values() for step in body}
+            bound = {getattr(step, "__name__", "") for body in executable.program.runs.bodies.values() for step in body}
             assert {"pad", "convolution", "ufuncs"} <= bound, bound
     finally:
         executable.close()

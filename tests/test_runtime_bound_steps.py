@@ -1,4 +1,4 @@
-"""A planned program's body with its steps' kept kernel calls (runtime/executor/bound_steps.py):
+"""A placed program's runs with its steps' kept kernel calls (runtime/executor/bound_steps.py):
 ShuffleNet's unit head and a chain of grouped 1x1 convolutions against numpy written here, run after run with new and
 changed arguments, on one thread (the bound body) and two (the steps), with the flag on and off."""
 
@@ -66,9 +66,9 @@ def case(groups, group_channels, h, w, residual=False):
 
 def bound_calls(program: LinalgProgram) -> int:
     """How many steps of the one-thread body run as their kept calls."""
-    if program._fast is None or 1 not in program._fast[1]:
+    if program.runs is None or 1 not in program.runs.bodies:
         return 0
-    return sum(getattr(step, "__name__", "") in ("matmul", "convolution", "ufuncs") for step in program._fast[1][1])
+    return sum(getattr(step, "__name__", "") in ("matmul", "convolution", "ufuncs") for step in program.runs.bodies[1])
 
 
 @pytest.mark.parametrize("groups, group_channels, h, w, stride, residual",
@@ -92,10 +92,10 @@ def test_the_unit_head_runs_its_kept_calls_on_one_thread_and_matches_numpy(group
                 x = RNG.standard_normal(x.shape).astype(np.float32)
             else:
                 x[...] = RNG.standard_normal(x.shape)
-            if run == 1:  # made after the first run on one thread (its steps read the argument: not bound)
-                made = program._fast[1][1]
-        assert program._fast[1][1] is made  # kept across the two-thread run
-        assert 2 in program._fast[1]  # and one made for two threads
+            if run == 1:  # made after the second run on one thread (its steps read the argument: not bound)
+                made = program.runs.bodies[1]
+        assert program.runs.bodies[1] is made  # kept across the two-thread run
+        assert 2 in program.runs.bodies  # and one made for two threads
     finally:
         set_blas_threads(1)
 
@@ -150,13 +150,13 @@ def test_grouped_convolutions_and_their_tail_run_their_kept_calls_and_match_nump
             x[...] = RNG.standard_normal(x.shape)
     assert bound_calls(program) >= 2
     assert [step.tail is not None for step in program.steps if isinstance(step, ConvStep)] == [True, True]
-    for index, step in zip(program.schedule.body, program._fast[1][1]):
+    for index, step in zip(program.runs.replay, program.runs.bodies[1]):
         if 0 in program.accesses[index].reads:
             assert step is program.steps[index]
 
 
 def test_a_program_planned_again_makes_its_bound_body_anew():
-    """`use_plan` drops the bound body (its calls are views of the plan's arrays); the next runs
+    """`use_plan` drops the bound bodies (their calls are views of the plan's arrays); the next runs
     make it again for the new arrays, with the same answers."""
     from xrelay.runtime.executor.placement import ir_plan
 
@@ -168,7 +168,7 @@ def test_a_program_planned_again_makes_its_bound_body_anew():
         np.testing.assert_allclose(program(x)[0], expected, rtol=1e-4, atol=1e-4)
     assert bound_calls(program) >= 2
     program.use_plan(ir_plan(program.func, program.memory, len(program.steps), program.result_slots))
-    assert program._fast is None
+    assert not program.runs.bodies and program.runs.bound is None
     for _ in range(3):
         np.testing.assert_allclose(program(x)[0], expected, rtol=1e-4, atol=1e-4)
     assert bound_calls(program) >= 2

@@ -1,4 +1,4 @@
-"""The linalg executor's schedule (runtime/executor/schedule.py): the prologue, and branchy programs run on 1 and 2 threads against numpy written here, including
+"""Branchy programs of the linalg executor run on 1 and 2 threads against numpy written here, including
 programs whose memory plan reuses a block across branches."""
 
 from __future__ import annotations
@@ -11,10 +11,6 @@ from module_builder import formed, make_module
 from xrelay.dialects import nn
 from xrelay.lowering import lower
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
-from xrelay.runtime.executor.schedule import StepAccess, build_schedule
-
-def access(reads=(), binds=(), writes=()) -> StepAccess:
-    return StepAccess(set(reads), set(binds), set(writes))
 
 
 # --- branchy programs on 1 and 2 threads -----------------------------------------------------
@@ -79,21 +75,6 @@ def reuse_reference(x, w1, w2):
     return [a2 + b, a2 - b]
 
 
-
-
-
-def test_the_prologue_is_the_steps_that_read_and_write_nothing():
-    steps = [
-        access(binds=[0]),  # 0: a constant
-        access(reads=[0], binds=[1], writes=[1]),  # 1: reads it
-        access(binds=[2]),  # 2: a planned allocation
-        access(binds=[3], writes=[3]),  # 3: writes memory
-    ]
-    schedule = build_schedule(steps)
-    assert schedule.prologue == [0, 2]
-    assert schedule.body == [1, 3]
-
-
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case", ["inception", "reuse"])
 @pytest.mark.parametrize("kernels", [True, False])
@@ -105,7 +86,7 @@ def test_branchy_programs_match_numpy_on_one_and_two_threads(case, threads, kern
     expected = expected if isinstance(expected, list) else [expected]
     lowered = lower(module, to="linalg")
     program = LinalgProgram(formed(lowered) if kernels else lowered)
-    assert (program.schedule is not None and program.plan is not None) == kernels  # unbuilt: unplanned
+    assert (program.runs is not None and program.plan is not None) == kernels  # unbuilt: unplanned
     blas_workers(threads)
     for _ in range(2):
         for got, want in zip(program(*inputs.values()), expected, strict=True):

@@ -1,10 +1,14 @@
-"""A planned program's body with its steps' kernel calls bound once.
+"""The one place a placed program binds the same arrays every run (`BoundRuns`).
 
-After a run in the thread mode, `bind(program, env)` replaces each step whose slots all hold the same
-arrays on every run (`LinalgProgram.fixed_slots`, runtime/executor/hoist_bindings.py) by its kept call:
-a planned contraction's matmul, a fused tail's, a pad's or a convolution's compiled call. A run then
-skips the step's Python (operands looked up, views checked, split decided, results bound);
-`LinalgProgram.__call__` runs that body while the thread count and bindings are the same."""
+A program placed by `plan-memory` computes into one arena, so every slot not derived from its
+arguments (constants, planned buffers, views of them, results written into them) holds the same
+array on every run. `BoundRuns` learns which from the first two runs, which run every step: a slot
+no argument reaches (`memory_plan.StepAccess`, recorded while compiling) that holds the same array, or a view of
+the same memory, after both is fixed. Later runs start from those bindings, skip the steps that
+only bind fixed slots (reshapes, slices, allocations, constants, dropped fills), and run each step
+whose slots are all fixed as its kept call (`kept_call`: a planned contraction's matmul, a fused
+tail's, a pad's or a convolution's compiled call, made once per thread count), skipping its Python
+(operands looked up, views checked, split decided, results bound)."""
 
 from __future__ import annotations
 
@@ -15,20 +19,69 @@ from xrelay.runtime.kernels.conv_epilogue import ConvStep
 from xrelay.runtime.executor.pad_step import PadStep, copy_key
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.kernels.conv import threaded_matmul
+from xrelay.runtime.native.window_kernels import same_view
 from xrelay.runtime.parallel.threads import split_parts, split_threads
 
-def bind(program, env: list) -> list:
-    """`program`'s body as functions of the environment, each step whose slots are all fixed and whose
-    calls are kept for this run's arrays (`env`, as a run on one thread left it) replaced by them."""
-    fixed = getattr(program, "fixed_slots", None) or set()
-    body = []
-    for index in program.schedule.body:
-        step, access = program.steps[index], program.accesses.get(index)
-        call = None
-        if access is not None and (access.reads | access.binds | access.writes) <= fixed:
-            call = kept_call(step, env)
-        body.append(step if call is None else call)
-    return body
+
+class BoundRuns:
+    """Runs of a placed tensor-level `LinalgProgram` (see the module docstring)."""
+
+    def __init__(self, program):
+        self.program = program
+        self.first: list | None = None  # the environment the first run left
+        self.bound: list | None = None
+        """The fixed slots' arrays (None elsewhere): where every run after the second starts."""
+        self.fixed: set[int] = set()
+        self.replay: list[int] = []  # the indices of the steps a run after the second runs
+        self.bodies: dict[int, list] = {}  # per thread count, `replay` with the kept calls
+
+    def run(self, env: list) -> None:
+        """Run the program on `env` (`bound` and the arguments, once the first two runs are done)."""
+        steps = self.program.steps
+        if self.bound is None:
+            for step in steps:
+                step(env)
+            self._learn(env)
+            return
+        body = self.bodies.get(split_threads())
+        if body is not None:
+            for step in body:
+                step(env)
+            return
+        for index in self.replay:
+            steps[index](env)
+        self.bodies[split_threads()] = self._bind(env)
+
+    def _learn(self, env: list) -> None:
+        if self.first is None:
+            self.first = env
+            return
+        program, first = self.program, self.first
+        self.first = None
+        tainted = set(range(len(program.arg_types)))
+        for index in sorted(program.accesses):  # what the arguments reach, but for planned memory
+            access = program.accesses[index]
+            if access.reads & tainted:
+                tainted |= access.binds - program.memory.storage.keys()
+        self.fixed = {s for s, value in enumerate(env) if s not in tainted and value is not None
+                      and (value is first[s] or same_view(value, first[s]))}
+        self.bound = [value if s in self.fixed else None for s, value in enumerate(env)]
+        accesses = program.accesses
+        # (a step with no access was merged into another: it does nothing)
+        self.replay = [i for i in sorted(accesses) if accesses[i].writes or not accesses[i].binds <= self.fixed]
+        self.bodies[split_threads()] = self._bind(env)
+
+    def _bind(self, env: list) -> list:
+        """`replay` as functions of the environment, each step whose slots are all fixed and whose
+        calls are kept for this run's arrays (`env`) replaced by them."""
+        body = []
+        for index in self.replay:
+            step, access = self.program.steps[index], self.program.accesses.get(index)
+            call = None
+            if access is not None and (access.reads | access.binds | access.writes) <= self.fixed:
+                call = kept_call(step, env)
+            body.append(step if call is None else call)
+        return body
 
 
 def kept_call(step, env: list):

@@ -20,18 +20,16 @@ from xrelay.dialects.arguments import argument_names
 from xrelay.dialects.kernel import DispatchOp, is_built
 from xrelay.dialects.kernel import YieldOp as KernelYieldOp
 from xrelay.dialects.upstream_tensor import concat_as_inserts
-from xrelay.runtime.executor import bound_steps
-from xrelay.runtime.executor import hoist_bindings
-from xrelay.runtime.parallel.threads import split_blas_threads, split_threads
+from xrelay.runtime.executor.bound_steps import BoundRuns
+from xrelay.runtime.parallel.threads import split_blas_threads
 from xrelay.runtime.executor.buffer_steps import (
     compile_allocation, compile_broadcast, compile_constant, compile_copy, compile_dealloc, compile_get_global,
 )
 from xrelay.runtime.executor.kernel_steps import assemble
-from xrelay.runtime.executor.memory_plan import StorageTracker, fresh_single_use
+from xrelay.runtime.executor.memory_plan import StepAccess, StorageTracker, fresh_single_use
 from xrelay.runtime.executor.pad_step import compile_pad, keep_borders
 from xrelay.runtime.executor.placement import ir_plan, is_placed
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
-from xrelay.runtime.executor.schedule import StepAccess, build_schedule
 from xrelay.runtime.executor.structured_step import compile_structured_step
 from xrelay.runtime.executor.view_steps import RESHAPE_KINDS, compile_insert_slice, compile_reshape, compile_slice
 from xrelay.runtime.kernels.window_reduce import starts_from_identity
@@ -89,12 +87,8 @@ class LinalgProgram:
         self.memory = StorageTracker()
         self._tail = None  # the fused elementwise tail the next op may join (see `_fuse`)
         self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
-        self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/executor/schedule.py)
-        self.same_as: dict[int, int] = {}
-        """Result slot -> the operand slot whose array its step binds it to (runtime/executor/hoist_bindings.py)."""
-        self.planned_slots: dict[int, int] = {}
-        """A pad's result slot -> its planned buffer, which `PadStep.buffer` binds it to when planned."""
-        self._views_cached = [True]  # whether steps keep the views they made (`bind_view`): planned programs
+        self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/executor/bound_steps.py)
+        self._views_cached = [True]  # whether kernels keep the views they made: planned programs
         self._tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
         self.built = is_built(main)
         """Whether kernel formation ran (`passes/kernels`): the program then runs each `kernel.dispatch`
@@ -108,18 +102,14 @@ class LinalgProgram:
         self.plan = None
         self.peak_bytes = None
         """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
-        self.schedule = None
-        """The prologue of bindings and the body (runtime/executor/schedule.py); None unless the program
-        is at the tensor level (memref arguments may be written through views the plan cannot see)
-        and its memory is planned."""
-        self._bound: list | None = None  # with a schedule: the environment after its prologue
-        self._fast: tuple[list, dict] | None = None  # (`_bound`, {threads: the body}: runtime/executor/bound_steps.py)
-        self.fixed_slots: set[int] = set()  # slots holding the same array on every run (runtime/executor/hoist_bindings.py)
+        self.runs: BoundRuns | None = None
+        """The bindings runs keep (runtime/executor/bound_steps.py); None unless the program is at the
+        tensor level (memref arguments may be written through views the plan cannot see) and placed."""
         # Placed by `plan-memory` (runtime/executor/placement.py), or unplanned: fresh arrays every run.
         self.use_plan(ir_plan(main, self.memory, len(self.steps), self.result_slots) if is_placed(main) else None)
 
     def _add(self, op: Operation) -> None:
-        """Compile `op` into steps and record what they touch (memory plan, schedule)."""
+        """Compile `op` into steps and record what they touch (memory, bindings)."""
         if isinstance(op, DispatchOp):
             self._compile_kernel(op)
             return
@@ -161,23 +151,13 @@ class LinalgProgram:
     def use_plan(self, plan) -> None:
         """Run on `plan` (a `MemoryPlan` of this program's buffers, or None: unplanned) from now on:
         everything made from the plan is made again here (the planned arrays, the pads' kept borders,
-        the schedule, which compares memory by block, and its prologue's bindings), so a program
-        planned anew keeps nothing made for the blocks of the plan before."""
+        the bindings runs keep), so a program planned anew keeps nothing made for the plan before."""
         self.plan = plan
         self._planned[:] = plan.arrays if plan is not None else [None] * len(self._planned)
         keep_borders(self.steps, plan)
         self.peak_bytes = plan.peak_bytes if plan is not None else None
         self._views_cached[0] = plan is not None
-        self.schedule, self._bound, self._fast, self.fixed_slots = None, None, None, set()
-        if plan is not None and self._tensor_level:
-            accesses = [self.accesses.get(i) or StepAccess() for i in range(len(self.steps))]
-            self.schedule = build_schedule(accesses)
-            # Constants, planned buffers and globals are the same arrays on every run: bound once
-            # here, a run starts from a copy (hundreds of steps fewer per run on the ONNX models).
-            self._bound = [None] * len(self.slots)
-            self.schedule.bind(self.steps, self._bound)
-            # and the steps binding only views of them (runtime/executor/hoist_bindings.py)
-            self.schedule.hoist(hoist_bindings.hoist(self, self._bound))
+        self.runs = BoundRuns(self) if plan is not None and self._tensor_level else None
 
     def _access(self, op: Operation) -> StepAccess:
         """What the step of `op` reads, binds and writes."""
@@ -292,27 +272,17 @@ class LinalgProgram:
     def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
         if len(args) != len(self.arg_types):
             raise ExecutionError(f"@main takes {len(self.arg_types)} arguments, got {len(args)}")
-        env: list = [None] * len(self.slots) if self._bound is None else list(self._bound)
+        runs = self.runs
+        env: list = [None] * len(self.slots) if runs is None or runs.bound is None else list(runs.bound)
         for i, (array, arg_type) in enumerate(zip(args, self.arg_types, strict=True)):
             env[i] = check_argument(array, arg_type, self.arg_names[i])
         # BLAS's own threads synchronise per call: BLAS single-threaded, a kernel split over workers.
         with split_blas_threads():
-            if self.schedule is None:
+            if runs is None:
                 for step in self.steps:
                     step(env)
-            else:  # the steps' kept calls once made for these bindings and threads (runtime/executor/bound_steps.py)
-                fast, threads = self._fast, split_threads()
-                if fast is None or fast[0] is not self._bound:
-                    fast = self._fast = (self._bound, {})
-                body = fast[1].get(threads)
-                if body is not None:
-                    for step in body:
-                        step(env)
-                else:
-                    steps = self.steps
-                    for index in self.schedule.body:
-                        steps[index](env)
-                    fast[1][threads] = bound_steps.bind(self, env)
+            else:
+                runs.run(env)
         # Copies: a result may be a view of another result or a read-only constant.
         return [np.array(env[s]) for s in self.result_slots]
 

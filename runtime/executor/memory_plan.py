@@ -7,7 +7,8 @@ program unplannable. The `plan-memory` pass (passes/kernels/plan_memory.py) fill
 from the IR to place the buffers; runtime/executor/placement.py binds a built program to that
 placement and checks it with the liveness here (`last_uses`, `roots_and_lifetimes`) and
 `place_in_slices`, which says when a concatenation's input may live in its slice. A program no
-kernel pass has seen runs unplanned, on fresh arrays."""
+kernel pass has seen runs unplanned, on fresh arrays. `StepAccess` is what each step reads, binds
+and writes (runtime/executor/bound_steps.py)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,21 @@ def reusable_input(op: Structured) -> int | None:
                 and isinstance(value.owner, Structured) and value.owner.results):
             return i
     return None
+
+
+@dataclass
+class StepAccess:
+    """What one step touches: slots it reads, slots it binds in the environment, and slots whose
+    memory it writes (none: the step only binds)."""
+
+    reads: set[int] = field(default_factory=set)
+    binds: set[int] = field(default_factory=set)
+    writes: set[int] = field(default_factory=set)
+
+    def merge(self, other: StepAccess) -> None:
+        self.reads |= other.reads
+        self.binds |= other.binds
+        self.writes |= other.writes
 
 
 @dataclass

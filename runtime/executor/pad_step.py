@@ -16,8 +16,8 @@ from xdsl.ir import SSAValue
 from xrelay.runtime.kernels.body_program import numpy_dtype, scalar_constant
 from xrelay.runtime.kernels.elementwise_programs import copy_into
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
+from xrelay.runtime.executor.memory_plan import StepAccess
 from xrelay.runtime.executor.plan import FusedTail
-from xrelay.runtime.executor.schedule import StepAccess
 from xrelay.runtime.native.window_kernels import as_four_axes, native_copy, native_window
 from xrelay.runtime.parallel.threads import run_parts, split_parts
 
@@ -65,7 +65,6 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     # The result is a planned buffer: only its border is filled, the interior is the copy.
     k = program.memory.fresh(out, len(program.steps), shape, dtype, op)
     program._planned.append(None)
-    program.planned_slots[out] = k
     border = []
     for axis, (lo, size, n) in enumerate(zip(op.static_low.get_values(), shape, op.source.type.get_shape())):
         before = (slice(None),) * axis
@@ -180,8 +179,6 @@ def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index
 
     def bind_only(env) -> None:
         finish(env, prepare(env))
-
-    bind_only.binding = bind_only.binds_out_operands = True  # runtime/executor/hoist_bindings.py
 
     program.steps[index] = bind_only
     access = program.accesses.get(index)

@@ -93,8 +93,6 @@ class FusedTail:
     (reading the slot the previous member's result will occupy, bound before anything runs, since
     every member writes in place) and `finish(env, arrays)` binds its results."""
 
-    binds_out_operands = True  # (runtime/executor/hoist_bindings.py)
-
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
         self.rows, self.split = first.rows, first.split

@@ -50,8 +50,6 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
         res, init = slot(op.results[0]), slot(op.outputs[0])
         program.memory.alias(res, init)
         alias = lambda env, r=res, i=init: env.__setitem__(r, env[i])  # noqa: E731
-        alias.binding = alias.binds_out_operands = True
-        program.same_as[res] = init
         program.fill_steps[op] = (len(program.steps), alias)
     operands = [slot(v) for v in (*op.operands, *captured_values(op))]
     n_in, n_operands = len(op.inputs), len(op.operands)
@@ -68,7 +66,6 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
         for r, out_slot, c in zip(results, operands[n_in:n_operands], copy):
             if not c:  # the result is the out buffer, updated in place
                 program.memory.alias(r, out_slot, written_at=len(program.steps))
-                program.same_as[r] = out_slot
 
         def prepare(env, operands=operands, n_in=n_in, n_operands=n_operands, copy=copy):
             arrays = [env[i] for i in operands]
@@ -90,7 +87,6 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
             run(arrays)
             finish(env, arrays)
 
-        step.binds_out_operands = True  # `finish` (runtime/executor/hoist_bindings.py)
         step.planned = planned  # (what it cuts, for a reader of the program)
 
         step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, program._views_cached,

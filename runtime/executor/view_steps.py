@@ -1,9 +1,8 @@
 """The linalg executor's steps that bind views (reshapes, casts, slices) and write slices.
 
-A reshape, cast or slice binds a view of its operand (`bind_view`, made once per source array in a
-planned program); a `tensor.insert_slice` writes its source into its slice of the destination (in
+A reshape, cast or slice binds a view of its operand (`bind_view`, made once per source array); a `tensor.insert_slice` writes its source into its slice of the destination (in
 place when the destination is fresh and single-use), copying nothing for a source the memory plan
-computed there (`insert_step`)."""
+computed there, decided once per pair of arrays (`insert_step`)."""
 
 from __future__ import annotations
 
@@ -34,7 +33,7 @@ def compile_reshape(program: LinalgProgram, op: Operation) -> None:
     shape = tuple(op.results[0].type.get_shape())
     src, out = slot(op.operands[0]), slot(op.results[0])
     program.memory.alias(out, src, reshaped=True)
-    program.steps.append(bind_view(src, out, lambda a, sh=shape: a.reshape(sh), program._views_cached))
+    program.steps.append(bind_view(src, out, lambda a, sh=shape: a.reshape(sh)))
 
 
 def compile_slice(program: LinalgProgram, op: tensor.ExtractSliceOp | memref.SubviewOp) -> None:
@@ -44,7 +43,7 @@ def compile_slice(program: LinalgProgram, op: tensor.ExtractSliceOp | memref.Sub
     src, out = slot(op.source), slot(op.result)
     program.memory.alias(out, src)
     shape = tuple(op.result.type.get_shape())  # rank-reducing slices drop unit axes
-    program.steps.append(bind_view(src, out, lambda a, i=index, sh=shape: a[i].reshape(sh), program._views_cached))
+    program.steps.append(bind_view(src, out, lambda a, i=index, sh=shape: a[i].reshape(sh)))
 
 
 def compile_insert_slice(program: LinalgProgram, op: tensor.InsertSliceOp) -> None:
@@ -60,18 +59,13 @@ def compile_insert_slice(program: LinalgProgram, op: tensor.InsertSliceOp) -> No
         if view_shape == tuple(op.source.type.get_shape()):  # the plan may make the source this slice
             program.memory.place(src, dst, index, len(program.steps), op)
 
-    step = insert_step(src, dst, out, index, copy, view_shape, program._views_cached)
-    if not copy:  # its result is the destination's array (runtime/executor/hoist_bindings.py)
-        step.binds_out_operands = True
-        program.same_as[out] = dst
-    program.steps.append(step)
+    program.steps.append(insert_step(src, dst, out, index, copy, view_shape))
 
 
-def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray], cached: list[bool]):
-    """A step binding `make(env[src])`, a view of it, to slot `out`. While `cached[0]` (a planned
-    program, whose buffers are the same arrays on every run) the view is made once per source array
-    and bound again on later runs (several hundred view steps per run in ShuffleNet); a `make` that
-    had to copy is never reused."""
+def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray]):
+    """A step binding `make(env[src])`, a view of it, to slot `out`. The view is made once per source
+    array (the same argument object on every run, say), so that the kernels reading it keep theirs;
+    a `make` that had to copy is never reused."""
     last: list = [None]
 
     def step(env: list) -> None:
@@ -80,12 +74,10 @@ def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray], cach
         if entry is not None and entry[0] is source:
             env[out] = entry[1]
             return
-        view = make(source)
-        env[out] = view
-        if cached[0] and isinstance(view, np.ndarray) and view.base is not None and np.may_share_memory(view, source):
+        view = env[out] = make(source)
+        if isinstance(view, np.ndarray) and view.base is not None and np.may_share_memory(view, source):
             last[0] = (source, view)
 
-    step.binding = True  # it only binds (runtime/executor/hoist_bindings.py)
     return step
 
 
@@ -101,11 +93,10 @@ def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.Subv
     return tuple(index)
 
 
-def insert_step(src: int, dst: int, out: int, index: tuple[slice, ...], copy: bool, view_shape: tuple[int, ...],
-                cached: list[bool]):
+def insert_step(src: int, dst: int, out: int, index: tuple[slice, ...], copy: bool, view_shape: tuple[int, ...]):
     """A step writing `env[src]` into slice `index` of `env[dst]` (a copy of it when `copy`) and
-    binding the result to slot `out`. While `cached[0]` (a planned program) it remembers the last
-    destination and source whose slice it found to be the source already."""
+    binding the result to slot `out`. It remembers the last destination and source whose slice it
+    found to be the source already (arrays never move: the same pair, the same answer)."""
     placed: list = [None]
 
     def insert(env: list) -> None:
@@ -116,7 +107,7 @@ def insert_step(src: int, dst: int, out: int, index: tuple[slice, ...], copy: bo
             return
         array = np.array(dest) if copy else dest
         if same_view(array[index], source):  # the source was computed in place
-            if cached[0] and not copy:
+            if not copy:
                 placed[0] = (dest, source)
         else:
             array[index] = source.reshape(view_shape)

@@ -146,8 +146,6 @@ class ContractionStep:
     convolution) and whose output's zero fill was dropped. `prepare(env)` gives its operand arrays,
     `run(arrays)` computes it as `compile_structured` does, `finish(env, arrays)` binds its result."""
 
-    binds_out_operands = True  # (runtime/executor/hoist_bindings.py)
-
     def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int):
         self.planned, self.run, self.prepare, self.finish, self.n_in = planned, run, prepare, finish, n_in
 

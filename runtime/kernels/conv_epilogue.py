@@ -133,12 +133,6 @@ class ConvStep:
         """(the thread count, the operand arrays) of the last run, when the native kernel ran it with the
         kept epilogue."""
 
-    @property
-    def binds_out_operands(self) -> bool:
-        """Whether it binds its result to its out operand's array (runtime/executor/hoist_bindings.py):
-        not when its tail's last result is written into its pad."""
-        return self.pad is None
-
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
            prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,),

@@ -147,13 +147,13 @@ def winograd_calls(monkeypatch):
     import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
     calls = []
-    original = linalg_conv.winograd_conv3x3_threaded
+    original = linalg_conv.native_winograd
 
-    def counting(x, u, m, out, accumulate=False, **kwargs):
+    def counting(x, u, m, *args):
         calls.append(m)
-        return original(x, u, m, out, accumulate, **kwargs)
+        return original(x, u, m, *args)
 
-    monkeypatch.setattr(linalg_conv, "winograd_conv3x3_threaded", counting)
+    monkeypatch.setattr(linalg_conv, "native_winograd", counting)
     return calls
 
 

@@ -135,13 +135,13 @@ def test_built_resnet_block_same_answer_without_native(monkeypatch):
     from xrelay.frontend import resnet
     from xrelay.runtime.reference.interpreter import run as run_nn
 
-    from xrelay.runtime.kernels import conv
+    from xrelay.runtime.kernels import linalg_conv
 
     module, params = resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 64, 64))
     data = RNG.standard_normal((1, 3, 64, 64)).astype(np.float32)
     expected = run_nn(module, {"data": data}, params)[0]
     ran = []
-    monkeypatch.setattr(conv, "native_winograd", lambda *args: ran.append(native_winograd(*args)) or ran[-1])
+    monkeypatch.setattr(linalg_conv, "native_winograd", lambda *args: ran.append(native_winograd(*args)) or ran[-1])
     for native in ("1", "0"):
         monkeypatch.setenv("XRELAY_NATIVE", native)
         with transform.PassContext(opt_level=3):
@@ -379,8 +379,8 @@ def test_kept_native_calls_follow_new_inputs_and_thread_counts(blas_workers, mon
     for name in ("native_winograd", "native_im2col"):
         original = getattr(kernels, name)
         monkeypatch.setattr(kernels, name, lambda *a, original=original, **k: made.append(1) or original(*a, **k))
-    from xrelay.runtime.kernels import conv, linalg_conv
-    monkeypatch.setattr(conv, "native_winograd", kernels.native_winograd)
+    from xrelay.runtime.kernels import linalg_conv
+    monkeypatch.setattr(linalg_conv, "native_winograd", kernels.native_winograd)
     monkeypatch.setattr(linalg_conv, "native_im2col", kernels.native_im2col)
     remade = []
     for threads in (1, 1, 2, 2, 1):

@@ -183,39 +183,6 @@ def test_global_avg_pool2d(layout):
 
 # ---------------------------------------------------------------- Winograd F(m x m, 3 x 3)
 
-WINOGRAD_CASES = [
-    # (N, C, H, W), O, padding (t, l, b, r): sizes that are and are not multiples of 2 and 4
-    ((1, 3, 8, 8), 5, (1, 1, 1, 1)),
-    ((2, 5, 7, 9), 7, (1, 1, 1, 1)),  # odd sizes: the last tiles read a zero-extended input
-    ((1, 6, 13, 6), 3, (0, 2, 1, 0)),  # asymmetric padding
-    ((1, 1, 3, 3), 1, (0, 0, 0, 0)),  # a single output pixel
-    ((1, 9, 11, 16), 11, (2, 2, 2, 2)),
-]
-
-
-@pytest.mark.parametrize("case", WINOGRAD_CASES)
-@pytest.mark.parametrize("m", [2, 4])
-@pytest.mark.parametrize("channels_last", [False, True])
-@pytest.mark.parametrize("accumulate", [False, True])
-def test_winograd_conv3x3_matches_naive(case, m, channels_last, accumulate):
-    from xrelay.runtime.kernels.conv import winograd_conv3x3, winograd_weights
-
-    dshape, o, pad = case
-    x = RNG.standard_normal(dshape).astype(np.float32)
-    w = RNG.standard_normal((o, dshape[1], 3, 3)).astype(np.float32)
-    expected = naive_conv(x, w, (1, 1), pad, (1, 1), 1)
-    padded = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
-    initial = RNG.standard_normal(expected.shape).astype(np.float32)
-    out = initial.copy() if accumulate else np.full(expected.shape, np.nan, np.float32)
-    if channels_last:  # NHWC memory seen through NCHW views, as the linalg executor passes them
-        padded = np.ascontiguousarray(padded.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-        out = np.ascontiguousarray(out.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    winograd_conv3x3(padded, winograd_weights(w, m), m, out, accumulate)
-    if accumulate:
-        expected = expected + initial
-    # F(4x4, 3x3) loses a few bits more than direct summation in float32.
-    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
-
 
 def test_winograd_weights_are_g_w_gt():
     from xrelay.runtime.kernels.conv import winograd_weights
@@ -243,63 +210,6 @@ def test_winograd_tile_choice():
     assert winograd_tile(1, 3, 64, 56, 56) is None  # too few channels
     assert winograd_tile(1, 64, 64, 8, 8) is None  # 16 tiles of 2x2 are too few
     assert winograd_tile(10, 64, 64, 8, 8) == 4  # a batch makes them enough
-
-
-def test_winograd_conv3x3_rejects_a_mismatched_weight():
-    from xrelay.runtime.kernels.conv import winograd_conv3x3, winograd_weights
-
-    u = winograd_weights(np.ones((4, 3, 3, 3), np.float32), 2)
-    with pytest.raises(ValueError, match=r"winograd_conv3x3.*\(1, 5, 6, 6\)"):
-        winograd_conv3x3(np.ones((1, 5, 6, 6), np.float32), u, 2, np.empty((1, 4, 4, 4), np.float32))
-
-
-@pytest.mark.parametrize("oh, f, m, threads", [(13, 6, 4, 2), (8, 6, 2, 3), (16, 6, 4, 2), (4, 6, 4, 2), (40, 3, 2, 2),
-                                             (7, 1, 2, 2)])
-@pytest.mark.parametrize("channels_last", [False, True])
-def test_winograd_threaded_split_matches_naive(oh, f, m, threads, channels_last):
-    # Split by tile rows (many rows) or output channels (few): every part, even a short last one, lands in place.
-    from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_weights
-
-    x = RNG.standard_normal((2, 5, oh, 7)).astype(np.float32)
-    w = RNG.standard_normal((f, 5, 3, 3)).astype(np.float32)
-    expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
-    out = np.full(expected.shape, np.nan, np.float32)
-    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    if channels_last:
-        padded = np.ascontiguousarray(padded.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-        out = np.ascontiguousarray(out.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    winograd_conv3x3_threaded(padded, winograd_weights(w, m), m, out, threads=threads)
-    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
-
-
-@pytest.mark.parametrize("oh, ow, f, m, accumulate", [
-    (13, 28, 6, 4, False),  # the last tile row short
-    (13, 28, 6, 4, True),  # added to what the output holds
-    (10, 9, 6, 2, False),  # odd width: a zero-extended copy
-])
-def test_winograd_numpy_fallback_runs_whole_then_its_epilogue(oh, ow, f, m, accumulate, monkeypatch):
-    # Without the native kernel: one numpy Winograd over the whole output, then the epilogue over every row once.
-    import xrelay.runtime.kernels.conv as conv
-
-    monkeypatch.setenv("XRELAY_NATIVE", "0")
-    x = RNG.standard_normal((2, 5, oh, ow)).astype(np.float32)
-    w = RNG.standard_normal((f, 5, 3, 3)).astype(np.float32)
-    expected = naive_conv(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
-    start = RNG.standard_normal(expected.shape).astype(np.float32)
-    out = start.copy() if accumulate else np.full(expected.shape, np.nan, np.float32)
-    if accumulate:
-        expected = expected + start
-    padded = np.ascontiguousarray(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))).transpose(0, 2, 3, 1))
-    seen = []
-
-    def epilogue(r0, r1):  # the rows are final when it runs
-        np.testing.assert_allclose(out[:, :, r0:r1], expected[:, :, r0:r1], rtol=1e-4, atol=1e-4)
-        seen.append((r0, r1))
-
-    conv.winograd_conv3x3_threaded(padded.transpose(0, 3, 1, 2), conv.winograd_weights(w, m), m, out,
-                                   accumulate=accumulate, threads=2, epilogue=epilogue)
-    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
-    assert seen == [(0, oh)]
 
 
 @pytest.mark.parametrize("shape", [(1, 300, 200, 100), (2, 257, 130, 129), (1, 49, 700, 300), (1, 3, 4, 5)])

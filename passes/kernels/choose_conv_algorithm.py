@@ -2,9 +2,10 @@
 
 For every `kernel.dispatch` whose root is a 2-D convolution (any axis order: read from its indexing
 maps), the pass sets `algorithm`:
-- "winograd-f4" / "winograd-f2": F(m x m, 3 x 3) for a 3x3 stride-1 undilated convolution with a
-  constant weight (its transform is made once), when `winograd` is on and a tile m divides the output
-  and leaves enough tiles (`winograd_tile`, measured on OpenBLAS);
+- "winograd-f4" / "winograd-f2": F(m x m, 3 x 3) for a 3x3 stride-1 undilated float32 convolution
+  with a constant weight (its transform is made once), when `winograd` is on, its compiled kernel runs
+  here (runtime/native/conv_kernels.py: not with `XRELAY_NATIVE=0`, which has no numpy Winograd) and
+  a tile m divides the output and leaves enough tiles (`winograd_tile`, measured on OpenBLAS);
 - "im2col": one GEMM per block of output rows over copied patches (a 1x1 stride-1 convolution's
   patches are its data, no copy); a grouped one (a group loop in all three maps,
   `linalg_conv.conv_geometry`) one GEMM per group of each block;
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 import math
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 
 from xrelay.dialects.kernel import DispatchOp
@@ -36,6 +37,7 @@ from xrelay.runtime.kernels.conv import WINOGRAD_TILES
 from xrelay.runtime.kernels.depthwise_taps import depthwise_geometry
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair, is_constant
+from xrelay.runtime.native.conv_kernels import available as native_available
 
 
 def winograd_tile(n: int, c: int, f: int, oh: int, ow: int) -> int | None:
@@ -65,7 +67,7 @@ def conv_algorithm(root: LinalgStructuredOperation, winograd: bool, direct_reduc
         return "depthwise" if depthwise_geometry(maps, ranges, *pair, len(root.inputs)) is not None else "generic"
     three_by_three = tuple(ranges[d] for d in geometry.kernel_loops) == (3, 3)
     if winograd and three_by_three and geometry.strides == (1, 1) and geometry.dilation == (1, 1) \
-            and geometry.group_axes is None \
+            and geometry.group_axes is None and root.results[0].type.element_type == f32 \
             and is_constant(root.inputs[geometry.weight]):
         out_shape = root.results[0].type.get_shape()
         n, f, oh, ow = (out_shape[a] for a in geometry.out_axes)
@@ -93,8 +95,9 @@ def kernel_root(dispatch: DispatchOp) -> LinalgStructuredOperation | None:
 @register_xrelay_pass("choose-conv-algorithm")
 @dataclass(frozen=True)
 class ChooseConvAlgorithm(XRelayPass):
-    """Set `algorithm` on every convolution kernel (`winograd`: whether Winograd may be chosen;
-    `direct_reduction`: the longest reduction a direct convolution gets, 0 for none)."""
+    """Set `algorithm` on every convolution kernel (`winograd`: whether Winograd may be chosen, where
+    its compiled kernel runs; `direct_reduction`: the longest reduction a direct convolution gets, 0 for
+    none)."""
 
     winograd: bool = True
     direct_reduction: int = 32
@@ -104,4 +107,5 @@ class ChooseConvAlgorithm(XRelayPass):
             if isinstance(dispatch, DispatchOp) and dispatch.root.data == "conv":
                 root = kernel_root(dispatch)
                 if root is not None:
-                    dispatch.algorithm = StringAttr(conv_algorithm(root, self.winograd, self.direct_reduction))
+                    winograd = self.winograd and native_available()
+                    dispatch.algorithm = StringAttr(conv_algorithm(root, winograd, self.direct_reduction))

@@ -13,8 +13,8 @@ import numpy as np
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from xrelay.runtime.kernels.affine_views import is_bare_permutation, window_form
-from xrelay.runtime.kernels.conv import winograd_conv3x3_threaded, winograd_weights
-from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_im2col
+from xrelay.runtime.kernels.conv import winograd_weights
+from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_im2col, native_winograd
 from xrelay.runtime.parallel.threads import split_parts
 
 
@@ -79,26 +79,25 @@ class ConvGeometry:
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
                parts: int | None = None, split_axis: int | None = None):
         """`run(ins, out, accumulate, epilogue=None) -> bool`: Winograd F(m x m, 3 x 3) as `algorithm` (set by
-        `choose-conv-algorithm`) names it (`winograd-f2`, `winograd-f4`) where it applies, else im2col +
-        GEMM; False when neither takes the arrays. `parts` (set by `split-kernels`) is how many threads the native kernels use (None: one),
-        and `split_axis`, the output axis they cut (the filters' or another: pixels; None: by shape).
-        `epilogue(r0, r1)` runs once per block of final output rows (a `NativeEpilogue` inside the kernel)."""
+        `choose-conv-algorithm`) names it (`winograd-f2`, `winograd-f4`) where the native kernel takes the
+        arrays, else im2col + GEMM; False when neither takes them. `parts` (set by `split-kernels`) is how
+        many threads the native kernels use (None: one), and `split_axis`, the output axis they cut (the
+        filters' or another: pixels; None: by shape). `epilogue(r0, r1)` runs once per block of final
+        output rows (a `NativeEpilogue` inside the kernel)."""
         m = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
         winograd = m is not None and self.winograd_applies(ranges, constant_inputs)
-        transformed: list = [None, None, None]  # the weight array seen, its tile, its transform
+        transformed: list = [None, None]  # the weight array seen, its transform
         by_filters = None if split_axis is None else split_axis == self.out_axes[1]
         im2col = self.im2col_runner(constant_inputs, parts, by_filters, direct=algorithm == "direct")
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
-            views = self._views(ins, out) if winograd else None
-            if views is not None:
+            views = self._views(ins, out) if winograd and (epilogue is None or isinstance(epilogue, NativeEpilogue)) \
+                else None
+            if views is not None and not (views[3].shape[2] % m or views[3].shape[3] % m):
                 weight, x, w, y = views
-                oh, ow = y.shape[2:]
-                if not (oh % m or ow % m):
-                    if transformed[0] is not weight or transformed[1] != m:
-                        transformed[:] = weight, m, winograd_weights(w, m)
-                    winograd_conv3x3_threaded(x, transformed[2], m, y, accumulate, threads=parts, epilogue=epilogue,
-                                              by_filters=by_filters)
+                if transformed[0] is not weight:
+                    transformed[:] = weight, winograd_weights(w, m)
+                if native_winograd(x, transformed[1], m, y, accumulate, split_parts(parts), epilogue, by_filters):
                     return True
             return im2col(ins, out, accumulate, epilogue)
 

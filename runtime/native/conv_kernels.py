@@ -1,6 +1,6 @@
 """Convolutions compiled from `conv_kernels.c`: one call per convolution, no GIL inside.
 
-`native_winograd` (a Winograd F(2,3) or F(4,3) convolution, `runtime/kernels/conv.py`),
+`native_winograd` (a Winograd F(2,3) or F(4,3) convolution; numpy has none),
 `native_im2col` (im2col + GEMM, `runtime/kernels/linalg_conv.py`), `native_depthwise` (a depthwise
 convolution, `runtime/kernels/depthwise_taps.py`) and `native_taps` (any other contraction that file
 runs tap by tap) run when the machine's C compiler
@@ -213,11 +213,11 @@ def winograd_splits_filters(n: int, oh: int, ow: int, f: int, m: int, threads: i
 
 def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accumulate: bool, threads: int,
                     epilogue: NativeEpilogue | None = None, by_filters: bool | None = None) -> bool:
-    """`conv.winograd_conv3x3(x, u, m, out, accumulate)` (x and out as (N, C, H, W) and (N, F, OH, OW)
-    views) through `epilogue`, over `threads` threads, by filters or by rows of tiles as `by_filters`
-    says (None: as `winograd_splits_filters` does); False,
-    having done nothing, when the kernel is unavailable or the arrays are not float32 views it can
-    address."""
+    """The stride-1, undilated 3x3 convolution of x by Winograd F(m x m, 3 x 3), written (or with
+    `accumulate` added) into `out` (x and out as (N, C, H, W) and (N, F, OH, OW) views, u
+    `conv.winograd_weights(w, m)`) through `epilogue`, over `threads` threads, by filters or by rows
+    of tiles as `by_filters` says (None: as `winograd_splits_filters` does); False, having done
+    nothing, when the kernel is unavailable or the arrays are not float32 views it can address."""
     kernel = _kernel()
     if kernel is None or m not in (2, 4) or not (x.dtype == u.dtype == out.dtype == np.float32) \
             or not u.flags.c_contiguous:

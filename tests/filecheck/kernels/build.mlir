@@ -2,6 +2,7 @@
 // RUN: filecheck %s --input-file %t.mlir
 // RUN: filecheck %s --input-file %t.timing --check-prefix=TIMING
 // RUN: xrelay-opt %s --opt-level 3 -p 'build,choose-conv-algorithm{winograd=false}' | filecheck %s --check-prefix=NOWINO
+// RUN: env XRELAY_NATIVE=0 xrelay-opt %s --opt-level 3 -p build | filecheck %s --check-prefix=NOWINO
 // RUN: not xrelay-opt %s --opt-level 3 -p 'convert-nn-to-linalg,form-kernels{test_drop_epilogue=true}' --numerical-bisect -o %t.bad.mlir 2>&1 | filecheck %s --check-prefix=WRONG
 // RUN: xrelay-opt %s --opt-level 3 -p build --opt-bisect-limit 19 -o %t.skipped.mlir 2>&1 | filecheck %s --check-prefix=BISECT
 // RUN: xrelay-run %t.skipped.mlir --input data=%S/Inputs/build_data.npy -o %t.skipped.npy
@@ -12,7 +13,8 @@
 // 64) with its bias and ReLU, then a 1x1 one (im2col: its data is its patch matrix) and a residual
 // add. The Winograd convolution always splits (over this machine's cores); the 1x1 one's 65,536
 // multiply-adds are far below `min_conv_macs`: one part. The kernel passes skipped by the bisect
-// limit, the module runs op by op, to the same result.
+// limit, the module runs op by op, to the same result. Winograd is chosen only where its compiled kernel
+// runs: with XRELAY_NATIVE=0 (numpy only) both convolutions are im2col.
 func.func @main(%data: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
   %w1 = nn.constant dense<0.03125> : tensor<16x16x3x3xf32>
   %b1 = nn.constant dense<0.5> : tensor<16xf32>

@@ -343,10 +343,11 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
 
     monkeypatch.setattr(structured, "tap_contraction", counting)
     import xrelay.runtime.kernels.conv_epilogue as conv_epilogue
+    from xrelay.runtime.kernels.linalg_conv import DepthwiseGeometry
 
-    geometries = []  # the linalg level's depthwise convolution steps (numpy tap by tap here)
-    recognise = conv_epilogue.depthwise_geometry
-    monkeypatch.setattr(conv_epilogue, "depthwise_geometry", lambda *a: geometries.append(recognise(*a)) or geometries[-1])
+    geometries = []  # the linalg level's depthwise convolution steps (on numpy, their op's taps)
+    recognise = conv_epilogue.conv_geometry
+    monkeypatch.setattr(conv_epilogue, "conv_geometry", lambda *a: geometries.append(recognise(*a)) or geometries[-1])
     data_layout, kernel_layout = layouts
     rng = np.random.default_rng(6)
     x = rng.standard_normal(shape).astype(np.float32)
@@ -372,8 +373,8 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
         for level in ("linalg", "memref"):
             (got,) = run_linalg(lower(bound, to=level), inputs)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    assert ran == ["taps"] * 2  # the memref level's
-    assert len(geometries) == 2 and all(geometries)
+    assert ran == ["taps"] * 4  # each level's
+    assert len(geometries) == 2 and all(isinstance(g, DepthwiseGeometry) for g in geometries)
 
 
 @pytest.mark.parametrize("accumulate", [False, True])

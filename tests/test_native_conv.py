@@ -269,7 +269,7 @@ def test_depthwise_through_the_executor(size, channels, kernel, stride, layout, 
     from xrelay.frontend import bind_params_by_name
     from xrelay.lowering import lower
     from xrelay.runtime.executor.linalg_exec import compile_linalg
-    from xrelay.runtime.kernels import depthwise_taps
+    from xrelay.runtime.kernels import linalg_conv
 
     x = RNG.standard_normal((1, channels, size, size)).astype(np.float32)
     w = RNG.standard_normal((channels, 1, kernel, kernel)).astype(np.float32)
@@ -289,7 +289,7 @@ def test_depthwise_through_the_executor(size, channels, kernel, stride, layout, 
     block.add_ops([conv, func.ReturnOp(conv.results[0])])
     module = ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [conv.results[0].type]), Region(block))])
     calls = []
-    monkeypatch.setattr(depthwise_taps, "native_depthwise",
+    monkeypatch.setattr(linalg_conv, "native_depthwise",
                         lambda *a: calls.append(conv_kernels.native_depthwise(*a)) or calls[-1])
     program = compile_linalg(lower(bind_params_by_name(module, {"w": wl}), to="linalg"))
     for _ in range(3):

@@ -66,6 +66,19 @@ def window_form(expr: AffineExpr, outer_loops, inner_loops) -> tuple[int, int, i
     return outer[0], inner[0], coeffs[outer[0]], coeffs[inner[0]], const
 
 
+def data_axes(amap: AffineMap, outer_loops, inner_loops) -> list[tuple] | None:
+    """Per result of `amap`: ("loop", d) for a bare loop d, or ("window", outer loop, inner loop,
+    outer coefficient, inner coefficient, constant) for a `window_form` (a convolution's or a
+    pooling's data); None when some result is neither."""
+    axes = []
+    for expr in amap.results:
+        window = None if isinstance(expr, AffineDimExpr) else window_form(expr, outer_loops, inner_loops)
+        if window is None and not isinstance(expr, AffineDimExpr):
+            return None
+        axes.append(("loop", expr.position) if window is None else ("window", *window))
+    return axes
+
+
 class LoopView:
     """Views of operands through one indexing map with one axis per loop: full range for loops the
     map uses, 1 otherwise (`linear` is False when some result is not linear in the loops: floordiv,

@@ -17,8 +17,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from xrelay.runtime.kernels.depthwise_taps import depthwise_geometry
-from xrelay.runtime.kernels.linalg_conv import ConvGeometry, conv_geometry
+from xrelay.runtime.kernels.linalg_conv import ConvGeometry, DepthwiseGeometry, conv_geometry
 from xrelay.runtime.kernels.native_epilogue import native_epilogue
 from xrelay.runtime.native.conv_kernels import NativeEpilogue
 from xrelay.runtime.native.conv_kernels import available as native_available
@@ -101,8 +100,8 @@ class RowTail:
 
 
 class ConvStep:
-    """The step of a structured op that is a 2-D convolution (`linalg_conv.conv_geometry`, or a
-    depthwise one: `depthwise_taps.depthwise_geometry`) with one output: `prepare(env)` gives its operand arrays, `run(arrays)` computes it as
+    """The step of a structured op that is a 2-D convolution (`linalg_conv.conv_geometry`, depthwise
+    too) with one output: `prepare(env)` gives its operand arrays, `run(arrays)` computes it as
     `compile_structured` does, `finish(env, arrays)` binds its result. With a `tail` (set by
     `give_tail`) the step also runs that tail, row block by row block."""
 
@@ -153,10 +152,9 @@ class ConvStep:
         maps = [m.data for m in op.get_indexing_maps()]
         if algorithm == "generic":
             return None
-        geometry = conv_geometry(maps, ranges, *pair, len(op.inputs)) if algorithm != "depthwise" else None
-        if geometry is None and algorithm in (None, "depthwise"):
-            geometry = depthwise_geometry(maps, ranges, *pair, len(op.inputs))
-        if geometry is None:
+        geometry = conv_geometry(maps, ranges, *pair, len(op.inputs))
+        if geometry is None or (algorithm is not None
+                                and (algorithm == "depthwise") != isinstance(geometry, DepthwiseGeometry)):
             return None
         accumulate = not (zero_init and zero_init[0])
         runner = geometry.runner(ranges, constant, algorithm, parts, split_axis)

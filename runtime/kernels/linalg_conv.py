@@ -1,8 +1,9 @@
 """Convolutions recognised in linalg contractions, whatever their layout, run by Winograd or im2col.
 
 `conv_geometry` reads which operand axes of a contraction hold N, C, H, W / F, C, KH, KW / N, F, OH,
-OW (and G, a grouped convolution's group); `ConvGeometry.runner` computes it by Winograd or as im2col
-+ GEMM (one GEMM per group)."""
+OW (and G, a grouped convolution's group; or a depthwise convolution's); `ConvGeometry.runner`
+computes it by Winograd or as im2col + GEMM (one GEMM per group), `DepthwiseGeometry.runner` by the
+native depthwise kernel."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
-from xrelay.runtime.kernels.affine_views import is_bare_permutation, window_form
+from xrelay.runtime.kernels.affine_views import data_axes, is_bare_permutation
 from xrelay.runtime.kernels.conv import winograd_weights
-from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_im2col, native_winograd
+from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_depthwise, native_im2col, native_winograd
 from xrelay.runtime.parallel.threads import split_parts
 
 
@@ -174,6 +175,35 @@ class ConvGeometry:
         return run
 
 
+class DepthwiseGeometry(ConvGeometry):
+    """A depthwise convolution `out[n, f, oh, ow] += data[n, f, oh*s + kh*d + o, ...] * weight[f, 0, kh, kw]`
+    (each channel its own filter) in any axis order: `weight_axes`' C is the weight's axis indexed by
+    the constant 0. Its runner is the native depthwise kernel (epilogue applied inside, as im2col's)."""
+
+    def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
+               parts: int | None = None, split_axis: int | None = None):
+        """`run(ins, out, accumulate, epilogue=None) -> bool` as `ConvGeometry.runner`'s; a constant
+        weight laid out (KH, KW, C) once. False when the native kernel does not take the arrays (or
+        is not built): the op then runs as its contraction, tap by tap (`depthwise_taps`). The kernel
+        cuts pixels: a split naming the channels (which it cannot cut) runs whole."""
+        if split_axis is not None and split_axis == self.out_axes[1]:
+            parts = 1
+        constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
+        kept: list = [None, None]  # the weight array seen, its (KH, KW, C) layout
+
+        def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
+            views = self._views(ins, out)
+            if views is None or not (epilogue is None or isinstance(epilogue, NativeEpilogue)):
+                return False
+            weight, x, w, y = views
+            if kept[0] is not weight:
+                kept[:] = (weight if constant else None), np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))
+            return native_depthwise(x, kept[1], self.strides, self.dilation, y, accumulate, split_parts(parts),
+                                    epilogue)
+
+        return run
+
+
 def _matrix_view(array: np.ndarray, rows: int, columns: int) -> np.ndarray | None:
     """`array` as a (rows, columns) view, or None when that needs a copy (numpy's reshape would copy)."""
     view = array.view()
@@ -215,67 +245,69 @@ def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, 
 def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int) -> ConvGeometry | None:
     """The convolution that contraction `maps[out] += maps[ia] * maps[ib]` is, if it is one.
 
-    The weight and output maps must be bare loops; the data map two bare loops (N, in the
-    output only; C, in the weight only) and two windows `oh * s + kh * d + o` (H then W) with
-    oh an output loop and kh a weight loop. A grouped convolution has one more loop, G, bare in
-    all three maps, just before C in the data and just before F in the output, and more than one
-    channel per group (one is a depthwise convolution, which runs tap by tap).
+    The output map is bare loops; the weight map bare loops (and a depthwise one's constant 0); the
+    data map bare loops and two windows `oh * s + kh * d + o` (H then W) with oh an output loop and
+    kh a weight loop. A loop's letter is the maps it appears in: N data and output, C data and
+    weight, F weight and output, G all three (a grouped convolution's group: just before C in the
+    data and just before F in the output, more than one channel per group). A depthwise convolution
+    (each channel its own filter) has G but no C or F, and reads the weight's C axis at 0: it is a
+    `DepthwiseGeometry`, whose letters are N, C (the group), H, W / C, 0, KH, KW / N, C, OH, OW.
     """
-    grouped = len(ranges) == 8
-    if len(ranges) not in (7, 8) or not all(len(maps[i].results) == len(ranges) - 3 for i in (ia, ib, out)):
-        return None
     if not is_bare_permutation(maps[out]):
         return None
-    o_dims = [e.position for e in maps[out].results]
     for data, weight in ((ia, ib), (ib, ia)):
-        if not is_bare_permutation(maps[weight]):
-            continue
-        w_dims = [e.position for e in maps[weight].results]
-        found = _data_axes(maps[data], w_dims, o_dims, grouped)
-        if found is None:
-            continue
-        (n_axis, n), (c_axis, c), windows, group = found
-        (h_axis, oh, kh, sh, dh, ch), (w_axis, ow, kw, sw, dw, cw) = windows
-        filters = [d for d in w_dims if d not in (c, kh, kw, group and group[1])]
-        loops = {n, c, oh, ow, kh, kw, *filters} | ({group[1]} if group else set())
-        if len(filters) != 1 or filters[0] not in o_dims or len(loops) != len(ranges):
-            continue
-        f = filters[0]
-        group_axes = None
-        if group is not None:
-            (g_axis, g) = group
-            if g_axis != c_axis - 1 or o_dims.index(g) != o_dims.index(f) - 1 or ranges[c] < 2:
-                continue
-            group_axes = (g_axis, w_dims.index(g), o_dims.index(g))
-        return ConvGeometry(
-            data=data, weight=weight, data_axes=(n_axis, c_axis, h_axis, w_axis),
-            weight_axes=tuple(w_dims.index(d) for d in (f, c, kh, kw)),
-            out_axes=tuple(o_dims.index(d) for d in (n, f, oh, ow)),
-            kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw), group_axes=group_axes)
+        found = _conv_of(maps, ranges, data, weight, [e.position for e in maps[out].results])
+        if found is not None:
+            return found
     return None
 
 
-def _data_axes(d_map: AffineMap, w_dims: list[int], o_dims: list[int], grouped: bool = False):
-    """((axis, N loop), (axis, C loop), [(axis, out loop, kernel loop, stride, dilation, offset)] * 2,
-    (axis, G loop) or None) of a conv's data map, or None if it is not one (`grouped`: with G)."""
-    batch = channel = group = None
-    windows = []
-    for axis, expr in enumerate(d_map.results):
-        if isinstance(expr, AffineDimExpr):
-            d = expr.position
-            if d in o_dims and d not in w_dims and batch is None:
-                batch = (axis, d)
-            elif d in w_dims and d not in o_dims and channel is None:
-                channel = (axis, d)
-            elif grouped and d in w_dims and d in o_dims and group is None:
-                group = (axis, d)
-            else:
-                return None
-            continue
-        window = window_form(expr, set(o_dims) - set(w_dims), set(w_dims) - set(o_dims))
-        if window is None:
-            return None
-        windows.append((axis, *window))
-    if batch is None or channel is None or len(windows) != 2 or grouped != (group is not None):
+def _conv_of(maps: Sequence[AffineMap], ranges: Sequence[int], data: int, weight: int,
+             o_dims: list[int]) -> ConvGeometry | None:
+    """`conv_geometry` with `data` and `weight` the operands of those roles."""
+    w_results = maps[weight].results
+    zeros = [a for a, e in enumerate(w_results) if isinstance(e, AffineConstantExpr) and e.value == 0]
+    w_axis = {e.position: a for a, e in enumerate(w_results) if isinstance(e, AffineDimExpr)}
+    depthwise = len(zeros) == 1
+    if len(w_axis) + depthwise != len(w_results):
         return None
-    return batch, channel, windows, group
+    axes = data_axes(maps[data], set(o_dims) - set(w_axis), set(w_axis) - set(o_dims))
+    if axes is None:
+        return None
+    letters, windows = {}, []  # letter: (data axis, loop); (data axis, out loop, kernel loop, s, d, offset)
+    for axis, a in enumerate(axes):
+        if a[0] == "window":
+            windows.append((axis, *a[1:]))
+            continue
+        d = a[1]
+        letter = ("G" if d in w_axis else "N") if d in o_dims else "C" if d in w_axis else None
+        if letter is None or letter in letters:
+            return None
+        letters[letter] = (axis, d)
+    if len(windows) != 2 or "N" not in letters or ("C" in letters) == depthwise:
+        return None
+    (h_axis, oh, kh, sh, dh, ch), (w_axis_, ow, kw, sw, dw, cw) = windows
+    (n_axis, n), group = letters["N"], letters.get("G")
+    if depthwise:  # the group is the channel, one filter each
+        if group is None:
+            return None
+        (c_axis, c), f, group = group, group[1], None
+    else:
+        c_axis, c = letters["C"]
+        filters = [d for d in w_axis if d in o_dims and d != (group and group[1])]
+        if len(filters) != 1:
+            return None
+        f = filters[0]
+    if len({n, c, f, oh, ow, kh, kw} | ({group[1]} if group else set())) != len(ranges):
+        return None
+    group_axes = None
+    if group is not None:
+        g_axis, g = group
+        if g_axis != c_axis - 1 or o_dims.index(g) != o_dims.index(f) - 1 or ranges[c] < 2:
+            return None
+        group_axes = (g_axis, w_axis[g], o_dims.index(g))
+    return (DepthwiseGeometry if depthwise else ConvGeometry)(
+        data=data, weight=weight, data_axes=(n_axis, c_axis, h_axis, w_axis_),
+        weight_axes=(w_axis[f], zeros[0] if depthwise else w_axis[c], w_axis[kh], w_axis[kw]),
+        out_axes=tuple(o_dims.index(d) for d in (n, f, oh, ow)),
+        kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw), group_axes=group_axes)

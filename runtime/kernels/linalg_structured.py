@@ -34,7 +34,7 @@ from xrelay.runtime.kernels.affine_views import (
 )
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.window_reduce import IDENTITIES, mapped_window_program, pooling_program
-from xrelay.runtime.kernels.linalg_conv import conv_geometry
+from xrelay.runtime.kernels.linalg_conv import DepthwiseGeometry, conv_geometry
 from xrelay.runtime.kernels.depthwise_taps import MAX_TAPS, tap_contraction
 from xrelay.runtime.kernels.elementwise_programs import copy_into, ufunc_program
 from xrelay.runtime.kernels.reduction_programs import _direct_reduce_program, sequential_reduction
@@ -135,6 +135,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_runners and conv_geometry(maps, ranges, *contraction, n_in + out_index)
+            conv = None if isinstance(conv, DepthwiseGeometry) else conv  # (tap by tap: `tap_contraction`)
             taps = tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
             fast = ((conv and conv.runner(ranges, constant_inputs))
                     or taps

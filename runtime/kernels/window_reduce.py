@@ -15,33 +15,22 @@ import numpy as np
 from xdsl.dialects import arith, memref, tensor
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import OpResult
-from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.ir.affine import AffineMap
 
-from xrelay.runtime.kernels.affine_views import ExecutionError, is_bare_permutation, window_form
+from xrelay.runtime.kernels.affine_views import ExecutionError, data_axes, is_bare_permutation
 from xrelay.runtime.kernels.body_program import BodyProgram, body_op_fn, reduction_combine
 from xrelay.runtime.native.window_kernels import native_window
 
 
 def window_axes(data_map: AffineMap, out_map: AffineMap, reduction: Sequence[int]):
-    """Per data axis, ("loop", loop) for a bare parallel loop of the output or ("window", output
-    loop, kernel loop, stride, dilation, offset); None unless every reduction loop is the kernel
-    loop of exactly one window and every output loop is read by exactly one data axis."""
+    """`affine_views.data_axes` of a pooling's data: ("loop", loop) for a bare parallel loop of the
+    output or ("window", output loop, kernel loop, stride, dilation, offset); None unless every
+    reduction loop is the kernel loop of exactly one window and every output loop is read by exactly
+    one data axis."""
     out_loops = [e.position for e in out_map.results]
-    axes, kernels, outs = [], [], []
-    for expr in data_map.results:
-        if isinstance(expr, AffineDimExpr):
-            if expr.position not in out_loops:
-                return None
-            axes.append(("loop", expr.position))
-            outs.append(expr.position)
-            continue
-        window = window_form(expr, out_loops, reduction)
-        if window is None:
-            return None
-        axes.append(("window", *window))
-        outs.append(window[0])
-        kernels.append(window[1])
-    if sorted(kernels) != sorted(reduction) or sorted(outs) != sorted(out_loops):
+    axes = data_axes(data_map, out_loops, reduction)
+    if axes is None or sorted(a[2] for a in axes if a[0] == "window") != sorted(reduction) \
+            or sorted(a[1] for a in axes) != sorted(out_loops):
         return None
     return axes
 

@@ -1,6 +1,6 @@
 """A reduction over windows of an elementwise function of its input (LRN's sum of `x * x` over a
 channel window) runs as the function applied once over the input then shifted-slice window sums
-(runtime/window_reduce.mapped_window_program), against numpy written here: LRN
+(runtime/window_reduce.window_program), against numpy written here: LRN
 along a middle axis (NCHW channels) and the last axis (NHWC), odd sizes and even window sizes (the
 zero pad clipped unevenly), a strided/dilated window with an offset; the path checked on the compiled op."""
 
@@ -20,7 +20,7 @@ from xrelay.frontend import GraphBuilder
 from xrelay.lowering import lower
 from xrelay.runtime.kernels import linalg_structured
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
-from xrelay.runtime.kernels.window_reduce import mapped_window_program
+from xrelay.runtime.kernels.window_reduce import window_program
 
 RNG = np.random.default_rng(47)
 
@@ -58,7 +58,7 @@ def test_lrn_matches_numpy(shape, axis, size):
     (op,) = window_sums(module)
     maps = [m.data for m in op.get_indexing_maps()]
     reduction = [i for i, it in enumerate(op.get_iterator_types()) if str(it.data) == "reduction"]
-    taken = mapped_window_program(op, maps, op.get_static_loop_ranges(), reduction, [])
+    taken = window_program(op, maps, op.get_static_loop_ranges(), reduction, [])
     assert taken is not None
     compiled = linalg_structured.compile_structured(op, [False])
     assert compiled.tap_by_tap and compiled.__name__ == "first_or_run" and not compiled.direct_reduce
@@ -81,7 +81,7 @@ def test_mapped_window_strided_dilated_offset_and_accumulating():
                           [linalg_attrs.IteratorTypeAttr.parallel()] * 3 + [linalg_attrs.IteratorTypeAttr.reduction()], [types[2]])
     x = RNG.standard_normal((2, 12, 5)).astype(np.float32)
     for accumulate in (False, True):
-        run = mapped_window_program(op, maps, ranges, [3], [not accumulate])
+        run = window_program(op, maps, ranges, [3], [not accumulate])
         assert run is not None
         target = RNG.standard_normal((2, 3, 5)).astype(np.float32)
         want = target.astype(np.float64) if accumulate else np.zeros((2, 3, 5))
@@ -98,4 +98,4 @@ def test_mapped_window_strided_dilated_offset_and_accumulating():
     indexed = linalg.GenericOp(operands[:2], [operands[2]], Region(block), maps,
                                [linalg_attrs.IteratorTypeAttr.parallel()] * 3 + [linalg_attrs.IteratorTypeAttr.reduction()],
                                [types[2]])
-    assert mapped_window_program(indexed, maps, ranges, [3], []) is None
+    assert window_program(indexed, maps, ranges, [3], []) is None

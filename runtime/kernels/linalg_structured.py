@@ -33,7 +33,7 @@ from xrelay.runtime.kernels.affine_views import (
     used_loops,
 )
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
-from xrelay.runtime.kernels.window_reduce import IDENTITIES, mapped_window_program, pooling_program
+from xrelay.runtime.kernels.window_reduce import IDENTITIES, window_program
 from xrelay.runtime.kernels.linalg_conv import DepthwiseGeometry, conv_geometry
 from xrelay.runtime.kernels.depthwise_taps import MAX_TAPS, tap_contraction
 from xrelay.runtime.kernels.elementwise_programs import copy_into, ufunc_program
@@ -108,8 +108,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     yielded = list(yields.operands)
     out_maps = maps[n_in:]
 
-    pooled = (pooling_program(op, maps, ranges, reduction_axes, zero_init)
-              or mapped_window_program(op, maps, ranges, reduction_axes, zero_init))
+    pooled = window_program(op, maps, ranges, reduction_axes, zero_init)
     views = [LoopView(m, ranges) for m in maps]
     # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
     # ("contract", input a, input b).

@@ -4,7 +4,7 @@ A body folding one input read through windows `o * s + k * d + c` into its outpu
 `x + acc`) is reduced along one window axis, then the other: K_h + K_w - 2 ufunc calls over arrays
 no larger than the data instead of K_h * K_w passes, the outermost (contiguous) axis first. A body
 folding an elementwise function of its input (LRN's sum of squares) applies it once, then reduces
-the windows the same way (`mapped_window_program`)."""
+the windows the same way (`window_program` runs both)."""
 
 from __future__ import annotations
 
@@ -118,62 +118,19 @@ IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin
 """The value a reduction's output may start from without changing it (its fill can be dropped)."""
 
 
-def pooling_reducer(op) -> tuple[int, np.ufunc] | None:
-    """(input index, ufunc) when `op` has one output and its body is only `yield combine(x, acc)`:
-    x that input's block argument, acc the output's, `combine` one of `REDUCERS`; else None."""
-    block = op.body.block
-    if len(op.outputs) != 1 or len(block.ops) != 2 or (combine := reduction_combine(op, 0)) is None:
-        return None
-    ufunc, x = combine
-    return (block.args.index(x), ufunc) if x in block.args[:len(op.inputs)] else None
-
-
 def starts_from_identity(op, value: float) -> bool:
-    """Whether `op` is a pooling that `pooling_program` runs and `value` is its reduction's identity:
-    a fill of `value` before it may be dropped (the window reduction then writes its output)."""
-    found = pooling_reducer(op)
-    if found is None or IDENTITIES.get(found[1]) != value:
+    """Whether `op` is a window reduction that `window_program` runs and `value` is its reduction's
+    identity: a fill of `value` before it may be dropped (the window reduction then writes its output)."""
+    combine = reduction_combine(op, 0) if len(op.outputs) == 1 else None
+    if combine is None or IDENTITIES.get(combine[0]) != value:
         return False
     maps = [m.data for m in op.get_indexing_maps()]
-    iterators = [str(it.data) for it in op.get_iterator_types()]
-    reduction = [i for i, it in enumerate(iterators) if it == "reduction"]
+    reduction = [i for i, it in enumerate(op.get_iterator_types()) if str(it.data) == "reduction"]
     try:
         ranges = op.get_static_loop_ranges()
     except NotImplementedError:
         return False
-    return window_reduction(maps, ranges, reduction, found[0], len(op.inputs), found[1]) is not None
-
-
-def pooling_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduction: Sequence[int],
-                    zero_init: Sequence[bool]) -> Callable[[list], bool] | None:
-    """For a pooling (`pooling_reducer`, `window_reduction`): a function of the operand arrays
-    running `window_reduction` (True), or returning False when it cannot (the caller then runs the
-    general path, which accumulates: an output whose fill was dropped, `zero_init[0]`, is first
-    set to the identity). None for any other op."""
-    found = pooling_reducer(op)
-    if found is None or not reduction:
-        return None
-    data, ufunc = found
-    n_in = len(op.inputs)
-    reduce = window_reduction(maps, ranges, reduction, data, n_in, ufunc)
-    if reduce is None:
-        return None
-    accumulate = not (zero_init and zero_init[0])
-
-    def run(arrays: list) -> bool:
-        if reduce(arrays[:n_in], arrays[n_in], accumulate):
-            return True
-        if not accumulate:
-            arrays[n_in][...] = IDENTITIES[ufunc]
-        return False
-
-    def native_call(arrays: list):
-        """`call(threads)` of the compiled window kernel for these arrays, or None (`native_window`)."""
-        views = reduce.window_views(arrays[:n_in], arrays[n_in])
-        return None if views is None else native_window(views[0], views[1], views[2], ufunc, accumulate)
-
-    run.native_call = native_call
-    return run
+    return window_program(op, maps, ranges, reduction, [True]) is not None
 
 
 def _mapped_input(op, value) -> int | None:
@@ -208,35 +165,58 @@ def _mapped_input(op, value) -> int | None:
         except ExecutionError:
             return None
         pending.extend(owner.operands)
-    if len(args) != 1 or value in block.args:  # (the input itself: a pooling, `pooling_program`'s)
+    if len(args) != 1 or value in block.args:  # (the input itself: a pooling)
         return None
     return block.args.index(args.pop())
 
 
-def mapped_window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduction: Sequence[int],
-                          zero_init: Sequence[bool]) -> Callable[[list], bool] | None:
-    """For a reduction whose one output folds `combine(f(x), acc)` (`combine` one of `REDUCERS`, `f` an
-    elementwise function of one input `x`, `_mapped_input`) with `x` read through pooling windows
-    (`window_reduction`): a function of the operand arrays that evaluates `f` once over the part of
-    `x` the windows read, into a per-thread buffer, then reduces its windows with `window_reduction`
-    (True); False when the operands are not numpy arrays (the caller runs the general path, which
-    accumulates: an output that was to be written whole is first set to the identity). None for any
-    other op (LRN's sum of squares over a channel window)."""
-    if not reduction or len(op.outputs) != 1:
-        return None
-    block = op.body.block
-    n_in = len(op.inputs)
-    combine = reduction_combine(op, 0)
-    if combine is None:
+def window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduction: Sequence[int],
+                   zero_init: Sequence[bool]) -> Callable[[list], bool] | None:
+    """For a reduction whose one output folds `combine(x, acc)` (a pooling) or `combine(f(x), acc)`
+    (`f` an elementwise function of one input `x`, `_mapped_input`: LRN's sum of squares over a
+    channel window), `combine` one of `IDENTITIES`' ufuncs and `x` read through pooling windows
+    (`window_reduction`): a function of the operand arrays running `window_reduction` (True), `f`
+    first evaluated once over the part of `x` the windows read, into a per-thread buffer; or
+    returning False when it cannot (the caller then runs the general path, which accumulates: an
+    output whose fill was dropped, `zero_init[0]`, is first set to the identity). A pooling's also has
+    `native_call(arrays)`: `call(threads)` of the compiled window kernel, or None (`native_window`).
+    None for any other op."""
+    combine = reduction_combine(op, 0) if reduction and len(op.outputs) == 1 else None
+    if combine is None or combine[0] not in IDENTITIES:
         return None
     ufunc, value = combine
-    data = _mapped_input(op, value)
-    if data is None or ufunc not in IDENTITIES:
-        return None
-    reduce = window_reduction(maps, ranges, reduction, data, n_in, ufunc)
+    block, n_in = op.body.block, len(op.inputs)
+    pooling = value in block.args[:n_in]
+    data = block.args.index(value) if pooling else _mapped_input(op, value)
+    reduce = None if data is None else window_reduction(maps, ranges, reduction, data, n_in, ufunc)
     if reduce is None:
         return None
-    axes = window_axes(maps[data], maps[n_in], reduction)
+    accumulate = not (zero_init and zero_init[0])
+    mapped = None if pooling else _mapping(block, value, data, window_axes(maps[data], maps[n_in], reduction),
+                                           ranges)
+
+    def run(arrays: list) -> bool:
+        ins = arrays[:n_in]
+        if mapped is not None and isinstance(ins[data], np.ndarray) and isinstance(arrays[n_in], np.ndarray):
+            ins[data] = mapped(ins[data], arrays[n_in].dtype)
+        if reduce(ins, arrays[n_in], accumulate):
+            return True
+        if not accumulate:
+            arrays[n_in][...] = IDENTITIES[ufunc]
+        return False
+
+    def native_call(arrays: list):
+        views = reduce.window_views(arrays[:n_in], arrays[n_in])
+        return None if views is None else native_window(views[0], views[1], views[2], ufunc, accumulate)
+
+    if pooling:
+        run.native_call = native_call
+    return run
+
+
+def _mapping(block, value, data: int, axes: list, ranges: Sequence[int]) -> Callable:
+    """`mapped(x, dtype)`: a per-thread buffer of `x`'s shape holding `value` (an elementwise function
+    of input `data`) over the part of `x` the windows `axes` read."""
     region = []  # the part of the input the windows read, per data axis
     for a in axes:
         if a[0] == "loop":
@@ -247,24 +227,16 @@ def mapped_window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], 
     region = tuple(region)
     body = BodyProgram(block, [value], ranges)
     x_arg = block.args[data]
-    accumulate = not (zero_init and zero_init[0])
     local = threading.local()
 
-    def run(arrays: list) -> bool:
-        x, target = arrays[data], arrays[n_in]
-        if not (isinstance(x, np.ndarray) and isinstance(target, np.ndarray)):
-            if not accumulate:
-                target[...] = IDENTITIES[ufunc]
-            return False
-        mapped = getattr(local, "buffer", None)
-        if mapped is None or mapped.shape != x.shape or mapped.dtype != target.dtype:
-            mapped = local.buffer = np.empty(x.shape, target.dtype)
-        part = mapped[region]
+    def mapped(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        buffer = getattr(local, "buffer", None)
+        if buffer is None or buffer.shape != x.shape or buffer.dtype != dtype:
+            buffer = local.buffer = np.empty(x.shape, dtype)
+        part = buffer[region]
         values = body({x_arg: x[region]}, out=part)
         if values is not None:
             np.copyto(part, values[0], casting="unsafe")
-        ins = list(arrays[:n_in])
-        ins[data] = mapped
-        return reduce(ins, target, accumulate)
+        return buffer
 
-    return run
+    return mapped

@@ -18,9 +18,8 @@ from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime.kernels.linalg_conv import ConvGeometry, DepthwiseGeometry, conv_geometry
-from xrelay.runtime.kernels.native_epilogue import native_epilogue
-from xrelay.runtime.native.conv_kernels import NativeEpilogue
-from xrelay.runtime.native.conv_kernels import available as native_available
+from xrelay.runtime.native.conv_kernels import EpilogueOp, NativeEpilogue
+from xrelay.runtime.native.window_kernels import chain_ops
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
@@ -167,11 +166,6 @@ class ConvStep:
     def __call__(self, env: list) -> None:
         arrays = self.prepare(env)
         tail, pad = self.tail, self.pad
-        if tail is None and pad is None and not native_available():
-            if not self.runner(arrays[:self.n_in], arrays[self.n_in], self.accumulate):
-                self.run(arrays)  # contracted generically
-            self.finish(env, arrays)
-            return
         self.finish(env, arrays)  # the tail reads the result's slot: the out buffer, written below
         copy = None  # where the native kernel also stores the final values
         if tail is None and pad is None:
@@ -188,7 +182,8 @@ class ConvStep:
             else:
                 rows, result = tail and tail.bind(env), env[pad.source]
                 if kept[2] is None or kept[2][0] is not rows or kept[2][1] is not result:
-                    kept = (padded, interior, (rows, result, self._copying(rows, result, interior)))
+                    copying = _rows_and_copy(rows, result, interior, self.geometry.out_axes[2])
+                    kept = (padded, interior, (rows, result, copying))
                 epilogue, copy = kept[2][2], interior
             self.kept = kept
         native = self.native_kept
@@ -215,17 +210,6 @@ class ConvStep:
         elif (isinstance(epilogue, NativeEpilogue) and epilogue.call is not None and self.reuse_views[0]
               and self.constant_weight):  # (the call holds the weight as the kernel laid it out)
             self.native_arrays = (split_threads(), list(arrays))  # a planned program: the same arrays every run
-
-    def _copying(self, rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray):
-        before = (slice(None),) * self.geometry.out_axes[2]
-
-        def rows_and_copy(r0: int, r1: int) -> None:
-            if rows is not None:
-                rows(r0, r1)
-            index = before + (slice(r0, r1),)
-            interior[index] = result[index]
-
-        return rows_and_copy
 
 
 def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: bool = False) -> bool:
@@ -298,15 +282,7 @@ class TailIntoPad:
         rows, result, interior = self.row_tail.bind(env), env[self.pad.source], kept[1]
         copy = self.kept_copy
         if copy is None or copy[0] is not rows or copy[1] is not result or copy[2] is not interior:
-            before = (slice(None),) * self.row_tail.loop
-
-            def rows_and_copy(r0: int, r1: int) -> None:
-                rows(r0, r1)
-                index = before + (slice(r0, r1),)
-                interior[index] = result[index]
-
-            copy = (rows, result, interior, rows_and_copy)
-            self.kept_copy = copy
+            copy = self.kept_copy = (rows, result, interior, _rows_and_copy(rows, result, interior, self.row_tail.loop))
         return copy[3]
 
     def __call__(self, env: list) -> None:
@@ -341,6 +317,20 @@ def _no_op(env: list) -> None:
     pass
 
 
+def _rows_and_copy(rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray,
+                   axis: int) -> Callable[[int, int], None]:
+    """`rows(r0, r1)` (if not None), then rows [r0, r1) (along `axis`) of `result` copied into `interior`."""
+    before = (slice(None),) * axis
+
+    def rows_and_copy(r0: int, r1: int) -> None:
+        if rows is not None:
+            rows(r0, r1)
+        index = before + (slice(r0, r1),)
+        interior[index] = result[index]
+
+    return rows_and_copy
+
+
 def _reads_result_row_for_row(tail: FusedTail, conv: ConvStep) -> bool:
     """Whether the tail's first member reads the convolution's result through its own output's map,
     as an operand of the output's type (so its loop rows are the convolution's output rows)."""
@@ -350,3 +340,31 @@ def _reads_result_row_for_row(tail: FusedTail, conv: ConvStep) -> bool:
     out_map, out_type = maps[len(member.inputs)], member.outputs[0].type
     return any(value is result and value.type == out_type and maps[i] == out_map
                for i, value in enumerate(member.inputs))
+
+
+def native_epilogue(epilogue: Callable[[int, int], None], rows: Callable | None, copy: np.ndarray | None,
+                    out: np.ndarray, as_nchw: Callable[[np.ndarray], np.ndarray | None]):
+    """`epilogue` (which runs `rows`, a `RowTail`'s, if not None, then copies the rows into `copy` if
+    not None) as a `NativeEpilogue` for the native convolution kernels (`runtime/native/conv_kernels.py`),
+    whose values are the convolution's `out`; `epilogue` itself when it is not one the kernels can
+    apply: a chain of ufunc calls from `out` (`window_kernels.chain_ops`) ending in a view of its shape."""
+    calls = getattr(rows, "calls", None) if rows is not None else []
+    if calls is None:
+        return epilogue
+    parsed = chain_ops([(ufunc, [a for a, _ in args], written) for ufunc, args, written in calls], out)
+    if parsed is None or parsed[2].shape != out.shape:
+        return epilogue
+    ops = []
+    for ufunc, other, reversed, save in parsed[1]:
+        if isinstance(other, np.ndarray):
+            if other.dtype != np.float32 or other.ndim != out.ndim:
+                return epilogue
+            other = as_nchw(np.broadcast_to(other, out.shape))
+            if other is None:
+                return epilogue
+            other = other.transpose(0, 2, 3, 1)
+        ops.append(EpilogueOp(ufunc, other, reversed, save))
+    final, copied = as_nchw(parsed[2]), as_nchw(copy) if copy is not None else None
+    if final is None or (copy is not None and copied is None):
+        return epilogue
+    return NativeEpilogue(epilogue, ops, final, copied)

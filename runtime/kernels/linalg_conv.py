@@ -108,8 +108,9 @@ class ConvGeometry:
                       by_filters: bool | None = None, direct: bool = False):
         """`run(ins, out, accumulate, epilogue=None) -> bool` computing this conv as im2col + GEMM: one
         `native_im2col` call (the direct kernel if `direct`) for a channels-last output, else on
-        numpy one strided patch copy and one matmul, then `epilogue(0, OH)`. False unless the output is channels-last or a single NCHW image. A constant
-        weight's matrices are made once; a grouped convolution is one such product per group."""
+        numpy one strided copy of the patches (a row per output pixel) and one matmul, then
+        `epilogue(0, OH)`. A constant weight's matrices are made once; a grouped convolution is one
+        such product per group."""
         constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
         cache: dict = {}  # matrix layout -> (the weight array seen, its matrix)
 
@@ -136,8 +137,6 @@ class ConvGeometry:
             # Channels-last: F contiguous, and each image's rows a matrix of pixels (a slice of a
             # concatenation's channels, `memory_plan.place_in_slices`, has longer pixel strides).
             channels_last = y.strides[1] == y.itemsize and _matrix_view(y[:1].transpose(0, 2, 3, 1), ow * oh, f) is not None
-            if not channels_last and not (n == 1 and y.flags.c_contiguous):
-                return False
             if channels_last and (epilogue is None or isinstance(epilogue, NativeEpilogue)):
                 wmat = matrix(weight, w, (*lead, *(a + shift for a in (2, 3, 1, 0))), groups * kk)
                 if native_im2col(x, wmat, (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
@@ -152,18 +151,11 @@ class ConvGeometry:
             k_shape, k_strides = tuple(k_view[a][0] for a in k_axes), tuple(k_view[a][1] for a in k_axes)
             rows, rows_strides = (n, oh, ow), (sn, sh * self.strides[0], sw * self.strides[1])
             k_order = tuple(a + shift for a in k_axes)
-            if channels_last:
-                mat = matrix(weight, w, (*lead, *k_order, shift), groups * kk)
-            else:
-                mat = matrix(weight, w, (*lead, shift, *k_order), f)
+            mat = matrix(weight, w, (*lead, *k_order, shift), groups * kk)
             for g in range(groups):
-                xg = x[:, g * cg:(g + 1) * cg]
-                if channels_last:
-                    cols = _strided_copy(xg, rows + k_shape, rows_strides + k_strides).reshape(-1, kk)
-                    result, target = cols @ mat[g * kk:(g + 1) * kk], y[:, g * fg:(g + 1) * fg].transpose(0, 2, 3, 1)
-                else:
-                    cols = _strided_copy(xg, k_shape + rows, k_strides + rows_strides).reshape(kk, -1)
-                    result, target = mat[g * fg:(g + 1) * fg] @ cols, y[0, g * fg:(g + 1) * fg]
+                cols = _strided_copy(x[:, g * cg:(g + 1) * cg], rows + k_shape, rows_strides + k_strides)
+                result = cols.reshape(-1, kk) @ mat[g * kk:(g + 1) * kk]
+                target = y[:, g * fg:(g + 1) * fg].transpose(0, 2, 3, 1)
                 if accumulate:
                     target += result.reshape(target.shape)
                 else:

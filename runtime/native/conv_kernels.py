@@ -170,10 +170,14 @@ def _view(array: np.ndarray | None):
     return ctypes.c_void_p(nhwc.ctypes.data), (ctypes.c_int64 * 4)(*strides)
 
 
-def _bound(x: np.ndarray, out: np.ndarray, accumulate: bool, epilogue: NativeEpilogue | None):
-    """What both convolution kernels take besides their own arguments: (x as NHWC and its strides, the
-    output's (N, OH, OW, F) shape, the C arguments acc, accs, y, ys, y2, ys2, the epilogue's ops and
-    their count), or None when an array is not one they can address."""
+def _bound(x: np.ndarray, weight: np.ndarray, out: np.ndarray, accumulate: bool, epilogue: NativeEpilogue | None):
+    """What the convolution kernels take besides their own arguments: (the built kernels, x as NHWC
+    and its strides, the output's (N, OH, OW, F) shape, the C arguments acc, accs, y, ys, y2, ys2, the
+    epilogue's ops and their count), or None when the kernels are unavailable or an array is not one
+    they can address (float32; `weight` C-contiguous)."""
+    built = _kernel()
+    if built is None or not (x.dtype == weight.dtype == out.dtype == np.float32) or not weight.flags.c_contiguous:
+        return None
     xv = x.transpose(0, 2, 3, 1)
     xs = _strides(xv)
     target = epilogue.out if epilogue is not None and epilogue.out is not None else out
@@ -185,7 +189,8 @@ def _bound(x: np.ndarray, out: np.ndarray, accumulate: bool, epilogue: NativeEpi
     ops = _ops(listed, shape)
     if ops is None:
         return None
-    return xv, (ctypes.c_int64 * 4)(*xs), shape, [v for view in views for v in view], (ops, ctypes.c_int(len(listed)))
+    return built, xv, (ctypes.c_int64 * 4)(*xs), shape, [v for view in views for v in view], \
+        (ops, ctypes.c_int(len(listed)))
 
 
 def _run(function, arguments: tuple, keep: tuple, epilogue: NativeEpilogue | None) -> bool:
@@ -218,14 +223,10 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
     `conv.winograd_weights(w, m)`) through `epilogue`, over `threads` threads, by filters or by rows
     of tiles as `by_filters` says (None: as `winograd_splits_filters` does); False, having done
     nothing, when the kernel is unavailable or the arrays are not float32 views it can address."""
-    kernel = _kernel()
-    if kernel is None or m not in (2, 4) or not (x.dtype == u.dtype == out.dtype == np.float32) \
-            or not u.flags.c_contiguous:
-        return False
-    bound = _bound(x, out, accumulate, epilogue)
+    bound = _bound(x, u, out, accumulate, epilogue) if m in (2, 4) else None
     if bound is None:
         return False
-    xv, xs, (_, oh, ow, f), outputs, ops = bound
+    kernel, xv, xs, (_, oh, ow, f), outputs, ops = bound
     n, h, w, c = xv.shape
     i64 = ctypes.c_int64
     arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(n), i64(h), i64(w), i64(c), ctypes.c_void_p(u.ctypes.data),
@@ -249,15 +250,10 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
     (KH*KW*C/groups, F/groups) matrices one above the other (always by pixels). With `direct`
     (ungrouped), the direct kernel instead (`direct_kernels.c`: each block of output pixels' sums in
     registers over the whole reduction, no patches; for a short one, such as three colour channels)."""
-    built = _kernel()
-    if built is None or not (x.dtype == wmat.dtype == out.dtype == np.float32) or not wmat.flags.c_contiguous:
-        return False
-    if x.shape[1] % groups or out.shape[1] % groups:
-        return False
-    bound = _bound(x, out, accumulate, epilogue)
+    bound = None if x.shape[1] % groups or out.shape[1] % groups else _bound(x, wmat, out, accumulate, epilogue)
     if bound is None:
         return False
-    xv, xs, (_, oh, ow, f), outputs, ops = bound
+    built, xv, xs, (_, oh, ow, f), outputs, ops = bound
     i64 = ctypes.c_int64
     if direct and groups == 1:
         arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(xv.shape[0]), i64(xv.shape[3]),
@@ -279,13 +275,10 @@ def native_depthwise(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], dil
     view; plus what it holds if `accumulate`) through `epilogue`, over `threads` threads by output rows;
     False, having done nothing, when the kernel is unavailable or the arrays are not float32 views it
     can address."""
-    built = _kernel()
-    if built is None or not (x.dtype == w.dtype == out.dtype == np.float32) or not w.flags.c_contiguous:
-        return False
-    bound = _bound(x, out, accumulate, epilogue)
+    bound = _bound(x, w, out, accumulate, epilogue)
     if bound is None:
         return False
-    xv, xs, (_, oh, ow, c), outputs, ops = bound
+    built, xv, xs, (_, oh, ow, c), outputs, ops = bound
     (n, h, width, channels), (kh, kw) = xv.shape, w.shape[:2]
     if channels != c or w.shape[2] != c or (oh - 1) * strides[0] + (kh - 1) * dilation[0] >= h \
             or (ow - 1) * strides[1] + (kw - 1) * dilation[1] >= width or ow > DEPTHWISE_ROW_VALUES:

@@ -25,7 +25,7 @@ def assemble(program: LinalgProgram, start: int) -> int:
     conv, tail, pad = first(ConvStep), first(FusedTail), first(PadStep)
     host = conv
     if conv is not None:
-        if tail is not None and tail > conv and give_tail(steps, accesses, program.memory, conv, tail, row_for_row=True):
+        if tail is not None and tail > conv and give_tail(steps, accesses, program.memory, conv, tail):
             host = tail
         if pad is not None and pad > host:
             give_pad(steps, accesses, program.memory, program._slot, host, pad)

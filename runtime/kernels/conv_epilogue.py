@@ -36,31 +36,20 @@ class RowTail:
         """(each member's arrays, `last_out`, the `rows` made for them) of the last `bind`."""
 
     @staticmethod
-    def of(tail: FusedTail, out_axis: int, row_for_row: bool = False) -> RowTail | None:
-        """The tail as a `RowTail` whose rows are axis `out_axis` of its outputs, or None when a member
-        is not one ufunc or reads or writes its operands other than row for row along that axis.
-        `row_for_row`: a kernel's epilogue (passes/kernels/form_kernels.py), whose members read the
-        values made inside the kernel with their own output's map: its rows are the loop its output
-        map places at `out_axis`, whichever loop the members' own split would take."""
+    def of(tail: FusedTail, out_axis: int) -> RowTail | None:
+        """A kernel's epilogue (passes/kernels/form_kernels.py) as a `RowTail` whose rows are axis
+        `out_axis` of its outputs: its members read the values made inside the kernel with their own
+        output's map, so its rows are the loop the output maps place at `out_axis` (every operand is
+        sliced as a loop-space view); None when a member is not one ufunc or the maps place
+        different loops there."""
         members, loops = [], set()
         for chunked, prepare, finish in tail.members:
             call = getattr(chunked.whole, "ufunc_call", None)
-            if call is None:
-                return None
             n_in = len(chunked.op.inputs)
-            if row_for_row:
-                row = chunked.op.get_indexing_maps().data[n_in].data.results[out_axis]
-                if not isinstance(row, AffineDimExpr):
-                    return None
-                loops.add(row.position)
-            else:
-                for i, cut in enumerate(chunked.cuts):
-                    if cut is None:
-                        continue
-                    axis, coefficient, offset, alone = cut
-                    if (coefficient, offset, alone) != (1, 0, True) or (i >= n_in and axis != out_axis):
-                        return None
-                loops.add(chunked.loop)
+            row = chunked.op.get_indexing_maps().data[n_in].data.results[out_axis]
+            if call is None or not isinstance(row, AffineDimExpr):
+                return None
+            loops.add(row.position)
             members.append((call, prepare, finish, n_in))
         if len(loops) != 1:
             return None
@@ -212,11 +201,11 @@ class ConvStep:
             self.native_arrays = (split_threads(), list(arrays))  # a planned program: the same arrays every run
 
 
-def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: bool = False) -> bool:
+def give_tail(steps: list, accesses: dict, memory, c: int, t: int) -> bool:
     """Give the fused tail at step `t` to the convolution at step `c` as its epilogue (row block by row
     block); the convolution moves to step `t`. False (nothing changed) when the tail does not read the
     result row for row, writes a buffer the convolution reads, or a member is not one ufunc
-    (`row_for_row`: as `RowTail.of` takes it)."""
+    (`RowTail.of`)."""
     conv, step = steps[c], steps[t]
     if not _reads_result_row_for_row(step, conv):
         return False
@@ -226,7 +215,7 @@ def give_tail(steps: list, accesses: dict, memory, c: int, t: int, row_for_row: 
     read = {buffer(s) for s in conv_access.reads} - written
     if any(buffer(s) in read for s in tail_access.writes):
         return False
-    tail = RowTail.of(step, conv.geometry.out_axes[2], row_for_row)
+    tail = RowTail.of(step, conv.geometry.out_axes[2])
     if tail is None:
         return False
     conv.tail = tail

@@ -27,7 +27,7 @@ from xrelay.runtime.executor.buffer_steps import (
 )
 from xrelay.runtime.executor.kernel_steps import assemble
 from xrelay.runtime.executor.memory_plan import StepAccess, StorageTracker, fresh_single_use
-from xrelay.runtime.executor.pad_step import compile_pad, keep_borders
+from xrelay.runtime.executor.pad_step import compile_pad
 from xrelay.runtime.executor.placement import ir_plan, is_placed
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
 from xrelay.runtime.executor.structured_step import compile_structured_step
@@ -150,11 +150,10 @@ class LinalgProgram:
 
     def use_plan(self, plan) -> None:
         """Run on `plan` (a `MemoryPlan` of this program's buffers, or None: unplanned) from now on:
-        everything made from the plan is made again here (the planned arrays, the pads' kept borders,
-        the bindings runs keep), so a program planned anew keeps nothing made for the plan before."""
+        everything made from the plan is made again here (the planned arrays, the bindings runs
+        keep), so a program planned anew keeps nothing made for the plan before."""
         self.plan = plan
         self._planned[:] = plan.arrays if plan is not None else [None] * len(self._planned)
-        keep_borders(self.steps, plan)
         self.peak_bytes = plan.peak_bytes if plan is not None else None
         self._views_cached[0] = plan is not None
         self.runs = BoundRuns(self) if plan is not None and self._tensor_level else None

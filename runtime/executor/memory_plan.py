@@ -135,9 +135,9 @@ class StorageTracker:
 @dataclass
 class MemoryPlan:
     arrays: list[np.ndarray]
-    """Per planned buffer, its array (a view into its block)."""
+    """Per planned buffer, its array (a view into the arena; empty in the pass's plan)."""
     block_of: list[int]
-    """Per planned buffer, the index of the block it lives in."""
+    """Per planned buffer, the index of the block it lives in (the pass's plan; empty in the executor's)."""
     peak_bytes: int
     """Bytes of all blocks: the activation memory a run needs."""
     last_use: list[int]
@@ -148,29 +148,8 @@ class MemoryPlan:
     """Buffers with no memory (read-only placeholders)."""
     parent: dict[int, tuple[int, tuple[slice, ...]]] = field(default_factory=dict)
     """Buffers placed in a slice of another (`place_in_slices`)."""
-    offsets: list[int] = field(default_factory=list)
-    """Per buffer, its byte offset in its block (runtime/executor/placement.py); empty: all 0."""
     arena: np.ndarray | None = None
-    """The one allocation all blocks are views of, for a built module's placement; else None."""
-
-    def place(self, blocks: Sequence[np.ndarray]) -> None:
-        """Make `arrays` views into `blocks` (uint8 arrays of `block_sizes` bytes or more, one per
-        block: views of one arena, runtime/executor/placement.py)."""
-        arrays: list[np.ndarray | None] = [None] * len(self.buffers)
-
-        def array(k: int) -> np.ndarray:
-            if arrays[k] is None:
-                b = self.buffers[k]
-                if k in self.unused:  # a read-only placeholder of the right shape, no memory
-                    arrays[k] = np.broadcast_to(np.zeros((), b.dtype), b.shape)
-                elif k in self.parent:
-                    arrays[k] = array(self.parent[k][0])[self.parent[k][1]]
-                else:
-                    at = self.offsets[k] if self.offsets else 0
-                    arrays[k] = blocks[self.block_of[k]][at:at + b.nbytes].view(b.dtype).reshape(b.shape)
-            return arrays[k]
-
-        self.arrays = [array(k) for k in range(len(self.buffers))]
+    """The one allocation every array is a view of (runtime/executor/placement.py); None in the pass's plan."""
 
 
 def last_uses(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> list[int]:

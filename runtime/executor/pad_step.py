@@ -103,8 +103,6 @@ class PadStep:
         self.source_shape, self.planned, self.k = source_shape, planned, k
         self.constant_fill = False
         """Whether the pad value is a constant (not a slot bound by an earlier step)."""
-        self.border_kept = False
-        """Whether the planned buffer's border already holds the fill when the step runs (`keep_borders`)."""
         self.folded_transpose = False
         """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
         # numpy's copy (a transposing one: a channel shuffle's) is split over the worker threads along
@@ -119,16 +117,11 @@ class PadStep:
         padded = self.planned[self.k]
         if padded is None:
             padded = np.empty(self.shape, self.dtype)
-        elif self.border_kept:
-            env[self.out] = padded
-            return padded
-        self._fill_border(padded, self.fill(env))
-        env[self.out] = padded
-        return padded
-
-    def _fill_border(self, padded: np.ndarray, value) -> None:
+        value = self.fill(env)
         for index in self.border:
             padded[index] = value
+        env[self.out] = padded
+        return padded
 
     def __call__(self, env: list) -> None:
         inside, source = self.source_of(env, self.buffer(env)[self.interior])
@@ -196,43 +189,3 @@ def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index
         return np.reshape(inside, result_shape, copy=False), env[source].transpose(permutation)
 
     return source_of
-
-
-def keep_borders(steps: list, plan) -> int:
-    """Mark the pads whose border the planned memory already holds when they run; returns how many.
-
-    A padded buffer that takes its block over from a pad of the same shape, dtype, border and constant
-    fill (with no buffer in between, none placed in a slice of either) finds the border the earlier pad
-    filled in the same run, and skips its fill (`PadStep.border_kept`); the first pad of a block always
-    fills. Every pad is marked anew from `plan` alone (marks of an earlier plan would be wrong)."""
-    pads = {}
-    for step in steps:
-        # a step's own pad, or the one it writes into
-        pad = step if isinstance(step, PadStep) else getattr(step, "pad", None)
-        if isinstance(pad, PadStep):
-            pad.border_kept = False
-            if pad.constant_fill:
-                pads[pad.k] = pad
-    if plan is None:
-        return 0
-    nested = {k for k in plan.parent} | {parent for parent, _ in plan.parent.values()}
-    occupants: dict[int, list[int]] = {}
-    for k, block in enumerate(plan.block_of):
-        if block >= 0 and k not in plan.unused and k not in plan.parent:
-            occupants.setdefault(block, []).append(k)
-    kept = 0
-    for ks in occupants.values():
-        ks.sort(key=lambda k: plan.buffers[k].step)
-        for before, k in zip(ks, ks[1:]):
-            a, b = pads.get(before), pads.get(k)
-            if a is None or b is None or a is b or before in nested or k in nested:
-                continue
-            if (a.shape, a.dtype, a.border, a.interior) == (b.shape, b.dtype, b.border, b.interior) \
-                    and _same_value(a.fill(None), b.fill(None)):
-                b.border_kept = True
-                kept += 1
-    return kept
-
-
-def _same_value(x, y) -> bool:
-    return np.asarray(x).tobytes() == np.asarray(y).tobytes() and np.asarray(x).dtype == np.asarray(y).dtype

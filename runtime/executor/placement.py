@@ -4,8 +4,7 @@
 `kernel.in_place` on inserts whose source lives in its slice. `ir_plan` allocates the arena once and
 makes each buffer a view of it, deciding nothing; it checks that every offset is inside the arena,
 no two buffers alive at one step overlap, and each in-place insert can be honoured
-(`memory_plan.place_in_slices`), else an ExecutionError naming the op. Its `MemoryPlan`'s blocks are
-the arena's maximal ranges of overlapping buffers."""
+(`memory_plan.place_in_slices`), else an ExecutionError naming the op."""
 
 from __future__ import annotations
 
@@ -64,26 +63,23 @@ def ir_plan(function: func.FuncOp, tracker: StorageTracker, n_steps: int, result
                                  f"bytes inside the {arena_bytes}-byte arena at a multiple of "
                                  f"{buffers[r].dtype.itemsize}")
     _check_disjoint(buffers, offsets, start, end)
-    # Blocks: maximal byte ranges of overlapping roots, in offset order.
-    block_of, block_start, block_sizes = [-1] * len(buffers), [], []
-    for r in sorted(start, key=lambda r: offsets[r]):
-        lo, hi = offsets[r], offsets[r] + buffers[r].nbytes
-        if not block_start or lo >= block_start[-1] + block_sizes[-1]:
-            block_start.append(lo)
-            block_sizes.append(0)
-        block_sizes[-1] = max(block_sizes[-1], hi - block_start[-1])
-        block_of[r] = len(block_start) - 1
-    for k in range(len(buffers)):
-        if k not in tracker.unused:
-            block_of[k] = block_of[root[k]]
-            offsets[k] = offsets[root[k]] - block_start[block_of[k]] if block_of[k] >= 0 else 0
-    plan = MemoryPlan([], block_of, arena_bytes, last_use, block_sizes, list(buffers), set(tracker.unused),
-                      parent, offsets)
     raw = np.empty(arena_bytes + ARENA_ALIGNMENT, np.uint8)
     arena = raw[(-raw.ctypes.data) % ARENA_ALIGNMENT:][:arena_bytes]
-    plan.place([arena[at:at + max(size, 1)] for at, size in zip(block_start, block_sizes, strict=True)])
-    plan.arena = arena
-    return plan
+    arrays: list[np.ndarray | None] = [None] * len(buffers)
+
+    def array(k: int) -> np.ndarray:
+        if arrays[k] is None:
+            b = buffers[k]
+            if k in tracker.unused:  # a read-only placeholder of the right shape, no memory
+                arrays[k] = np.broadcast_to(np.zeros((), b.dtype), b.shape)
+            elif k in parent:  # a view of the slice of its destination it is computed in
+                arrays[k] = array(parent[k][0])[parent[k][1]]
+            else:
+                arrays[k] = arena[offsets[k]:offsets[k] + b.nbytes].view(b.dtype).reshape(b.shape)
+        return arrays[k]
+
+    return MemoryPlan([array(k) for k in range(len(buffers))], [], arena_bytes, last_use, [], list(buffers),
+                      set(tracker.unused), parent, arena)
 
 
 def _in_place_inserts(function: func.FuncOp, tracker: StorageTracker,

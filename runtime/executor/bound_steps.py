@@ -16,7 +16,7 @@ import numpy as np
 
 from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
-from xrelay.runtime.executor.pad_step import PadStep, copy_key
+from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.kernels.conv import threaded_matmul
 from xrelay.runtime.native.window_kernels import same_view
@@ -86,7 +86,7 @@ class BoundRuns:
 
 def kept_call(step, env: list):
     """`f(env)` doing all of what `step` does with this environment's arrays and this thread count
-    (its results being bound already), or None."""
+    (its results being bound already: all its slots are fixed), or None."""
     if isinstance(step, ContractionStep):
         arrays = step.prepare(env)
         kept = step.planned.kept(arrays[:step.n_in], arrays[step.n_in])
@@ -102,15 +102,9 @@ def kept_call(step, env: list):
                 threaded_matmul(lhs, rhs, out=product, threads=parts, along=along)
 
         return matmul
-    if isinstance(step, FusedTail):
-        kept = step.kept
-        if kept is None or kept[1] is None:
-            return None
-        for (_, prepare, _), before in zip(step.members, kept[0], strict=True):
-            arrays = prepare(env)
-            if len(arrays) != len(before) or any(a is not b for a, b in zip(arrays, before)):
-                return None
-        calls, parts = kept[1], split_parts(step.split)
+    # The step has just run on `env`: what it keeps is for these arrays and this thread count.
+    if isinstance(step, FusedTail) and step.kept is not None and step.kept[1] is not None:
+        calls, parts = step.kept[1], split_parts(step.split)
 
         def ufuncs(env: list) -> None:
             calls(parts)
@@ -120,31 +114,20 @@ def kept_call(step, env: list):
         call, kept_arrays = step.native_kept[1].call, step.native_arrays
         if call is None or kept_arrays[0] != split_threads() \
                 or any(a is not b for a, b in zip(step.prepare(env), kept_arrays[1], strict=True)):
-            return None
-        pad = step.pad
-        padded = env[pad.out] if pad is not None else None  # (as the run bound it: `buffer` would fill it)
-        if pad is not None and pad.planned[pad.k] is not padded:
-            return None  # not a planned buffer: a fresh one every run
+            return None  # (it ran on numpy this time)
+        buffer = step.pad.buffer if step.pad is not None else None
 
         def convolution(env: list) -> None:
-            if pad is not None and pad.buffer(env) is not padded:  # (its border, unless the plan keeps it)
-                step(env)  # a fresh buffer (an unplanned pad): the step makes its call again
-                return
+            if buffer is not None:
+                buffer(env)  # its border
             call()
 
         return convolution
     if isinstance(step, PadStep) and step.native is not None and step.native[1] is not None:
-        padded = env[step.out]  # (as the run bound it: `buffer` would fill it)
-        if step.planned[step.k] is not padded:
-            return None  # not a planned buffer: a fresh one every run
-        if copy_key(*step.source_of(env, padded[step.interior])) != step.native[0]:
-            return None
         copy, parts, buffer = step.native[1], split_parts(step.split), step.buffer
 
         def pad(env: list) -> None:
-            if buffer(env) is not padded:  # (its border, unless the plan keeps it)
-                step(env)  # a fresh buffer (an unplanned pad): the step copies into it
-                return
+            buffer(env)  # its border
             copy(parts)
 
         return pad

@@ -127,7 +127,8 @@ class PadStep:
         inside, source = self.source_of(env, self.buffer(env)[self.interior])
         parts = split_parts(self.split)
         if isinstance(source, np.ndarray) and source.dtype == inside.dtype == np.float32:
-            key = copy_key(inside, source)
+            # (where the interior and the source are: the compiled copy is kept while they stay there)
+            key = inside.ctypes.data, inside.strides, source.ctypes.data, source.strides
             if self.native is None or self.native[0] != key:
                 views = as_four_axes([inside, source])  # the interior's dense axis the kernel's vector
                 dense = views is not None and views[1].strides[-1] == views[1].itemsize
@@ -145,12 +146,6 @@ class PadStep:
             copy_into(inside[index], source[index])
 
         run_parts(copy_rows, self.rows, parts)
-
-
-def copy_key(inside: np.ndarray, source: np.ndarray) -> tuple:
-    """Where a pad's interior and source views are (address and strides): its compiled copy is kept
-    while they stay there."""
-    return inside.__array_interface__["data"][0], inside.strides, source.__array_interface__["data"][0], source.strides
 
 
 def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:

@@ -5,9 +5,9 @@ a flat numpy array (views share their source's; whole arrays are seen through th
 `_shaped`, and a copy through a subview indexes element positions, `flat_positions`). A top-level
 nest that is the loops of a structured op runs over whole arrays (`loop_nests.raise_nest`); any
 other nest scalar by scalar: SSA values as
-locals, the buffers it touches as Python lists for its duration, loads and stores indexing them
-with row-major offsets, scalar ops as Python expressions (`loops_source`), `scf.for` as `range`.
-Scalars are Python floats inside a scalar nest, rounded to the element type when written back."""
+locals, loads (`.item`) and stores indexing the flat arrays with the offsets their layouts give,
+scalar ops as Python expressions (`loops_source`), `scf.for` as `range`. Scalars are Python floats
+inside a scalar nest, rounded to the element type when stored."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from xdsl.dialects import affine, arith, bufferization, func, memref, scf
 from xdsl.dialects.builtin import (
-    AnyFloat,
     FloatAttr,
     IntegerAttr,
     MemRefType,
@@ -78,7 +77,7 @@ class LoopsCompiler(SourceWriter):
         self.globals: dict[str, object] = dict(_RUNTIME)
         self.roots: dict[SSAValue, SSAValue] = {}  # memref value -> the buffer it views
         self.constant_roots: set[SSAValue] = set()
-        self.lists: dict[SSAValue, str] | None = None  # buffer -> its Python list, inside a scalar nest
+        self.in_nest = False  # inside a top-level nest translated scalar by scalar
         self.raised_nests = 0
         self.scalar_nests = 0
         main, self.global_arrays = entry_and_globals(module, entry)
@@ -120,17 +119,8 @@ class LoopsCompiler(SourceWriter):
         self.globals[key] = array
         return key
 
-    def buffer(self, ref: SSAValue) -> str:
-        """The name to index `ref` by: its buffer's list inside a scalar nest, else the flat array."""
-        if self.lists is not None:
-            root = self.roots.get(ref, ref)
-            if root in self.lists:
-                return self.lists[root]
-        return self.name(ref)
-
     def nest(self, loop: scf.ForOp, indent: int) -> None:
-        """A top-level loop nest: over whole arrays when it raises to a structured op, else scalar
-        code on lists of the buffers it touches (written back afterwards)."""
+        """A top-level loop nest: over whole arrays when it raises to a structured op, else scalar code."""
         raised = raise_nest(loop, self.roots, frozenset(self.constant_roots)) if self.vectorize else None
         if raised is not None:
             key = f"N_{self.raised_nests}"
@@ -139,26 +129,13 @@ class LoopsCompiler(SourceWriter):
             self.emit(indent, f"{key}({', '.join(self.name(m) for m in raised.memrefs)})")
             return
         self.scalar_nests += 1
-        touched, stored = [], set()
-        for inner in loop.walk():
-            for value in inner.operands:
-                root = self.roots.get(value)
-                if root is not None and root not in touched:
-                    touched.append(root)
-            if isinstance(inner, memref.StoreOp | memref.CopyOp):
-                stored.add(self.roots.get(inner.operands[1]))
-        self.lists = {root: f"L{self.name(root)}" for root in touched}
-        for root, name in self.lists.items():
-            self.emit(indent, f"{name} = {self.name(root)}.tolist()")
+        self.in_nest = True
         self.op(loop, indent, nest=False)
-        for root in touched:
-            if root in stored:
-                self.emit(indent, f"{self.name(root)}[:] = {self.lists[root]}")
-        self.lists = None
+        self.in_nest = False
 
     def op(self, op: Operation, indent: int, nest: bool = True) -> None:
         emit = lambda line: self.emit(indent, line)  # noqa: E731
-        if nest and isinstance(op, scf.ForOp) and self.lists is None:
+        if nest and isinstance(op, scf.ForOp) and not self.in_nest:
             self.nest(op, indent)
             return
         if isinstance(op, arith.ConstantOp):
@@ -170,13 +147,10 @@ class LoopsCompiler(SourceWriter):
             else:
                 raise ExecutionError(f"loops level: unsupported constant {value}")
         elif isinstance(op, memref.LoadOp):
-            index = self.index(op.memref, op.indices)
-            if self.lists is not None and self.roots.get(op.memref, op.memref) in self.lists:
-                emit(f"{self.name(op.res)} = {self.buffer(op.memref)}[{index}]")
-            else:  # a flat numpy array: .item gives a Python scalar
-                emit(f"{self.name(op.res)} = {self.name(op.memref)}.item({index})")
+            # .item gives a Python scalar
+            emit(f"{self.name(op.res)} = {self.name(op.memref)}.item({self.index(op.memref, op.indices)})")
         elif isinstance(op, memref.StoreOp):
-            emit(f"{self.buffer(op.memref)}[{self.index(op.memref, op.indices)}] = {self.name(op.value)}")
+            emit(f"{self.name(op.memref)}[{self.index(op.memref, op.indices)}] = {self.name(op.value)}")
         elif isinstance(op, affine.ApplyOp):
             operands = [self.name(v) for v in op.mapOperands]
             (expr,) = op.map.data.results
@@ -205,12 +179,7 @@ class LoopsCompiler(SourceWriter):
             mtype = op.results[0].type
             size = int(np.prod(mtype.get_shape()))
             self.roots[op.results[0]] = op.results[0]
-            if self.lists is not None:  # allocated inside a scalar nest: a list from the start
-                zero = "0.0" if isinstance(mtype.get_element_type(), AnyFloat) else "0"
-                self.lists[op.results[0]] = self.name(op.results[0])
-                emit(f"{self.name(op.results[0])} = [{zero}] * {size}")
-            else:
-                emit(f"{self.name(op.results[0])} = _np.zeros({size}, _np.{numpy_dtype(mtype.get_element_type())})")
+            emit(f"{self.name(op.results[0])} = _np.zeros({size}, _np.{numpy_dtype(mtype.get_element_type())})")
         elif isinstance(op, memref.DeallocOp):
             pass
         elif isinstance(op, memref.GetGlobalOp):
@@ -230,18 +199,14 @@ class LoopsCompiler(SourceWriter):
             if op.offsets or op.sizes or op.strides or not isinstance(op.result.type.layout, StridedLayoutAttr):
                 raise ExecutionError("loops level: memref.subview needs static offsets, sizes and strides")
             self.roots[op.result] = self.roots.get(op.source, op.source)
-            emit(f"{self.name(op.result)} = {self.name(op.source)}")  # same list, strided indexing
+            emit(f"{self.name(op.result)} = {self.name(op.source)}")  # the same flat array, strided indexing
         elif isinstance(op, memref.CopyOp):
             if any(isinstance(t.layout, StridedLayoutAttr) for t in (op.source.type, op.destination.type)):
                 # A subview on either side: copy element positions computed once from the layouts.
                 src, dst = (self.constant_array(flat_positions(t)) for t in (op.source.type, op.destination.type))
-                if self.lists is None:
-                    emit(f"{self.buffer(op.destination)}[{dst}] = {self.buffer(op.source)}[{src}]")
-                else:  # inside a scalar nest the buffers are lists, which numpy arrays cannot index
-                    emit(f"for _dst, _src in zip({dst}.tolist(), {src}.tolist()):")
-                    self.emit(indent + 1, f"{self.buffer(op.destination)}[_dst] = {self.buffer(op.source)}[_src]")
+                emit(f"{self.name(op.destination)}[{dst}] = {self.name(op.source)}[{src}]")
             else:
-                emit(f"{self.buffer(op.destination)}[:] = {self.buffer(op.source)}")
+                emit(f"{self.name(op.destination)}[:] = {self.name(op.source)}")
         elif isinstance(op, scf.ForOp):
             body = op.body.block
             iv, carried = body.args[0], body.args[1:]

@@ -61,6 +61,25 @@ def window_output_size(size: int, pad_total: int, kernel: int, stride: int, dila
     return (span + (stride - 1 if ceil else 0)) // stride + 1
 
 
+def pool_geometry(attrs: dict, h: int, w: int, what: str):
+    """(window, strides, dilation, declared padding, padding with ceil_mode's extra bottom/right,
+    output (OH, OW)) of a pool over an `h` x `w` input, for its kernel and its lowering alike: ceil_mode
+    can make the last window run past the declared padding, which is extended there. A ValueError
+    naming `what` for a bad window or one that does not fit."""
+    window, strides = pair(attrs.get("pool_size", (1, 1))), pair(attrs.get("strides", (1, 1)))
+    dilation, pad = pair(attrs.get("dilation", (1, 1))), pad4(attrs.get("padding", (0, 0, 0, 0)), what)
+    ceil = bool(attrs.get("ceil_mode", False))
+    if min(pad) < 0 or min(strides) < 1 or min(dilation) < 1 or min(window) < 1:
+        raise ValueError(f"{what}: bad pool_size {window}, padding {pad}, strides {strides} or dilation {dilation}")
+    out_hw = (window_output_size(h, pad[0] + pad[2], window[0], strides[0], dilation[0], ceil),
+              window_output_size(w, pad[1] + pad[3], window[1], strides[1], dilation[1], ceil))
+    if min(out_hw) < 1:
+        raise ValueError(f"{what}: window {window} does not fit padded input of spatial size {(h, w)}")
+    extra = [max(0, (out - 1) * stride + d * (k - 1) + 1 - (size + lo + hi))
+             for out, stride, d, k, size, lo, hi in zip(out_hw, strides, dilation, window, (h, w), pad[:2], pad[2:])]
+    return window, strides, dilation, pad, (pad[0], pad[1], pad[2] + extra[0], pad[3] + extra[1]), out_hw
+
+
 def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]] | None:
     """A reshape from shape `src` to `dst` as the smallest runs of consecutive axes with equal products,
     in order: (src axes, dst axes) per run, e.g. (1, 8, 5) -> (1, 2, 4, 5) is ([0], [0]), ([1], [1, 2]),

@@ -32,7 +32,7 @@ from xrelay.lowering.builders import (
     reassociation,
 )
 
-from xrelay.dialects.layout import check_layout, pad4, pair, window_output_size
+from xrelay.dialects.layout import check_layout, pad4, pair, pool_geometry
 from xrelay.lowering.to_linalg.base import element_of, lowers
 
 _NAMED_CONVS = {
@@ -145,22 +145,6 @@ def emit_conv2d(e: Emitter, data: SSAValue, weight: SSAValue, attrs: dict, resul
     return result
 
 
-def _pool_geometry(attrs: dict, in_shape: Sequence[int], layout: str, what: str):
-    """Window, strides, dilation, declared padding, padding with ceil_mode's extra, and output (OH, OW)."""
-    kernel = pair(attrs["pool_size"])
-    strides = pair(attrs["strides"])
-    dilation = pair(attrs["dilation"])
-    pad = pad4(attrs["padding"], what)
-    ceil = bool(attrs["ceil_mode"])
-    h, w = in_shape[layout.index("H")], in_shape[layout.index("W")]
-    out_hw = (window_output_size(h, pad[0] + pad[2], kernel[0], strides[0], dilation[0], ceil),
-              window_output_size(w, pad[1] + pad[3], kernel[1], strides[1], dilation[1], ceil))
-    extra_h = max(0, (out_hw[0] - 1) * strides[0] + dilation[0] * (kernel[0] - 1) + 1 - (h + pad[0] + pad[2]))
-    extra_w = max(0, (out_hw[1] - 1) * strides[1] + dilation[1] * (kernel[1] - 1) + 1 - (w + pad[1] + pad[3]))
-    padded = (pad[0], pad[1], pad[2] + extra_h, pad[3] + extra_w)
-    return kernel, strides, dilation, pad, padded, out_hw
-
-
 _NAMED_POOLS = {
     ("NCHW", "max"): upstream_linalg.PoolingNchwMaxOp, ("NCHW", "add"): upstream_linalg.PoolingNchwSumOp,
     ("NHWC", "max"): upstream_linalg.PoolingNhwcMaxOp, ("NHWC", "add"): upstream_linalg.PoolingNhwcSumOp,
@@ -204,7 +188,8 @@ def _pool_operand(op: Operation, float_only: bool = False):
 def lower_max_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """nn.max_pool2d → -inf padding + a `max(x, acc)` window generic from a -inf init."""
     attrs, layout, data, result_type, element_type = _pool_operand(op)
-    kernel, strides, dilation, _, padded, _ = _pool_geometry(attrs, _shape(data), layout, "nn.max_pool2d")
+    kernel, strides, dilation, _, padded, _ = pool_geometry(
+        attrs, *(_shape(data)[layout.index(a)] for a in "HW"), "nn.max_pool2d")
     x = pad_spatial(e, data, layout, padded, lowest(element_type))
     init = e.filled(lowest(element_type), result_type.get_shape(), element_type)
     return [_window_reduce(e, x, layout, kernel, strides, dilation, init, "max")]
@@ -223,7 +208,8 @@ def lower_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
     """
     attrs, layout, data, result_type, element_type = _pool_operand(op, float_only=True)
     in_shape = _shape(data)
-    kernel, strides, dilation, pad, padded, out_hw = _pool_geometry(attrs, in_shape, layout, "nn.avg_pool2d")
+    kernel, strides, dilation, pad, padded, out_hw = pool_geometry(
+        attrs, *(in_shape[layout.index(a)] for a in "HW"), "nn.avg_pool2d")
     x = pad_spatial(e, data, layout, padded, 0)
     out_shape = list(result_type.get_shape())
     summed = _window_reduce(e, x, layout, kernel, strides, dilation, e.filled(0, out_shape, element_type), "add")

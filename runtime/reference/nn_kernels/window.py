@@ -8,34 +8,11 @@ import functools
 import numpy as np
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import check_layout, layout_permutation, pad4, pair, window_output_size
+from xrelay.dialects.layout import check_layout, layout_permutation, pool_geometry
 from xrelay.runtime.kernels.conv import conv2d, pad_spatial, tap
 from xrelay.runtime.reference.nn_kernels.base import kernel
 
 kernel(nn.Conv2DOp)(conv2d)
-
-
-def _pool_geometry(attrs: dict, shape: tuple[int, ...], what: str):
-    """Window, strides, dilation, padding (with ceil_mode's extra bottom/right) and output extent."""
-    window = pair(attrs.get("pool_size", (1, 1)))
-    strides = pair(attrs.get("strides", (1, 1)))
-    dil = pair(attrs.get("dilation", (1, 1)))
-    pad = pad4(attrs.get("padding", (0, 0, 0, 0)), what)
-    ceil = bool(attrs.get("ceil_mode", False))
-    if min(pad) < 0 or min(strides) < 1 or min(dil) < 1 or min(window) < 1:
-        raise ValueError(f"{what}: bad pool_size {window}, padding {pad}, strides {strides} or dilation {dil}")
-    h, w = shape[2:]
-    out_hw = (
-        window_output_size(h, pad[0] + pad[2], window[0], strides[0], dil[0], ceil),
-        window_output_size(w, pad[1] + pad[3], window[1], strides[1], dil[1], ceil),
-    )
-    if min(out_hw) < 1:
-        raise ValueError(f"{what}: window {window} does not fit padded input of spatial size {(h, w)}")
-    # ceil_mode can make the last window run past the bottom/right padding; extend it there.
-    extra_h = max(0, (out_hw[0] - 1) * strides[0] + dil[0] * (window[0] - 1) + 1 - (h + pad[0] + pad[2]))
-    extra_w = max(0, (out_hw[1] - 1) * strides[1] + dil[1] * (window[1] - 1) + 1 - (w + pad[1] + pad[3]))
-    padded = (pad[0], pad[1], pad[2] + extra_h, pad[3] + extra_w)
-    return window, strides, dil, pad, padded, out_hw
 
 
 def _to_nchw(attrs: dict, data: np.ndarray, what: str) -> tuple[np.ndarray, str]:
@@ -57,7 +34,7 @@ def _lowest(dtype: np.dtype):
 def max_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
     """Max over each window; padding never wins (it is -inf, or the dtype's minimum for integers)."""
     x, layout = _to_nchw(attrs, data, "nn.max_pool2d")
-    window, strides, dil, _, padded, out_hw = _pool_geometry(attrs, x.shape, "nn.max_pool2d")
+    window, strides, dil, _, padded, out_hw = pool_geometry(attrs, *x.shape[2:], "nn.max_pool2d")
     xp = pad_spatial(x, padded, _lowest(x.dtype))
     out = None
     for kh in range(window[0]):
@@ -81,7 +58,7 @@ def avg_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
     extra), False by the taps inside the data, as TVM's topi pool does.
     """
     x, layout = _to_nchw(attrs, data, "nn.avg_pool2d")
-    window, strides, dil, pad, padded, out_hw = _pool_geometry(attrs, x.shape, "nn.avg_pool2d")
+    window, strides, dil, pad, padded, out_hw = pool_geometry(attrs, *x.shape[2:], "nn.avg_pool2d")
     acc_dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
     xp = pad_spatial(x.astype(acc_dtype, copy=False), padded, 0)
     total = np.zeros(x.shape[:2] + out_hw, dtype=acc_dtype)

@@ -64,6 +64,7 @@ from xrelay.passes import (
     ScaleIntoConvWeight,
     ShuffleIntoConv,
     SimplifyInference,
+    load_all_passes,
 )
 from xrelay.runtime import run
 from xrelay.runtime.executor.linalg_exec import compile_linalg
@@ -377,6 +378,7 @@ def opt_level_3(module):
 def test_every_graph_pass_is_checked():
     """A graph pass (registered by a module of xrelay.passes) missing from PASSES would go unchecked."""
     checked = {make.__name__ for make in PASSES.values() if isinstance(make, type)} | {"ConvertLayout"}
+    load_all_passes()
     graph_passes = {cls.__name__ for cls in XRELAY_PASSES.values() if cls.__module__.startswith("xrelay.passes.")}
     assert graph_passes <= checked, f"add to PASSES: {sorted(graph_passes - checked)}"
 

@@ -59,7 +59,9 @@ def pass_listing(available: dict[str, Callable[[], type[ModulePass]]]) -> str:
     """xrelay's passes (pipeline name, TVM name, opt level, the passes each requires, options, a
     one-line summary), then every other pass `-p` takes by name."""
     from xrelay.pass_base import XRELAY_PASSES
+    from xrelay.passes import load_all_passes
 
+    load_all_passes()
     lines = ["xrelay's passes (-p NAME; a pass runs when --opt-level is at least its level, or when named in "
              "--required-pass):", ""]
     for name in sorted(XRELAY_PASSES):

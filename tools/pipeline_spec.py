@@ -11,6 +11,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind, _parse_spec
 
 from xrelay.pass_base import FORMER_PASS_NAMES
+from xrelay.passes import load_all_passes
 from xrelay.tools.diagnostics import ToolError, did_you_mean, error_at_span
 
 
@@ -31,8 +32,10 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
     while lexer.peek().kind is not SpecTokenKind.EOF:
         name_span = lexer.peek().span
         pass_spec = _parse_spec(lexer)
-        if pass_spec.name in FORMER_PASS_NAMES and pass_spec.name not in available:
-            pass_spec = dataclasses.replace(pass_spec, name=FORMER_PASS_NAMES[pass_spec.name])
+        if pass_spec.name not in available:
+            load_all_passes()  # registering a pass records its former names
+            if pass_spec.name in FORMER_PASS_NAMES:
+                pass_spec = dataclasses.replace(pass_spec, name=FORMER_PASS_NAMES[pass_spec.name])
         if pass_spec.name not in available:
             raise error_at_span(
                 name_span, f"unknown pass '{pass_spec.name}'{did_you_mean(pass_spec.name, list(available))}"

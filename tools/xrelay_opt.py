@@ -146,6 +146,7 @@ class XRelayOptMain(xDSLOptMain):
             self.available_targets.setdefault(name, factory)
 
     def register_all_passes(self) -> None:
+        # Names only: a pass's module is imported when the pipeline (or --list-passes) uses it.
         from xrelay.pass_base import XRELAY_PASSES
         from xrelay.passes import ALL_PASSES
 
@@ -188,22 +189,14 @@ class XRelayOptMain(xDSLOptMain):
         # Kept for code written against xDSLOptMain; passes run through `run_pipeline`.
         self.pipeline = PassPipeline(tuple(self.pipeline_passes))
 
-    def load_xrelay_passes(self) -> None:
-        """Import every xrelay pass class: importing registers its names with the pass registry, which
-        `--required-pass`/`--disabled-pass` check names against and passes use for nested passes."""
-        from xrelay.passes import ALL_PASSES
-
-        # Build the shared xDSL context now, or the first pass's timing would include its imports.
-        transform.xdsl_context()
-        for load in ALL_PASSES.values():
-            try:
-                load()
-            except Exception:  # noqa: BLE001 - a broken pass only matters if the pipeline uses it,
-                continue  # and then parse_pipeline reports it
-
     def make_pass_context(self) -> tuple[transform.PassContext, list[tuple[InstrumentFlag, PassInstrument]]]:
-        """The PassContext of the run: opt level, required/disabled passes, flag instruments, checks."""
-        self.load_xrelay_passes()
+        """The PassContext of the run: opt level, required/disabled passes, flag instruments, checks.
+
+        The pipeline's passes are imported (setup_pipeline); a pass name given in a flag, or one a pass
+        runs nested, is found in the registry, which imports every pass when asked a name it lacks."""
+        if self.pipeline_passes:
+            # Build the shared xDSL context now, or the first pass's timing would include it.
+            transform.xdsl_context()
         flagged = [(spec, inst) for spec in INSTRUMENT_FLAGS if (inst := spec.make(self.args, self)) is not None]
         instruments: list[PassInstrument] = [inst for _, inst in flagged]
         self.checks = PipelineChecks(

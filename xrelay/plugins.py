@@ -3,8 +3,10 @@
 The passes, lowering and frontend register what lower layers look up (passes in the pass registry,
 the IREE backend's lowering). When a lookup misses because nothing has imported them yet, the lower
 layer calls `load_plugins`: it loads the installed `xdsl.universe` entry points, as the stock
-`xdsl-opt` does, and pyproject.toml declares `xrelay.universe`, which imports every pass and
-lowering (docs/architecture.md §1). Other packages' entry points are plugins (docs/writing-a-pass.md).
+`xdsl-opt` does (pyproject.toml declares `xrelay.universe`), and imports every pass and lowering
+(`xrelay.universe.load_everything`, given to `on_load_plugins`; docs/architecture.md §1). `multiverse` only loads the entry
+points: a universe's passes load when used. Other packages' entry points are plugins
+(docs/writing-a-pass.md).
 
 One installed plugin must never break the tools for everything else, so `multiverse` merges the
 universes as xDSL's `Universe.get_multiverse` does, except that a plugin that fails to load is left
@@ -22,6 +24,8 @@ from typing import Any
 from xdsl.universe import Universe
 
 _loaded: dict[str, Any] | None = None
+_everything_loaded = False
+_full_loaders: list[Callable[[], None]] = []
 _problems: list[str] = []
 _plugin_passes: dict[str, type] | None = None
 _warned = 0
@@ -34,6 +38,28 @@ _KINDS = ("all_dialects", "all_passes", "all_targets", "all_frontends")
 
 
 def load_plugins() -> dict[str, Any]:
+    """`universes()`, then, once, every loader given to `on_load_plugins` (xrelay's universe gives
+    the one importing every pass and lowering, which register themselves)."""
+    global _everything_loaded
+    loaded = universes()
+    if not _everything_loaded:
+        _everything_loaded = True
+        for loader in _full_loaders:
+            try:
+                loader()
+            except Exception as error:  # noqa: BLE001 - a broken plugin must not break the tools
+                _problems.append(f"loading everything with {loader.__module__}.{loader.__qualname__} failed: "
+                                 f"{type(error).__name__}: {error}")
+    return loaded
+
+
+def on_load_plugins(loader: Callable[[], None]) -> None:
+    """Have `load_plugins` call `loader`: what a universe imports only when a registry lookup misses
+    (its module, loaded as an entry point, stays cheap to import)."""
+    _full_loaders.append(loader)
+
+
+def universes() -> dict[str, Any]:
     """Load the `xdsl.universe` entry points once per process: name -> its Universe. Loading a
     plugin's module runs its `@register_xrelay_pass` decorators; one that fails to load (or is no
     Universe) is left out and described in `problems()`."""
@@ -65,10 +91,10 @@ def multiverse(*, plugins_only: bool = False) -> Universe:
     A name defined by several universes maps to a loader that returns the class when all of theirs
     return the same one and otherwise raises ValueError naming the universes, so only a pipeline
     that uses the name fails."""
-    universes = load_plugins()
+    loaded = universes()
     merged: dict[str, dict[str, Callable[[], Any]]] = {kind: {} for kind in _KINDS}
     owners: dict[tuple[str, str], list[tuple[str, Callable[[], Any]]]] = {}
-    for universe_name, universe in universes.items():
+    for universe_name, universe in loaded.items():
         if plugins_only and universe_name in OWN_UNIVERSES:
             continue
         for kind in _KINDS:

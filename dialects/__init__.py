@@ -1,5 +1,6 @@
 """xrelay.dialects: the nn dialect, the context every parser and pass uses, and `parse_mlir`."""
 
+import importlib
 import os
 from collections.abc import Callable
 
@@ -54,18 +55,25 @@ def xrelay_dialects() -> dict[str, Callable[[], Dialect]]:
 
 def make_context() -> Context:
     """A context with builtin, func, arith, math, affine, tensor, scf and `xrelay_dialects()` (nn, and
-    linalg, memref and bufferization as upstream MLIR writes them) loaded."""
-    from xdsl.dialects.affine import Affine
-    from xdsl.dialects.arith import Arith
+    linalg, memref and bufferization as upstream MLIR writes them): builtin loaded, the others
+    registered, so each loads when the parser first meets one of its ops, attributes or types
+    (loading all of them took a tenth of a second, in every process)."""
     from xdsl.dialects.builtin import Builtin
-    from xdsl.dialects.func import Func
-    from xdsl.dialects.math import Math
-    from xdsl.dialects.scf import Scf
 
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, Affine, Scf, *(f() for f in xrelay_dialects().values())):
-        ctx.load_dialect(dialect)
+    ctx.load_dialect(Builtin)
+    for name, factory in {**_XDSL_DIALECTS, **xrelay_dialects()}.items():
+        ctx.register_dialect(name, factory)
     return ctx
+
+
+def _xdsl_dialect(module: str, name: str) -> Callable[[], Dialect]:
+    return lambda: getattr(importlib.import_module(f"xdsl.dialects.{module}"), name)
+
+
+_XDSL_DIALECTS = {"func": _xdsl_dialect("func", "Func"), "arith": _xdsl_dialect("arith", "Arith"),
+                  "math": _xdsl_dialect("math", "Math"), "affine": _xdsl_dialect("affine", "Affine"),
+                  "scf": _xdsl_dialect("scf", "Scf")}
 
 
 def parse_mlir(source: str | os.PathLike[str], name: str | None = None) -> ModuleOp:

@@ -337,8 +337,7 @@ def _at_op(message: str, module: ModuleOp) -> tuple[str | None, list[str]]:
 def _full_context(ctx):
     """`make_context()` plus every other dialect the installed `xdsl.universe` entry points define,
     loaded on demand (lowered IR may use them). xrelay's own entry point is not loaded: its one
-    dialect, nn, is make_context's, and loading it imports every pass (up to a third of a second
-    before the first result). A plugin that fails to load adds no dialect."""
+    dialect, nn, is make_context's. A plugin that fails to load adds no dialect."""
     from importlib.metadata import entry_points
 
     registered = set(ctx.registered_dialect_names)

@@ -14,7 +14,8 @@ runs it:
       kernel.yield %padded : tensor<1x58x58x64xf32>
     }
 
-- `root`: "conv", "matmul", "pool", "reduce", or "elementwise" (no root);
+- `root`: "conv", "matmul", "pool", "reduce", "elementwise" (no root), or "transpose" (a transpose
+  copied into its destination pad through reshapes);
 - `algorithm` (set by `choose-conv-algorithm`): "winograd-f2", "winograd-f4", "im2col", "direct",
   "depthwise" or "generic";
 - `split` (set by `split-kernels`): `[axis, parts]`, the axis of the first result the kernel's work is
@@ -47,7 +48,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-ROOT_KINDS = ("conv", "matmul", "pool", "reduce", "elementwise")
+ROOT_KINDS = ("conv", "matmul", "pool", "reduce", "elementwise", "transpose")
 ALGORITHMS = ("winograd-f2", "winograd-f4", "im2col", "direct", "depthwise", "generic")
 
 

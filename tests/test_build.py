@@ -18,6 +18,7 @@ from xrelay.instrument import PassTimingInstrument
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
+from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.kernels.contraction_plan import PlannedContraction
 
@@ -193,6 +194,8 @@ def cut_axis(step) -> int | frozenset | str | None:
             return "whole"
         results = [m.data for m in chunked.op.get_indexing_maps()][len(chunked.op.inputs)].results
         return next(a for a, e in enumerate(results) if getattr(e, "position", None) == chunked.loop)
+    if isinstance(step, PadStep):  # (a "transpose" kernel's): its copy's rows
+        return step.axis
     planned = getattr(step, "planned", None)  # a ContractionStep's, or the general step's fast path
     if isinstance(planned, PlannedContraction):
         if planned.along is None:
@@ -336,9 +339,10 @@ def test_op_count_diff_shows_kernel_formation():
     with transform.PassContext(opt_level=3, instruments=[differ]):
         xrelay.build(parse(MODEL))
         diff = {name: delta for _, name, delta in differ.get_pass_to_op_diff()}
-    # two convolutions, the max pool, the global average pool's sum, the dense, softmax's max and sum,
-    # and softmax's subtraction of the max with its exp (one elementwise chain)
-    assert diff["FormKernels"] == {"kernel.dispatch": 8}
+    # the argument's transpose to NHWC copied into the first convolution's pad, two convolutions, the
+    # max pool, the global average pool's sum, the dense, softmax's max and sum, and softmax's
+    # subtraction of the max with its exp (one elementwise chain)
+    assert diff["FormKernels"] == {"kernel.dispatch": 9}
 
 
 @pytest.mark.parametrize("parts", [1, 2])
@@ -354,8 +358,8 @@ def test_executor_splits_as_the_split_attribute_says(parts, blas_workers, monkey
         module = xrelay.build(parse(MODEL)).module
     module = SplitKernels(threads=parts, min_conv_macs=0, min_matmul_macs=0, min_points=0)(module)
     # every kernel but the dense layer's (one row: the compiled taps kernel runs it whole) and softmax's
-    # two reductions to one value (no loop to cut)
-    assert [k.split_parts()[1] for k in kernels_of(module)] == [parts] * 4 + [1, 1, parts, 1]
+    # two reductions to one value (no loop to cut); the first is the argument's transpose into a pad
+    assert [k.split_parts()[1] for k in kernels_of(module)] == [parts] * 5 + [1, 1, parts, 1]
     handed = []
     original = threads._worker_pool  # every hand-off to Python worker threads goes through it
     monkeypatch.setattr(threads, "_worker_pool", lambda n: handed.append(n) or original(n))

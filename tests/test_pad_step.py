@@ -1,5 +1,6 @@
-"""The executor's pad step (runtime/executor/pad_step.py): a pad of a transposed activation (a channel shuffle
-before a depthwise convolution's pad) copies once, from the transpose's input, against numpy."""
+"""A "transpose" kernel (passes/kernels/form_kernels.py, runtime/executor/pad_step.py): a pad of a transposed
+activation (a channel shuffle before a depthwise convolution's pad) copies once, from the transpose's input,
+against numpy; an unrelated op in between does not stop it; run op by op, the transpose copies."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import numpy as np
 import pytest
 from xdsl.dialects.linalg import ops as linalg
 
+from xrelay.dialects.kernel import DispatchOp
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.parallel.threads import set_blas_threads
 
-from module_builder import generic4
+from module_builder import formed, generic4
 from test_lowering_executor import parse, run_all_levels
 
 X = "tensor<1x4x5x6xf32>"
@@ -53,9 +55,11 @@ def transposes_that_copy(program: LinalgProgram) -> int:
 @pytest.mark.parametrize("threads", [1, 2])
 def test_pad_of_a_single_use_shuffle_copies_from_the_transpose_input(threads):
     x = np.random.default_rng(1).standard_normal((1, 4, 5, 6)).astype(np.float32)
-    module = parse(shuffle_then_pad(returns="", returned=""))
+    module = formed(parse(shuffle_then_pad(returns="", returned="")))
+    assert [op.root.data for op in module.walk() if isinstance(op, DispatchOp)] == ["transpose"]
     program = LinalgProgram(module)
     assert transposes_that_copy(program) == 0  # the transpose's step only binds its result
+    assert transposes_that_copy(LinalgProgram(parse(shuffle_then_pad()))) == 1  # op by op: it copies
     set_blas_threads(threads)
     try:
         for _ in range(3):  # planned buffers are reused from run to run
@@ -72,7 +76,9 @@ def test_pad_of_a_single_use_shuffle_copies_from_the_transpose_input(threads):
 def test_a_shuffle_read_elsewhere_is_still_copied():
     text = shuffle_then_pad(returns=", tensor<1x4x5x3x2xf32>", returned=", %t")
     x = np.random.default_rng(2).standard_normal((1, 4, 5, 6)).astype(np.float32)
-    program = LinalgProgram(parse(text))
+    module = formed(parse(text))
+    assert not [op for op in module.walk() if isinstance(op, DispatchOp) and op.root.data == "transpose"]
+    program = LinalgProgram(module)
     assert transposes_that_copy(program) == 1
     padded, _, shuffled = program(x)
     np.testing.assert_array_equal(padded, expected_shuffle_pad(x))

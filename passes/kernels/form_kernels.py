@@ -15,7 +15,11 @@ its iterator types and indexing maps, never by op names or a model's shapes:
 - the **destination** (of a convolution or an elementwise chain, `DESTINATION_ROOTS`): a `tensor.pad`
   of the chain's last value by a constant joins the kernel, which
   then writes its result into the pad's interior (the value stays a result if others read it too:
-  only readers after the pad, since the kernel is placed at its last member).
+  only readers after the pad, since the kernel is placed at its last member);
+- a "transpose" kernel: a `linalg.transpose` read, through reshapes each read only by the next, only
+  by a constant pad whose interior is a view of the transpose's result shape (a channel shuffle
+  before a padded convolution): the pad copies from the transpose's input through the permutation,
+  one pass over the data instead of two.
 
 Ops in between that the kernel does not take stay where they are: the kernel is placed at its last
 member, where every value it reads is defined. `test-drop-epilogue` (a test-only option) drops the
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
@@ -131,6 +136,38 @@ class Kernel:
     """The values others read (outside the kernel)."""
 
 
+def transpose_into_pad(op: Operation, taken: set[Operation]) -> Kernel | None:
+    """The "transpose" kernel of `op` (see the module docstring), or None."""
+    if not isinstance(op, linalg.TransposeOp) or len(op.results) != 1:
+        return None
+    empty = op.outputs[0].owner
+    members: list[Operation] = [empty] if isinstance(empty, tensor.EmptyOp) and empty.results[0].has_one_use() else []
+    members.append(op)
+    value = op.results[0]
+    while value.has_one_use() and (user := next(iter(value.uses)).operation) not in taken:
+        if isinstance(user, tensor.CollapseShapeOp | tensor.ExpandShapeOp | tensor.ReshapeOp):
+            members.append(user)
+            value = user.results[0]
+        elif constant_pad(user, value) and _interior_views(user, tuple(op.results[0].type.get_shape())):
+            return Kernel("transpose", [*members, user], [user.results[0]])
+        else:
+            break
+    return None
+
+
+def _interior_views(pad: tensor.PadOp, shape: tuple[int, ...]) -> bool:
+    """Whether the interior of the pad's (C-contiguous) result reshapes to `shape` without a copy."""
+    padded = tuple(pad.result.type.get_shape())
+    strides = tuple(int(np.prod(padded[i + 1:])) for i in range(len(padded)))
+    buffer = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), padded, strides)
+    interior = tuple(slice(lo, lo + n) for lo, n in zip(pad.static_low.get_values(), pad.source.type.get_shape()))
+    try:
+        np.reshape(buffer[interior], shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
 def grow(first: Operation, root: str, taken: set[Operation], position: dict[Operation, int]) -> Kernel:
     """The kernel starting at `first` (a root, or the first elementwise op of a chain)."""
     members: list[Operation] = init_fill(first) if root != "elementwise" else []
@@ -175,6 +212,11 @@ def form(block: Block, drop_last_epilogue: bool = False) -> int:
     position = {op: i for i, op in enumerate(block.ops)}
     for op in list(block.ops):
         if op in taken:
+            continue
+        kernel = transpose_into_pad(op, taken)
+        if kernel is not None:
+            taken.update(kernel.members)
+            kernels.append(kernel)
             continue
         kind = root_kind(op)
         if kind is None and isinstance(op, linalg.GenericOp) and is_one_op_body(op) \

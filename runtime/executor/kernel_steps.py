@@ -8,21 +8,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from xrelay.runtime.kernels.conv_epilogue import ConvStep, give_pad, give_tail, tail_into_pad
-from xrelay.runtime.executor.pad_step import PadStep
+from xrelay.runtime.executor.pad_step import PadStep, fold_transpose
 from xrelay.runtime.executor.plan import FusedTail
 
 if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
 
 
-def assemble(program: LinalgProgram, start: int) -> int:
-    """Make the steps from `start` on (one kernel's) one step; returns the index of the step that runs it."""
+def assemble(program: LinalgProgram, start: int, root: str) -> int:
+    """Make the steps from `start` on (one kernel's, of `root` kind) one step; returns the index of the
+    step that runs it."""
     steps, accesses = program.steps, program.accesses
 
     def first(kind: type) -> int | None:
         return next((i for i in range(start, len(steps)) if isinstance(steps[i], kind) and i in accesses), None)
 
     conv, tail, pad = first(ConvStep), first(FusedTail), first(PadStep)
+    if root == "transpose" and tail is not None and pad is not None and len(steps[tail].members) == 1:
+        fold_transpose(program, tail, steps[pad], pad)
+        return pad
     host = conv
     if conv is not None:
         if tail is not None and tail > conv and give_tail(steps, accesses, program.memory, conv, tail):

@@ -145,7 +145,7 @@ class LinalgProgram:
             else:
                 self._add(op)
         self._tail, self._kernel = None, None
-        host = assemble(self, start)
+        host = assemble(self, start, dispatch.root.data)
         self.kernels.append((dispatch, host, range(start, len(self.steps))))
 
     def use_plan(self, plan) -> None:

@@ -1,7 +1,8 @@
 """The linalg executor's step for `tensor.pad`: the source copied into the interior of a planned
-buffer whose border is filled. When the source is a transpose nothing else reads (through reshapes:
-a channel shuffle), the pad copies from the transpose's input through the permutation and the
-transpose only binds its result: one pass over the activation instead of two."""
+buffer whose border is filled. In a "transpose" kernel (a channel shuffle before a padded
+convolution, passes/kernels/form_kernels.py) the pad copies from the transpose's input through the
+permutation and the transpose only binds its result (`fold_transpose`): one pass over the
+activation instead of two."""
 
 from __future__ import annotations
 
@@ -10,40 +11,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
-from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import SSAValue
 
 from xrelay.runtime.kernels.body_program import numpy_dtype, scalar_constant
 from xrelay.runtime.kernels.elementwise_programs import copy_into
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
-from xrelay.runtime.executor.memory_plan import StepAccess
-from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.native.window_kernels import as_four_axes, native_copy, native_window
 from xrelay.runtime.parallel.threads import run_parts, split_parts
 
 if TYPE_CHECKING:
     from xrelay.runtime.executor.linalg_exec import LinalgProgram
-
-RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp)
-
-
-def shuffled_source(program: LinalgProgram, source: SSAValue) -> tuple[linalg.TransposeOp, int] | None:
-    """(the transpose, its step index) when `source` is, through single-use reshapes, the single-use
-    result of a `linalg.transpose` compiled as a step of its own that only copies (a fused tail of
-    that one op, writing into a fresh buffer); else None."""
-    value = source
-    while isinstance(value.owner, RESHAPES) and value.has_one_use():
-        value = value.owner.operands[0]
-    transpose = value.owner
-    if not (isinstance(transpose, linalg.TransposeOp) and transpose.results and value.has_one_use()):
-        return None
-    # Newest first: the transpose's step is usually a few steps back, but any op may stand in between.
-    for index in range(len(program.steps) - 1, -1, -1):
-        step = program.steps[index]
-        if isinstance(step, FusedTail) and len(step.members) == 1 and step.members[0][0].op is transpose:
-            return transpose, index
-    return None
-
 
 def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
     """Append the step of `op` (static widths, one pad value at every position) to `program`."""
@@ -76,18 +52,9 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
         if lo + n < size:
             border.append(before + (slice(lo + n, size),))
 
-    source_shape = tuple(op.source.type.get_shape())
-    source_of = lambda env, inside: (inside, env[src])  # noqa: E731
-    shuffle = shuffled_source(program, op.source)
-    folded = shuffle is not None and _interior_splits_into(shape, dtype, interior, shuffle[0])
-    if folded:
-        source_of = _fold_transpose(program, *shuffle)
-        source_shape = tuple(shuffle[0].results[0].type.get_shape())
-
-    step = PadStep(src, out, shape, dtype, interior, border, fill, source_of, source_shape, program._planned, k)
+    step = PadStep(src, out, shape, dtype, interior, border, fill, program._planned, k)
     step.split = program._split_parts()
     step.constant_fill = constant
-    step.folded_transpose = folded
     program.steps.append(step)
 
 
@@ -96,22 +63,25 @@ class PadStep:
     program is not planned) with its border filled; calling the step also copies the source into the
     interior. `runtime/kernels/conv_epilogue.py` calls `buffer` itself and fills the interior block by block."""
 
-    def __init__(self, source: int, out: int, shape, dtype, interior, border, fill, source_of, source_shape,
-                 planned: list, k: int):
+    def __init__(self, source: int, out: int, shape, dtype, interior, border, fill, planned: list, k: int):
         self.source, self.out, self.shape, self.dtype = source, out, shape, dtype
-        self.interior, self.border, self.fill, self.source_of = interior, border, fill, source_of
-        self.source_shape, self.planned, self.k = source_shape, planned, k
+        self.interior, self.border, self.fill, self.planned, self.k = interior, border, fill, planned, k
         self.constant_fill = False
         """Whether the pad value is a constant (not a slot bound by an earlier step)."""
         self.folded_transpose = False
-        """Whether the pad copies from a transpose's input (`_fold_transpose`), not from `source`."""
-        # numpy's copy (a transposing one: a channel shuffle's) is split over the worker threads along
-        # the first axis of more than one row.
-        self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
-        self.rows = source_shape[self.axis] if source_shape else 1
+        """Whether the pad copies from a transpose's input (`fold_transpose`), not from `source`."""
+        self.read_from(lambda env, inside: (inside, env[source]), tuple(sl.stop - sl.start for sl in interior))
         self.split: int | None = None  # its kernel's `split` parts, or None: whole
         self.native: tuple | None = None
         """(where the last copy's interior and source were, its compiled call or None: `native_window`)."""
+
+    def read_from(self, source_of, source_shape: tuple[int, ...]) -> None:
+        """Copy into the interior what `source_of(env, interior)` gives: (the interior seen with
+        `source_shape`, the array of that shape to copy). numpy's copy (a transposing one: a channel
+        shuffle's) is split over the worker threads along the first axis of more than one row."""
+        self.source_of, self.source_shape = source_of, source_shape
+        self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
+        self.rows = source_shape[self.axis] if source_shape else 1
 
     def buffer(self, env: list) -> np.ndarray:
         padded = self.planned[self.k]
@@ -148,39 +118,28 @@ class PadStep:
         run_parts(copy_rows, self.rows, parts)
 
 
-def _interior_splits_into(shape, dtype, interior, transpose: linalg.TransposeOp) -> bool:
-    """Whether the interior of a C-contiguous `shape` buffer reshapes to the transpose's result shape
-    as a view (the reshapes between them only split the innermost axis, say)."""
-    try:
-        np.reshape(np.empty(shape, dtype)[interior], transpose.results[0].type.get_shape(), copy=False)
-    except ValueError:
-        return False
-    return True
-
-
-def _fold_transpose(program: LinalgProgram, transpose: linalg.TransposeOp, index: int):
-    """Make the transpose's step at `index` only bind its result, and return `source_of(env, inside)`
-    giving the pad's interior and its source as views of one shape: the interior reshaped to the
-    transpose's result shape, and the transpose's input through the permutation."""
+def fold_transpose(program: LinalgProgram, index: int, pad: PadStep, pad_index: int) -> None:
+    """A "transpose" kernel (passes/kernels/form_kernels.py): make the transpose's step at `index` (a
+    fused tail of that one op) only bind its result, and `pad` (the step at `pad_index`) copy into its
+    interior reshaped to the transpose's result shape (a view, as the pass checked) from the
+    transpose's input through the permutation."""
     (member,) = program.steps[index].members
-    _, prepare, finish = member
+    chunked, prepare, finish = member
+    transpose = chunked.op
 
     def bind_only(env) -> None:
         finish(env, prepare(env))
 
     program.steps[index] = bind_only
-    access = program.accesses.get(index)
-    if access is not None:  # now a binding: it writes no memory
-        access.writes.clear()
+    program.accesses[index].writes.clear()  # now a binding: it writes no memory
     source = program._slot(transpose.inputs[0])
-    step = len(program.steps)
-    program.memory.touch(step, [source])  # read by the pad's step now
-    program.accesses.setdefault(step, StepAccess()).reads.add(source)
+    program.memory.touch(pad_index, [source])  # read by the pad's step now
+    program.accesses[pad_index].reads.add(source)
     result_shape = tuple(transpose.results[0].type.get_shape())
     permutation = tuple(transpose.permutation.get_values())
 
     def source_of(env, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # The interior of a contiguous buffer, split along the axes the reshapes split: a view.
         return np.reshape(inside, result_shape, copy=False), env[source].transpose(permutation)
 
-    return source_of
+    pad.read_from(source_of, result_shape)
+    pad.folded_transpose = True

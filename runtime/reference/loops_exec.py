@@ -98,20 +98,13 @@ class LoopsCompiler(SourceWriter):
             self.emit(indent, "pass")
 
     def index(self, ref: SSAValue, indices: Sequence[SSAValue]) -> str:
-        mtype = ref.type
-        assert isinstance(mtype, MemRefType)
-        shape = mtype.get_shape()
-        if isinstance(mtype.layout, StridedLayoutAttr):  # a subview: strides into its source's list
-            strides, offset = mtype.get_strides(), mtype.get_offset()
-            terms = [f"{self.name(idx)} * {stride}" for size, idx, stride in zip(shape, indices, strides, strict=True)
-                     if size != 1 and stride != 0]
-            return " + ".join([str(offset)] + terms)
-        terms, stride = [], 1
-        for size, idx in reversed(list(zip(shape, indices, strict=True))):
-            if size != 1:  # a size-1 axis can only be indexed by 0
-                terms.append(self.name(idx) if stride == 1 else f"{self.name(idx)} * {stride}")
-            stride *= size
-        return " + ".join(reversed(terms)) or "0"
+        """The position of `ref[indices]` in its buffer's flat array, through its type's layout (a
+        size-1 axis can only be indexed by 0)."""
+        strides, offset = layout_of(ref.type)
+        terms = [self.name(idx) if stride == 1 else f"{self.name(idx)} * {stride}"
+                 for size, idx, stride in zip(ref.type.get_shape(), indices, strides, strict=True)
+                 if size != 1 and stride != 0]
+        return " + ".join(([str(offset)] if offset else []) + terms) or "0"
 
     def constant_array(self, array: np.ndarray) -> str:
         """The name of a global holding `array` for the generated code."""

@@ -104,9 +104,6 @@ class _Tracer:
             self._fresh(op, step)
         elif isinstance(op, tensor.PadOp):
             self._fresh(op, step)
-            transposed = shuffled_transpose(op.source)
-            if transposed is not None:  # the pad copies from the transpose's input (runtime/executor/pad_step.py)
-                tracker.touch(step, [slot(transposed.inputs[0])])
         elif isinstance(op, RESHAPES):
             tracker.alias(slot(op.results[0]), slot(op.operands[0]), reshaped=True)
         elif isinstance(op, VIEWS):
@@ -134,19 +131,6 @@ class _Tracer:
                     tracker.alias(slot(result), out, written_at=step)
         else:
             raise Untracked(op.name)
-
-
-def shuffled_transpose(source: SSAValue) -> linalg.TransposeOp | None:
-    """The transpose whose single-use result `source` is, through single-use reshapes (a pad may copy
-    from its input instead: runtime/executor/pad_step.py, `shuffled_source`)."""
-    value = source
-    while isinstance(value.owner, tensor.CollapseShapeOp | tensor.ExpandShapeOp | tensor.ReshapeOp) \
-            and value.has_one_use():
-        value = value.owner.operands[0]
-    owner = value.owner
-    if isinstance(owner, linalg.TransposeOp) and owner.results and value.has_one_use():
-        return owner
-    return None
 
 
 def slice_index(op: tensor.InsertSliceOp) -> tuple[slice, ...]:

@@ -3,11 +3,13 @@
 `fuse-multiply-add`, and the model with its convolutions in NHWC (`convert-layout`, `fold-constant`)
 whose loops are tiled along the width alone (`tile-loops{tile=W inner_tile=1024}`: the output
 channels run whole and innermost), unrolled and jammed by W (`unroll-jam-loops{factor=W
-remainder=true}`) and fused, all run by the native loops executor (codegen/); optionally the linalg
-level too.
+remainder=true}`) and fused, the same after `winograd-conv{tile=M}` (its 3x3 convolutions as
+Winograd F(M x M, 3 x 3): batched matmuls), all run by the native loops executor (codegen/);
+optionally the linalg level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
-        [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--jam 4] [--width-tile 4] [--linalg] \\
+        [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--jam 4] [--width-tile 4] [--winograd 4] \\
+        [--linalg] \\
         [--rounds 5] [--block 3] [--threads 2]
 
 `matmul` is nn.dense of 256x512 by 512x512; `conv` a 3x3 convolution, 64 to 64 channels over 56x56
@@ -55,17 +57,21 @@ def model(name: str, size: int):
     return module, {n: rng.standard_normal(s, np.float32) for n, s in shapes.items()}
 
 
-def nhwc_loops(module, width_tile: int):
-    """The loops of `module` with its convolutions in NHWC/HWIO, tiled along the width by `width_tile`
-    (the channels whole, below the reductions), unrolled and jammed by `width_tile` (a partial tile's
-    last points unjammed) and fused."""
+def nhwc_loops(module, width_tile: int, winograd: int = 0):
+    """The loops of `module` with its convolutions in NHWC/HWIO (3x3 ones as Winograd F(winograd x
+    winograd, 3 x 3) when `winograd` is set), tiled along the width by `width_tile` (the channels
+    whole, below the reductions), unrolled and jammed by `width_tile` (a partial tile's last points
+    unjammed) and fused."""
     from xrelay.lowering import lower
     from xrelay.passes import ConvertLayout, FoldConstant
     from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
     from xrelay.passes.tile_loops import TileLoops
     from xrelay.passes.unroll_jam_loops import UnrollJamLoops
+    from xrelay.passes.winograd_conv import WinogradConv
 
     module = FoldConstant()(ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module))
+    if winograd:
+        module = WinogradConv(tile=winograd)(module)
     loops = TileLoops(tile=width_tile, inner_tile=1024)(lower(module, to="loops"))
     return FuseMultiplyAdd()(UnrollJamLoops(factor=width_tile, remainder=True)(loops))
 
@@ -73,7 +79,8 @@ def nhwc_loops(module, width_tile: int):
 def worker(name: str, size: int, kind: str) -> None:
     """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=T} ("T"), after
     that, sink-reduction-loops, unroll-jam-loops{factor=F} and fuse-multiply-add ("TxF"), in NHWC
-    tiled along the width by W ("nhwcW", `nhwc_loops`), or at the linalg level (`kind` "linalg")."""
+    tiled along the width by W ("nhwcW", `nhwc_loops`), the same after winograd-conv{tile=M}
+    ("nhwcWwM"), or at the linalg level (`kind` "linalg")."""
     import xrelay
     from xrelay.lowering import lower
     from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
@@ -90,7 +97,8 @@ def worker(name: str, size: int, kind: str) -> None:
         info = {"compile_s": time.perf_counter() - started, "parallel_loops": 0}
     else:
         if kind.startswith("nhwc"):
-            loops = nhwc_loops(module, int(kind[4:]))
+            width_tile, _, winograd = kind[4:].partition("w")
+            loops = nhwc_loops(module, int(width_tile), int(winograd or 0))
             kind = "0"
         else:
             loops = lower(module, to="loops")
@@ -124,6 +132,8 @@ def main() -> None:
     parser.add_argument("--jam", type=int, default=4, help="unroll-jam-loops' factor in the third contender (default 4)")
     parser.add_argument("--width-tile", type=int, default=4,
                         help="the NHWC contender's tile along the width and unroll-jam factor (default 4)")
+    parser.add_argument("--winograd", type=int, default=4, choices=[2, 4],
+                        help="the Winograd contender's output tile, winograd-conv{tile=M} (default 4)")
     parser.add_argument("--linalg", action="store_true", help="also time the model at the linalg level")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--block", type=int, default=3)
@@ -131,7 +141,8 @@ def main() -> None:
     args = parser.parse_args()
     contenders = {"as lowered": "0", f"tile-loops{{tile={args.tile}}}": str(args.tile),
                   f"+ sink, jam{{{args.jam}}}, fma": f"{args.tile}x{args.jam}",
-                  f"NHWC, width tile {args.width_tile}": f"nhwc{args.width_tile}"}
+                  f"NHWC, width tile {args.width_tile}": f"nhwc{args.width_tile}",
+                  f"+ winograd-conv{{tile={args.winograd}}}": f"nhwc{args.width_tile}w{args.winograd}"}
     if args.linalg:
         contenders["linalg level"] = "linalg"
     workers = {}
@@ -148,11 +159,12 @@ def main() -> None:
         print(f"{args.model} {label:>25}: median {medians[label]:9.2f} ms over {len(times)} runs "
               f"(compiled in {info['compile_s']:.2f} s, {info['parallel_loops']} parallel loops, "
               f"max error {info['error']:.1e} of the largest |value|)")
-    before, after, jammed, nhwc, *linalg = medians.values()
+    before, after, jammed, nhwc, winograd, *linalg = medians.values()
     against = (f"; as lowered / linalg: {before / linalg[0]:.2f}x, tiled / linalg: {after / linalg[0]:.2f}x, "
-               f"jammed / linalg: {jammed / linalg[0]:.2f}x, NHWC / linalg: {nhwc / linalg[0]:.2f}x") if linalg else ""
+               f"jammed / linalg: {jammed / linalg[0]:.2f}x, NHWC / linalg: {nhwc / linalg[0]:.2f}x, "
+               f"Winograd / linalg: {winograd / linalg[0]:.2f}x") if linalg else ""
     print(f"as lowered / tiled: {before / after:.2f}x, tiled / jammed: {after / jammed:.2f}x, "
-          f"jammed / NHWC: {jammed / nhwc:.2f}x{against}; "
+          f"jammed / NHWC: {jammed / nhwc:.2f}x, NHWC / Winograd: {nhwc / winograd:.2f}x{against}; "
           f"{args.threads} threads; 1-min load average "
           f"{min(loads):.1f}-{max(loads):.1f}; {time.strftime('%H:%M:%S')}")
     print(json.dumps({"medians_ms": medians, "loads": loads}))

@@ -64,6 +64,7 @@ PASS_MODULES: dict[str, str] = {
     "tile-loops": "xrelay.passes.tile_loops",
     "unroll-jam-loops": "xrelay.passes.unroll_jam_loops",
     "whole-window-as-reduction": "xrelay.passes.kernels.whole_window_as_reduction",
+    "winograd-conv": "xrelay.passes.winograd_conv",
 }
 """Pipeline name -> the module whose `@register_xrelay_pass` registers it, for every pass of xrelay
 (tests/test_pass_registry.py checks it against the registrations). The names avoid xDSL's own

@@ -49,22 +49,23 @@ def test_a_tile_below_one_is_refused():
         TileLoops(tile=0)(loops)
 
 
-@pytest.mark.slow  # five worker processes: ResNet-18 compiled four times (~8 s each) and at the linalg level
+@pytest.mark.slow  # six worker processes: ResNet-18 compiled five times (~8 s each) and at the linalg level
 def test_the_tiling_benchmark_prints_every_contender_and_their_ratios():
     root = Path(__file__).parent.parent
     done = subprocess.run([sys.executable, str(root / "benchmarks" / "loops_tiling.py"), "--model", "resnet18",
                            "--size", "32", "--linalg", "--rounds", "1", "--block", "1", "--tile", "16", "--jam", "2",
-                           "--width-tile", "2"],
+                           "--width-tile", "2", "--winograd", "2"],
                           capture_output=True, text=True, check=True)
     lines = done.stdout.splitlines()
     assert lines[0].startswith("resnet18                as lowered: median ")
     assert lines[1].startswith("resnet18       tile-loops{tile=16}: median ")
     assert lines[2].startswith("resnet18       + sink, jam{2}, fma: median ")
     assert lines[3].startswith("resnet18        NHWC, width tile 2: median ")
-    assert lines[4].startswith("resnet18              linalg level: median ")
-    assert all("max error" in line and "e-0" in line for line in lines[:5])
-    assert lines[5].startswith("as lowered / tiled: ") and "tiled / jammed: " in lines[5]
-    assert "jammed / NHWC: " in lines[5] and "NHWC / linalg: " in lines[5]
+    assert lines[4].startswith("resnet18   + winograd-conv{tile=2}: median ")
+    assert lines[5].startswith("resnet18              linalg level: median ")
+    assert all("max error" in line and "e-0" in line for line in lines[:6])
+    assert lines[6].startswith("as lowered / tiled: ") and "tiled / jammed: " in lines[6]
+    assert "jammed / NHWC: " in lines[6] and "NHWC / Winograd: " in lines[6] and "Winograd / linalg: " in lines[6]
 
 
 def test_an_nhwc_convolution_tiled_along_its_width_alone_computes_what_it_did():

@@ -66,6 +66,7 @@ from xrelay.passes import (
     SimplifyInference,
     load_all_passes,
 )
+from xrelay.passes.winograd_conv import WinogradConv
 from xrelay.runtime import run
 from xrelay.runtime.executor.linalg_exec import compile_linalg
 
@@ -309,6 +310,8 @@ PASSES = {
     "ShuffleIntoConv": ShuffleIntoConv,
     "PreActivationShift": PreActivationShift,
     "ScaleIntoConvWeight": ScaleIntoConvWeight,
+    "WinogradConv": WinogradConv,
+    "WinogradConv(tile=4)": lambda: WinogradConv(tile=4),
     "ConvertLayout(NHWC)": lambda: ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}),
     "ConvertLayout(NCHW)": lambda: ConvertLayout({"nn.conv2d": ["NCHW", "OIHW"]}),
     "Build": Build,  # graph passes, lowering and kernel formation: the built program runs as its kernels say

@@ -60,12 +60,9 @@ def step_kinds(program) -> list[str]:
     kinds = []
     for step in program.steps:
         run = (getattr(step, "__defaults__", None) or (None,))[0]
-        name = type(step).__name__
         if isinstance(step, ConvStep):
             kinds.append("structured op (conv, matmul, ...)" if step.tail is None
                          else "conv + its elementwise tail (fused)")
-        elif name == "ContractionStep":  # runtime/kernels/contraction_plan.py
-            kinds.append("structured op (conv, matmul, ...)")
         elif isinstance(step, FusedTail | TailIntoPad):
             kinds.append("elementwise tail (fused, in place)")
         elif isinstance(step, PadStep):
@@ -133,6 +130,7 @@ def step_label(step) -> str:
     fused elementwise tail's ops and result shape, a pad's shapes, a depthwise step's einsum and
     multiply-adds, a planned contraction's matmul shape; "" for other steps."""
     from xrelay.runtime.kernels.conv_epilogue import ConvStep, TailIntoPad
+    from xrelay.runtime.kernels.contraction_plan import PlannedContraction
     from xrelay.runtime.executor.pad_step import PadStep
     from xrelay.runtime.executor.plan import FusedTail
 
@@ -151,7 +149,7 @@ def step_label(step) -> str:
         return f"tail {'+'.join(names)} {dims(step.members[-1][0].op.results[0].type.get_shape())}"
     if isinstance(step, PadStep):
         return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
-    if type(step).__name__ == "ContractionStep":  # runtime/kernels/contraction_plan.py
+    if isinstance(getattr(step, "planned", None), PlannedContraction):  # runtime/kernels/contraction_plan.py
         return f"matmul {dims(step.planned.shape)} (batch x rows x cols)"
     if not isinstance(step, ConvStep):
         return plain_step_label(step)

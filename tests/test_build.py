@@ -196,13 +196,13 @@ def cut_axis(step) -> int | frozenset | str | None:
         return next(a for a, e in enumerate(results) if getattr(e, "position", None) == chunked.loop)
     if isinstance(step, PadStep):  # (a "transpose" kernel's): its copy's rows
         return step.axis
-    planned = getattr(step, "planned", None)  # a ContractionStep's, or the general step's fast path
+    planned = getattr(step, "planned", None)  # the structured op step's fast path
     if isinstance(planned, PlannedContraction):
         if planned.along is None:
             return None
         # the side's loops are one axis of the matmul (cut at once)
         return frozenset(a for a, loop in enumerate(planned.out_loops) if loop in planned.groups[planned.along])
-    if planned is not None:  # the compiled taps of a product with a side of one element
+    if planned is not None:  # the taps of a product with a side of one element
         return "one thread"
     return "whole"
 
@@ -411,8 +411,6 @@ def test_squeeze_excitation_dense_runs_as_one_matmul():
     as one planned matmul (here over 100 channels, more than the taps kernel takes), equal to numpy."""
     from xrelay.dialects import nn
     from xrelay.frontend.builder import GraphBuilder
-    from xrelay.runtime.kernels.contraction_plan import ContractionStep
-
     b = GraphBuilder((1, 100, 5, 5))
     pooled = b.op(nn.GlobalAvgPool2DOp, b.input)
     dense = b.op(nn.BiasAddOp, b.conv2d(pooled, "reduce", 20, (1, 1)), b.param("reduce_bias", [20]))
@@ -422,7 +420,7 @@ def test_squeeze_excitation_dense_runs_as_one_matmul():
     with transform.PassContext(opt_level=3):
         executable = xrelay.build(module, params)
     steps = executable.program.steps
-    assert any(isinstance(step, ContractionStep) for step in steps)
+    assert any(isinstance(getattr(step, "planned", None), PlannedContraction) for step in steps)
     x = RNG.standard_normal((1, 100, 5, 5)).astype(np.float32)
     v = x.astype(np.float64).mean(axis=(2, 3)) @ params["reduce_weight"][:, :, 0, 0].T + params["reduce_bias"]
     np.testing.assert_allclose(executable(x).reshape(1, 20), 1 / (1 + np.exp(-v)), rtol=1e-5, atol=1e-6)

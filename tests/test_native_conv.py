@@ -342,26 +342,6 @@ def test_depthwise_rows_wider_than_the_kernel_buffer_are_refused():
     assert not out.any()
 
 
-def test_taps_on_a_matrix_vector_product_and_not_on_a_dot():
-    """out[i] += A[i, k] * x[k] (the vector loop strided through A) equals numpy; a dot product has no
-    output loop to vectorise: refused."""
-    from xrelay.runtime.native.conv_kernels import native_taps
-
-    a = RNG.standard_normal((7, 5)).astype(np.float32)
-    x = RNG.standard_normal(5).astype(np.float32)
-    out = np.ones(7, np.float32)
-    call = native_taps([a, x[None, :], out[:, None]], 1, 0, True)
-    assert call is not None and call()
-    np.testing.assert_allclose(out, 1 + a @ x, rtol=1e-5)
-    assert native_taps([x, x, np.zeros((1,), np.float32)], 0, 0, False) is None
-    # out[j] = x[k] * B[k, j]: the vector loop reads x not at all and B contiguously
-    b = RNG.standard_normal((5, 40)).astype(np.float32)
-    row = np.full(40, np.nan, np.float32)
-    call = native_taps([x[None, :], b.T, row[:, None]], 1, 0, False)
-    assert call is not None and call()
-    np.testing.assert_allclose(row, x @ b, rtol=1e-5)
-
-
 def test_kept_native_calls_follow_new_inputs_and_thread_counts(blas_workers, monkeypatch):
     """A built program's convolutions call their kept native calls again on later runs (same arrays):
     new input values are read, and a new thread count makes a new call (ResNet at 64x64 against the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from xrelay.runtime.kernels.contraction_plan import ContractionStep
+from xrelay.runtime.kernels.contraction_plan import PlannedContraction
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
@@ -87,7 +87,7 @@ class BoundRuns:
 def kept_call(step, env: list):
     """`f(env)` doing all of what `step` does with this environment's arrays and this thread count
     (its results being bound already: all its slots are fixed), or None."""
-    if isinstance(step, ContractionStep):
+    if isinstance(getattr(step, "planned", None), PlannedContraction):  # (a structured op's step)
         arrays = step.prepare(env)
         kept = step.planned.kept(arrays[:step.n_in], arrays[step.n_in])
         if kept is None or not all(isinstance(m, np.ndarray) for m in kept):

@@ -13,7 +13,6 @@ from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.runtime.executor.memory_plan import fresh_single_use, reusable_input
 from xrelay.runtime.executor.plan import ChunkedOp
-from xrelay.runtime.kernels.contraction_plan import ContractionStep
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
 from xrelay.runtime.kernels.linalg_structured import Structured, captured_values, compile_structured, is_constant
 
@@ -87,11 +86,11 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
             run(arrays)
             finish(env, arrays)
 
-        step.planned = planned  # (what it cuts, for a reader of the program)
+        step.planned = planned  # (what it cuts; bound_steps keeps a planned contraction's matmul)
+        step.prepare, step.n_in = prepare, n_in
 
         step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, program._views_cached,
                             program._algorithm(), split, axis)
-                or ContractionStep.of(run, prepare, finish, n_in, zero_init)
                 or step)
     else:
         def step(env, run=run, operands=operands):

@@ -138,27 +138,3 @@ class PlannedContraction:
         if self.reuse_views[0] and not copied:
             self.last = (a, b, target, *matrices, product)
         return functools.partial(threaded_matmul, *matrices, out=product, threads=self.split, along=self.along)
-
-
-class ContractionStep:
-    """The step of a structured op whose one output is a planned contraction (the fast path
-    `compile_structured` took for it is a `PlannedContraction`: a dense layer, a grouped 1x1
-    convolution) and whose output's zero fill was dropped. `prepare(env)` gives its operand arrays,
-    `run(arrays)` computes it as `compile_structured` does, `finish(env, arrays)` binds its result."""
-
-    def __init__(self, planned: PlannedContraction, run: Callable, prepare: Callable, finish: Callable, n_in: int):
-        self.planned, self.run, self.prepare, self.finish, self.n_in = planned, run, prepare, finish, n_in
-
-    @staticmethod
-    def of(run: Callable, prepare: Callable, finish: Callable, n_in: int,
-           zero_init: Sequence[bool]) -> ContractionStep | None:
-        planned = getattr(run, "fast_only", None)
-        if not (isinstance(planned, PlannedContraction) and zero_init and zero_init[0]):
-            return None
-        return ContractionStep(planned, run, prepare, finish, n_in)
-
-    def __call__(self, env: list) -> None:
-        arrays = self.prepare(env)
-        if not self.planned(arrays[:self.n_in], arrays[self.n_in], False):
-            self.run(arrays)
-        self.finish(env, arrays)

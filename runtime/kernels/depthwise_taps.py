@@ -1,8 +1,8 @@
 """Contractions with a one-element side per matrix product over a small reduction space (a depthwise
 convolution: per channel, a window of the data times one weight), which a batched matmul runs badly:
-`tap_contraction` computes them by the native taps kernel, or tap by tap over loop-space views. (A
-built depthwise convolution runs as a convolution step, `linalg_conv.DepthwiseGeometry`, with its
-epilogue and destination pad inside the native depthwise kernel; this when that kernel cannot.)"""
+`tap_contraction` computes them tap by tap over loop-space views. (A 2-D depthwise convolution runs
+by the native depthwise kernel, `linalg_conv.DepthwiseGeometry`, with a built kernel's epilogue and
+destination pad inside; this where that kernel cannot, and for other such contractions.)"""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import numpy as np
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import LoopView, loop_order, used_loops
-from xrelay.runtime.native.conv_kernels import native_taps
 
 
 MAX_TAPS = 64
@@ -21,15 +20,13 @@ and a pooling window (`linalg_structured.compile_structured`); a plain reduction
 one loop per axis: a global average pool's sum, a softmax's) is one `ufunc.reduce`."""
 
 
-def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int,
-                    reuse_views: Sequence[bool] = (False,)):
+def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int):
     """`run(ins, out, accumulate) -> bool` computing the contraction `maps[out] += maps[ia] * maps[ib]`
     for the products a batched matmul runs badly: a side of each matrix product is one element (a
     depthwise convolution is, per channel, a window of the data times one weight) and the reduction
-    space is small (the window). With the native kernels built, one call to `native_taps` (kept for
-    the next call with the same arrays while `reuse_views[0]`: a planned program); otherwise one
-    multiply-add over whole loop-space views per point of the reduction space. False when the arrays
-    are not all of one float dtype; None when the contraction is not of that kind."""
+    space is small (the window), as one multiply-add over whole loop-space views per point of the
+    reduction space. False when the arrays are not all of one float dtype; None when the contraction
+    is not of that kind."""
     used_a, used_b, used_o = used_loops(maps[ia]), used_loops(maps[ib]), used_loops(maps[out])
     reduction = [d for d in range(len(ranges)) if d not in used_o]
     if not reduction or any(d not in used_a or d not in used_b for d in reduction):
@@ -51,24 +48,13 @@ def tap_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, i
         for d, t in zip(reduction, point):
             index[position[d]] = slice(t, t + 1)
         taps.append(tuple(index))
-    # The output's innermost loop of more than one point, in `order` (the native kernel's vector loop).
-    inner = max((i for i, d in enumerate(order[:len(used_o)]) if ranges[d] > 1), default=0)
-    last_native: list = [None]  # (a, b, target, accumulate, the native call) of the last native call
 
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         a, b = ins[ia], ins[ib]
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
                 and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
             return False
-        kept = last_native[0]
-        if kept is not None and kept[0] is a and kept[1] is b and kept[2] is target and kept[3] == accumulate:
-            return kept[4]()
         va, vb, vo = (v.transpose(order) for v in (views[0](a), views[1](b), views[2](target, writeable=True)))
-        call = native_taps([va, vb, vo], len(used_o), inner, accumulate)
-        if call is not None and call():
-            if reuse_views[0]:  # the same arrays next run: the same call
-                last_native[0] = (a, b, target, accumulate, call)
-            return True
         scratch = np.empty(vo.shape, vo.dtype)
         for k, tap in enumerate(taps):
             if k == 0 and not accumulate:

@@ -134,9 +134,10 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_runners and conv_geometry(maps, ranges, *contraction, n_in + out_index)
-            conv = None if isinstance(conv, DepthwiseGeometry) else conv  # (tap by tap: `tap_contraction`)
-            taps = tap_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False])
-            fast = ((conv and conv.runner(ranges, constant_inputs))
+            taps = tap_contraction(maps, ranges, *contraction, n_in + out_index)
+            if isinstance(conv, DepthwiseGeometry):  # the native kernel, else tap by tap
+                taps = _either(conv.runner(ranges, constant_inputs), taps)
+            fast = ((conv and not isinstance(conv, DepthwiseGeometry) and conv.runner(ranges, constant_inputs))
                     or taps
                     or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False],
                                            unit_axes(op.outputs[out_index].type)))
@@ -228,7 +229,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                 else:
                     np.add(out_view, product, out=out_view, casting="unsafe")
 
-    run.fast_only = fast_only  # runtime/contraction_plan.ContractionStep looks for a planned contraction
+    run.fast_only = fast_only  # (a planned contraction: its step keeps the matmul, runtime/executor/bound_steps.py)
     run.tap_by_tap = tap_by_tap  # (tests: a reduction folded one point at a time)
     first = pooled or direct  # a pooling or a plain reduction: the general path only when it cannot run
     if first is None:
@@ -241,6 +242,11 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     first_or_run.direct_reduce = first is direct  # (tests: the path is taken)
     first_or_run.native_call = getattr(pooled, "native_call", None)  # (plan.FusedTail: one compiled call)
     return first_or_run
+
+
+def _either(first: Callable, then: Callable) -> Callable:
+    """`run(ins, out, accumulate)` calling `then` (unless None) when `first` returns False."""
+    return first if then is None else lambda ins, out, accumulate: first(ins, out, accumulate) or then(ins, out, accumulate)
 
 
 def plain_reduction_identity(op: Structured, k: int) -> float | None:

@@ -1,9 +1,8 @@
 """Convolutions compiled from `conv_kernels.c`: one call per convolution, no GIL inside.
 
 `native_winograd` (a Winograd F(2,3) or F(4,3) convolution; numpy has none),
-`native_im2col` (im2col + GEMM, `runtime/kernels/linalg_conv.py`), `native_depthwise` (a depthwise
-convolution, `runtime/kernels/depthwise_taps.py`) and `native_taps` (any other contraction that file
-runs tap by tap) run when the machine's C compiler
+`native_im2col` (im2col + GEMM, `runtime/kernels/linalg_conv.py`) and `native_depthwise` (a depthwise
+convolution, the same file's) run when the machine's C compiler
 built `conv_kernels.c` (cached like the loops executor's libraries, `build.py`) and numpy's BLAS is an
 ILP64 OpenBLAS whose `cblas_sgemm` the C code can call; otherwise they return False and the numpy
 kernels run. `XRELAY_NATIVE=0` chooses numpy, as for the loops level.
@@ -77,7 +76,7 @@ def _sgemm_address() -> int | None:
 
 
 def _kernel():
-    """(the C function, the sgemm address), or None when `XRELAY_NATIVE=0` or either is unavailable."""
+    """(the library's handle, the sgemm address), or None when `XRELAY_NATIVE=0` or either is unavailable."""
     return _built() if native_enabled() else None
 
 
@@ -98,12 +97,9 @@ def _built():
         print(f"xrelay: note: native convolution kernels unavailable ({reason}); running them on numpy",
               file=sys.stderr)
         return None
-    winograd, im2col = library.handle.xrelay_winograd, library.handle.xrelay_im2col
-    taps, window, depthwise = library.handle.xrelay_taps, library.handle.xrelay_window, library.handle.xrelay_depthwise
-    matmul, copy, direct = library.handle.xrelay_matmul, library.handle.xrelay_copy, library.handle.xrelay_direct
-    for function in (winograd, im2col, taps, window, depthwise, matmul, copy, direct):
-        function.restype = ctypes.c_int
-    return winograd, im2col, sgemm, taps, window, depthwise, matmul, copy, direct
+    for name in ("winograd", "im2col", "window", "depthwise", "matmul", "copy", "direct"):
+        getattr(library.handle, f"xrelay_{name}").restype = ctypes.c_int
+    return library.handle, sgemm
 
 
 def available() -> bool:
@@ -233,8 +229,8 @@ def native_winograd(x: np.ndarray, u: np.ndarray, m: int, out: np.ndarray, accum
                  i64(f), *outputs[:6], i64(oh), i64(ow), ctypes.c_int(m), ctypes.c_int(usable_threads(max(1, threads))),
                  i64(BLOCK_BYTES), ctypes.c_int(winograd_splits_filters(n, oh, ow, f, m, threads)
                                                 if by_filters is None else by_filters),
-                 ctypes.c_void_p(kernel[2]), *ops)
-    return _run(kernel[0], arguments, (x, u, out, epilogue), epilogue)
+                 ctypes.c_void_p(kernel[1]), *ops)
+    return _run(kernel[0].xrelay_winograd, arguments, (x, u, out, epilogue), epilogue)
 
 
 def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
@@ -259,13 +255,13 @@ def native_im2col(x: np.ndarray, wmat: np.ndarray, kernel: tuple[int, int], stri
         arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(xv.shape[0]), i64(xv.shape[3]),
                      ctypes.c_void_p(wmat.ctypes.data), i64(f), *(i64(v) for v in (*kernel, *strides, *dilation)),
                      *outputs[:6], i64(oh), i64(ow), ctypes.c_int(usable_threads(max(1, threads))), *ops)
-        return _run(built[8], arguments, (x, wmat, out, epilogue), epilogue)
+        return _run(built[0].xrelay_direct, arguments, (x, wmat, out, epilogue), epilogue)
     arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(xv.shape[0]), i64(xv.shape[3] // groups), i64(groups),
                  ctypes.c_void_p(wmat.ctypes.data), i64(f), i64(kernel[0]), i64(kernel[1]), i64(strides[0]),
                  i64(strides[1]), i64(dilation[0]), i64(dilation[1]), *outputs[:6], i64(oh), i64(ow),
                  ctypes.c_int(usable_threads(max(1, threads))), i64(BLOCK_BYTES), ctypes.c_int(int(by_filters)),
-                 ctypes.c_void_p(built[2]), *ops)
-    return _run(built[1], arguments, (x, wmat, out, epilogue), epilogue)
+                 ctypes.c_void_p(built[1]), *ops)
+    return _run(built[0].xrelay_im2col, arguments, (x, wmat, out, epilogue), epilogue)
 
 
 def native_depthwise(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], dilation: tuple[int, int],
@@ -287,36 +283,7 @@ def native_depthwise(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], dil
     arguments = (ctypes.c_void_p(xv.ctypes.data), xs, i64(n), i64(c), ctypes.c_void_p(w.ctypes.data), i64(kh), i64(kw),
                  i64(strides[0]), i64(strides[1]), i64(dilation[0]), i64(dilation[1]), *outputs[:6], i64(oh), i64(ow),
                  ctypes.c_int(usable_threads(max(1, threads))), *ops)
-    return _run(built[5], arguments, (x, w, out, epilogue), epilogue)
-
-
-def native_taps(views: list[np.ndarray], n_out: int, inner: int, accumulate: bool, threads: int = 1):
-    """A call of no arguments computing `out (+)= sum over the reduction loops of a * b` for the
-    loop-space views `views` = [a, b, out] (one axis per loop, size 1 where the operand does not use
-    it; the first `n_out` axes the output's, the rest the reduction's), output loop `inner` innermost
-    (the vector loop), and returning whether it did; None when the kernel is unavailable or the views
-    are not float32 it can address. The call reads the views' memory when called: it may be kept and
-    called again while the same arrays hold the operands."""
-    built = _kernel()
-    if built is None or not 0 <= inner < n_out or not all(v.dtype == np.float32 for v in views):
-        return None  # (a contraction to a scalar, such as a dot product, has no vector loop)
-    strides = [_strides(v) for v in views]
-    if None in strides:
-        return None
-    rank = views[2].ndim
-    sizes = [max(v.shape[d] for v in views) for d in range(rank)]
-    order = [d for d in range(n_out) if d != inner and sizes[d] > 1] + [inner]
-    order += [d for d in range(n_out, rank) if sizes[d] > 1]
-    per_operand = [[s[d] if v.shape[d] > 1 else 0 for d in order] for v, s in zip(views, strides)]
-    i64 = ctypes.c_int64
-    array = lambda values: (i64 * len(order))(*values)  # noqa: E731
-    arguments = (ctypes.c_int(len(order)), ctypes.c_int(len(order) - sum(d >= n_out for d in order)),
-                 array([sizes[d] for d in order]), ctypes.c_void_p(views[0].ctypes.data), array(per_operand[0]),
-                 ctypes.c_void_p(views[1].ctypes.data), array(per_operand[1]),
-                 ctypes.c_void_p(views[2].ctypes.data), array(per_operand[2]), ctypes.c_int(int(accumulate)),
-                 ctypes.c_int(usable_threads(max(1, threads))))
-    function = built[3]
-    return lambda: function(*arguments) == 0
+    return _run(built[0].xrelay_depthwise, arguments, (x, w, out, epilogue), epilogue)
 
 
 def native_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray, along: int, threads: int) -> bool:
@@ -333,10 +300,10 @@ def native_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray, along: int,
     (sa, lda, ta), (sb, ldb, tb), (sc, ldc, _) = layouts
     i64 = ctypes.c_int64
     b, m, n = out.shape
-    return built[6](ctypes.c_void_p(lhs.ctypes.data), i64(sa), i64(lda), ctypes.c_int(ta),
+    return built[0].xrelay_matmul(ctypes.c_void_p(lhs.ctypes.data), i64(sa), i64(lda), ctypes.c_int(ta),
                     ctypes.c_void_p(rhs.ctypes.data), i64(sb), i64(ldb), ctypes.c_int(tb),
                     ctypes.c_void_p(out.ctypes.data), i64(sc), i64(ldc), i64(b), i64(m), i64(n), i64(lhs.shape[2]),
-                    ctypes.c_int(along), ctypes.c_int(usable_threads(max(1, threads))), ctypes.c_void_p(built[2])) == 0
+                    ctypes.c_int(along), ctypes.c_int(usable_threads(max(1, threads))), ctypes.c_void_p(built[1])) == 0
 
 
 NO_TRANS, TRANS = 111, 112

@@ -57,7 +57,7 @@ def native_window(x: np.ndarray, out: np.ndarray, window: WINDOW = (1, 1, 1, 1, 
     second = view(copy, strides[2]) if copy is not None else (None, None)
     head = (ctypes.c_void_p(x.ctypes.data), four(strides[0]), *(i64(v) for v in (n, oh, ow, c, kh, kw, sh, sw, dh, dw)),
             ctypes.c_int(REDUCTIONS[reduce]), *acc, *target, *second, op_array, ctypes.c_int(len(listed)))
-    function = built[4]
+    function = built[0].xrelay_window
     keep = (arrays, listed)
 
     def call(threads: int, keep=keep) -> None:
@@ -80,7 +80,7 @@ def native_copy(out: np.ndarray, source: np.ndarray) -> Callable[[int], None] | 
     four = lambda values: (ctypes.c_int64 * 4)(*values)  # noqa: E731
     head = (ctypes.c_void_p(source.ctypes.data), four(strides[1]), ctypes.c_void_p(out.ctypes.data),
             four(strides[0]), four(out.shape))
-    function = built[7]
+    function = built[0].xrelay_copy
 
     def call(threads: int, keep=(out, source)) -> None:
         function(*head, ctypes.c_int(usable_threads(max(1, threads))))

@@ -1,9 +1,9 @@
 """A contraction's batched matmul planned once: axis orders and matrix shapes fixed at compile time.
 
-For a dense layer or a grouped 1x1 convolution (the output overwritten and indexed by bare loops,
-each operand reading only loops the other or the output reads), `planned_contraction` does once
-what `linalg_structured.contract` works out per call; a call makes the two matrix views and runs one
-`threaded_matmul` into the output."""
+For a dense layer or a convolution (the output indexed by bare loops, each operand reading only loops
+the other or the output reads), `planned_contraction` does once what `linalg_structured.contract`
+works out per call; a call makes the two matrix views (a convolution's data copied: im2col) and runs
+one `threaded_matmul` into the output."""
 
 from __future__ import annotations
 
@@ -39,10 +39,10 @@ def contraction_loops(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, a_
 def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int,
                         out: int, reuse_views: Sequence[bool] = (False,),
                         unit_axes: tuple[int, ...] = ()) -> PlannedContraction | None:
-    """`run(ins, target, accumulate) -> bool` computing `maps[out] = sum maps[ia] * maps[ib]` as one
-    batched matmul into `target`; False (the general path) when accumulating or when the arrays do not
-    allow the direct write; None for maps of another kind (the output's may index `unit_axes`, its axes
-    of size 1, by 0). While `reuse_views[0]` the matrices made for the same arrays are reused (unless
+    """`run(ins, target, accumulate) -> bool` computing `maps[out] (+)= sum maps[ia] * maps[ib]` as one
+    batched matmul into `target` (a convolution's data copied to its patch matrix); False (the general
+    path) when the arrays do not allow the direct write; None for maps of another kind (the output's
+    may index `unit_axes`, its axes of size 1, by 0). While `reuse_views[0]` the matrices made for the same arrays are reused (unless
     making them copied an operand)."""
     views = [LoopView(maps[i], ranges) for i in (ia, ib)]
     if not all(v.linear for v in views) or not is_bare_permutation(maps[out], unit_axes):
@@ -86,12 +86,12 @@ class PlannedContraction:
         """Its kernel's `split` parts (passes/kernels/split_kernels.py), or None: whole."""
         self.along: int | None = None
         """The product axis its kernel's `split` cuts (the one holding the split loop), or None: the larger."""
+        self.last: tuple | None = None
+        """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""
 
     def cut_along(self, loop: int | None) -> None:
         """Cut the product along the (B, M, N) axis holding `loop` (None: the larger side)."""
         self.along = next((axis for axis, loops in enumerate(self.groups) if loop in loops), None)
-        self.last: tuple | None = None
-        """(a, b, target, lhs, rhs, product) of the last call, kept while `reuse_views[0]`."""
 
     def kept(self, ins: list, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(lhs, rhs, product) of the last call when `ins` and `target` are its arrays, else None."""
@@ -106,27 +106,24 @@ class PlannedContraction:
         if kept is not None:
             threaded_matmul(*kept[:2], out=kept[2], threads=self.split, along=self.along)
             return True
-        bound = None if accumulate else self.bind(ins, target)
+        bound = self.bind(ins, target, accumulate)
         if bound is None:
             return False
         bound()
         return True
 
-    def bind(self, ins: list, target: np.ndarray) -> Callable[[], None] | None:
-        """A call computing the product of these arrays into `target`, or None when the arrays do not
-        allow the direct write. An operand whose loop-space view does not reshape to its matrix (an
-        im2col) is copied here."""
+    def bind(self, ins: list, target: np.ndarray, accumulate: bool = False) -> Callable[[], None] | None:
+        """A call computing the product of these arrays into `target` (`accumulate`: added to it), or
+        None when the arrays do not allow the direct write. An operand whose loop-space view does not
+        reshape to its matrix (a convolution's data: its im2col) is copied here."""
         a, b = (ins[k] for k in self.operands)
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
-                and target.flags.c_contiguous and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
+                and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
             return None
-        if self.in_place:
-            product = target.reshape(self.shape)
-        else:
-            try:  # the output's axes in another order (groups between pixels and filters)
-                product = np.reshape(target.transpose(self.to_labels), self.shape, copy=False)
-            except ValueError:
-                return None
+        try:  # (not in place: the output's axes in another order, groups between pixels and filters)
+            product = np.reshape(target if self.in_place else target.transpose(self.to_labels), self.shape, copy=False)
+        except ValueError:
+            return None
         matrices, copied = [], False
         for k, order, shape in self.matrices:
             loop_view = self.views[k](ins[self.operands[k]]).transpose(order)
@@ -135,6 +132,9 @@ class PlannedContraction:
             except ValueError:
                 matrices.append(loop_view.reshape(shape))
                 copied = True
+        if accumulate:  # (its fill not dropped: an op run by itself)
+            return lambda: np.add(product, threaded_matmul(*matrices, threads=self.split, along=self.along),
+                                  out=product)
         if self.reuse_views[0] and not copied:
             self.last = (a, b, target, *matrices, product)
         return functools.partial(threaded_matmul, *matrices, out=product, threads=self.split, along=self.along)

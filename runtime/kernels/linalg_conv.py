@@ -107,62 +107,33 @@ class ConvGeometry:
     def im2col_runner(self, constant_inputs: Sequence[bool], parts: int | None = None,
                       by_filters: bool | None = None, direct: bool = False):
         """`run(ins, out, accumulate, epilogue=None) -> bool` computing this conv as im2col + GEMM: one
-        `native_im2col` call (the direct kernel if `direct`) for a channels-last output, else on
-        numpy one strided copy of the patches (a row per output pixel) and one matmul, then
-        `epilogue(0, OH)`. A constant weight's matrices are made once; a grouped convolution is one
+        `native_im2col` call (the direct kernel if `direct`) for a channels-last output; False where
+        that kernel does not run (the op then runs as its planned contraction on numpy,
+        `contraction_plan`). A constant weight's matrix is made once; a grouped convolution is one
         such product per group."""
         constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
-        cache: dict = {}  # matrix layout -> (the weight array seen, its matrix)
-
-        def matrix(weight: np.ndarray, w: np.ndarray, order: tuple[int, ...], rows: int) -> np.ndarray:
-            """The weight `w` transposed to `order` as a matrix of `rows` rows, made once if constant."""
-            kept = cache.get((order, rows))
-            if kept is not None and kept[0] is weight:
-                return kept[1]
-            made = np.ascontiguousarray(w.transpose(order).reshape(rows, -1))
-            if constant:
-                cache[order, rows] = (weight, made)
-            return made
+        kept: list = [None, None]  # the weight array seen, its matrix
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
             views = self._views(ins, out)
-            if views is None:
+            if views is None or not (epilogue is None or isinstance(epilogue, NativeEpilogue)):
                 return False
             weight, x, w, y = views
             grouped = self.group_axes is not None
             groups, per_group = (w.shape[0], w[0]) if grouped else (1, w)  # per_group: F, C, KH, KW of one
-            lead, shift = ((0,), 1) if grouped else ((), 0)  # the weight's group axis leads its matrices
             n, f, oh, ow = y.shape
-            kk, fg, cg = per_group[0].size, f // groups, per_group.shape[1]
             # Channels-last: F contiguous, and each image's rows a matrix of pixels (a slice of a
             # concatenation's channels, `memory_plan.place_in_slices`, has longer pixel strides).
-            channels_last = y.strides[1] == y.itemsize and _matrix_view(y[:1].transpose(0, 2, 3, 1), ow * oh, f) is not None
-            if channels_last and (epilogue is None or isinstance(epilogue, NativeEpilogue)):
-                wmat = matrix(weight, w, (*lead, *(a + shift for a in (2, 3, 1, 0))), groups * kk)
-                if native_im2col(x, wmat, (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
+            if y.strides[1] != y.itemsize or _matrix_view(y[:1].transpose(0, 2, 3, 1), ow * oh, f) is None:
+                return False
+            if kept[0] is not weight:  # (KH, KW, C) rows, the groups' one above the other
+                order = (0, 3, 4, 2, 1) if grouped else (2, 3, 1, 0)
+                kept[:] = (weight if constant else None), np.ascontiguousarray(
+                    w.transpose(order).reshape(groups * per_group[0].size, -1))
+            return native_im2col(x, kept[1], (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
                                  accumulate, split_parts(parts),
                                  (n * oh * ow < f if by_filters is None else by_filters) and not grouped,
-                                 epilogue, groups, direct):
-                    return True
-            k_axes = sorted((1, 2, 3), key=lambda a: -per_group.strides[a])  # the weight's memory order
-            sn, sc, sh, sw = x.strides
-            k_view = {1: (cg, sc), 2: (per_group.shape[2], sh * self.dilation[0]),
-                      3: (per_group.shape[3], sw * self.dilation[1])}
-            k_shape, k_strides = tuple(k_view[a][0] for a in k_axes), tuple(k_view[a][1] for a in k_axes)
-            rows, rows_strides = (n, oh, ow), (sn, sh * self.strides[0], sw * self.strides[1])
-            k_order = tuple(a + shift for a in k_axes)
-            mat = matrix(weight, w, (*lead, *k_order, shift), groups * kk)
-            for g in range(groups):
-                cols = _strided_copy(x[:, g * cg:(g + 1) * cg], rows + k_shape, rows_strides + k_strides)
-                result = cols.reshape(-1, kk) @ mat[g * kk:(g + 1) * kk]
-                target = y[:, g * fg:(g + 1) * fg].transpose(0, 2, 3, 1)
-                if accumulate:
-                    target += result.reshape(target.shape)
-                else:
-                    target[...] = result.reshape(target.shape)
-            if epilogue is not None:
-                epilogue(0, oh)
-            return True
+                                 epilogue, groups, direct)
 
         return run
 
@@ -216,22 +187,6 @@ def _merge_groups(array: np.ndarray, group: int, axes: tuple[int, int, int, int]
     merged = t.strides[2] if c > 1 else t.strides[1]
     return np.lib.stride_tricks.as_strided(t, (t.shape[0], g * c, *t.shape[3:]), (t.strides[0], merged, *t.strides[3:]),
                                            writeable=array.flags.writeable)
-
-
-def _strided_copy(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
-    """A contiguous copy of the view of `base`'s memory with this shape and these strides (no copy
-    when the view is contiguous already), adjacent axes merged first where memory allows (numpy's
-    copy then runs longer inner loops)."""
-    merged_shape, merged_strides = [shape[0]], [strides[0]]
-    for size, stride in zip(shape[1:], strides[1:]):
-        if merged_strides[-1] == size * stride or merged_shape[-1] == 1:
-            merged_shape[-1] *= size
-            merged_strides[-1] = stride
-        else:
-            merged_shape.append(size)
-            merged_strides.append(stride)
-    view = np.lib.stride_tricks.as_strided(base, merged_shape, merged_strides, writeable=False)
-    return np.ascontiguousarray(view).reshape(shape)
 
 
 def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib: int, out: int) -> ConvGeometry | None:

@@ -34,7 +34,7 @@ from xrelay.runtime.kernels.affine_views import (
 )
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.window_reduce import IDENTITIES, window_program
-from xrelay.runtime.kernels.linalg_conv import DepthwiseGeometry, conv_geometry
+from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.depthwise_taps import MAX_TAPS, tap_contraction
 from xrelay.runtime.kernels.elementwise_programs import copy_into, ufunc_program
 from xrelay.runtime.kernels.reduction_programs import _direct_reduce_program, sequential_reduction
@@ -134,13 +134,11 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_runners and conv_geometry(maps, ranges, *contraction, n_in + out_index)
-            taps = tap_contraction(maps, ranges, *contraction, n_in + out_index)
-            if isinstance(conv, DepthwiseGeometry):  # the native kernel, else tap by tap
-                taps = _either(conv.runner(ranges, constant_inputs), taps)
-            fast = ((conv and not isinstance(conv, DepthwiseGeometry) and conv.runner(ranges, constant_inputs))
-                    or taps
+            fast = (tap_contraction(maps, ranges, *contraction, n_in + out_index)
                     or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False],
                                            unit_axes(op.outputs[out_index].type)))
+            if conv:  # the native kernel, else tap by tap or as a planned im2col
+                fast = _either(conv.runner(ranges, constant_inputs), fast)
             plans.append(("contract", *contraction, fast))
         else:
             plans.append(("reduce", ufunc, len(targets)))

@@ -7,7 +7,7 @@ native depthwise kernel."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,72 +70,62 @@ class ConvGeometry:
         return (weight, x[:, :, self.offset[0]:, self.offset[1]:], weight.transpose(g_weight, *self.weight_axes),
                 y)
 
-    def winograd_applies(self, ranges: Sequence[int], constant_inputs: Sequence[bool]) -> bool:
-        """Whether Winograd can compute this conv: 3x3 stride-1 undilated with a constant weight (its
-        transform is made once)."""
-        return (self.group_axes is None and self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
-                and tuple(ranges[d] for d in self.kernel_loops) == (3, 3) and self.strides == (1, 1)
-                and self.dilation == (1, 1))
-
     def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
                parts: int | None = None, split_axis: int | None = None):
-        """`run(ins, out, accumulate, epilogue=None) -> bool`: Winograd F(m x m, 3 x 3) as `algorithm` (set by
-        `choose-conv-algorithm`) names it (`winograd-f2`, `winograd-f4`) where the native kernel takes the
-        arrays, else im2col + GEMM; False when neither takes them. `parts` (set by `split-kernels`) is how
-        many threads the native kernels use (None: one), and `split_axis`, the output axis they cut (the
-        filters' or another: pixels; None: by shape). `epilogue(r0, r1)` runs once per block of final
-        output rows (a `NativeEpilogue` inside the kernel)."""
+        """`run(ins, out, accumulate, epilogue=None) -> bool` on the native kernels: Winograd F(m x m, 3 x 3)
+        as `algorithm` (set by `choose-conv-algorithm`) names it (`winograd-f2`, `winograd-f4`: for a 3x3
+        stride-1 undilated convolution with a constant weight, its transform made once), else im2col +
+        GEMM for a channels-last output (the direct kernel if "direct"; a grouped convolution one
+        product per group); False where they do not run (the op then runs as its planned contraction on
+        numpy, `contraction_plan`). `parts` (set by `split-kernels`) is how many threads the kernels use
+        (None: one), and `split_axis`, the output axis they cut (the filters' or another: pixels; None:
+        by shape). `epilogue(r0, r1)` is a `NativeEpilogue`, applied inside the kernel."""
         m = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
-        winograd = m is not None and self.winograd_applies(ranges, constant_inputs)
-        transformed: list = [None, None]  # the weight array seen, its transform
-        by_filters = None if split_axis is None else split_axis == self.out_axes[1]
-        im2col = self.im2col_runner(constant_inputs, parts, by_filters, direct=algorithm == "direct")
-
-        def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
-            views = self._views(ins, out) if winograd and (epilogue is None or isinstance(epilogue, NativeEpilogue)) \
-                else None
-            if views is not None and not (views[3].shape[2] % m or views[3].shape[3] % m):
-                weight, x, w, y = views
-                if transformed[0] is not weight:
-                    transformed[:] = weight, winograd_weights(w, m)
-                if native_winograd(x, transformed[1], m, y, accumulate, split_parts(parts), epilogue, by_filters):
-                    return True
-            return im2col(ins, out, accumulate, epilogue)
-
-        return run
-
-    def im2col_runner(self, constant_inputs: Sequence[bool], parts: int | None = None,
-                      by_filters: bool | None = None, direct: bool = False):
-        """`run(ins, out, accumulate, epilogue=None) -> bool` computing this conv as im2col + GEMM: one
-        `native_im2col` call (the direct kernel if `direct`) for a channels-last output; False where
-        that kernel does not run (the op then runs as its planned contraction on numpy,
-        `contraction_plan`). A constant weight's matrix is made once; a grouped convolution is one
-        such product per group."""
         constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
-        kept: list = [None, None]  # the weight array seen, its matrix
+        winograd = (m is not None and constant and self.group_axes is None and self.strides == self.dilation == (1, 1)
+                    and tuple(ranges[d] for d in self.kernel_loops) == (3, 3))
+        by_filters = None if split_axis is None else split_axis == self.out_axes[1]
+        layout = _weight_layouts(constant)
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
             views = self._views(ins, out)
             if views is None or not (epilogue is None or isinstance(epilogue, NativeEpilogue)):
                 return False
             weight, x, w, y = views
-            grouped = self.group_axes is not None
-            groups, per_group = (w.shape[0], w[0]) if grouped else (1, w)  # per_group: F, C, KH, KW of one
             n, f, oh, ow = y.shape
+            if winograd and not (oh % m or ow % m) and native_winograd(
+                    x, layout(weight, lambda: winograd_weights(w, m)), m, y, accumulate, split_parts(parts), epilogue,
+                    by_filters):
+                return True
             # Channels-last: F contiguous, and each image's rows a matrix of pixels (a slice of a
             # concatenation's channels, `memory_plan.place_in_slices`, has longer pixel strides).
             if y.strides[1] != y.itemsize or _matrix_view(y[:1].transpose(0, 2, 3, 1), ow * oh, f) is None:
                 return False
-            if kept[0] is not weight:  # (KH, KW, C) rows, the groups' one above the other
-                order = (0, 3, 4, 2, 1) if grouped else (2, 3, 1, 0)
-                kept[:] = (weight if constant else None), np.ascontiguousarray(
-                    w.transpose(order).reshape(groups * per_group[0].size, -1))
-            return native_im2col(x, kept[1], (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
+            grouped = self.group_axes is not None
+            per_group = w[0] if grouped else w  # F, C, KH, KW of one group
+            # (KH, KW, C) rows, the groups' one above the other
+            wmat = layout(weight, lambda: np.ascontiguousarray(
+                w.transpose((0, 3, 4, 2, 1) if grouped else (2, 3, 1, 0)).reshape(-1, per_group.shape[0])), "im2col")
+            return native_im2col(x, wmat, (per_group.shape[2], per_group.shape[3]), self.strides, self.dilation, y,
                                  accumulate, split_parts(parts),
                                  (n * oh * ow < f if by_filters is None else by_filters) and not grouped,
-                                 epilogue, groups, direct)
+                                 epilogue, w.shape[0] if grouped else 1, algorithm == "direct")
 
         return run
+
+
+def _weight_layouts(constant: bool) -> Callable:
+    """`layout(weight, make, form="")`: `make()`, the weight laid out for a kernel, made once per form
+    while a `constant` weight is the same array."""
+    kept: dict = {}  # form: (the weight array seen, its layout)
+
+    def layout(weight: np.ndarray, make: Callable[[], np.ndarray], form: str = "") -> np.ndarray:
+        entry = kept.get(form)
+        if entry is None or entry[0] is not weight:
+            entry = kept[form] = ((weight if constant else None), make())
+        return entry[1]
+
+    return layout
 
 
 class DepthwiseGeometry(ConvGeometry):
@@ -151,18 +141,15 @@ class DepthwiseGeometry(ConvGeometry):
         cuts pixels: a split naming the channels (which it cannot cut) runs whole."""
         if split_axis is not None and split_axis == self.out_axes[1]:
             parts = 1
-        constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
-        kept: list = [None, None]  # the weight array seen, its (KH, KW, C) layout
+        layout = _weight_layouts(self.weight < len(constant_inputs) and bool(constant_inputs[self.weight]))
 
         def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
             views = self._views(ins, out)
             if views is None or not (epilogue is None or isinstance(epilogue, NativeEpilogue)):
                 return False
             weight, x, w, y = views
-            if kept[0] is not weight:
-                kept[:] = (weight if constant else None), np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))
-            return native_depthwise(x, kept[1], self.strides, self.dilation, y, accumulate, split_parts(parts),
-                                    epilogue)
+            w = layout(weight, lambda: np.ascontiguousarray(w[:, 0].transpose(1, 2, 0)))
+            return native_depthwise(x, w, self.strides, self.dilation, y, accumulate, split_parts(parts), epilogue)
 
         return run
 

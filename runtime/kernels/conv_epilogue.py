@@ -162,19 +162,8 @@ class ConvStep:
         elif pad is None:
             epilogue = rows = tail.bind(env)
         else:
-            padded, kept = pad.buffer(env), self.kept
-            if kept is None or kept[0] is not padded:  # the same buffer (a planned program's): the same view
-                kept = (padded, padded[pad.interior], None)
-            interior = kept[1]
-            if tail is not None and self.pad_only_reader:
-                epilogue = rows = tail.bind(env, interior)
-            else:
-                rows, result = tail and tail.bind(env), env[pad.source]
-                if kept[2] is None or kept[2][0] is not rows or kept[2][1] is not result:
-                    copying = _rows_and_copy(rows, result, interior, self.geometry.out_axes[2])
-                    kept = (padded, interior, (rows, result, copying))
-                epilogue, copy = kept[2][2], interior
-            self.kept = kept
+            epilogue, rows, copy, self.kept = _into_pad(pad, env, self.kept, tail, self.pad_only_reader,
+                                                        self.geometry.out_axes[2])
         native = self.native_kept
         if native is None or native[0] is not epilogue:
             made = (native_epilogue(epilogue, rows, copy, arrays[self.n_in], self.geometry.as_nchw)
@@ -251,28 +240,18 @@ class TailIntoPad:
     def __init__(self, tail: FusedTail, rows: RowTail, pad: PadStep):
         self.tail, self.row_tail, self.pad = tail, rows, pad
         self.members = tail.members  # benchmarks/split_profile.py and the like read a tail's members
-        self.kept: tuple[np.ndarray, np.ndarray] | None = None
-        """(the pad's buffer, its interior view) of the last run."""
+        self.kept: tuple | None = None
+        """(the pad's buffer, its interior view, the rows with their copy or None) of the last run."""
         self.copies = False
         """Whether the tail's result is also read elsewhere: the tail writes it as it is and each part
         copies its rows into the pad's interior, while they are in cache."""
-        self.kept_copy: tuple | None = None
-        """(the tail's rows, the result, the interior, both in one call) of the last run."""
 
     def rows(self, env: list) -> Callable[[int, int], None]:
         """Bind the pad's buffer (its border filled) and the tail for this run: `rows(r0, r1)` writes
         rows [r0, r1) of the tail's result into the pad's interior."""
-        padded, kept = self.pad.buffer(env), self.kept
-        if kept is None or kept[0] is not padded:  # the same buffer: the same view (and the tail's views)
-            kept = (padded, padded[self.pad.interior])
-            self.kept = kept
-        if not self.copies:
-            return self.row_tail.bind(env, kept[1])
-        rows, result, interior = self.row_tail.bind(env), env[self.pad.source], kept[1]
-        copy = self.kept_copy
-        if copy is None or copy[0] is not rows or copy[1] is not result or copy[2] is not interior:
-            copy = self.kept_copy = (rows, result, interior, _rows_and_copy(rows, result, interior, self.row_tail.loop))
-        return copy[3]
+        rows, _, _, self.kept = _into_pad(self.pad, env, self.kept, self.row_tail, not self.copies,
+                                          self.row_tail.loop)
+        return rows
 
     def __call__(self, env: list) -> None:
         run_parts(self.rows(env), self.tail.rows, split_parts(self.tail.split))
@@ -304,6 +283,25 @@ def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue]
 
 def _no_op(env: list) -> None:
     pass
+
+
+def _into_pad(pad: PadStep, env: list, kept: tuple | None, tail: RowTail | None, only_reader: bool, axis: int):
+    """(epilogue, the tail's rows, where the epilogue also stores or None, the new `kept`) for rows of
+    a result (the tail's, or with no tail the convolution's) that go into `pad`'s interior: with
+    `only_reader` the tail's last member writes there, else each block of rows is copied there along
+    `axis`. `kept` is (the pad's buffer, its interior view, (rows, result, their copy) or None) of
+    the last run, kept while the arrays are the same objects (as a planned program's are)."""
+    padded = pad.buffer(env)
+    if kept is None or kept[0] is not padded:
+        kept = (padded, padded[pad.interior], None)
+    interior = kept[1]
+    if tail is not None and only_reader:
+        rows = tail.bind(env, interior)
+        return rows, rows, None, kept
+    rows, result = tail and tail.bind(env), env[pad.source]
+    if kept[2] is None or kept[2][0] is not rows or kept[2][1] is not result:
+        kept = (padded, interior, (rows, result, _rows_and_copy(rows, result, interior, axis)))
+    return kept[2][2], rows, interior, kept
 
 
 def _rows_and_copy(rows: Callable[[int, int], None] | None, result: np.ndarray, interior: np.ndarray,

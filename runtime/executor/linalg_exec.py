@@ -101,7 +101,7 @@ class LinalgProgram:
             self._add(op)
         self.plan = None
         self.peak_bytes = None
-        """Bytes of activation memory a run uses (the planned blocks), or None when not planned."""
+        """Bytes of activation memory a run uses (the arena), or None when not placed."""
         self.runs: BoundRuns | None = None
         """The bindings runs keep (runtime/executor/bound_steps.py); None unless the program is at the
         tensor level (memref arguments may be written through views the plan cannot see) and placed."""

@@ -139,7 +139,7 @@ class MemoryPlan:
     block_of: list[int]
     """Per planned buffer, the index of the block it lives in (the pass's plan; empty in the executor's)."""
     peak_bytes: int
-    """Bytes of all blocks: the activation memory a run needs."""
+    """Bytes of all blocks (the pass's plan) or of the arena (the executor's): the memory a run needs."""
     last_use: list[int]
     block_sizes: list[int] = field(default_factory=list)
     """Bytes of each block."""

@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s | filecheck %s
-// RUN: xrelay-opt %s | xrelay-opt | filecheck %s
+// RUN: xrelay-opt %s -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: xrelay-opt < %t.out.mlir | filecheck %s
 
 // Constants with more than 16 elements print as little-endian hex; splats as one value;
 // up to 16 elements as a decimal list.

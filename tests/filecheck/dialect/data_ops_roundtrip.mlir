@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s | filecheck %s
-// RUN: xrelay-opt %s | xrelay-opt | filecheck %s
+// RUN: xrelay-opt %s -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: xrelay-opt < %t.out.mlir | filecheck %s
 // RUN: xrelay-opt %s --print-op-generic | xrelay-opt | filecheck %s
 
 // The data-movement ops in their custom form: variadic operands (concatenate) and results (split),

@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
-// RUN: xrelay-opt %s --print-op-generic | xrelay-opt | filecheck %s
+// RUN: xrelay-opt %s --print-op-generic -o %t.out.mlir
+// RUN: filecheck %s --check-prefix=GENERIC --input-file %t.out.mlir
+// RUN: xrelay-opt < %t.out.mlir | filecheck %s
 
 // The generic form carries the same attribute dictionary and parses back to the custom form.
 

@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s | filecheck %s
-// RUN: xrelay-opt %s | xrelay-opt | filecheck %s
+// RUN: xrelay-opt %s -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: xrelay-opt < %t.out.mlir | filecheck %s
 
 // Reductions and the normalisation ops in the custom form, printed as parsed and parsed back.
 

@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s | filecheck %s
-// RUN: xrelay-opt %s | xrelay-opt | filecheck %s
+// RUN: xrelay-opt %s -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: xrelay-opt < %t.out.mlir | filecheck %s
 
 // Every nn op in the custom form; attributes equal to Relay's defaults are absent and stay absent.
 

@@ -1,8 +1,8 @@
-// RUN: xrelay-opt %s -p canonicalize-inits | filecheck %s
+// RUN: xrelay-opt %s -p canonicalize-inits -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
 // RUN: python -c "import numpy as np; np.save('%t.x.npy', np.random.default_rng(0).standard_normal((1, 2, 5, 5), dtype=np.float32))"
 // RUN: python -c "import numpy as np; np.save('%t.k.npy', np.random.default_rng(1).integers(-9, 9, (4, 3), dtype=np.int32))"
 // RUN: xrelay-run %s --input x=%t.x.npy --input k=%t.k.npy -o %t.before.npz
-// RUN: xrelay-opt %s -p canonicalize-inits -o %t.mlir
 // RUN: xrelay-run %t.mlir --input x=%t.x.npy --input k=%t.k.npy -o %t.after.npz
 // RUN: xrelay-opt %s -p build -o %t.built.mlir
 // RUN: xrelay-run %t.built.mlir --input x=%t.x.npy --input k=%t.k.npy -o %t.built.npz

@@ -1,7 +1,7 @@
-// RUN: xrelay-opt %s -p channels-last | filecheck %s
+// RUN: xrelay-opt %s -p channels-last -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
 // RUN: python -c "import numpy as np; r = np.random.default_rng(0); np.save('%t.x.npy', r.standard_normal((1, 2, 6, 6), dtype=np.float32)); np.save('%t.y.npy', r.standard_normal((1, 3, 4, 4), dtype=np.float32))"
 // RUN: xrelay-run %s --input x=%t.x.npy --input y=%t.y.npy -o %t.before.npz
-// RUN: xrelay-opt %s -p channels-last -o %t.mlir
 // RUN: xrelay-run %t.mlir --input x=%t.x.npy --input y=%t.y.npy -o %t.after.npz
 // RUN: xrelay-opt %s -p build -o %t.built.mlir
 // RUN: xrelay-run %t.built.mlir --input x=%t.x.npy --input y=%t.y.npy -o %t.built.npz

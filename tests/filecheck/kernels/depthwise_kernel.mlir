@@ -1,6 +1,6 @@
 // RUN: xrelay-opt %s -p 'convert-nn-to-linalg,split-elementwise-bodies,form-kernels,choose-conv-algorithm,split-kernels{threads=2}' | filecheck %s
-// RUN: xrelay-opt %s -p 'convert-nn-to-linalg,split-elementwise-bodies,form-kernels,choose-conv-algorithm,split-kernels{threads=2 min_depthwise_macs=0}' | filecheck %s --check-prefix=SPLIT
 // RUN: xrelay-opt %s -p 'convert-nn-to-linalg,split-elementwise-bodies,form-kernels,choose-conv-algorithm,split-kernels{threads=2 min_depthwise_macs=0}' -o %t.mlir
+// RUN: filecheck %s --check-prefix=SPLIT --input-file %t.mlir
 // RUN: python -c "import numpy as np; np.save('%t.x.npy', np.random.default_rng(3).standard_normal((1, 8, 8, 5)).astype(np.float32))"
 // RUN: xrelay-run %t.mlir --input x=%t.x.npy -o %t.kernel.npy
 // RUN: env XRELAY_NATIVE=0 xrelay-run %t.mlir --input x=%t.x.npy -o %t.numpy.npy

@@ -1,5 +1,5 @@
-// RUN: xrelay-opt %s -p drop-unit-dims | filecheck %s
 // RUN: xrelay-opt %s -p drop-unit-dims -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
 // RUN: xrelay-run %t.mlir --input p=%S/Inputs/unit_p.npy --input b=%S/Inputs/unit_b.npy --input s=%S/Inputs/unit_s.npy --input r=%S/Inputs/unit_r.npy -o %t.npz
 // RUN: python -c "import numpy as np; i = {k: np.load('%S/Inputs/unit_' + k + '.npy') for k in 'pbsr'}; r = np.load('%t.npz'); got = [r[k] for k in sorted(r)]; x = i['p'][None]; assert np.allclose(got[0], x + i['b']) and np.allclose(got[1], x * i['s'] + i['r']) and np.allclose(got[2], -i['r']), got"
 

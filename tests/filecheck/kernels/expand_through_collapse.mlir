@@ -1,5 +1,5 @@
-// RUN: xrelay-opt %s -p expand-through-collapse | filecheck %s
 // RUN: xrelay-opt %s -p expand-through-collapse -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
 // RUN: xrelay-run %t.mlir --input c=%S/Inputs/expand_c.npy --input b=%S/Inputs/expand_b.npy --input r=%S/Inputs/expand_r.npy --input s=%S/Inputs/expand_s.npy -o %t.npz
 // RUN: python -c "import numpy as np; i = {k: np.load('%S/Inputs/expand_' + k + '.npy') for k in 'cbrs'}; r = np.load('%t.npz'); got = [r[k] for k in sorted(r)]; x = i['c'].reshape(2, 12); assert np.allclose(got[0], np.maximum(x + i['b'] + i['r'], 0)) and np.allclose(got[1], x * i['s']), got"
 

@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s -p form-kernels | filecheck %s
-// RUN: xrelay-opt %s -p form-kernels | xrelay-opt | filecheck %s
+// RUN: xrelay-opt %s -p form-kernels -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: xrelay-opt < %t.out.mlir | filecheck %s
 
 // A convolution with its zero fill, bias-add and ReLU epilogue and the pad of the next convolution:
 // one kernel, placed at its last member. The ReLU's result is also read by the residual add, so the

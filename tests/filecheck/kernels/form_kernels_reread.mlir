@@ -1,5 +1,5 @@
-// RUN: xrelay-opt %s -p form-kernels | filecheck %s
 // RUN: xrelay-opt %s -p form-kernels -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
 // RUN: python -c "import numpy as np; np.save('%t.x.npy', np.linspace(-6, 6, 48, dtype=np.float32).reshape(1, 4, 4, 3))"
 // RUN: xrelay-run %t.mlir --input x=%t.x.npy -o %t.out.npy
 // RUN: python -c "import numpy as np; x = np.load('%t.x.npy').astype(np.float64); v = np.einsum('nhwc,cf->nhwf', x, np.full((3, 3), 0.5)) + 0.25; out = np.load('%t.out.npy'); assert np.allclose(out, v / (1 + np.exp(-v)), rtol=1e-5), out"

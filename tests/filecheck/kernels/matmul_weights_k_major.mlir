@@ -1,6 +1,6 @@
-// RUN: xrelay-opt %s -p matmul-weights-k-major | filecheck %s
-// RUN: xrelay-opt %s -p 'matmul-weights-k-major{min_rows=1}' | filecheck %s --check-prefix=ONE-ROW
 // RUN: xrelay-opt %s -p matmul-weights-k-major -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
+// RUN: xrelay-opt %s -p 'matmul-weights-k-major{min_rows=1}' | filecheck %s --check-prefix=ONE-ROW
 // RUN: xrelay-run %t.mlir --input x=%S/Inputs/k_major_x.npy --input v=%S/Inputs/k_major_v.npy -o %t.after.npz
 // RUN: python -c "import numpy as np; x, v = np.load('%S/Inputs/k_major_x.npy'), np.load('%S/Inputs/k_major_v.npy'); w = np.array([[1, 2, 3, 4], [-1, 0.5, 0.25, 2]], np.float32); r = np.load('%t.after.npz'); got = [r[k] for k in sorted(r)]; assert np.allclose(got[0], x @ w.T) and np.allclose(got[1], v @ w.T), got"
 

@@ -1,6 +1,6 @@
-// RUN: xrelay-opt %s -p plan-memory | filecheck %s
-// RUN: xrelay-opt %s -p plan-memory | xrelay-opt | filecheck %s
 // RUN: xrelay-opt %s -p plan-memory -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
+// RUN: xrelay-opt < %t.mlir | filecheck %s
 // RUN: python -c "import numpy as np; np.save('%t.x.npy', np.arange(16, dtype=np.float32).reshape(4, 4) / 8 - 1)"
 // RUN: xrelay-run %t.mlir --input x=%t.x.npy -o %t.out.npy
 // RUN: python -c "import numpy as np; x = np.load('%t.x.npy'); q = -np.pad(np.exp(-np.exp(x)), 1); out = np.load('%t.out.npy'); assert np.allclose(out[:, 6:], q, rtol=1e-6), out"

@@ -1,6 +1,6 @@
-// RUN: xrelay-opt %s -p select-to-minmax | filecheck %s
-// RUN: xrelay-run %s --input x=%S/Inputs/select_x.npy -o %t.before.npz
 // RUN: xrelay-opt %s -p select-to-minmax -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
+// RUN: xrelay-run %s --input x=%S/Inputs/select_x.npy -o %t.before.npz
 // RUN: xrelay-run %t.mlir --input x=%S/Inputs/select_x.npy -o %t.after.npz
 // RUN: python -c "import numpy as np; a, b = np.load('%t.before.npz'), np.load('%t.after.npz'); assert sorted(a) == sorted(b) and all(np.allclose(a[k], b[k], equal_nan=True) for k in a), [(a[k], b[k]) for k in a]"
 // RUN: env XRELAY_NATIVE=0 xrelay-run %s --level loops --input x=%S/Inputs/select_x.npy -o %t.loops.npz

@@ -1,7 +1,7 @@
-// RUN: xrelay-opt %s -p 'convert-nn-to-linalg,form-kernels,choose-conv-algorithm,split-kernels{threads=2}' | filecheck %s
+// RUN: xrelay-opt %s -p 'convert-nn-to-linalg,form-kernels,choose-conv-algorithm,split-kernels{threads=2}' -o %t.mlir
+// RUN: filecheck %s --input-file %t.mlir
 // RUN: xrelay-opt %s -p 'convert-nn-to-linalg,form-kernels,choose-conv-algorithm,split-kernels{threads=2 min_conv_macs=0 min_points=0}' | filecheck %s --check-prefix=ALL
 // RUN: xrelay-opt %s -p 'convert-nn-to-linalg,form-kernels,choose-conv-algorithm,split-kernels{threads=3}' | filecheck %s --check-prefix=THREE
-// RUN: xrelay-opt %s -p 'convert-nn-to-linalg,form-kernels,choose-conv-algorithm,split-kernels{threads=2}' -o %t.mlir
 // RUN: xrelay-run %t.mlir --input data=%S/Inputs/build_data.npy -o %t.split.npy
 // RUN: xrelay-opt %s -p 'convert-nn-to-linalg' -o %t.plain.mlir
 // RUN: xrelay-run %t.plain.mlir --input data=%S/Inputs/build_data.npy -o %t.plain.npy

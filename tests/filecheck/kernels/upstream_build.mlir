@@ -1,5 +1,5 @@
-// RUN: xrelay-opt %S/../../data/upstream/small_cnn.mlir -p build | filecheck %s
 // RUN: xrelay-opt %S/../../data/upstream/small_cnn.mlir -p build -o %t.built.mlir
+// RUN: filecheck %s --input-file %t.built.mlir
 // RUN: python -c "import numpy as np; np.save('%t.x.npy', np.random.default_rng(0).random((1, 3, 8, 8), dtype=np.float32))"
 // RUN: xrelay-run %t.built.mlir --input %t.x.npy -o %t.built.npy
 // RUN: xrelay-run %S/../../data/upstream/small_cnn.mlir --input %t.x.npy -o %t.plain.npy

@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,conv-space-to-depth | filecheck %s
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,conv-space-to-depth | iree-opt | filecheck %s --check-prefix=IREE
+// RUN: xrelay-opt %s -p convert-nn-to-linalg,conv-space-to-depth -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: iree-opt < %t.out.mlir | filecheck %s --check-prefix=IREE
 
 // A 3x3 stride-2 convolution over 3 channels: the input padded to whole 2x2 phases (10x10), split
 // into them (expand_shape + transpose, phases last) and collapsed to 12 channels; the weight padded

@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,conv-to-matmul | filecheck %s
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,conv-to-matmul | iree-opt | filecheck %s --check-prefix=IREE
+// RUN: xrelay-opt %s -p convert-nn-to-linalg,conv-to-matmul -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: iree-opt < %t.out.mlir | filecheck %s --check-prefix=IREE
 // RUN: xrelay-opt %s -p convert-nn-to-linalg,conv-to-matmul{im2col_channels=2} | filecheck %s --check-prefix=TWO
 
 // A strided 1x1 convolution: the strided rows of the input (extract_slice), collapsed to

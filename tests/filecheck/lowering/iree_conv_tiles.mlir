@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,iree-conv-tiles | filecheck %s
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,iree-conv-tiles | iree-opt | filecheck %s --check-prefix=IREE
+// RUN: xrelay-opt %s -p convert-nn-to-linalg,iree-conv-tiles -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: iree-opt < %t.out.mlir | filecheck %s --check-prefix=IREE
 // RUN: xrelay-opt %s -p "convert-nn-to-linalg,iree-conv-tiles{max_rows=14 target_workgroups=2}" | filecheck %s --check-prefix=OPTS
 
 // 7 output rows of 64 filters (4 blocks of 16): every row in one workgroup, one block each (at least

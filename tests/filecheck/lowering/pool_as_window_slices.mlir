@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,pool-as-window-slices | filecheck %s
-// RUN: xrelay-opt %s -p convert-nn-to-linalg,pool-as-window-slices | iree-opt | filecheck %s --check-prefix=IREE
+// RUN: xrelay-opt %s -p convert-nn-to-linalg,pool-as-window-slices -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: iree-opt < %t.out.mlir | filecheck %s --check-prefix=IREE
 // RUN: xrelay-opt %s -p convert-nn-to-linalg,pool-as-window-slices{max_taps=4} | filecheck %s --check-prefix=FOUR
 
 // A 3x3 stride-2 max pool (NHWC): the -inf padding, one strided slice per tap (row i, column j),

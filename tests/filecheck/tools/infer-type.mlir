@@ -1,5 +1,6 @@
-// RUN: xrelay-opt %s --disable-verify -p infer-type | filecheck %s
-// RUN: xrelay-opt %s --disable-verify -p infer-type | xrelay-opt | filecheck %s
+// RUN: xrelay-opt %s --disable-verify -p infer-type -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: xrelay-opt < %t.out.mlir | filecheck %s
 
 // The conv's stored result type is wrong (6 rows where padding 1 keeps 8); InferType recomputes it
 // from the operands and attributes, and the relu that consumes it follows.

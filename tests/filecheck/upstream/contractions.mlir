@@ -2,8 +2,9 @@
 // `indexing_maps` (xDSL 0.75 drops matmul's maps when printing and has no batch_matmul;
 // dialects/upstream_contractions.py). xrelay-opt reads and prints them as upstream does (default
 // maps left out), and IREE's iree-opt (upstream's verifiers) takes the printed text back.
-// RUN: xrelay-opt %s | filecheck %s
-// RUN: xrelay-opt %s | iree-opt | filecheck %s --check-prefix=IREE
+// RUN: xrelay-opt %s -o %t.out.mlir
+// RUN: filecheck %s --input-file %t.out.mlir
+// RUN: iree-opt < %t.out.mlir | filecheck %s --check-prefix=IREE
 
 func.func @main(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %p: tensor<3x4xf32>, %c: tensor<2x4xf32>,
                 %x: tensor<5x2x3xf32>, %y: tensor<5x3x4xf32>, %yt: tensor<5x4x3xf32>, %z: tensor<5x2x4xf32>)

@@ -75,7 +75,7 @@ def test_an_unplanned_program_follows_the_same_arrays_changed_in_place():
 
 def test_a_depthwise_conv_keeps_its_einsum_views_across_runs(monkeypatch):
     """A channels-last 3x3 depthwise conv (its padded input a planned buffer): a convolution step
-    (`linalg_conv.DepthwiseGeometry`), which makes no loop-space views on any run, sees the
+    (`linalg_conv.ConvGeometry.depthwise`), which makes no loop-space views on any run, sees the
     input's new contents on the second run with the same arrays; another input array is fine."""
     from op_levels import single_op_module
 

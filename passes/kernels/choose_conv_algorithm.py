@@ -14,7 +14,7 @@ maps), the pass sets `algorithm`:
   1): each block of output pixels' sums kept in registers over the whole reduction, no patches
   copied (runtime/native/direct_kernels.c);
 - "depthwise": a depthwise convolution (each channel its own filter,
-  `runtime/kernels/linalg_conv.DepthwiseGeometry`), run by the compiled depthwise kernel, which
+  `runtime/kernels/linalg_conv.conv_geometry`), run by the compiled depthwise kernel, which
   also applies the kernel's epilogue and writes its destination pad;
 - "generic": what the executor contracts generically, by its indexing maps (a root that is none of
   these, or without static shapes).
@@ -34,7 +34,7 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xrelay.dialects.kernel import DispatchOp
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
 from xrelay.runtime.kernels.conv import WINOGRAD_TILES
-from xrelay.runtime.kernels.linalg_conv import DepthwiseGeometry, conv_geometry
+from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair, is_constant
 from xrelay.runtime.native.conv_kernels import available as native_available
 
@@ -62,7 +62,7 @@ def conv_algorithm(root: LinalgStructuredOperation, winograd: bool, direct_reduc
         return "generic"
     maps = [m.data for m in root.get_indexing_maps()]
     geometry = conv_geometry(maps, ranges, *pair, len(root.inputs))
-    if geometry is None or isinstance(geometry, DepthwiseGeometry):
+    if geometry is None or geometry.depthwise:
         return "generic" if geometry is None else "depthwise"
     three_by_three = tuple(ranges[d] for d in geometry.kernel_loops) == (3, 3)
     if winograd and three_by_three and geometry.strides == (1, 1) and geometry.dilation == (1, 1) \

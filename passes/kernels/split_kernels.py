@@ -50,7 +50,7 @@ from xrelay.runtime.executor.plan import split_loop
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.affine_views import unit_axes
 from xrelay.runtime.kernels.depthwise_taps import tap_contraction
-from xrelay.runtime.kernels.linalg_conv import DepthwiseGeometry, conv_geometry
+from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair
 from xrelay.runtime.native.conv_kernels import winograd_splits_filters
 
@@ -101,7 +101,7 @@ class SplitKernels(XRelayPass):
             geometry = conv_geometry([m.data for m in root.get_indexing_maps()], ranges, *pair, len(root.inputs)) \
                 if pair is not None else None
             macs = _points(root)
-            if geometry is None or isinstance(geometry, DepthwiseGeometry):  # (or not a 2-D convolution)
+            if geometry is None or geometry.depthwise:  # (or not a 2-D convolution)
                 return default_axis, geometry is not None and macs >= self.min_depthwise_macs
             out = root.results[0].type.get_shape()
             n, f, oh, ow = (out[a] for a in geometry.out_axes)

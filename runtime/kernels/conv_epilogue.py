@@ -17,7 +17,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from xrelay.runtime.kernels.linalg_conv import ConvGeometry, DepthwiseGeometry, conv_geometry
+from xrelay.runtime.kernels.linalg_conv import ConvGeometry, conv_geometry
 from xrelay.runtime.native.conv_kernels import EpilogueOp, NativeEpilogue
 from xrelay.runtime.native.window_kernels import chain_ops
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
@@ -142,7 +142,7 @@ class ConvStep:
             return None
         geometry = conv_geometry(maps, ranges, *pair, len(op.inputs))
         if geometry is None or (algorithm is not None
-                                and (algorithm == "depthwise") != isinstance(geometry, DepthwiseGeometry)):
+                                and (algorithm == "depthwise") != geometry.depthwise):
             return None
         accumulate = not (zero_init and zero_init[0])
         runner = geometry.runner(ranges, constant, algorithm, parts, split_axis)

@@ -1,7 +1,7 @@
 """Contractions with a one-element side per matrix product over a small reduction space (a depthwise
 convolution: per channel, a window of the data times one weight), which a batched matmul runs badly:
 `tap_contraction` computes them tap by tap over loop-space views. (A 2-D depthwise convolution runs
-by the native depthwise kernel, `linalg_conv.DepthwiseGeometry`, with a built kernel's epilogue and
+by the native depthwise kernel, `linalg_conv.ConvGeometry.depthwise`, with a built kernel's epilogue and
 destination pad inside; this where that kernel cannot, and for other such contractions.)"""
 
 from __future__ import annotations

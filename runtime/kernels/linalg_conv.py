@@ -2,8 +2,7 @@
 
 `conv_geometry` reads which operand axes of a contraction hold N, C, H, W / F, C, KH, KW / N, F, OH,
 OW (and G, a grouped convolution's group; or a depthwise convolution's); `ConvGeometry.runner`
-computes it by Winograd or as im2col + GEMM (one GEMM per group), `DepthwiseGeometry.runner` by the
-native depthwise kernel."""
+computes it by Winograd, as im2col + GEMM (one GEMM per group) or by the depthwise kernel."""
 
 from __future__ import annotations
 
@@ -43,6 +42,9 @@ class ConvGeometry:
     group_axes: tuple[int, int, int] | None = None
     """A grouped convolution's data, weight and output axes holding G (the data's just before its C,
     the output's just before its F; C, F and the weight's axes then count within one group), or None."""
+    depthwise: bool = False
+    """Each channel its own filter: `out[n, f, oh, ow] += data[n, f, ...] * weight[f, 0, kh, kw]`, the
+    weight's C axis the one it indexes by the constant 0."""
 
     def as_nchw(self, array: np.ndarray) -> np.ndarray | None:
         """An array of the output's shape as its N, F, OH, OW view (grouped: F counting every group's
@@ -79,7 +81,11 @@ class ConvGeometry:
         product per group); False where they do not run (the op then runs as its planned contraction on
         numpy, `contraction_plan`). `parts` (set by `split-kernels`) is how many threads the kernels use
         (None: one), and `split_axis`, the output axis they cut (the filters' or another: pixels; None:
-        by shape). `epilogue(r0, r1)` is a `NativeEpilogue`, applied inside the kernel."""
+        by shape). `epilogue(r0, r1)` is a `NativeEpilogue`, applied inside the kernel. A depthwise
+        convolution runs by the depthwise kernel (its weight laid out (KH, KW, C) once), else tap by
+        tap (`depthwise_taps`); that kernel cuts pixels: a split naming the channels runs whole."""
+        if self.depthwise and split_axis == self.out_axes[1]:
+            parts = 1
         m = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
         constant = self.weight < len(constant_inputs) and bool(constant_inputs[self.weight])
         winograd = (m is not None and constant and self.group_axes is None and self.strides == self.dilation == (1, 1)
@@ -92,6 +98,9 @@ class ConvGeometry:
             if views is None or not (epilogue is None or isinstance(epilogue, NativeEpilogue)):
                 return False
             weight, x, w, y = views
+            if self.depthwise:
+                w = layout(weight, lambda: np.ascontiguousarray(w[:, 0].transpose(1, 2, 0)))
+                return native_depthwise(x, w, self.strides, self.dilation, y, accumulate, split_parts(parts), epilogue)
             n, f, oh, ow = y.shape
             if winograd and not (oh % m or ow % m) and native_winograd(
                     x, layout(weight, lambda: winograd_weights(w, m)), m, y, accumulate, split_parts(parts), epilogue,
@@ -128,32 +137,6 @@ def _weight_layouts(constant: bool) -> Callable:
     return layout
 
 
-class DepthwiseGeometry(ConvGeometry):
-    """A depthwise convolution `out[n, f, oh, ow] += data[n, f, oh*s + kh*d + o, ...] * weight[f, 0, kh, kw]`
-    (each channel its own filter) in any axis order: `weight_axes`' C is the weight's axis indexed by
-    the constant 0. Its runner is the native depthwise kernel (epilogue applied inside, as im2col's)."""
-
-    def runner(self, ranges: Sequence[int], constant_inputs: Sequence[bool], algorithm: str | None = None,
-               parts: int | None = None, split_axis: int | None = None):
-        """`run(ins, out, accumulate, epilogue=None) -> bool` as `ConvGeometry.runner`'s; a constant
-        weight laid out (KH, KW, C) once. False when the native kernel does not take the arrays (or
-        is not built): the op then runs as its contraction, tap by tap (`depthwise_taps`). The kernel
-        cuts pixels: a split naming the channels (which it cannot cut) runs whole."""
-        if split_axis is not None and split_axis == self.out_axes[1]:
-            parts = 1
-        layout = _weight_layouts(self.weight < len(constant_inputs) and bool(constant_inputs[self.weight]))
-
-        def run(ins: list, out: np.ndarray, accumulate: bool, epilogue=None) -> bool:
-            views = self._views(ins, out)
-            if views is None or not (epilogue is None or isinstance(epilogue, NativeEpilogue)):
-                return False
-            weight, x, w, y = views
-            w = layout(weight, lambda: np.ascontiguousarray(w[:, 0].transpose(1, 2, 0)))
-            return native_depthwise(x, w, self.strides, self.dilation, y, accumulate, split_parts(parts), epilogue)
-
-        return run
-
-
 def _matrix_view(array: np.ndarray, rows: int, columns: int) -> np.ndarray | None:
     """`array` as a (rows, columns) view, or None when that needs a copy (numpy's reshape would copy)."""
     view = array.view()
@@ -185,7 +168,7 @@ def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib:
     weight, F weight and output, G all three (a grouped convolution's group: just before C in the
     data and just before F in the output, more than one channel per group). A depthwise convolution
     (each channel its own filter) has G but no C or F, and reads the weight's C axis at 0: it is a
-    `DepthwiseGeometry`, whose letters are N, C (the group), H, W / C, 0, KH, KW / N, C, OH, OW.
+    `depthwise` geometry, whose letters are N, C (the group), H, W / C, 0, KH, KW / N, C, OH, OW.
     """
     if not is_bare_permutation(maps[out]):
         return None
@@ -240,8 +223,9 @@ def _conv_of(maps: Sequence[AffineMap], ranges: Sequence[int], data: int, weight
         if g_axis != c_axis - 1 or o_dims.index(g) != o_dims.index(f) - 1 or ranges[c] < 2:
             return None
         group_axes = (g_axis, w_axis[g], o_dims.index(g))
-    return (DepthwiseGeometry if depthwise else ConvGeometry)(
+    return ConvGeometry(
         data=data, weight=weight, data_axes=(n_axis, c_axis, h_axis, w_axis_),
         weight_axes=(w_axis[f], zeros[0] if depthwise else w_axis[c], w_axis[kh], w_axis[kw]),
         out_axes=tuple(o_dims.index(d) for d in (n, f, oh, ow)),
-        kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw), group_axes=group_axes)
+        kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw), group_axes=group_axes,
+        depthwise=depthwise)

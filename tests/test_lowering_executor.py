@@ -145,6 +145,10 @@ def conv_module(x_shape, w_shape, data_layout: str, kernel_layout: str):
 def winograd_calls(monkeypatch):
     """The tile sizes of the Winograd convolutions the linalg executor runs, in order."""
     import xrelay.runtime.kernels.linalg_conv as linalg_conv
+    from xrelay.runtime.native.build import native_enabled
+
+    if not native_enabled():
+        pytest.skip("Winograd runs only compiled: with XRELAY_NATIVE=0 choose-conv-algorithm picks im2col")
 
     calls = []
     original = linalg_conv.native_winograd
@@ -465,8 +469,10 @@ def test_grouped_conv_multiplies_into_the_output_in_place(layouts, kernel, monke
         lowered = lower(module, to=level)
         (got,) = run_linalg(formed(lowered) if level == "linalg" else lowered, {"x": xl, "w": wl})
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    if data_layout == "NHWC":
-        assert not strided_outs and groups_seen == ([3, 3] if conv_kernels.available() else [])
+    if data_layout == "NHWC" and conv_kernels.available():
+        assert not strided_outs and groups_seen == [3, 3]
+    elif data_layout == "NHWC":  # numpy: the planned contraction writes each group's strided output
+        assert groups_seen == []
 
 
 @pytest.mark.parametrize("shape, axes", [

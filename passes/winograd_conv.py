@@ -71,7 +71,7 @@ class _Builder:
         return made.results[0]
 
     def constant(self, value) -> SSAValue:
-        made = nn.ConstantOp(np.asarray(np.array(value, dtype=np.float64), self.dtype))
+        made = nn.ConstantOp(np.array(value, dtype=np.float64).astype(self.dtype))
         self.rewriter.insert(made, InsertPoint.before(self.before))
         return made.results[0]
 
@@ -87,7 +87,9 @@ class _Builder:
         shape = list(value.type.get_shape())
         blocks = self.reshape(value, *shape[:axis], tiles + 1, m, *shape[axis + 1:])
         head = self.slice(blocks, axis, 0, tiles)
-        tail = self.slice(self.slice(blocks, axis, 1, tiles + 1), axis + 1, 0, 2)
+        tail = self.slice(blocks, axis, 1, tiles + 1)
+        if m > 2:  # (F(2, 3)'s blocks are the two elements already)
+            tail = self.slice(tail, axis + 1, 0, 2)
         return self.op("nn.concatenate", head, tail, axis=axis + 1)
 
     def transform(self, matrix, value: SSAValue) -> SSAValue:

@@ -10,7 +10,7 @@ run op by op) and runs it in this process, alternating 1 thread and `--threads` 
 
 - per kind of step (convolutions and matmuls, fused elementwise tails, pads, the rest): how many,
   and the sum of their per-step medians on 1 thread and on N threads, with the speed-up;
-- per split op on N threads (`threads._Workers.run`, instrumented here): how long the calling thread's
+- per split op on N threads (`threads.run_split`, instrumented here): how long the calling thread's
   part and the workers' parts took (wall and CPU time of the thread), how late the workers started
   after the split began, how long the split waited after its last part ended, and the split's
   wall time: the difference between the sum of split walls and the sum of the slowest parts is
@@ -75,16 +75,19 @@ def step_kinds(program) -> list[str]:
 
 
 class SplitRecorder:
-    """Times every split's parts by wrapping `threads._Workers.run` (the calling thread's part first)."""
+    """Times every split's parts by wrapping `threads.run_split` (the calling thread's part first),
+    where it is defined and where the convolution kernels call it."""
 
     def __init__(self):
+        from xrelay.runtime.kernels import conv
         from xrelay.runtime.parallel import threads as worker_threads
 
         self.records: list[tuple] = []
-        self.original = worker_threads._Workers.run
+        self.original = worker_threads.run_split
+        self.modules = (worker_threads, conv)
         recorder = self
 
-        def run(workers, calls):
+        def run(threads, calls):
             marks: list = [None] * len(calls)
 
             def timed(i, call):
@@ -95,15 +98,15 @@ class SplitRecorder:
                 return part
 
             start = time.perf_counter()
-            recorder.original(workers, [timed(i, call) for i, call in enumerate(calls)])
+            recorder.original(threads, [timed(i, call) for i, call in enumerate(calls)])
             recorder.records.append((start, time.perf_counter(), marks))
 
-        worker_threads._Workers.run = run
+        for module in self.modules:
+            module.run_split = run
 
     def close(self) -> None:
-        from xrelay.runtime.parallel import threads as worker_threads
-
-        worker_threads._Workers.run = self.original
+        for module in self.modules:
+            module.run_split = self.original
 
     def summary(self) -> dict[str, float]:
         """Sums over the recorded splits, in ms: split wall, calling thread's part (wall, CPU),

@@ -2,8 +2,9 @@
 
 numpy's OpenBLAS thread count is read and set through ctypes (`blas_threads`, `set_blas_threads`).
 The executor's "split" threading runs BLAS single-threaded (`split_blas_threads`) and splits a big
-step over persistent worker threads (`run_split`, `run_parts`): one hand-off per step, where
-OpenBLAS's own threads synchronise on every small matmul."""
+step over a pool of worker threads (`run_split`, `run_parts`): one hand-off per step, where
+OpenBLAS's own threads synchronise on every small matmul. The compiled kernels split in C; only
+numpy's steps (a matmul, a copy) hand parts to these threads, a few times a run."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import functools
 import glob
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -94,85 +96,40 @@ def split_threads() -> int:
     return (_split_threads[-1] if _split_threads else None) or blas_threads() or 1
 
 
-class _Workers:
-    """Persistent worker threads for `run_split`, each woken by releasing a lock it waits on and
-    answering through another lock (two C-level lock operations per part, cheaper than a
-    ThreadPoolExecutor's future). A split entered while another is running (from a worker, or from a
-    second calling thread) runs its parts on the calling thread instead of waiting."""
-
-    def __init__(self, count: int):
-        self.busy = threading.Lock()
-        self.jobs: list = [None] * count
-        self.errors: list = [None] * count
-        self.wake = [threading.Lock() for _ in range(count)]
-        self.done = [threading.Lock() for _ in range(count)]
-        for i in range(count):
-            self.wake[i].acquire()
-            self.done[i].acquire()
-            threading.Thread(target=self._serve, args=(i,), name=f"xrelay-split-{i}", daemon=True).start()
-
-    def _serve(self, i: int) -> None:
-        wake, done, jobs, errors = self.wake[i], self.done[i], self.jobs, self.errors
-        while True:
-            wake.acquire()
-            try:
-                jobs[i]()
-            except BaseException as error:  # noqa: BLE001 (re-raised on the calling thread)
-                errors[i] = error
-            jobs[i] = None
-            done.release()
-
-    def run(self, calls: list) -> None:
-        """Run `calls[0]` here and `calls[1:]` on the workers; return when all are done (re-raising
-        the first failure)."""
-        if len(calls) < 2 or not self.busy.acquire(blocking=False):
-            for call in calls:
-                call()
-            return
-        try:
-            started = 0
-            try:
-                for i, call in enumerate(calls[1:len(self.jobs) + 1]):
-                    self.jobs[i] = call
-                    self.wake[i].release()
-                    started += 1
-                calls[0]()
-                for call in calls[len(self.jobs) + 1:]:  # more parts than workers: the rest here
-                    call()
-            finally:
-                for i in range(started):
-                    self.done[i].acquire()
-            errors = [e for e in self.errors[:started] if e is not None]
-            self.errors[:started] = [None] * started
-            if errors:
-                raise errors[0]
-        finally:
-            self.busy.release()
+_splitting = threading.Lock()  # held while a split's parts run on the workers
 
 
-_workers: dict[int, _Workers] = {}
-_workers_starting = threading.Lock()
-
-
-def _worker_pool(workers: int) -> _Workers:
-    """The `_Workers` with `workers` threads, started on first use (and again in a forked child)."""
-    pool = _workers.get(workers)
-    if pool is None:
-        with _workers_starting:
-            pool = _workers.get(workers) or _workers.setdefault(workers, _Workers(workers))
-    return pool
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_workers.clear)  # a child process has none of its parent's threads
+@functools.cache
+def _worker_pool(workers: int) -> ThreadPoolExecutor:
+    """The pool of `workers` threads a split hands its parts to, started on first use."""
+    return ThreadPoolExecutor(workers, thread_name_prefix="xrelay-split")
 
 
 def run_split(threads: int, calls: list) -> None:
     """Run `calls` (functions of no arguments), the first on this thread (one hand-off less) and the
-    others on worker threads, all with single-threaded BLAS; return when all are done (re-raising a
-    failure)."""
+    others on worker threads, all with single-threaded BLAS; return when all are done (re-raising
+    the first failure). A split entered while another runs (from a part, or from a second calling
+    thread) runs its parts on its own thread instead of waiting for workers that wait for it."""
     with split_blas_threads():
-        _worker_pool(threads - 1).run(calls)
+        if len(calls) < 2 or not _splitting.acquire(blocking=False):
+            for call in calls:
+                call()
+            return
+        try:
+            pool = _worker_pool(threads - 1)
+            futures = [pool.submit(call) for call in calls[1:]]
+            try:
+                calls[0]()
+            finally:
+                wait(futures)
+            for future in futures:
+                future.result()
+        finally:
+            _splitting.release()
+
+
+if hasattr(os, "register_at_fork"):  # a forked child has none of its parent's threads
+    os.register_at_fork(after_in_child=_worker_pool.cache_clear)
 
 
 def split_parts(parts: int | None) -> int:

@@ -104,14 +104,18 @@ def generic4(result: str, ins: Sequence[tuple[str, str]], out_type: str, body: s
         f"  }} -> {out_type}"])
 
 
-def formed(module: ModuleOp, **split_options) -> ModuleOp:
+def formed(module: ModuleOp, placed: bool = True, **split_options) -> ModuleOp:
     """`module` (linalg on tensors) after `xrelay.build`'s kernel phase (form-kernels,
-    choose-conv-algorithm, split-kernels): what the executor fuses, it fuses inside the kernels these passes form.
+    choose-conv-algorithm, split-kernels, plan-memory unless not `placed`: the program then runs on
+    fresh arrays): what the executor fuses, it fuses inside the kernels these passes form.
     `split_options` are `split-kernels`' (`min_points=0`: every elementwise kernel splits)."""
     from xrelay.passes.build import kernel_passes
+    from xrelay.passes.kernels.plan_memory import PlanMemory
     from xrelay.passes.kernels.split_kernels import SplitKernels
 
     for kernel_pass in kernel_passes():
+        if isinstance(kernel_pass, PlanMemory) and not placed:
+            continue
         if isinstance(kernel_pass, SplitKernels):
             kernel_pass = SplitKernels(**split_options)
         module = kernel_pass(module)

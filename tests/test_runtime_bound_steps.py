@@ -154,21 +154,3 @@ def test_grouped_convolutions_and_their_tail_run_their_kept_calls_and_match_nump
         if 0 in program.accesses[index].reads:
             assert step is program.steps[index]
 
-
-def test_a_program_planned_again_makes_its_bound_body_anew():
-    """`use_plan` drops the bound bodies (their calls are views of the plan's arrays); the next runs
-    make it again for the new arrays, with the same answers."""
-    from xrelay.runtime.executor.placement import ir_plan
-
-    x, w_gcf, _, bias, module = chain_case(2, 3, 4, 3)
-    program = LinalgProgram(formed(module))
-    set_blas_threads(1)
-    expected = grouped_chain_reference(x, w_gcf, bias)
-    for _ in range(2):
-        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-4, atol=1e-4)
-    assert bound_calls(program) >= 2
-    program.use_plan(ir_plan(program.func, program.memory, len(program.steps), program.result_slots))
-    assert not program.runs.bodies and program.runs.bound is None
-    for _ in range(3):
-        np.testing.assert_allclose(program(x)[0], expected, rtol=1e-4, atol=1e-4)
-    assert bound_calls(program) >= 2

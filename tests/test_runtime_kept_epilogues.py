@@ -23,9 +23,7 @@ def conv_program(relu_also_returned: bool, winograd: bool, plan: bool = True):
     w = rng.standard_normal((3, 3, c, f)).astype(np.float32)
     bias = rng.standard_normal((1, 1, 1, f)).astype(np.float32)
     text = source(h, c, f, w if winograd else None, bias, relu_also_returned)
-    program = LinalgProgram(formed(Parser(make_context(), text).parse_module()))
-    if not plan:
-        program.use_plan(None)
+    program = LinalgProgram(formed(Parser(make_context(), text).parse_module(), placed=plan))
     (step,) = [s for s in program.steps if isinstance(s, ConvStep)]
     assert step.tail is not None and step.pad is not None and step.pad_only_reader is not relu_also_returned
 

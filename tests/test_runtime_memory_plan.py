@@ -45,10 +45,7 @@ def program(body: str, results: list[str], result_types: list[str] | None = None
 func.func @main(%x: {T}) -> ({", ".join(result_types)}) {{{body}
   func.return {", ".join("%" + r for r in results)} : {", ".join(result_types)}
 }}"""
-    program = LinalgProgram(formed(Parser(make_context(), source).parse_module()))
-    if not plan:
-        program.use_plan(None)
-    return program
+    return LinalgProgram(formed(Parser(make_context(), source).parse_module(), placed=plan))
 
 
 X = np.arange(32, dtype=np.float32).reshape(4, 8) / 8 - 1

@@ -17,10 +17,10 @@ from xrelay.runtime.executor.plan import FusedTail
 SHAPE = (1, 64, 66, 8)  # 33792 points: above the `min_points` these tests set, so split
 
 
-def formed(module):
+def formed(module, placed: bool = True):
     """`module_builder.formed` with kernels of 2^15 points and more split, so the split paths run on
     small, fast arrays."""
-    return module_builder.formed(module, min_points=1 << 15)
+    return module_builder.formed(module, placed, min_points=1 << 15)
 
 
 T = "tensor<1x64x66x8xf32>"
@@ -144,8 +144,7 @@ def test_im2col_conv_reads_its_arrays_again_on_every_run(native, init, monkeypat
     np.testing.assert_allclose(program(x, w)[0], conv_reference(x, w, 2, init), rtol=1e-4, atol=1e-4)
     other = rng.standard_normal(x.shape).astype(np.float32)
     np.testing.assert_allclose(program(other, w)[0], conv_reference(other, w, 2, init), rtol=1e-4, atol=1e-4)
-    unplanned = LinalgProgram(formed(Parser(make_context(), text).parse_module()))
-    unplanned.use_plan(None)
+    unplanned = LinalgProgram(formed(Parser(make_context(), text).parse_module(), placed=False))
     for _ in range(2):
         np.testing.assert_allclose(unplanned(x, w)[0], conv_reference(x, w, 2, init), rtol=1e-4, atol=1e-4)
 
@@ -294,9 +293,7 @@ def test_a_tail_on_numpy_reads_its_arrays_again_on_every_run(planned, monkeypatc
     """Without the compiled kernel a tail runs member by member on numpy and keeps no call: runs with
     the same arrays (changed in place) and with new ones compute from what they hold."""
     monkeypatch.setenv("XRELAY_NATIVE", "0")  # the numpy kernel's calls
-    program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module()))
-    if not planned:
-        program.use_plan(None)
+    program = LinalgProgram(formed(Parser(make_context(), SOURCE).parse_module(), placed=planned))
     (tail,) = [step for step in program.steps if isinstance(step, FusedTail) and len(step.members) == 3]
     rng = np.random.default_rng(1)
     x = rng.standard_normal(SHAPE).astype(np.float32)

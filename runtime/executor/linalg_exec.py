@@ -88,7 +88,8 @@ class LinalgProgram:
         self._tail = None  # the fused elementwise tail the next op may join (see `_fuse`)
         self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
         self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/executor/bound_steps.py)
-        self._views_cached = [True]  # whether kernels keep the views they made: planned programs
+        placed = is_placed(main)  # by `plan-memory` (runtime/executor/placement.py); else fresh arrays every run
+        self._views_cached = [placed]  # whether kernels keep the views they made: placed programs
         self._tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
         self.built = is_built(main)
         """Whether kernel formation ran (`passes/kernels`): the program then runs each `kernel.dispatch`
@@ -99,14 +100,14 @@ class LinalgProgram:
         check_no_use_after_dealloc(main.body.block)
         for op in main.body.block.ops:
             self._add(op)
-        self.plan = None
-        self.peak_bytes = None
+        self.plan = ir_plan(main, self.memory, len(self.steps), self.result_slots) if placed else None
+        if placed:
+            self._planned[:] = self.plan.arrays
+        self.peak_bytes = self.plan.peak_bytes if placed else None
         """Bytes of activation memory a run uses (the arena), or None when not placed."""
-        self.runs: BoundRuns | None = None
+        self.runs = BoundRuns(self) if placed and self._tensor_level else None
         """The bindings runs keep (runtime/executor/bound_steps.py); None unless the program is at the
         tensor level (memref arguments may be written through views the plan cannot see) and placed."""
-        # Placed by `plan-memory` (runtime/executor/placement.py), or unplanned: fresh arrays every run.
-        self.use_plan(ir_plan(main, self.memory, len(self.steps), self.result_slots) if is_placed(main) else None)
 
     def _add(self, op: Operation) -> None:
         """Compile `op` into steps and record what they touch (memory, bindings)."""
@@ -147,16 +148,6 @@ class LinalgProgram:
         self._tail, self._kernel = None, None
         host = assemble(self, start, dispatch.root.data)
         self.kernels.append((dispatch, host, range(start, len(self.steps))))
-
-    def use_plan(self, plan) -> None:
-        """Run on `plan` (a `MemoryPlan` of this program's buffers, or None: unplanned) from now on:
-        everything made from the plan is made again here (the planned arrays, the bindings runs
-        keep), so a program planned anew keeps nothing made for the plan before."""
-        self.plan = plan
-        self._planned[:] = plan.arrays if plan is not None else [None] * len(self._planned)
-        self.peak_bytes = plan.peak_bytes if plan is not None else None
-        self._views_cached[0] = plan is not None
-        self.runs = BoundRuns(self) if plan is not None and self._tensor_level else None
 
     def _access(self, op: Operation) -> StepAccess:
         """What the step of `op` reads, binds and writes."""

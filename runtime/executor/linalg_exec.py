@@ -41,7 +41,6 @@ from xrelay.runtime.kernels.affine_views import is_bare_permutation, unit_axes
 from xrelay.runtime.kernels.linalg_structured import (
     ExecutionError,
     Structured,
-    captured_values,
     contraction_pair,
     plain_reduction_identity,
 )
@@ -87,7 +86,7 @@ class LinalgProgram:
         self.memory = StorageTracker()
         self._tail = None  # the fused elementwise tail the next op may join (see `_fuse`)
         self._planned: list[np.ndarray | None] = []  # per planned buffer, its array once planned
-        self.accesses: dict[int, StepAccess] = {}  # per step index, what it touches (runtime/executor/bound_steps.py)
+        self.accesses = self.memory.accesses  # per step index, what it touches (runtime/executor/bound_steps.py)
         placed = is_placed(main)  # by `plan-memory` (runtime/executor/placement.py); else fresh arrays every run
         self._views_cached = [placed]  # whether kernels keep the views they made: placed programs
         self._tensor_level = not any(isinstance(arg.type, MemRefType) for arg in main.body.block.args)
@@ -126,10 +125,6 @@ class LinalgProgram:
         self._compile(op)
         if not isinstance(op, PLANNED_OP_KINDS):
             self.memory.refuse(f"{op.name}: where its results' memory comes from is not tracked")
-        values = [*op.operands, *op.results]
-        if isinstance(op, Structured):
-            values += captured_values(op)
-        self.memory.touch(step, [self._slot(v) for v in values])
         self._tensor_level = self._tensor_level and not any(isinstance(r.type, MemRefType) for r in op.results)
         if len(self.steps) > step:
             self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
@@ -234,15 +229,13 @@ class LinalgProgram:
         maps = op.get_indexing_maps().data
         if tail is not None and self._kernel is not None and tail[0].accepts(chunked) and any(
                 v is tail[1] and maps[i] == maps[-1] and v.type == op.outputs[0].type for i, v in enumerate(op.inputs)):
-            group, _, index, slots = tail
+            group, _, index = tail
             group.add(chunked, prepare, finish)
             self.steps[index] = lambda env: None
             self.accesses[len(self.steps)] = self.accesses.pop(index)  # the earlier members run here
-            self.memory.touch(len(self.steps), slots)  # the earlier members now run here
         else:
-            group, slots = FusedTail(chunked, prepare, finish), []
-        slots = slots + [self._slot(v) for v in (*op.operands, *op.results, *captured_values(op))]
-        self._tail = (group, op.results[0], len(self.steps), slots)
+            group = FusedTail(chunked, prepare, finish)
+        self._tail = (group, op.results[0], len(self.steps))
         self.steps.append(group)
 
     def _compile(self, op: Operation) -> None:

@@ -8,7 +8,8 @@ from the IR to place the buffers; runtime/executor/placement.py binds a built pr
 placement and checks it with the liveness here (`last_uses`, `roots_and_lifetimes`) and
 `place_in_slices`, which says when a concatenation's input may live in its slice. A program no
 kernel pass has seen runs unplanned, on fresh arrays. `StepAccess` is what each step reads, binds
-and writes (runtime/executor/bound_steps.py)."""
+and writes: the one record of which steps touch which slots, for the liveness and for the bindings
+a placed program learns (runtime/executor/bound_steps.py)."""
 
 from __future__ import annotations
 
@@ -81,8 +82,8 @@ class StorageTracker:
     buffers: list[PlannedBuffer] = field(default_factory=list)
     storage: dict[int, int] = field(default_factory=dict)
     """slot -> index into `buffers` (slots absent here use memory the plan does not own)."""
-    touched: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
-    """(step, slots the step reads or writes)."""
+    accesses: dict[int, StepAccess] = field(default_factory=dict)
+    """Per step, the slots it touches (`StepAccess`: which it reads, binds, writes)."""
     unplannable: str | None = None
     """Why planning is off (an op with unknown aliasing), or None."""
     unused: set[int] = field(default_factory=set)
@@ -125,7 +126,8 @@ class StorageTracker:
             self.unused.add(self.storage[slot])
 
     def touch(self, step: int, slots: Sequence[int]) -> None:
-        self.touched.append((step, tuple(slots)))
+        """`step` touches `slots` (the pass's tracer: which ones it writes does not matter there)."""
+        self.accesses.setdefault(step, StepAccess()).reads.update(slots)
 
     def refuse(self, why: str) -> None:
         if self.unplannable is None:
@@ -155,8 +157,8 @@ class MemoryPlan:
 def last_uses(tracker: StorageTracker, n_steps: int, result_slots: Sequence[int]) -> list[int]:
     """Per buffer, the last step touching a slot that shares its memory (`n_steps` if returned)."""
     last_use = [b.step for b in tracker.buffers]
-    for step, slots in tracker.touched:
-        for slot in slots:
+    for step, access in tracker.accesses.items():
+        for slot in access.reads | access.binds | access.writes:
             k = tracker.storage.get(slot)
             if k is not None:
                 last_use[k] = max(last_use[k], step)

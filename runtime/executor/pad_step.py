@@ -133,8 +133,7 @@ def fold_transpose(program: LinalgProgram, index: int, pad: PadStep, pad_index: 
     program.steps[index] = bind_only
     program.accesses[index].writes.clear()  # now a binding: it writes no memory
     source = program._slot(transpose.inputs[0])
-    program.memory.touch(pad_index, [source])  # read by the pad's step now
-    program.accesses[pad_index].reads.add(source)
+    program.accesses[pad_index].reads.add(source)  # read by the pad's step now
     result_shape = tuple(transpose.results[0].type.get_shape())
     permutation = tuple(transpose.permutation.get_values())
 

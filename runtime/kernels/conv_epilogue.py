@@ -210,7 +210,6 @@ def give_tail(steps: list, accesses: dict, memory, c: int, t: int) -> bool:
     conv.tail = tail
     steps[t], steps[c] = conv, _no_op
     tail_access.merge(accesses.pop(c))
-    memory.touch(t, sorted(conv_access.reads | conv_access.binds | conv_access.writes))
     return True
 
 
@@ -228,7 +227,6 @@ def give_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int
     steps[p] = _no_op
     accesses[c].merge(accesses.pop(p))
     memory.buffers[pad.k].step = c  # the padded buffer is now allocated and written here
-    memory.touch(c, [pad.source, pad.out])
     return True
 
 
@@ -277,7 +275,6 @@ def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue]
     steps[t], steps[p] = fused_step, _no_op
     accesses[t].merge(accesses.pop(p))
     memory.buffers[pad.k].step = t  # the padded buffer is now allocated and written here
-    memory.touch(t, [pad.source, pad.out])
     return True
 
 

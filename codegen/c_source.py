@@ -23,7 +23,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.runtime.reference.affine_loops import certain_range, constant_int, scf_loops
-from xrelay.runtime.reference.loops_source import SourceWriter
+from xrelay.runtime.reference.loops_exec import SourceWriter
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.codegen.access import IndexRanges, free_values, offset_extent, parallel_safe
 from xrelay.codegen.c_ops import PRELUDE, c_literal, c_type, scalar_expression

@@ -1,12 +1,7 @@
-"""Elementwise math that numpy or Python's `math` lack in the form the kernels and executors need.
-
-- `erf(x)`: the error function over whole arrays (numpy has none; calling `math.erf` per element
-  costs about five times as much), keeping a float array's dtype. float32 arrays go through
-  `native/math_kernels.c` when it is built (about 35 times faster than the numpy series below);
-  `XRELAY_NATIVE=0` keeps numpy.
-- `c_pow(x, y)`: C's `pow` on Python floats, which is what `math.powf` means and what `np.power`
-  computes; Python's `x ** y` gives a complex number for a negative base and a fractional
-  exponent and raises ZeroDivisionError for a zero base and a negative exponent.
+"""`erf(x)`, the error function over whole arrays, which numpy lacks (calling `math.erf` per element
+costs about five times as much), keeping a float array's dtype. float32 arrays go through
+`native/math_kernels.c` when it is built (about 35 times faster than the numpy series below);
+`XRELAY_NATIVE=0` keeps numpy.
 """
 
 from __future__ import annotations
@@ -103,20 +98,3 @@ class _Erf:
 
 
 erf = _Erf()
-
-
-def _is_odd_integer(y: float) -> bool:
-    return math.isfinite(y) and y == math.floor(y) and math.fmod(y, 2.0) != 0.0
-
-
-def c_pow(x: float, y: float) -> float:
-    """C's `pow(x, y)`: NaN for a negative finite base and a non-integer exponent, ±inf for a
-    zero base and a negative exponent (signed for -0.0 and an odd exponent) and on overflow."""
-    try:
-        return math.pow(x, y)
-    except OverflowError:
-        return -math.inf if x < 0 and _is_odd_integer(y) else math.inf
-    except ValueError:  # math.pow's domain errors: zero to a negative power, negative to a fraction
-        if x == 0:
-            return math.copysign(math.inf, x) if _is_odd_integer(y) else math.inf
-        return math.nan

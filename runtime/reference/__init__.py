@@ -1,3 +1,2 @@
 """The reference executors: the nn level on xDSL's interpreter (`interpreter`, its numpy kernels in
-`nn_kernels`) and the scalar loops executor (`loops_exec`, `loops_source`, `loop_nests`,
-`affine_loops`)."""
+`nn_kernels`) and the scalar loops executor (`loops_exec`, `loop_nests`, `affine_loops`)."""

@@ -4,10 +4,11 @@
 a flat numpy array (views share their source's; whole arrays are seen through the type's layout,
 `_shaped`, and a copy through a subview indexes element positions, `flat_positions`). A top-level
 nest that is the loops of a structured op runs over whole arrays (`loop_nests.raise_nest`); any
-other nest scalar by scalar: SSA values as
-locals, loads (`.item`) and stores indexing the flat arrays with the offsets their layouts give,
-scalar ops as Python expressions (`loops_source`), `scf.for` as `range`. Scalars are Python floats
-inside a scalar nest, rounded to the element type when stored."""
+other nest scalar by scalar: SSA values as locals, loads and stores indexing the flat arrays with
+the offsets their layouts give, `scf.for` as `range`, index arithmetic (`affine.apply`) on Python
+ints, and every other scalar op as the numpy function a linalg body's op is (`body_program`) on
+numpy scalars of its type: one table of op semantics (IEEE division, NaN in max/min, wrapping
+integers) for the linalg and loops executors."""
 
 from __future__ import annotations
 
@@ -15,25 +16,55 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import affine, arith, bufferization, func, memref, scf
-from xdsl.dialects.builtin import (
-    FloatAttr,
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    StridedLayoutAttr,
-    TensorType,
-)
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.dialects.arguments import argument_names
 from xrelay.runtime.reference.affine_loops import certain_range, scf_loops
 from xrelay.runtime.kernels.affine_views import ExecutionError
-from xrelay.runtime.kernels.body_program import numpy_dtype
+from xrelay.runtime.kernels.body_program import body_op_fn, numpy_dtype, scalar_constant
 from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, check_argument, entry_and_globals
 from xrelay.runtime.reference.loop_nests import raise_nest
 from xrelay.runtime.executor.static_layouts import layout_of, static_layouts
-from xrelay.runtime.kernels import integer_ops
-from xrelay.runtime.reference.loops_source import _BINARY, _CMP, _CMPF, _RUNTIME, _UNARY, SourceWriter, _affine_source
+
+
+class SourceWriter:
+    """Lines of generated source and the names of the SSA values in them, for the loops level's
+    Python (`LoopsCompiler`) and C (`codegen/c_source.py`) translations: `names` gives each value a
+    local `v<n>`, `literals` the values written as literals (or globals) where they are used."""
+
+    INDENT = "    "
+
+    def __init__(self):
+        self.names: dict[SSAValue, str] = {}
+        self.literals: dict[SSAValue, str] = {}
+        self.lines: list[str] = []
+
+    def name(self, value: SSAValue) -> str:
+        if value in self.literals:
+            return self.literals[value]
+        if value not in self.names:
+            self.names[value] = f"v{len(self.names)}"
+        return self.names[value]
+
+    def emit(self, indent: int, line: str) -> None:
+        self.lines.append(self.INDENT * indent + line)
+
+
+_AFFINE_PYTHON = {AffineBinaryOpKind.Add: "({} + {})", AffineBinaryOpKind.Mul: "({} * {})",
+                  AffineBinaryOpKind.FloorDiv: "({} // {})", AffineBinaryOpKind.CeilDiv: "(-((-{}) // {}))",
+                  AffineBinaryOpKind.Mod: "({} % {})"}
+
+
+def affine_source(expr: AffineExpr, operands: Sequence[str]) -> str:
+    """`expr` over the index values named `operands`, as Python (on ints, `//` and `%` are MLIR's)."""
+    if isinstance(expr, AffineDimExpr):
+        return operands[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return str(expr.value)
+    assert isinstance(expr, AffineBinaryOpExpr)
+    return _AFFINE_PYTHON[expr.kind].format(affine_source(expr.lhs, operands), affine_source(expr.rhs, operands))
 
 
 def _view(flat: np.ndarray, mtype: MemRefType) -> np.ndarray:
@@ -69,12 +100,12 @@ def flat_positions(mtype: MemRefType) -> np.ndarray:
 
 class LoopsCompiler(SourceWriter):
     """Translates `@main` into the Python source of one function (see the module docstring); index
-    and integer constants are inlined (`literals`)."""
+    constants are inlined, others are globals of the generated code (`literals`)."""
 
     def __init__(self, module: ModuleOp, entry: str = "main", vectorize: bool = True):
         super().__init__()
         self.vectorize = vectorize
-        self.globals: dict[str, object] = dict(_RUNTIME)
+        self.globals: dict[str, object] = {"_np": np, "_nonzero": _nonzero}
         self.roots: dict[SSAValue, SSAValue] = {}  # memref value -> the buffer it views
         self.constant_roots: set[SSAValue] = set()
         self.in_nest = False  # inside a top-level nest translated scalar by scalar
@@ -106,10 +137,10 @@ class LoopsCompiler(SourceWriter):
                  if size != 1 and stride != 0]
         return " + ".join(([str(offset)] if offset else []) + terms) or "0"
 
-    def constant_array(self, array: np.ndarray) -> str:
-        """The name of a global holding `array` for the generated code."""
+    def constant(self, value: object) -> str:
+        """The name of a global holding `value` (an array, a scalar, a function) for the generated code."""
         key = f"G_{len(self.globals)}"
-        self.globals[key] = array
+        self.globals[key] = value
         return key
 
     def nest(self, loop: scf.ForOp, indent: int) -> None:
@@ -132,42 +163,33 @@ class LoopsCompiler(SourceWriter):
             self.nest(op, indent)
             return
         if isinstance(op, arith.ConstantOp):
-            value = op.value
-            if isinstance(value, IntegerAttr):
-                self.literals[op.result] = f"({value.value.data})"
-            elif isinstance(value, FloatAttr):
-                emit(f"{self.name(op.result)} = {float(value.value.data)!r}")
+            if isinstance(op.result.type, IndexType) and isinstance(op.value, IntegerAttr):
+                self.literals[op.result] = f"({op.value.value.data})"
             else:
-                raise ExecutionError(f"loops level: unsupported constant {value}")
+                try:
+                    self.literals[op.result] = self.constant(scalar_constant(op.value, op.result.type))
+                except ExecutionError as error:
+                    raise ExecutionError(f"loops level: {error}") from None
         elif isinstance(op, memref.LoadOp):
-            # .item gives a Python scalar
-            emit(f"{self.name(op.res)} = {self.name(op.memref)}.item({self.index(op.memref, op.indices)})")
+            emit(f"{self.name(op.res)} = {self.name(op.memref)}[{self.index(op.memref, op.indices)}]")
         elif isinstance(op, memref.StoreOp):
             emit(f"{self.name(op.memref)}[{self.index(op.memref, op.indices)}] = {self.name(op.value)}")
         elif isinstance(op, affine.ApplyOp):
             operands = [self.name(v) for v in op.mapOperands]
             (expr,) = op.map.data.results
-            emit(f"{self.name(op.result)} = {_affine_source(expr, operands)}")
-        elif (source := integer_ops.loops_source(op, [self.name(v) for v in op.operands])) is not None:
-            emit(f"{self.name(op.results[0])} = {source}")
-        elif type(op) in _BINARY:
-            lhs, rhs = op.operands
-            emit(f"{self.name(op.results[0])} = " + _BINARY[type(op)].format(self.name(lhs), self.name(rhs)))
-        elif type(op) in _UNARY:
-            emit(f"{self.name(op.results[0])} = " + _UNARY[type(op)].format(self.name(op.operands[0])))
-        elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
-            table = arith.CMPF_COMPARISON_OPERATIONS if isinstance(op, arith.CmpfOp) else arith.CMPI_COMPARISON_OPERATIONS
-            pred = table[op.predicate.value.data]
-            lhs, rhs = op.operands
-            if isinstance(op, arith.CmpfOp) and pred in _CMPF:
-                emit(f"{self.name(op.result)} = " + _CMPF[pred].format(self.name(lhs), self.name(rhs)))
-            elif pred in _CMP:
-                emit(f"{self.name(op.result)} = {self.name(lhs)} {_CMP[pred]} {self.name(rhs)}")
-            else:
-                raise ExecutionError(f"loops level: unsupported predicate {pred}")
+            emit(f"{self.name(op.result)} = {affine_source(expr, operands)}")
         elif isinstance(op, arith.SelectOp):
             c, t, f = op.operands
             emit(f"{self.name(op.result)} = {self.name(t)} if {self.name(c)} else {self.name(f)}")
+        elif op.dialect_name() in ("arith", "math"):
+            try:
+                function = self.constant(body_op_fn(op))
+            except ExecutionError:
+                raise ExecutionError(f"loops level: unsupported op {op.name}") from None
+            operands = [self.name(v) for v in op.operands]
+            if isinstance(op, arith.DivSIOp | arith.RemSIOp | arith.FloorDivSIOp):
+                operands[1] = f"_nonzero({operands[1]})"
+            emit(f"{self.name(op.results[0])} = {function}({', '.join(operands)})")
         elif isinstance(op, memref.AllocOp | memref.AllocaOp):
             mtype = op.results[0].type
             size = int(np.prod(mtype.get_shape()))
@@ -196,7 +218,7 @@ class LoopsCompiler(SourceWriter):
         elif isinstance(op, memref.CopyOp):
             if any(isinstance(t.layout, StridedLayoutAttr) for t in (op.source.type, op.destination.type)):
                 # A subview on either side: copy element positions computed once from the layouts.
-                src, dst = (self.constant_array(flat_positions(t)) for t in (op.source.type, op.destination.type))
+                src, dst = (self.constant(flat_positions(t)) for t in (op.source.type, op.destination.type))
                 emit(f"{self.name(op.destination)}[{dst}] = {self.name(op.source)}[{src}]")
             else:
                 emit(f"{self.name(op.destination)}[:] = {self.name(op.source)}")
@@ -231,6 +253,14 @@ class LoopsCompiler(SourceWriter):
             emit(f"return ({''.join(self.name(v) + ', ' for v in op.operands)})")
         else:
             raise ExecutionError(f"loops level: unsupported op {op.name}")
+
+
+def _nonzero(divisor):
+    """An integer divisor, or the ZeroDivisionError the native loops executor raises too (numpy's
+    integer division by zero gives 0)."""
+    if divisor == 0:
+        raise ZeroDivisionError("integer division or modulo by zero")
+    return divisor
 
 
 def _check_static_bounds(shape: Sequence[int], indices: Sequence[SSAValue]) -> None:
@@ -272,7 +302,8 @@ class LoopsProgram:
                 if isinstance(arg_type, MemRefType | TensorType) else array  # (tensors: upstream's edges)
                 for name, array, arg_type in zip(self.arg_names, args, self.arg_types, strict=True)]
         try:
-            results = self._main(*flat)
+            with np.errstate(all="ignore"):  # IEEE results (inf, nan, wrapped integers), as compiled code's
+                results = self._main(*flat)
         except IndexError as error:  # a dynamic index past the end of a buffer
             raise ExecutionError(f"loops level: memref access out of bounds ({error})") from None
         outputs = []

@@ -357,9 +357,9 @@ def test_executor_splits_as_the_split_attribute_says(parts, blas_workers, monkey
     with transform.PassContext(opt_level=3):
         module = xrelay.build(parse(MODEL)).module
     module = SplitKernels(threads=parts, min_conv_macs=0, min_matmul_macs=0, min_points=0)(module)
-    # every kernel but the dense layer's (one row: the compiled taps kernel runs it whole) and softmax's
-    # two reductions to one value (no loop to cut); the first is the argument's transpose into a pad
-    assert [k.split_parts()[1] for k in kernels_of(module)] == [parts] * 5 + [1, 1, parts, 1]
+    # every kernel but softmax's two reductions to one value (no loop to cut); the first is the
+    # argument's transpose into a pad, the dense layer's (one row) is cut along its columns
+    assert [k.split_parts()[1] for k in kernels_of(module)] == [parts] * 6 + [1, parts, 1]
     handed = []
     original = threads._worker_pool  # every hand-off to Python worker threads goes through it
     monkeypatch.setattr(threads, "_worker_pool", lambda n: handed.append(n) or original(n))

@@ -18,7 +18,6 @@ from xrelay.dialects.kernel import ARENA_BYTES
 from xrelay.passes.kernels.canonicalize_inits import CanonicalizeInits
 from xrelay.runtime import run
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
-from xrelay.runtime.kernels import linalg_structured
 
 RNG = np.random.default_rng(29)
 W = RNG.standard_normal((6, 3, 3, 3)).astype(np.float32)
@@ -97,23 +96,14 @@ def test_rewritten_module_equals_numpy(seed):
         np.testing.assert_allclose(run(module, [x]), expected, rtol=1e-5, atol=1e-5)
 
 
-def tap_contractions(monkeypatch) -> list:
-    """The tap contractions (depthwise convolutions' runners) `compile_structured` makes from now on."""
-    made, original = [], linalg_structured.tap_contraction
-    monkeypatch.setattr(linalg_structured, "tap_contraction",
-                        lambda *args: (lambda runner: runner and made.append(runner) or runner)(original(*args)))
-    return made
-
-
-def test_built_module_reaches_the_kernels_of_xrelays_own_lowering(monkeypatch):
+def test_built_module_reaches_the_kernels_of_xrelays_own_lowering():
     x = RNG.standard_normal((1, 3, 10, 12)).astype(np.float32)
-    taps = tap_contractions(monkeypatch)
     with transform.PassContext(opt_level=3):
         executable = xrelay.build(parse())
     program = executable.program
     assert ARENA_BYTES in program.func.attributes  # planned: no untracked broadcast left
     convs = [step for step in program.steps if isinstance(step, ConvStep)]
-    assert len(convs) == 1 and convs[0].tail is not None and convs[0].pad is not None
-    assert len(taps) == 1  # the depthwise convolution
+    assert [step.geometry.depthwise for step in convs] == [False, True]  # upstream's (C, KH, KW) weight too
+    assert convs[0].tail is not None and convs[0].pad is not None
     for _ in range(2):  # a planned program's buffers are reused from run to run
         np.testing.assert_allclose(executable(x), reference(x), rtol=1e-5, atol=1e-5)

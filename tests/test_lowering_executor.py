@@ -307,7 +307,7 @@ def test_tensor_pad_whose_value_depends_on_the_position_is_refused():
         run_linalg(parse(text), {"x": np.zeros(2, np.float32)})
 
 
-# ---------------------------------------------------------------- depthwise convolutions tap by tap
+# ---------------------------------------------------------------- depthwise convolutions on numpy
 
 
 def reference_depthwise(x: np.ndarray, w: np.ndarray, strides, pad) -> np.ndarray:
@@ -332,23 +332,23 @@ def reference_depthwise(x: np.ndarray, w: np.ndarray, strides, pad) -> np.ndarra
     ((1, 24, 6, 5), (3, 3), (1, 1), (1, 1, 1, 1)),
     ((2, 17, 7, 8), (3, 3), (2, 2), (1, 0, 1, 1)),
 ])
-def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, monkeypatch):
+def test_depthwise_conv_runs_as_a_planned_contraction(layouts, shape, kernel, strides, pad, monkeypatch):
     monkeypatch.setenv("XRELAY_NATIVE", "0")  # which numpy kernel ran
     import xrelay.runtime.kernels.linalg_structured as structured
     from xrelay.frontend import bind_params_by_name
     from xrelay.lowering import lower
 
     ran = []  # per run of the conv
-    original = structured.tap_contraction
+    original = structured.planned_contraction
 
     def counting(*args):
         run = original(*args)
-        return run and (lambda ins, out, accumulate: ran.append("taps") or run(ins, out, accumulate))
+        return run and (lambda ins, out, accumulate: ran.append(run(ins, out, accumulate)) or ran[-1])
 
-    monkeypatch.setattr(structured, "tap_contraction", counting)
+    monkeypatch.setattr(structured, "planned_contraction", counting)
     import xrelay.runtime.kernels.conv_epilogue as conv_epilogue
 
-    geometries = []  # the linalg level's depthwise convolution steps (on numpy, their op's taps)
+    geometries = []  # the linalg level's depthwise convolution steps (on numpy, their op's im2col)
     recognise = conv_epilogue.conv_geometry
     monkeypatch.setattr(conv_epilogue, "conv_geometry", lambda *a: geometries.append(recognise(*a)) or geometries[-1])
     data_layout, kernel_layout = layouts
@@ -376,18 +376,18 @@ def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, mo
         for level in ("linalg", "memref"):
             (got,) = run_linalg(lower(bound, to=level), inputs)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    assert ran == ["taps"] * 4  # each level's
+    assert ran == [True] * 4  # each level's
     assert len(geometries) == 2 and all(g is not None and g.depthwise for g in geometries)
 
 
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("channels_last", [False, True])
-def test_tap_contraction_agrees_with_numpy(accumulate, channels_last):
+def test_depthwise_contraction_agrees_with_numpy(accumulate, channels_last):
     """A 3x3 depthwise contraction over loops (n, c, oh, ow, kh, kw), channels-last or first, written
-    into or added to the output tap by tap."""
+    into or added to the output as a planned batched matmul (its data's patches copied)."""
     from xdsl.ir.affine import AffineMap
 
-    from xrelay.runtime.kernels import depthwise_taps
+    from xrelay.runtime.kernels.contraction_plan import planned_contraction
 
     n, c, oh, ow = 1, 20, 4, 5
     if channels_last:
@@ -407,7 +407,7 @@ def test_tap_contraction_agrees_with_numpy(accumulate, channels_last):
     if channels_last:
         x, w, start, expected = x.transpose(0, 2, 3, 1), w.transpose(1, 2, 0), start.transpose(0, 2, 3, 1), \
             expected.transpose(0, 2, 3, 1)
-    run = depthwise_taps.tap_contraction([data_map, weight_map, out_map], (n, c, oh, ow, 3, 3), 0, 1, 2)
+    run = planned_contraction([data_map, weight_map, out_map], (n, c, oh, ow, 3, 3), 0, 1, 2)
     out = np.ascontiguousarray(start)
     assert run([np.ascontiguousarray(x), np.ascontiguousarray(w)], out, accumulate)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)

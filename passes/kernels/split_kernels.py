@@ -49,7 +49,6 @@ from xrelay.passes.kernels.choose_conv_algorithm import kernel_root
 from xrelay.runtime.executor.plan import split_loop
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.affine_views import unit_axes
-from xrelay.runtime.kernels.depthwise_taps import tap_contraction
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.linalg_structured import contraction_pair
 from xrelay.runtime.native.conv_kernels import winograd_splits_filters
@@ -148,8 +147,8 @@ def _matmul_axis(root: LinalgStructuredOperation) -> int | None:
     except NotImplementedError:
         return None
     maps = [m.data for m in root.get_indexing_maps()]
-    if pair is None or tap_contraction(maps, ranges, *pair, len(root.inputs)) is not None:
-        return None  # (a side of one element: the compiled taps kernel, on one thread)
+    if pair is None:
+        return None
     planned = planned_contraction(maps, ranges, *pair, len(root.inputs), unit_axes=unit_axes(root.outputs[0].type))
     if planned is None:
         return None

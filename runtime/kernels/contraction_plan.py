@@ -121,9 +121,12 @@ class PlannedContraction:
                 and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
             return None
         try:  # (not in place: the output's axes in another order, groups between pixels and filters)
-            product = np.reshape(target if self.in_place else target.transpose(self.to_labels), self.shape, copy=False)
+            view = target if self.in_place else target.transpose(self.to_labels)
+            product = np.reshape(view, self.shape, copy=False)
         except ValueError:
-            return None
+            if len(to_labels := self.to_labels) != target.ndim:
+                return None
+            view, product = target.transpose(to_labels), None  # (a product not one view of it: copied in)
         matrices, copied = [], False
         for k, order, shape in self.matrices:
             loop_view = self.views[k](ins[self.operands[k]]).transpose(order)
@@ -132,9 +135,15 @@ class PlannedContraction:
             except ValueError:
                 matrices.append(loop_view.reshape(shape))
                 copied = True
-        if accumulate:  # (its fill not dropped: an op run by itself)
-            return lambda: np.add(product, threaded_matmul(*matrices, threads=self.split, along=self.along),
-                                  out=product)
+        if accumulate or product is None:  # (accumulate: its fill not dropped, an op run by itself)
+            def into_view() -> None:
+                result = threaded_matmul(*matrices, threads=self.split, along=self.along).reshape(view.shape)
+                if accumulate:
+                    np.add(view, result, out=view)
+                else:
+                    np.copyto(view, result)
+
+            return into_view
         if self.reuse_views[0] and not copied:
             self.last = (a, b, target, *matrices, product)
         return functools.partial(threaded_matmul, *matrices, out=product, threads=self.split, along=self.along)

@@ -44,7 +44,8 @@ class ConvGeometry:
     the output's just before its F; C, F and the weight's axes then count within one group), or None."""
     depthwise: bool = False
     """Each channel its own filter: `out[n, f, oh, ow] += data[n, f, ...] * weight[f, 0, kh, kw]`, the
-    weight's C axis the one it indexes by the constant 0."""
+    weight's C axis the one it indexes by the constant 0 (upstream's (C, KH, KW) weight has none: a unit
+    axis after its last stands for it)."""
 
     def as_nchw(self, array: np.ndarray) -> np.ndarray | None:
         """An array of the output's shape as its N, F, OH, OW view (grouped: F counting every group's
@@ -64,7 +65,8 @@ class ConvGeometry:
             return None
         if self.group_axes is None:
             x = data.transpose(self.data_axes)[:, :, self.offset[0]:, self.offset[1]:]
-            return weight, x, weight.transpose(self.weight_axes), out.transpose(self.out_axes)
+            w = weight[..., None] if weight.ndim == 3 else weight  # (a depthwise weight with no C axis)
+            return weight, x, w.transpose(self.weight_axes), out.transpose(self.out_axes)
         g_data, g_weight, g_out = self.group_axes
         x, y = _merge_groups(data, g_data, self.data_axes), _merge_groups(out, g_out, self.out_axes)
         if x is None or y is None:
@@ -82,8 +84,8 @@ class ConvGeometry:
         numpy, `contraction_plan`). `parts` (set by `split-kernels`) is how many threads the kernels use
         (None: one), and `split_axis`, the output axis they cut (the filters' or another: pixels; None:
         by shape). `epilogue(r0, r1)` is a `NativeEpilogue`, applied inside the kernel. A depthwise
-        convolution runs by the depthwise kernel (its weight laid out (KH, KW, C) once), else tap by
-        tap (`depthwise_taps`); that kernel cuts pixels: a split naming the channels runs whole."""
+        convolution runs by the depthwise kernel (its weight laid out (KH, KW, C) once), which cuts
+        pixels: a split naming the channels runs whole."""
         if self.depthwise and split_axis == self.out_axes[1]:
             parts = 1
         m = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
@@ -167,8 +169,8 @@ def conv_geometry(maps: Sequence[AffineMap], ranges: Sequence[int], ia: int, ib:
     kh a weight loop. A loop's letter is the maps it appears in: N data and output, C data and
     weight, F weight and output, G all three (a grouped convolution's group: just before C in the
     data and just before F in the output, more than one channel per group). A depthwise convolution
-    (each channel its own filter) has G but no C or F, and reads the weight's C axis at 0: it is a
-    `depthwise` geometry, whose letters are N, C (the group), H, W / C, 0, KH, KW / N, C, OH, OW.
+    (each channel its own filter) has G but no C or F, and reads the weight's C axis at 0 or has
+    none: it is a `depthwise` geometry, whose letters are N, C (the group), H, W / C, 0, KH, KW / N, C, OH, OW.
     """
     if not is_bare_permutation(maps[out]):
         return None
@@ -185,8 +187,7 @@ def _conv_of(maps: Sequence[AffineMap], ranges: Sequence[int], data: int, weight
     w_results = maps[weight].results
     zeros = [a for a, e in enumerate(w_results) if isinstance(e, AffineConstantExpr) and e.value == 0]
     w_axis = {e.position: a for a, e in enumerate(w_results) if isinstance(e, AffineDimExpr)}
-    depthwise = len(zeros) == 1
-    if len(w_axis) + depthwise != len(w_results):
+    if len(w_axis) + len(zeros) != len(w_results) or len(zeros) > 1:
         return None
     axes = data_axes(maps[data], set(o_dims) - set(w_axis), set(w_axis) - set(o_dims))
     if axes is None:
@@ -201,7 +202,8 @@ def _conv_of(maps: Sequence[AffineMap], ranges: Sequence[int], data: int, weight
         if letter is None or letter in letters:
             return None
         letters[letter] = (axis, d)
-    if len(windows) != 2 or "N" not in letters or ("C" in letters) == depthwise:
+    depthwise = "C" not in letters
+    if len(windows) != 2 or "N" not in letters or (zeros and not depthwise):
         return None
     (h_axis, oh, kh, sh, dh, ch), (w_axis_, ow, kw, sw, dw, cw) = windows
     (n_axis, n), group = letters["N"], letters.get("G")
@@ -225,7 +227,8 @@ def _conv_of(maps: Sequence[AffineMap], ranges: Sequence[int], data: int, weight
         group_axes = (g_axis, w_axis[g], o_dims.index(g))
     return ConvGeometry(
         data=data, weight=weight, data_axes=(n_axis, c_axis, h_axis, w_axis_),
-        weight_axes=(w_axis[f], zeros[0] if depthwise else w_axis[c], w_axis[kh], w_axis[kw]),
+        weight_axes=(w_axis[f], w_axis[c] if not depthwise else zeros[0] if zeros else len(w_results), w_axis[kh],
+                     w_axis[kw]),
         out_axes=tuple(o_dims.index(d) for d in (n, f, oh, ow)),
         kernel_loops=(kh, kw), offset=(ch, cw), strides=(sh, sw), dilation=(dh, dw), group_axes=group_axes,
         depthwise=depthwise)

@@ -5,8 +5,8 @@ of the operand arrays: operands become strided loop-space views (`affine_views.L
 maps gather), an elementwise body runs as numpy calls into the output (`elementwise_programs` for a
 copy or a chain of ufuncs), a reduction `combine(x, acc)` folds with its ufunc (windows tap by tap,
 pooling separably: `window_reduce`), other reductions point by point (`reduction_programs`), and
-`acc + a * b` is a contraction: a convolution (`linalg_conv`), taps (`depthwise_taps`), a planned
-batched matmul (`contraction_plan`) or one einsum."""
+`acc + a * b` is a contraction: a convolution (`linalg_conv`), a planned batched matmul
+(`contraction_plan`) or one einsum."""
 
 from __future__ import annotations
 
@@ -35,11 +35,15 @@ from xrelay.runtime.kernels.affine_views import (
 from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.window_reduce import IDENTITIES, window_program
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
-from xrelay.runtime.kernels.depthwise_taps import MAX_TAPS, tap_contraction
 from xrelay.runtime.kernels.elementwise_programs import copy_into, ufunc_program
 from xrelay.runtime.kernels.reduction_programs import _direct_reduce_program, sequential_reduction
 
 Structured = LinalgStructuredOperation
+
+MAX_TAPS = 64
+"""A reduction through windows over at most this many points (a pooling the window kernels do not run)
+folds one tap at a time; a plain reduction (each input's map one loop per axis: a global average
+pool's sum, a softmax's) is one `ufunc.reduce`."""
 
 
 # ---------------------------------------------------------------- structured ops
@@ -134,10 +138,9 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
             conv = conv_runners and conv_geometry(maps, ranges, *contraction, n_in + out_index)
-            fast = (tap_contraction(maps, ranges, *contraction, n_in + out_index)
-                    or planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False],
-                                           unit_axes(op.outputs[out_index].type)))
-            if conv:  # the native kernel, else tap by tap or as a planned im2col
+            fast = planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False],
+                                       unit_axes(op.outputs[out_index].type))
+            if conv:  # the native kernel, else as a planned im2col
                 fast = _either(conv.runner(ranges, constant_inputs), fast)
             plans.append(("contract", *contraction, fast))
         else:

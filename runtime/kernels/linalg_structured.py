@@ -36,7 +36,7 @@ from xrelay.runtime.kernels.contraction_plan import planned_contraction
 from xrelay.runtime.kernels.window_reduce import IDENTITIES, window_program
 from xrelay.runtime.kernels.linalg_conv import conv_geometry
 from xrelay.runtime.kernels.elementwise_programs import copy_into, ufunc_program
-from xrelay.runtime.kernels.reduction_programs import _direct_reduce_program, sequential_reduction
+from xrelay.runtime.kernels.reduction_programs import reduce_into, sequential_reduction
 
 Structured = LinalgStructuredOperation
 
@@ -168,11 +168,6 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         if ufuncs is not None:
             return ufuncs
 
-    direct = None
-    if plain and len(plans) == 1 and plans[0][0] == "reduce" and pooled is None:
-        direct = _direct_reduce_program(plans[0][1], targets[0], list(in_args), views, ranges, reduction_axes,
-                                        n_in, bool(zero_init and zero_init[0]), reuse_views or [False])
-
     # One contraction with a fast runner (a conv, a grouped 1x1 conv, a depthwise conv): tried first,
     # before any view of the output is made for the general path.
     fast_only = plans[0][3] if len(plans) == 1 and plans[0][0] == "contract" else None
@@ -214,11 +209,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                     # window view along its short strided axes is several times slower.
                     for tap in taps:
                         plan[1](out_view, x[tap], out=out_view, casting="unsafe")
-                elif k < len(zero_init) and zero_init[k]:  # its identity's fill dropped: written whole
-                    np.copyto(out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), casting="unsafe")
-                else:
-                    plan[1](out_view, plan[1].reduce(x, axis=reduction_axes, keepdims=True), out=out_view,
-                            casting="unsafe")
+                else:  # (its identity's fill dropped: written whole)
+                    reduce_into(plan[1], x, reduction_axes, out_view, k < len(zero_init) and zero_init[k])
             else:
                 ia, ib, fast = plan[1:]
                 accumulate = not (k < len(zero_init) and zero_init[k])
@@ -232,15 +224,13 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
 
     run.fast_only = fast_only  # (a planned contraction: its step keeps the matmul, runtime/executor/bound_steps.py)
     run.tap_by_tap = tap_by_tap  # (tests: a reduction folded one point at a time)
-    first = pooled or direct  # a pooling or a plain reduction: the general path only when it cannot run
-    if first is None:
+    if pooled is None:
         return run
 
-    def first_or_run(arrays: list) -> None:
-        first(arrays) or run(arrays)
+    def first_or_run(arrays: list) -> None:  # a pooling: the general path only when it cannot run
+        pooled(arrays) or run(arrays)
 
     first_or_run.tap_by_tap = tap_by_tap
-    first_or_run.direct_reduce = first is direct  # (tests: the path is taken)
     first_or_run.native_call = getattr(pooled, "native_call", None)  # (plan.FusedTail: one compiled call)
     return first_or_run
 

@@ -1,6 +1,6 @@
-"""Reductions `linalg_structured.compile_structured` runs outside its general path: a plain reduction of
-an input as one `ufunc.reduce` straight into the output (`_direct_reduce_program`), and any other reduction
-body point by point over the reduction loops (`sequential_reduction`)."""
+"""Reductions of `linalg_structured.compile_structured`: a reduction `combine(x, acc)` without windows as
+one `ufunc.reduce` straight into the output (`reduce_into`), and any other reduction body point by point
+over the reduction loops (`sequential_reduction`)."""
 
 from __future__ import annotations
 
@@ -12,52 +12,23 @@ from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineMap
 
 from xrelay.dialects.structured import captured_values
-from xrelay.runtime.kernels.affine_views import ExecutionError, LoopView, gather_view, used_loops
+from xrelay.runtime.kernels.affine_views import ExecutionError, LoopView, gather_view
 from xrelay.runtime.kernels.body_program import BodyProgram
 
 
-def _direct_reduce_program(ufunc: np.ufunc, reduced: SSAValue, in_args: list, views: list, ranges: Sequence[int],
-                           reduction_axes: tuple[int, ...], n_in: int, overwrite: bool,
-                           reuse_views: list[bool]) -> Callable[[list], bool] | None:
-    """For a plain reduction `combine(in_i, acc)` (input i read over every loop through bare loops): a
-    function of the operand arrays reducing its loop-space view with one `ufunc.reduce` into the
-    output's (`overwrite`: the fill was dropped) and returning True, or False (the general path) when
-    the arrays do not fit. Views are reused for the same arrays while `reuse_views[0]`."""
-    if reduced not in in_args:
-        return None
-    i = in_args.index(reduced)
-    if not (views[i].linear and views[n_in].linear) or used_loops(views[i].amap) != set(range(len(ranges))):
-        return None  # (an input missing a loop would be counted once, not once per point)
-    axes = tuple(sorted(reduction_axes))
-    reduced_shape = tuple(1 if d in axes else n for d, n in enumerate(ranges))
-    last: list = [None]  # (input array, output array, input view, output view) of the last call
-
-    def run(arrays: list) -> bool:
-        source, target = arrays[i], arrays[n_in]
-        entry = last[0]
-        if entry is not None and entry[0] is source and entry[1] is target:
-            x, out = entry[2], entry[3]
-        else:
-            if not (isinstance(source, np.ndarray) and isinstance(target, np.ndarray)
-                    and source.dtype == target.dtype):
-                return False
-            x, out = views[i](source), views[n_in](target, writeable=True)
-            if out.shape != reduced_shape:
-                return False
-            if reuse_views[0]:
-                last[0] = (source, target, x, out)
-        last_axis = axes
-        if len(axes) > 1 and _stepwise(x, axes):
-            for axis in axes[:-1]:
-                x = ufunc.reduce(x, axis=axis, keepdims=True)
-            last_axis = axes[-1]
-        if overwrite:
-            ufunc.reduce(x, axis=last_axis, keepdims=True, out=out)
-        else:
-            ufunc(out, ufunc.reduce(x, axis=last_axis, keepdims=True), out=out)
-        return True
-
-    return run
+def reduce_into(ufunc: np.ufunc, x: np.ndarray, axes: tuple[int, ...], out: np.ndarray, overwrite: bool) -> None:
+    """`out = ufunc.reduce(x)` over `axes` (sorted, kept as size 1) with `overwrite` (its fill was
+    dropped), else `out = ufunc(out, ufunc.reduce(x))`; stepwise where `_stepwise` says so."""
+    if len(axes) > 1 and _stepwise(x, axes):
+        for axis in axes[:-1]:
+            x = ufunc.reduce(x, axis=axis, keepdims=True)
+        axes = axes[-1:]
+    if overwrite and x.dtype == out.dtype:
+        ufunc.reduce(x, axis=axes, keepdims=True, out=out)
+    elif overwrite:
+        np.copyto(out, ufunc.reduce(x, axis=axes, keepdims=True), casting="unsafe")
+    else:
+        ufunc(out, ufunc.reduce(x, axis=axes, keepdims=True), out=out, casting="unsafe")
 
 
 MAX_STEPWISE_INNER = 256

@@ -346,11 +346,9 @@ def test_depthwise_conv_runs_as_a_planned_contraction(layouts, shape, kernel, st
         return run and (lambda ins, out, accumulate: ran.append(run(ins, out, accumulate)) or ran[-1])
 
     monkeypatch.setattr(structured, "planned_contraction", counting)
-    import xrelay.runtime.kernels.conv_epilogue as conv_epilogue
-
-    geometries = []  # the linalg level's depthwise convolution steps (on numpy, their op's im2col)
-    recognise = conv_epilogue.conv_geometry
-    monkeypatch.setattr(conv_epilogue, "conv_geometry", lambda *a: geometries.append(recognise(*a)) or geometries[-1])
+    geometries = []  # each level's depthwise convolution (on numpy, its op's im2col)
+    recognise = structured.conv_geometry
+    monkeypatch.setattr(structured, "conv_geometry", lambda *a: geometries.append(recognise(*a)) or geometries[-1])
     data_layout, kernel_layout = layouts
     rng = np.random.default_rng(6)
     x = rng.standard_normal(shape).astype(np.float32)
@@ -377,7 +375,7 @@ def test_depthwise_conv_runs_as_a_planned_contraction(layouts, shape, kernel, st
             (got,) = run_linalg(lower(bound, to=level), inputs)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert ran == [True] * 4  # each level's
-    assert len(geometries) == 2 and all(g is not None and g.depthwise for g in geometries)
+    assert len(geometries) == 4 and all(g is not None and g.depthwise for g in geometries)
 
 
 @pytest.mark.parametrize("accumulate", [False, True])

@@ -13,7 +13,7 @@ import pytest
 from xrelay.dialects import nn
 from xrelay.runtime.kernels import linalg_structured
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
-from xrelay.runtime.kernels.linalg_structured import plain_reduction_identity
+from xrelay.runtime.kernels.linalg_structured import overwritten_identity
 
 RNG = np.random.default_rng(31)
 
@@ -36,7 +36,7 @@ def test_global_average_pool_is_one_reduce(shape, layout):
         np.testing.assert_allclose(program(x * np.float32(scale))[0], want * scale, rtol=1e-5, atol=1e-6)
     (op,) = reductions(module)
     assert linalg_structured.compile_structured(op, [True]).tap_by_tap is False
-    assert plain_reduction_identity(op, 0) == 0.0
+    assert overwritten_identity(op, 0) == 0.0
     assert fills_run(program) == 0
 
 
@@ -76,7 +76,7 @@ def test_softmax_reductions_are_plain_and_right():
         np.testing.assert_allclose(program(x * np.float32(scale))[0], y / y.sum(axis=1, keepdims=True),
                                    rtol=1e-5, atol=1e-7)
     ops = reductions(module)
-    assert len(ops) == 2 and [plain_reduction_identity(op, 0) for op in ops] == [-np.inf, 0.0]
+    assert len(ops) == 2 and [overwritten_identity(op, 0) for op in ops] == [-np.inf, 0.0]
     assert fills_run(program) == 0
 
 

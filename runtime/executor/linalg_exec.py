@@ -32,7 +32,6 @@ from xrelay.runtime.executor.placement import ir_plan, is_placed
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
 from xrelay.runtime.executor.structured_step import compile_structured_step
 from xrelay.runtime.executor.view_steps import RESHAPE_KINDS, compile_insert_slice, compile_reshape, compile_slice
-from xrelay.runtime.kernels.window_reduce import starts_from_identity
 from xrelay.runtime.executor.program_entry import (
     bind_inputs, cached_program, check_argument, check_no_use_after_dealloc, entry_and_globals,
 )
@@ -42,7 +41,7 @@ from xrelay.runtime.kernels.linalg_structured import (
     ExecutionError,
     Structured,
     contraction_pair,
-    plain_reduction_identity,
+    overwritten_identity,
 )
 
 __all__ = ["ExecutionError", "LinalgProgram", "compile_linalg", "run_linalg"]
@@ -165,7 +164,7 @@ class LinalgProgram:
 
     def _elide_zero_fill(self, op: Structured, k: int) -> bool:
         """Whether output k of `op` is a contraction output whose init is a zero `linalg.fill` used only
-        here, or a pooling's or a reduction without windows' (`plain_reduction_identity`) whose fill
+        here, or a pooling's or a reduction without windows' (`overwritten_identity`) whose fill
         is its reduction's identity; if so the fill's step is dropped (the contraction, the window
         reduction or the one `ufunc.reduce` overwrites every element)."""
         init = op.outputs[k]
@@ -180,8 +179,7 @@ class LinalgProgram:
         number = value.value.value.data
         if not (number == 0 and contraction_pair(op, k) is not None
                 and is_bare_permutation(op.get_indexing_maps().data[len(op.inputs) + k].data, unit_axes(init.type))
-                or starts_from_identity(op, number)  # a pooling writes its output
-                or plain_reduction_identity(op, k) == number):  # so does one ufunc.reduce
+                or overwritten_identity(op, k) == number):  # a pooling, a ufunc.reduce: written whole
             return False
         index, alias = self.fill_steps.pop(fill)
         self.steps[index] = alias
@@ -192,18 +190,12 @@ class LinalgProgram:
     def _algorithm(self) -> str | None:
         """The convolution algorithm the op being compiled runs by: its kernel's ("generic" when no
         pass chose one, or outside a kernel of a built program); None in a program not built (a
-        convolution by im2col, a depthwise one by the depthwise kernel: `ConvStep.of`)."""
+        convolution by im2col, a depthwise one by the depthwise kernel: `ConvGeometry.runner`)."""
         if not self.built:
             return None
         if self._kernel is None or self._kernel.algorithm is None:
             return "generic"
         return self._kernel.algorithm.data
-
-    def _generic_kernel(self) -> bool:
-        """Whether the op being compiled is in a kernel whose `algorithm` is "generic" (no Winograd or
-        im2col: what `choose-conv-algorithm` did not recognise as a convolution)."""
-        algorithm = self._kernel.algorithm if self._kernel is not None else None
-        return algorithm is not None and algorithm.data == "generic"
 
     def _split_parts(self) -> int:
         """How many threads the op being compiled splits over: its kernel's `split` parts (set by

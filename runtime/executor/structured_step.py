@@ -33,9 +33,9 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
     slot = program._slot
     zero_init = [program._elide_zero_fill(op, k) for k in range(len(op.outputs))]
     constant = [is_constant(v) for v in op.inputs]
-    run = compile_structured(op, zero_init, constant, reuse_views=program._views_cached,
-                             conv_runners=not program._generic_kernel())
     split, axis = program._split_parts(), program._split_axis(op)
+    run = compile_structured(op, zero_init, constant, reuse_views=program._views_cached,
+                             algorithm=program._algorithm(), parts=split, split_axis=axis)
     loop = result_loop(op, axis)
     chunked = ChunkedOp.of(op, run, loop)
     if chunked is not None:
@@ -89,9 +89,7 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
         step.planned = planned  # (what it cuts; bound_steps keeps a planned contraction's matmul)
         step.prepare, step.n_in = prepare, n_in
 
-        step = (ConvStep.of(op, zero_init, constant, run, prepare, finish, program._views_cached,
-                            program._algorithm(), split, axis)
-                or step)
+        step = ConvStep.of(op, zero_init, constant, run, prepare, finish, program._views_cached, split, axis) or step
     else:
         def step(env, run=run, operands=operands):
             run([env[i] for i in operands])

@@ -17,10 +17,10 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from xrelay.runtime.kernels.linalg_conv import ConvGeometry, conv_geometry
+from xrelay.runtime.kernels.linalg_conv import ConvGeometry
 from xrelay.runtime.native.conv_kernels import EpilogueOp, NativeEpilogue
 from xrelay.runtime.native.window_kernels import chain_ops
-from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
+from xrelay.runtime.kernels.linalg_structured import Structured
 from xrelay.runtime.executor.pad_step import PadStep
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.parallel.threads import run_parts, split_parts, split_threads
@@ -123,30 +123,14 @@ class ConvStep:
     @staticmethod
     def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
            prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,),
-           algorithm: str | None = None, parts: int | None = None, split_axis: int | None = None) -> ConvStep | None:
-        """The step of `op` if it is a convolution; `algorithm` as `ConvGeometry.runner` takes it
-        ("depthwise": the depthwise kernel; "generic": None, the op is contracted generically; None, in
-        a program not built: im2col or the depthwise kernel, as the op is), `parts` and `split_axis` as
-        it takes them."""
-        if len(op.outputs) != 1 or len(op.results) != 1:
+           parts: int | None = None, split_axis: int | None = None) -> ConvStep | None:
+        """The step of `op` when `compile_structured` made `run` a convolution's (`run.conv`: its
+        geometry and runner, which `parts` and `split_axis` were given to) with one result."""
+        conv = getattr(run, "conv", None)
+        if conv is None or len(op.results) != 1:
             return None
-        pair = contraction_pair(op, 0)
-        if pair is None:
-            return None
-        try:
-            ranges = tuple(op.get_static_loop_ranges())
-        except NotImplementedError:
-            return None
-        maps = [m.data for m in op.get_indexing_maps()]
-        if algorithm == "generic":
-            return None
-        geometry = conv_geometry(maps, ranges, *pair, len(op.inputs))
-        if geometry is None or (algorithm is not None
-                                and (algorithm == "depthwise") != geometry.depthwise):
-            return None
-        accumulate = not (zero_init and zero_init[0])
-        runner = geometry.runner(ranges, constant, algorithm, parts, split_axis)
-        step = ConvStep(op, geometry, runner, run, prepare, finish, accumulate)
+        geometry, runner = conv
+        step = ConvStep(op, geometry, runner, run, prepare, finish, not (zero_init and zero_init[0]))
         step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
         step.reuse_views = reuse_views
         step.split, step.split_axis = parts, split_axis

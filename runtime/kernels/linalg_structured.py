@@ -53,18 +53,12 @@ def contraction_pair(op: Structured, k: int) -> tuple[int, int] | None:
     """(i, j) when output k of `op` is a contraction `acc + in_i * in_j` over linear maps, else None."""
     if not any(str(it.data) == "reduction" for it in op.get_iterator_types()):
         return None
-    n_in = len(op.inputs)
-    block = op.body.block
-    acc, value = block.args[n_in + k], block.last_op.operands[k]
-    owner = value.owner
-    if not (isinstance(owner, arith.AddfOp | arith.AddiOp) and acc in owner.operands):
-        return None
-    lhs, rhs = owner.operands
-    product = (rhs if lhs is acc else lhs).owner
+    combine = reduction_combine(op, k)
+    product = combine[1].owner if combine is not None and combine[0] is np.add else None
     if not isinstance(product, arith.MulfOp | arith.MuliOp):
         return None
     a, b = product.operands
-    inputs = list(block.args[:n_in])
+    inputs = list(op.body.block.args[:len(op.inputs)])
     if a is b or a not in inputs or b not in inputs:
         return None
     maps = op.get_indexing_maps().data
@@ -88,15 +82,16 @@ def is_constant(value: SSAValue) -> bool:
 def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                        constant_inputs: Sequence[bool] = (),
                        loop_ranges: Sequence[int] | None = None,
-                       reuse_views: list[bool] | None = None, conv_runners: bool = True
-                       ) -> Callable[[list[np.ndarray]], None]:
+                       reuse_views: list[bool] | None = None, algorithm: str | None = None,
+                       parts: int | None = None, split_axis: int | None = None) -> Callable[[list[np.ndarray]], None]:
     """A function that runs `op` given its operand arrays followed by the values its body captures
     (`captured_values`), writing into the output arrays. `zero_init[k]`: output k may be overwritten
     instead of accumulated into (its fill was dropped); `constant_inputs[i]`: input i is the same array
     on every run (derived forms made once); `loop_ranges`: trip counts known otherwise (a raised loop
     nest); while `reuse_views[0]` (a planned program), views made for the same arrays are reused.
-    Without `conv_runners` (a kernel whose algorithm is "generic") a convolution is not run by
-    Winograd or im2col."""
+    A convolution runs by `ConvGeometry.runner` given its kernel's `algorithm` (None: as the op is;
+    "generic": not as a convolution), `parts` and `split_axis`; with one output, `run.conv` is
+    (its geometry, that runner)."""
     maps = [m.data for m in op.get_indexing_maps()]
     try:
         ranges = tuple(op.get_static_loop_ranges() if loop_ranges is None else loop_ranges)
@@ -117,6 +112,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
     # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
     # ("contract", input a, input b).
     plans = []
+    conv = None  # (geometry, runner) of a convolution
     targets: list[SSAValue] = []
     for out_index, value in enumerate(yielded):
         used = used_loops(out_maps[out_index])
@@ -137,11 +133,12 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         ufunc, x = combine
         contraction = contraction_pair(op, out_index)
         if contraction is not None:
-            conv = conv_runners and conv_geometry(maps, ranges, *contraction, n_in + out_index)
+            geometry = algorithm != "generic" and conv_geometry(maps, ranges, *contraction, n_in + out_index)
             fast = planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False],
                                        unit_axes(op.outputs[out_index].type))
-            if conv:  # the native kernel, else as a planned im2col
-                fast = _either(conv.runner(ranges, constant_inputs), fast)
+            if geometry:  # the native kernel, else as a planned im2col
+                conv = (geometry, geometry.runner(ranges, constant_inputs, algorithm, parts, split_axis))
+                fast = _either(conv[1], fast)
             plans.append(("contract", *contraction, fast))
         else:
             plans.append(("reduce", ufunc, len(targets)))
@@ -223,6 +220,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                     np.add(out_view, product, out=out_view, casting="unsafe")
 
     run.fast_only = fast_only  # (a planned contraction: its step keeps the matmul, runtime/executor/bound_steps.py)
+    run.conv = conv if fast_only is not None else None  # (its ConvStep, runtime/kernels/conv_epilogue.py)
     run.tap_by_tap = tap_by_tap  # (tests: a reduction folded one point at a time)
     if pooled is None:
         return run
@@ -240,24 +238,29 @@ def _either(first: Callable, then: Callable) -> Callable:
     return first if then is None else lambda ins, out, accumulate: first(ins, out, accumulate) or then(ins, out, accumulate)
 
 
-def plain_reduction_identity(op: Structured, k: int) -> float | None:
-    """The identity of output k's reduction when `compile_structured` runs it as one `ufunc.reduce`
-    (a plain reduction: the op's one output, a reducer of it and a value not read from it, the inputs'
-    maps one loop per axis, no contraction) and that reduction writes the output whole when a fill of its
-    identity before it was dropped (`zero_init[k]`); None for any other op or output."""
-    if not all(isinstance(e, AffineDimExpr) for m in op.get_indexing_maps().data[:len(op.inputs)]
-               for e in m.data.results):
+def overwritten_identity(op: Structured, k: int) -> float | None:
+    """The identity of output k's reduction when `compile_structured` writes that output whole once a
+    fill of that identity before it is dropped (`zero_init[k]`): a window reduction `window_program`
+    runs (a pooling), or a plain reduction (the inputs' maps one loop per axis, every element of the
+    output reached) run as one `ufunc.reduce`; the op has one output, a reducer of it and a value not
+    read from it, no contraction. None for any other op or output."""
+    reduction = [i for i, it in enumerate(op.get_iterator_types()) if str(it.data) == "reduction"]
+    combine = reduction_combine(op, k) if reduction and len(op.outputs) == 1 else None
+    if combine is None or combine[0] not in IDENTITIES or contraction_pair(op, k) is not None:
+        return None  # (several outputs may read each other: argmax's)
+    maps = [m.data for m in op.get_indexing_maps()]
+    try:
+        ranges = op.get_static_loop_ranges()
+    except NotImplementedError:
         return None
-    if (len(op.outputs) != 1 or not any(str(it.data) == "reduction" for it in op.get_iterator_types())
-            or contraction_pair(op, k) is not None):  # (several outputs may read each other: argmax's)
-        return None
-    out_map, out_shape = op.get_indexing_maps().data[len(op.inputs) + k].data, op.outputs[k].type.get_shape()
-    dims = [e.position for e in out_map.results if isinstance(e, AffineDimExpr)]
-    if len(set(dims)) != len(dims) or not all(isinstance(e, AffineDimExpr) or size == 1
-                                               for e, size in zip(out_map.results, out_shape, strict=True)):
-        return None  # (an element the reduction does not reach keeps its fill)
-    combine = reduction_combine(op, k)
-    return None if combine is None else IDENTITIES.get(combine[0])
+    if window_program(op, maps, ranges, reduction, [True]) is None:  # else a pooling: it writes its output
+        out_map, out_shape = maps[len(op.inputs) + k], op.outputs[k].type.get_shape()
+        dims = [e.position for e in out_map.results if isinstance(e, AffineDimExpr)]
+        if not all(isinstance(e, AffineDimExpr) for m in maps[:len(op.inputs)] for e in m.results) \
+                or len(set(dims)) != len(dims) or not all(isinstance(e, AffineDimExpr) or size == 1
+                                                          for e, size in zip(out_map.results, out_shape, strict=True)):
+            return None  # (an element the reduction does not reach keeps its fill)
+    return IDENTITIES[combine[0]]
 
 
 MAX_DIRECT_EINSUM_POINTS = 1 << 16

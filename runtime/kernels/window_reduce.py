@@ -118,21 +118,6 @@ IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin
 """The value a reduction's output may start from without changing it (its fill can be dropped)."""
 
 
-def starts_from_identity(op, value: float) -> bool:
-    """Whether `op` is a window reduction that `window_program` runs and `value` is its reduction's
-    identity: a fill of `value` before it may be dropped (the window reduction then writes its output)."""
-    combine = reduction_combine(op, 0) if len(op.outputs) == 1 else None
-    if combine is None or IDENTITIES.get(combine[0]) != value:
-        return False
-    maps = [m.data for m in op.get_indexing_maps()]
-    reduction = [i for i, it in enumerate(op.get_iterator_types()) if str(it.data) == "reduction"]
-    try:
-        ranges = op.get_static_loop_ranges()
-    except NotImplementedError:
-        return False
-    return window_program(op, maps, ranges, reduction, [True]) is not None
-
-
 def _mapped_input(op, value) -> int | None:
     """The index of the one input that `value` (a reduction body's folded value) is an elementwise
     function of: every body op it needs computes per element from that input's block argument and

@@ -50,26 +50,24 @@ def window_reduction(maps: Sequence[AffineMap], ranges: Sequence[int], reduction
     # The output's axes in the data's axis order: each data axis stands for one output loop.
     data_loops = [a[1] for a in axes]
     to_data_order = [out_loops.index(d) for d in data_loops]
-    stages = []  # (axis, [(start, stop, step)] per tap, output length), outermost window axis first
+    # The part of the data the windows read, per data axis (a loop's first `extent` entries).
+    region = tuple(slice(0, ranges[a[1]]) if a[0] == "loop"
+                   else slice(a[5], a[5] + (ranges[a[1]] - 1) * a[3] + (ranges[a[2]] - 1) * a[4] + 1) for a in axes)
+    stages = []  # (axis, [(start, stop, step)] in the region per tap), outermost window axis first
     for axis, a in enumerate(axes):
-        if a[0] != "window":
-            continue
-        _, o_loop, k_loop, stride, dilation, offset = a
-        length, taps = ranges[o_loop], ranges[k_loop]
-        slices = [(offset + k * dilation, offset + k * dilation + (length - 1) * stride + 1, stride)
-                  for k in range(taps)]
-        stages.append((axis, slices, length))
+        if a[0] == "window":
+            _, o_loop, k_loop, stride, dilation, _ = a
+            stages.append((axis, [(k * dilation, k * dilation + (ranges[o_loop] - 1) * stride + 1, stride)
+                                  for k in range(ranges[k_loop])]))
     stages = [s for s in stages if len(s[1]) > 1] + [s for s in stages if len(s[1]) == 1]
-    extents = [ranges[a[1]] for a in axes]  # the data extent each stage leaves behind
 
     def run(ins: list, target: np.ndarray, accumulate: bool) -> bool:
         x = ins[data]
         if not (isinstance(x, np.ndarray) and isinstance(target, np.ndarray) and x.dtype == target.dtype):
             return False
         result = target.transpose(to_data_order)
-        # Loop axes the windows do not cover read only their first `extent` entries.
-        current = x[tuple(slice(0, extents[i]) if axes[i][0] == "loop" else slice(None) for i in range(len(axes)))]
-        for k, (axis, slices, _) in enumerate(stages):
+        current = x[region]
+        for k, (axis, slices) in enumerate(stages):
             before = (slice(None),) * axis
             views = [current[before + (slice(*s),)] for s in slices]
             last = k == len(stages) - 1
@@ -93,11 +91,10 @@ def window_reduction(maps: Sequence[AffineMap], ranges: Sequence[int], reduction
         reordered (a loop, the windows, the loop the output holds densest) with unit axes added; None
         for more than two loops or windows."""
         x = ins[data]
-        if len(loops) > 2 or len(windows) > 2 or any(axes[i][5] < 0 for i in windows) \
-                or not (isinstance(x, np.ndarray) and isinstance(target, np.ndarray)):
+        if len(loops) > 2 or len(windows) > 2 or not (isinstance(x, np.ndarray) and isinstance(target, np.ndarray)):
             return None
         result = target.transpose(to_data_order)
-        x = x[tuple(slice(0, extents[i]) if a[0] == "loop" else slice(a[5], None) for i, a in enumerate(axes))]
+        x = x[region]
         inner = min(loops, key=lambda i: abs(result.strides[i])) if loops else None
         order = [i for i in loops if i != inner] + windows + ([inner] if inner is not None else [])
         x, result = x.transpose(order), result.transpose(order)
@@ -110,7 +107,7 @@ def window_reduction(maps: Sequence[AffineMap], ranges: Sequence[int], reduction
         (kh, sh, dh), (kw, sw, dw) = geometry
         return x, result, (kh, kw, sh, sw, dh, dw)
 
-    run.window_views = window_views
+    run.window_views, run.region = window_views, region
     return run
 
 
@@ -177,8 +174,7 @@ def window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reducti
     if reduce is None:
         return None
     accumulate = not (zero_init and zero_init[0])
-    mapped = None if pooling else _mapping(block, value, data, window_axes(maps[data], maps[n_in], reduction),
-                                           ranges)
+    mapped = None if pooling else _mapping(block, value, data, reduce.region, ranges)
 
     def run(arrays: list) -> bool:
         ins = arrays[:n_in]
@@ -199,17 +195,9 @@ def window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reducti
     return run
 
 
-def _mapping(block, value, data: int, axes: list, ranges: Sequence[int]) -> Callable:
+def _mapping(block, value, data: int, region: tuple, ranges: Sequence[int]) -> Callable:
     """`mapped(x, dtype)`: a per-thread buffer of `x`'s shape holding `value` (an elementwise function
-    of input `data`) over the part of `x` the windows `axes` read."""
-    region = []  # the part of the input the windows read, per data axis
-    for a in axes:
-        if a[0] == "loop":
-            region.append(slice(0, ranges[a[1]]))
-        else:
-            _, o_loop, k_loop, stride, dilation, offset = a
-            region.append(slice(offset, offset + (ranges[o_loop] - 1) * stride + (ranges[k_loop] - 1) * dilation + 1))
-    region = tuple(region)
+    of input `data`) over `region`, the part of `x` the windows read."""
     body = BodyProgram(block, [value], ranges)
     x_arg = block.args[data]
     local = threading.local()

@@ -332,21 +332,18 @@ def reference_depthwise(x: np.ndarray, w: np.ndarray, strides, pad) -> np.ndarra
     ((1, 24, 6, 5), (3, 3), (1, 1), (1, 1, 1, 1)),
     ((2, 17, 7, 8), (3, 3), (2, 2), (1, 0, 1, 1)),
 ])
-def test_depthwise_conv_runs_as_a_planned_contraction(layouts, shape, kernel, strides, pad, monkeypatch):
+def test_depthwise_conv_runs_tap_by_tap(layouts, shape, kernel, strides, pad, monkeypatch):
     monkeypatch.setenv("XRELAY_NATIVE", "0")  # which numpy kernel ran
     import xrelay.runtime.kernels.linalg_structured as structured
     from xrelay.frontend import bind_params_by_name
     from xrelay.lowering import lower
 
     ran = []  # per run of the conv
-    original = structured.planned_contraction
+    import xrelay.runtime.kernels.linalg_conv as linalg_conv
 
-    def counting(*args):
-        run = original(*args)
-        return run and (lambda ins, out, accumulate: ran.append(run(ins, out, accumulate)) or ran[-1])
-
-    monkeypatch.setattr(structured, "planned_contraction", counting)
-    geometries = []  # each level's depthwise convolution (on numpy, its op's im2col)
+    original = linalg_conv._depthwise_taps
+    monkeypatch.setattr(linalg_conv, "_depthwise_taps", lambda *args: ran.append("taps") or original(*args))
+    geometries = []  # each level's depthwise convolution
     recognise = structured.conv_geometry
     monkeypatch.setattr(structured, "conv_geometry", lambda *a: geometries.append(recognise(*a)) or geometries[-1])
     data_layout, kernel_layout = layouts
@@ -374,7 +371,7 @@ def test_depthwise_conv_runs_as_a_planned_contraction(layouts, shape, kernel, st
         for level in ("linalg", "memref"):
             (got,) = run_linalg(lower(bound, to=level), inputs)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    assert ran == [True] * 4  # each level's
+    assert ran == ["taps"] * 4  # each level's
     assert len(geometries) == 4 and all(g is not None and g.depthwise for g in geometries)
 
 

@@ -1,5 +1,5 @@
-"""Depthwise convolutions on the numpy kernels (runtime/kernels/contraction_plan.py's planned
-contraction: im2col), against numpy references written here: stride 1 and 2, dilated, channels-first, a
+"""Depthwise convolutions on the numpy kernels (runtime/kernels/linalg_conv.py's tap by tap
+`_depthwise_taps`), against numpy references written here: stride 1 and 2, dilated, channels-first, a
 channel multiplier, a batch, data that is a channel slice of a wider array, planned programs called
 again with new inputs on 1 and 2 threads."""
 

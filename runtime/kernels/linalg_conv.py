@@ -13,7 +13,7 @@ import numpy as np
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
 from xrelay.runtime.kernels.affine_views import data_axes, is_bare_permutation
-from xrelay.runtime.kernels.conv import winograd_weights
+from xrelay.runtime.kernels.conv import tap, winograd_weights
 from xrelay.runtime.native.conv_kernels import NativeEpilogue, native_depthwise, native_im2col, native_winograd
 from xrelay.runtime.parallel.threads import split_parts
 
@@ -85,7 +85,7 @@ class ConvGeometry:
         (None: one), and `split_axis`, the output axis they cut (the filters' or another: pixels; None:
         by shape). `epilogue(r0, r1)` is a `NativeEpilogue`, applied inside the kernel. A depthwise
         convolution runs by the depthwise kernel (its weight laid out (KH, KW, C) once), which cuts
-        pixels: a split naming the channels runs whole."""
+        pixels: a split naming the channels runs whole; on numpy, tap by tap (`_depthwise_taps`)."""
         if self.depthwise and split_axis == self.out_axes[1]:
             parts = 1
         m = {"winograd-f2": 2, "winograd-f4": 4}.get(algorithm)
@@ -102,7 +102,8 @@ class ConvGeometry:
             weight, x, w, y = views
             if self.depthwise:
                 w = layout(weight, lambda: np.ascontiguousarray(w[:, 0].transpose(1, 2, 0)))
-                return native_depthwise(x, w, self.strides, self.dilation, y, accumulate, split_parts(parts), epilogue)
+                return (native_depthwise(x, w, self.strides, self.dilation, y, accumulate, split_parts(parts), epilogue)
+                        or epilogue is None and _depthwise_taps(x, w, self.strides, self.dilation, y, accumulate))
             n, f, oh, ow = y.shape
             if winograd and not (oh % m or ow % m) and native_winograd(
                     x, layout(weight, lambda: winograd_weights(w, m)), m, y, accumulate, split_parts(parts), epilogue,
@@ -123,6 +124,19 @@ class ConvGeometry:
                                  epilogue, w.shape[0] if grouped else 1, algorithm == "direct")
 
         return run
+
+
+def _depthwise_taps(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], dilation: tuple[int, int],
+                    y: np.ndarray, accumulate: bool) -> bool:
+    """`y (+)= sum over taps (i, j) of x's view at the tap times w[i, j]` (x, y as N, C, H, W; w as KH, KW,
+    C): a multiply-add of whole views per tap, where im2col's patch copy (C outermost) costs more."""
+    scratch = np.empty(y.shape, y.dtype)
+    for i, j in np.ndindex(*w.shape[:2]):
+        term = y if (i, j) == (0, 0) and not accumulate else scratch
+        np.multiply(tap(x, i, j, dilation, strides, y.shape[2:]), w[i, j, :, None, None], out=term)
+        if term is scratch:
+            np.add(y, scratch, out=y)
+    return True
 
 
 def _weight_layouts(constant: bool) -> Callable:

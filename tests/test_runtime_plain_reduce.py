@@ -35,7 +35,6 @@ def test_global_average_pool_is_one_reduce(shape, layout):
         poison(program)
         np.testing.assert_allclose(program(x * np.float32(scale))[0], want * scale, rtol=1e-5, atol=1e-6)
     (op,) = reductions(module)
-    assert linalg_structured.compile_structured(op, [True]).tap_by_tap is False
     assert overwritten_identity(op, 0) == 0.0
     assert fills_run(program) == 0
 
@@ -78,13 +77,6 @@ def test_softmax_reductions_are_plain_and_right():
     ops = reductions(module)
     assert len(ops) == 2 and [overwritten_identity(op, 0) for op in ops] == [-np.inf, 0.0]
     assert fills_run(program) == 0
-
-
-def test_a_pooling_window_is_still_folded_tap_by_tap():
-    """A max pool's window (the input read at oh * s + kh) is not plain: tap by tap, as before."""
-    module = module_of(nn.MaxPool2DOp, (1, 9, 9, 4), pool_size=(3, 3), strides=(2, 2), layout="NHWC")
-    (op,) = reductions(module)
-    assert linalg_structured.compile_structured(op, [True]).tap_by_tap
 
 
 @pytest.mark.parametrize("shape, layout", [((1, 7, 7, 24), "NHWC"), ((2, 3, 3, 5), "NHWC"), ((2, 6, 5, 4), "NCHW"),

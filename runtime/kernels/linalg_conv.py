@@ -130,7 +130,7 @@ def _depthwise_taps(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], dila
                     y: np.ndarray, accumulate: bool) -> bool:
     """`y (+)= sum over taps (i, j) of x's view at the tap times w[i, j]` (x, y as N, C, H, W; w as KH, KW,
     C): a multiply-add of whole views per tap, where im2col's patch copy (C outermost) costs more."""
-    scratch = np.empty(y.shape, y.dtype)
+    scratch = np.empty_like(y)  # (in y's memory order: numpy's loops then run along it for both)
     for i, j in np.ndindex(*w.shape[:2]):
         term = y if (i, j) == (0, 0) and not accumulate else scratch
         np.multiply(tap(x, i, j, dilation, strides, y.shape[2:]), w[i, j, :, None, None], out=term)

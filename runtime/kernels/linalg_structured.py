@@ -3,8 +3,8 @@
 `compile_structured(op)` reads the op's maps, iterator types and body once and returns a function
 of the operand arrays: operands become strided loop-space views (`affine_views.LoopView`; non-linear
 maps gather), an elementwise body runs as numpy calls into the output (`elementwise_programs` for a
-copy or a chain of ufuncs), a reduction `combine(x, acc)` folds with its ufunc (windows tap by tap,
-pooling separably: `window_reduce`), other reductions point by point (`reduction_programs`), and
+copy or a chain of ufuncs), a reduction `combine(x, acc)` folds with one `ufunc.reduce` (pooling
+windows separably: `window_reduce`), other reductions point by point (`reduction_programs`), and
 `acc + a * b` is a contraction: a convolution (`linalg_conv`), a planned batched matmul
 (`contraction_plan`) or one einsum."""
 
@@ -40,10 +40,6 @@ from xrelay.runtime.kernels.reduction_programs import reduce_into, sequential_re
 
 Structured = LinalgStructuredOperation
 
-MAX_TAPS = 64
-"""A reduction through windows over at most this many points (a pooling the window kernels do not run)
-folds one tap at a time; a plain reduction (each input's map one loop per axis: a global average
-pool's sum, a softmax's) is one `ufunc.reduce`."""
 
 
 # ---------------------------------------------------------------- structured ops
@@ -145,16 +141,6 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             targets.append(x)
 
     body = BodyProgram(block, targets, ranges) if targets else None
-    tap_count = int(np.prod([ranges[a] for a in reduction_axes], dtype=np.int64))
-    plain = all(isinstance(e, AffineDimExpr) for m in maps[:n_in] for e in m.results)
-    tap_by_tap = bool(reduction_axes) and tap_count <= MAX_TAPS and not plain  # a window
-    taps = []
-    if tap_by_tap:
-        for tap in np.ndindex(*(ranges[a] for a in reduction_axes)):
-            index = [slice(None)] * len(ranges)
-            for axis, t in zip(reduction_axes, tap):
-                index[axis] = slice(t, t + 1)
-            taps.append(tuple(index))
     needs_inputs = body is not None
     captured = captured_values(op)
     n_operands = len(op.operands)
@@ -200,14 +186,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
                 if values is not None:
                     copy_into(out_view, values[plan[1]])
             elif plan[0] == "reduce":
-                x = np.broadcast_to(values[plan[2]], ranges)
-                if tap_by_tap:
-                    # Small windows (pooling): fold one strided tap view at a time; reducing a
-                    # window view along its short strided axes is several times slower.
-                    for tap in taps:
-                        plan[1](out_view, x[tap], out=out_view, casting="unsafe")
-                else:  # (its identity's fill dropped: written whole)
-                    reduce_into(plan[1], x, reduction_axes, out_view, k < len(zero_init) and zero_init[k])
+                x = np.broadcast_to(values[plan[2]], ranges)  # (its identity's fill dropped: written whole)
+                reduce_into(plan[1], x, reduction_axes, out_view, k < len(zero_init) and zero_init[k])
             else:
                 ia, ib, fast = plan[1:]
                 accumulate = not (k < len(zero_init) and zero_init[k])
@@ -221,14 +201,12 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
 
     run.fast_only = fast_only  # (a planned contraction: its step keeps the matmul, runtime/executor/bound_steps.py)
     run.conv = conv if fast_only is not None else None  # (its ConvStep, runtime/kernels/conv_epilogue.py)
-    run.tap_by_tap = tap_by_tap  # (tests: a reduction folded one point at a time)
     if pooled is None:
         return run
 
     def first_or_run(arrays: list) -> None:  # a pooling: the general path only when it cannot run
         pooled(arrays) or run(arrays)
 
-    first_or_run.tap_by_tap = tap_by_tap
     first_or_run.native_call = getattr(pooled, "native_call", None)  # (plan.FusedTail: one compiled call)
     return first_or_run
 

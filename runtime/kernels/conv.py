@@ -16,15 +16,9 @@ from xrelay.runtime.native.conv_kernels import native_matmul
 from xrelay.runtime.parallel.threads import run_split, split_parts
 
 
-
 def pad_spatial(x: np.ndarray, pad: tuple[int, int, int, int], value: float = 0.0) -> np.ndarray:
     """Pad axes 2 and 3 (H, W) of a 4-D array by (top, left, bottom, right) with ``value``."""
-    top, left, bottom, right = pad
-    if pad == (0, 0, 0, 0):
-        return x
-    out = np.full((*x.shape[:2], x.shape[2] + top + bottom, x.shape[3] + left + right), value, dtype=x.dtype)
-    out[:, :, top:top + x.shape[2], left:left + x.shape[3]] = x
-    return out
+    return np.pad(x, ((0, 0), (0, 0), pad[0::2], pad[1::2]), constant_values=value)
 
 
 def tap(xp: np.ndarray, kh: int, kw: int, dil: tuple[int, int], strides: tuple[int, int],

@@ -18,17 +18,17 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects import affine, arith, bufferization, func, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
-from xrelay.runtime.reference.affine_loops import certain_range, constant_int, scf_loops
+from xrelay.runtime.reference.affine_loops import check_static_bounds, constant_int, scf_loops
 from xrelay.runtime.reference.loops_exec import SourceWriter
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.codegen.access import IndexRanges, free_values, offset_extent, parallel_safe
 from xrelay.codegen.c_ops import PRELUDE, c_literal, c_type, scalar_expression
 from xrelay.runtime.native.build import NativeUnsupported
-from xrelay.runtime.executor.program_entry import entry_and_globals
+from xrelay.runtime.executor.program_entry import entry_and_globals, located
 from xrelay.runtime.executor.static_layouts import layout_of, static_layouts
 
 _VIEWS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, memref.SubviewOp,
@@ -43,12 +43,6 @@ again, which takes milliseconds: only loops of about a millisecond's work or mor
 
 CHUNKS_PER_THREAD = 4
 """How many pieces a parallel loop's iterations are cut into per thread, for threads to share out."""
-
-
-def located(op: Operation) -> str:
-    """`file:line:col: ` of an op parsed from a file, else nothing."""
-    loc = op.location
-    return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: " if isinstance(loc, FileLineColLoc) else ""
 
 
 def _affine_c(expr: AffineExpr, operands: list[str]) -> str:
@@ -168,11 +162,8 @@ class CTranslation(SourceWriter):
         assert isinstance(memref_type, MemRefType)
         strides, offset = layout_of(memref_type)
         terms = [str(offset)]
+        check_static_bounds(memref_type.get_shape(), indices, op)
         for axis, (index, size, stride) in enumerate(zip(indices, memref_type.get_shape(), strides, strict=True)):
-            certain = certain_range(index)
-            if certain is not None and (certain[0] < 0 or certain[1] >= size):
-                raise ExecutionError(f"{located(op)}loops level: {op.name} index #{axis} takes values "
-                                     f"{certain[0]}..{certain[1]}, outside the memref's dimension of size {size}")
             name = self.name(index)
             if not self._ranges.within(index, size):
                 self.checks.append(f"{located(op)}{op.name} index #{axis} is outside the memref's dimension "

@@ -20,7 +20,7 @@ from xrelay.dialects.kernel import ARENA_ALIGNMENT, ARENA_BYTES, IN_PLACE, OFFSE
 from xrelay.runtime.executor.memory_plan import (
     MemoryPlan, StorageTracker, last_uses, place_in_slices, roots_and_lifetimes,
 )
-from xrelay.runtime.executor.program_entry import _located
+from xrelay.runtime.executor.program_entry import located
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
 
 
@@ -32,7 +32,7 @@ def is_placed(function: func.FuncOp) -> bool:
 def named(op: Operation) -> str:
     """`op` as an error names it: its location, its name and its result's SSA name."""
     result = f" %{op.results[0].name_hint}" if op.results and op.results[0].name_hint else ""
-    return f"{_located(op)}{op.name}{result}"
+    return f"{located(op)}{op.name}{result}"
 
 
 def _integer(op: Operation, name: str) -> int:

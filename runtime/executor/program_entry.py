@@ -24,13 +24,14 @@ def check_no_use_after_dealloc(block: Block) -> None:
     for op in block.ops:
         for value in op.operands:
             if value in freed:
-                raise ExecutionError(f"{_located(op)}{op.name} uses a memref after its memref.dealloc "
-                                     f"({_located(freed[value]).rstrip(': ') or 'earlier'})")
+                raise ExecutionError(f"{located(op)}{op.name} uses a memref after its memref.dealloc "
+                                     f"({located(freed[value]).rstrip(': ') or 'earlier'})")
         if isinstance(op, memref.DeallocOp):
             freed[op.memref] = op
 
 
-def _located(op: Operation) -> str:
+def located(op: Operation) -> str:
+    """`file:line:col: ` of an op parsed from a file, else nothing: the start of an error about it."""
     loc = op.location
     return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: " if isinstance(loc, FileLineColLoc) else ""
 
@@ -62,9 +63,9 @@ def _check_global_use(op: memref.GetGlobalOp, global_types: dict[str, Attribute]
     their own tables)."""
     name = op.name_.root_reference.data
     if name not in global_types:
-        raise ExecutionError(f"{_located(op)}memref.get_global: the module has no memref.global @{name}")
+        raise ExecutionError(f"{located(op)}memref.get_global: the module has no memref.global @{name}")
     if op.memref.type != global_types[name]:
-        raise ExecutionError(f"{_located(op)}memref.get_global @{name} returns {op.memref.type}, but the "
+        raise ExecutionError(f"{located(op)}memref.get_global @{name} returns {op.memref.type}, but the "
                              f"global is {global_types[name]}")
 
 

@@ -3,9 +3,12 @@
 `scf_loops(module)` returns a copy with `affine.for` as `scf.for`, `affine.load`/`store` as
 `affine.apply` per index and `memref.load`/`store`, every map over dimensions only (xDSL 0.75
 parses `affine.load %m[%i, %j]` with symbols, which its own `lower-affine` cannot lower).
-`certain_range` reads the values an index of the scf loops takes, for both loops executors."""
+`certain_range` reads the values an index of the scf loops takes, and `check_static_bounds` rejects
+an access it certainly puts outside its memref, for both loops executors."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from xdsl.dialects import affine, arith, func, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp
@@ -13,6 +16,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from xrelay.runtime.executor.program_entry import located
 from xrelay.runtime.kernels.affine_views import ExecutionError
 
 _AFFINE = (affine.ForOp, affine.LoadOp, affine.StoreOp, affine.YieldOp)
@@ -130,3 +134,13 @@ def certain_range(value: SSAValue) -> Range | None:
     if lb is None or ub is None or step is None or step <= 0 or ub <= lb:
         return None
     return lb, lb + (ub - lb - 1) // step * step
+
+
+def check_static_bounds(shape: Sequence[int], indices: Sequence[SSAValue], op: Operation) -> None:
+    """An ExecutionError at `op` when one of its `indices` into a memref of `shape` certainly leaves
+    its dimension (flat indexing would read a neighbouring row or wrap around instead of failing)."""
+    for axis, (size, index) in enumerate(zip(shape, indices, strict=True)):
+        known = certain_range(index)
+        if known is not None and (known[0] < 0 or known[1] >= size):
+            raise ExecutionError(f"{located(op)}loops level: {op.name} index #{axis} takes values "
+                                 f"{known[0]}..{known[1]}, outside the memref's dimension of size {size}")

@@ -21,7 +21,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xrelay.dialects.arguments import argument_names
-from xrelay.runtime.reference.affine_loops import certain_range, scf_loops
+from xrelay.runtime.reference.affine_loops import check_static_bounds, scf_loops
 from xrelay.runtime.kernels.affine_views import ExecutionError
 from xrelay.runtime.kernels.body_program import body_op_fn, numpy_dtype, scalar_constant
 from xrelay.runtime.executor.program_entry import bind_inputs, cached_program, check_argument, entry_and_globals
@@ -263,16 +263,6 @@ def _nonzero(divisor):
     return divisor
 
 
-def _check_static_bounds(shape: Sequence[int], indices: Sequence[SSAValue]) -> None:
-    """An index that certainly leaves its dimension (the generated code indexes one flat list, so it
-    would read a neighbouring row or wrap around instead of failing)."""
-    for axis, (size, index) in enumerate(zip(shape, indices, strict=True)):
-        known = certain_range(index)
-        if known is not None and (known[0] < 0 or known[1] >= size):
-            raise ExecutionError(f"loops level: index #{axis} takes values {known[0]}..{known[1]}, "
-                                 f"outside the memref's dimension of size {size}")
-
-
 class LoopsProgram:
     """`@main` of a loops-level module compiled to a Python function; call with numpy arrays.
 
@@ -283,7 +273,7 @@ class LoopsProgram:
         module = static_layouts(scf_loops(module), entry)  # affine loops as scf; memrefs index through layouts
         for op in module.walk():  # before any nest is translated (scalar or whole-array)
             if isinstance(op, memref.LoadOp | memref.StoreOp) and isinstance(op.memref.type, MemRefType):
-                _check_static_bounds(op.memref.type.get_shape(), op.indices)
+                check_static_bounds(op.memref.type.get_shape(), op.indices, op)
         compiler = LoopsCompiler(module, entry, vectorize)
         self.source = compiler.source
         namespace = compiler.globals

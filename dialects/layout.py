@@ -8,6 +8,8 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
+import numpy as np
+
 from xrelay.dialects.infer import ShapeError
 
 
@@ -78,6 +80,20 @@ def pool_geometry(attrs: dict, h: int, w: int, what: str):
     extra = [max(0, (out - 1) * stride + d * (k - 1) + 1 - (size + lo + hi))
              for out, stride, d, k, size, lo, hi in zip(out_hw, strides, dilation, window, (h, w), pad[:2], pad[2:])]
     return window, strides, dilation, pad, (pad[0], pad[1], pad[2] + extra[0], pad[3] + extra[1]), out_hw
+
+
+def avg_pool_divisor(attrs: dict, h: int, w: int, what: str) -> np.ndarray:
+    """The (OH, OW) tap counts an average pool over an `h` x `w` input divides its window sums by, as
+    TVM's topi pool counts them: the taps inside the declared padding (`count_include_pad`; not
+    ceil_mode's extra) or inside the data; at least 1."""
+    window, strides, dilation, pad, _, out_hw = pool_geometry(attrs, h, w, what)
+    include = bool(attrs.get("count_include_pad", False))
+    counts = []
+    for axis, size in enumerate((h, w)):
+        lo, hi = (0, size + pad[axis] + pad[axis + 2]) if include else (pad[axis], pad[axis] + size)
+        taps = np.arange(out_hw[axis])[:, None] * strides[axis] + np.arange(window[axis])[None, :] * dilation[axis]
+        counts.append(((taps >= lo) & (taps < hi)).sum(axis=1))
+    return np.maximum(counts[0][:, None] * counts[1][None, :], 1)
 
 
 def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]] | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from xdsl.dialects import tensor
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
@@ -32,7 +31,7 @@ from xrelay.lowering.builders import (
     reassociation,
 )
 
-from xrelay.dialects.layout import check_layout, pad4, pair, pool_geometry
+from xrelay.dialects.layout import avg_pool_divisor, check_layout, pad4, pair, pool_geometry
 from xrelay.lowering.to_linalg.base import element_of, lowers
 
 _NAMED_CONVS = {
@@ -195,32 +194,18 @@ def lower_max_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
     return [_window_reduce(e, x, layout, kernel, strides, dilation, init, "max")]
 
 
-def _window_counts(out_size: int, stride: int, dilation: int, kernel: int, lo: int, hi: int) -> np.ndarray:
-    pos = np.arange(out_size)[:, None] * stride + np.arange(kernel)[None, :] * dilation
-    return ((pos >= lo) & (pos < hi)).sum(axis=1)
-
-
 @lowers(nn.AvgPool2DOp)
 def lower_avg_pool2d(op: Operation, e: Emitter) -> list[SSAValue]:
-    """nn.avg_pool2d → zero padding + a window-sum generic, divided by a constant (OH, OW) count tensor.
-
-    The count follows TVM: taps inside the declared padding (count_include_pad) or inside the data.
-    """
+    """nn.avg_pool2d → zero padding + a window-sum generic, divided by a constant (OH, OW) count tensor
+    (`avg_pool_divisor`)."""
     attrs, layout, data, result_type, element_type = _pool_operand(op, float_only=True)
     in_shape = _shape(data)
-    kernel, strides, dilation, pad, padded, out_hw = pool_geometry(
-        attrs, *(in_shape[layout.index(a)] for a in "HW"), "nn.avg_pool2d")
+    h, w = (in_shape[layout.index(a)] for a in "HW")
+    kernel, strides, dilation, _, padded, _ = pool_geometry(attrs, h, w, "nn.avg_pool2d")
     x = pad_spatial(e, data, layout, padded, 0)
     out_shape = list(result_type.get_shape())
     summed = _window_reduce(e, x, layout, kernel, strides, dilation, e.filled(0, out_shape, element_type), "add")
-    h, w = in_shape[layout.index("H")], in_shape[layout.index("W")]
-    if attrs["count_include_pad"]:
-        bounds_h, bounds_w = (0, h + pad[0] + pad[2]), (0, w + pad[1] + pad[3])
-    else:
-        bounds_h, bounds_w = (pad[0], pad[0] + h), (pad[1], pad[1] + w)
-    count_h = _window_counts(out_hw[0], strides[0], dilation[0], kernel[0], *bounds_h)
-    count_w = _window_counts(out_hw[1], strides[1], dilation[1], kernel[1], *bounds_w)
-    counts = e.constant(np.maximum(count_h[:, None] * count_w[None, :], 1), element_type)
+    counts = e.constant(avg_pool_divisor(attrs, h, w, "nn.avg_pool2d"), element_type)
     loops = dims(4)
     count_map = affine_map(4, [loops[layout.index("H")], loops[layout.index("W")]])
     return [e.generic([summed, counts], e.empty(out_shape, element_type),

@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from xrelay.dialects import nn
-from xrelay.dialects.layout import check_layout, layout_permutation, pool_geometry
+from xrelay.dialects.layout import avg_pool_divisor, check_layout, layout_permutation, pool_geometry
 from xrelay.runtime.kernels.conv import conv2d, pad_spatial, tap
 from xrelay.runtime.reference.nn_kernels.base import kernel
 
@@ -44,35 +44,18 @@ def max_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
     return _from_nchw(out, layout, data.dtype)
 
 
-def _window_counts(out_size: int, stride: int, dilation: int, window: int, lo: int, hi: int) -> np.ndarray:
-    """For each output position, how many of its taps land in padded coordinates [lo, hi)."""
-    pos = np.arange(out_size)[:, None] * stride + np.arange(window)[None, :] * dilation
-    return ((pos >= lo) & (pos < hi)).sum(axis=1)
-
-
 @kernel(nn.AvgPool2DOp)
 def avg_pool2d(attrs: dict, data: np.ndarray) -> np.ndarray:
-    """Mean over each window.
-
-    count_include_pad=True divides by the taps inside the declared padding (not ceil_mode's
-    extra), False by the taps inside the data, as TVM's topi pool does.
-    """
+    """Mean over each window (`avg_pool_divisor` says how many taps count)."""
     x, layout = _to_nchw(attrs, data, "nn.avg_pool2d")
-    window, strides, dil, pad, padded, out_hw = pool_geometry(attrs, *x.shape[2:], "nn.avg_pool2d")
+    window, strides, dil, _, padded, out_hw = pool_geometry(attrs, *x.shape[2:], "nn.avg_pool2d")
     acc_dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
     xp = pad_spatial(x.astype(acc_dtype, copy=False), padded, 0)
     total = np.zeros(x.shape[:2] + out_hw, dtype=acc_dtype)
     for kh in range(window[0]):
         for kw in range(window[1]):
             total += tap(xp, kh, kw, dil, strides, out_hw)
-    h, w = x.shape[2:]
-    if attrs.get("count_include_pad", False):
-        bounds_h, bounds_w = (0, h + pad[0] + pad[2]), (0, w + pad[1] + pad[3])
-    else:
-        bounds_h, bounds_w = (pad[0], pad[0] + h), (pad[1], pad[1] + w)
-    count_h = _window_counts(out_hw[0], strides[0], dil[0], window[0], *bounds_h)
-    count_w = _window_counts(out_hw[1], strides[1], dil[1], window[1], *bounds_w)
-    divisor = np.maximum(count_h[:, None] * count_w[None, :], 1).astype(acc_dtype)
+    divisor = avg_pool_divisor(attrs, *x.shape[2:], "nn.avg_pool2d").astype(acc_dtype)
     return _from_nchw(total / divisor, layout, data.dtype)
 
 

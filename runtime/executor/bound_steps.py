@@ -8,7 +8,8 @@ the same memory, after both is fixed. Later runs start from those bindings, skip
 only bind fixed slots (reshapes, slices, allocations, constants, dropped fills), and run each step
 whose slots are all fixed as its kept call (`kept_call`: a planned contraction's matmul, a fused
 tail's, a pad's or a convolution's compiled call, made once per thread count), skipping its Python
-(operands looked up, views checked, split decided, results bound)."""
+(operands looked up, views checked, split decided, results bound), or not at all (an insert whose
+source the plan computed in its slice)."""
 
 from __future__ import annotations
 
@@ -73,20 +74,30 @@ class BoundRuns:
 
     def _bind(self, env: list) -> list:
         """`replay` as functions of the environment, each step whose slots are all fixed and whose
-        calls are kept for this run's arrays (`env`) replaced by them."""
+        calls are kept for this run's arrays (`env`) replaced by them, or dropped when it has nothing
+        left to do (an insert of a source computed in its slice)."""
         body = []
         for index in self.replay:
             step, access = self.program.steps[index], self.program.accesses.get(index)
             call = None
             if access is not None and (access.reads | access.binds | access.writes) <= self.fixed:
                 call = kept_call(step, env)
-            body.append(step if call is None else call)
+            if call is not _nothing:
+                body.append(step if call is None else call)
         return body
+
+
+def _nothing(env: list) -> None:
+    pass
 
 
 def kept_call(step, env: list):
     """`f(env)` doing all of what `step` does with this environment's arrays and this thread count
-    (its results being bound already: all its slots are fixed), or None."""
+    (its results being bound already: all its slots are fixed), `_nothing`, or None."""
+    in_slice = getattr(step, "in_slice", None)
+    if in_slice is not None:
+        dest, index, source = in_slice
+        return _nothing if same_view(env[dest][index], env[source]) else None
     if isinstance(getattr(step, "planned", None), PlannedContraction):  # (a structured op's step)
         arrays = step.prepare(env)
         kept = step.planned.kept(arrays[:step.n_in], arrays[step.n_in])

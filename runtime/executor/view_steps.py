@@ -95,22 +95,14 @@ def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.Subv
 
 def insert_step(src: int, dst: int, out: int, index: tuple[slice, ...], copy: bool, view_shape: tuple[int, ...]):
     """A step writing `env[src]` into slice `index` of `env[dst]` (a copy of it when `copy`) and
-    binding the result to slot `out`. It remembers the last destination and source whose slice it
-    found to be the source already (arrays never move: the same pair, the same answer)."""
-    placed: list = [None]
+    binding the result to slot `out`; a source computed in its slice is not copied (and once the
+    slots are learnt, runtime/executor/bound_steps.py drops the step: `in_slice`)."""
 
     def insert(env: list) -> None:
-        dest, source = env[dst], env[src]
-        last = placed[0]
-        if not copy and last is not None and last[0] is dest and last[1] is source:
-            env[out] = dest
-            return
-        array = np.array(dest) if copy else dest
-        if same_view(array[index], source):  # the source was computed in place
-            if not copy:
-                placed[0] = (dest, source)
-        else:
-            array[index] = source.reshape(view_shape)
+        array = np.array(env[dst]) if copy else env[dst]
+        if not same_view(array[index], env[src]):  # else the source was computed in place
+            array[index] = env[src].reshape(view_shape)
         env[out] = array
 
+    insert.in_slice = None if copy else (dst, index, src)
     return insert

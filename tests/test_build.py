@@ -1,4 +1,4 @@
-"""xrelay.build and kernel formation (passes/kernels, dialects/kernel.py, runtime/executor/kernel_steps.py):
+"""xrelay.build and kernel formation (passes/kernels, dialects/kernel.py, runtime/executor/linalg_exec.py):
 which ops form each kernel, the algorithm the executor then runs, and the answers against numpy."""
 
 import subprocess

@@ -1,4 +1,4 @@
-"""The insert_slice step (runtime/executor/view_steps.py, `insert_step`): a source computed in its slice is not copied,
+"""The insert_slice step (runtime/executor/data_steps.py, `insert_step`): a source computed in its slice is not copied,
 and a placed program's learnt body drops that step (runtime/executor/bound_steps.py, `kept_call`);
 any other source is copied on every run; a copying insert leaves the destination alone."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from xrelay.runtime.executor import bound_steps
-from xrelay.runtime.executor.view_steps import insert_step
+from xrelay.runtime.executor.data_steps import insert_step
 
 INDEX = (slice(None), slice(2, 5))
 

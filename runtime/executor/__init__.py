@@ -1,5 +1,4 @@
 """The linalg/memref executor: a module's `@main` compiled once into numpy steps (`linalg_exec`, with
-`compile_linalg` and `run_linalg`; the steps per op kind: `view_steps`, `buffer_steps`, `pad_step`,
-`structured_step`), the arguments and cached programs (`program_entry`), the memory plan, the bindings a
-placed program keeps across runs (`bound_steps`), and the steps of `kernel.dispatch` ops
-(`kernel_steps`)."""
+`compile_linalg` and `run_linalg`; the steps per op kind: `data_steps`, `pad_step`,
+`structured_step`), the arguments and cached programs (`program_entry`), the memory plan, and the bindings a
+placed program keeps across runs (`bound_steps`)."""

@@ -1,8 +1,8 @@
 """Vectorised numpy executor for modules at the linalg (tensor) and memref levels.
 
 `LinalgProgram(module)` translates `@main` once into numpy closures, one per op, built per op kind
-(`view_steps`, `buffer_steps`, `pad_step`, `structured_step`; a `kernel.dispatch` made one step by
-`kernel_steps`). Tensor-level ops produce fresh arrays (outs copied unless fresh and single-use);
+(`data_steps`, `pad_step`, `structured_step`; a `kernel.dispatch` made one step
+as its ops say). Tensor-level ops produce fresh arrays (outs copied unless fresh and single-use);
 memref-level ops write their outs in place; reshapes are views. While it runs, BLAS is
 single-threaded and a kernel splits over the worker threads as its `split` attribute says."""
 
@@ -22,16 +22,16 @@ from xrelay.dialects.kernel import YieldOp as KernelYieldOp
 from xrelay.dialects.upstream_tensor import concat_as_inserts
 from xrelay.runtime.executor.bound_steps import BoundRuns
 from xrelay.runtime.parallel.threads import split_blas_threads
-from xrelay.runtime.executor.buffer_steps import (
-    compile_allocation, compile_broadcast, compile_constant, compile_copy, compile_dealloc, compile_get_global,
+from xrelay.runtime.executor.data_steps import (
+    RESHAPE_KINDS, compile_allocation, compile_broadcast, compile_constant, compile_copy, compile_dealloc,
+    compile_get_global, compile_insert_slice, compile_reshape, compile_slice,
 )
-from xrelay.runtime.executor.kernel_steps import assemble
 from xrelay.runtime.executor.memory_plan import StepAccess, StorageTracker, fresh_single_use
-from xrelay.runtime.executor.pad_step import compile_pad
+from xrelay.runtime.executor.pad_step import PadStep, compile_pad, fold_transpose
 from xrelay.runtime.executor.placement import ir_plan, is_placed
 from xrelay.runtime.executor.plan import ChunkedOp, FusedTail
 from xrelay.runtime.executor.structured_step import compile_structured_step
-from xrelay.runtime.executor.view_steps import RESHAPE_KINDS, compile_insert_slice, compile_reshape, compile_slice
+from xrelay.runtime.kernels.conv_epilogue import ConvStep, give_pad, give_tail, tail_into_pad
 from xrelay.runtime.executor.program_entry import (
     bind_inputs, cached_program, check_argument, check_no_use_after_dealloc, entry_and_globals,
 )
@@ -64,7 +64,7 @@ COMPILERS = (
     (tensor.PadOp, compile_pad), (linalg.BroadcastOp, compile_broadcast), (memref.CopyOp, compile_copy),
     (Structured, compile_structured_step),
 )
-"""Per op kind, the function appending its step to a `LinalgProgram` (`view_steps`, `buffer_steps`, ...)."""
+"""Per op kind, the function appending its step to a `LinalgProgram` (`data_steps`, `pad_step`, ...)."""
 
 
 class LinalgProgram:
@@ -129,8 +129,11 @@ class LinalgProgram:
             self.accesses.setdefault(step, StepAccess()).merge(self._access(op))
 
     def _compile_kernel(self, dispatch: DispatchOp) -> None:
-        """The steps of a `kernel.dispatch`: its members', then made one step as its ops say
-        (`kernel_steps.assemble`); its results are the yielded values' slots."""
+        """The steps of a `kernel.dispatch`: its members', then made one step as its ops say (never by
+        looking around it). A convolution root runs the epilogue on each block of output rows it
+        finishes (`conv_epilogue.give_tail`) and writes them into the destination pad (`give_pad`); an
+        epilogue and a pad without a convolution become one `TailIntoPad`; a "transpose" kernel's pad
+        copies through the transpose (`pad_step.fold_transpose`). Its results are the yielded values' slots."""
         self._tail, self._kernel = None, dispatch
         start = len(self.steps)
         for op in dispatch.body.block.ops:
@@ -140,8 +143,24 @@ class LinalgProgram:
             else:
                 self._add(op)
         self._tail, self._kernel = None, None
-        host = assemble(self, start, dispatch.root.data)
-        self.kernels.append((dispatch, host, range(start, len(self.steps))))
+        steps, accesses, memory = self.steps, self.accesses, self.memory
+        conv, tail, pad = (next((i for i in range(start, len(steps)) if isinstance(steps[i], kind) and i in accesses),
+                                None) for kind in (ConvStep, FusedTail, PadStep))
+        host = conv
+        if dispatch.root.data == "transpose" and tail is not None and pad is not None and len(steps[tail].members) == 1:
+            fold_transpose(self, tail, steps[pad], pad)
+            host = pad
+        elif conv is not None:
+            if tail is not None and tail > conv and give_tail(steps, accesses, memory, conv, tail):
+                host = tail
+            if pad is not None and pad > host:
+                give_pad(steps, accesses, memory, self._slot, host, pad)
+        elif tail is not None and pad is not None and pad > tail:
+            tail_into_pad(steps, accesses, memory, self._slot, tail, pad)
+            host = tail
+        if host is None:
+            host = max((i for i in range(start, len(steps)) if i in accesses), default=len(steps) - 1)
+        self.kernels.append((dispatch, host, range(start, len(steps))))
 
     def _access(self, op: Operation) -> StepAccess:
         """What the step of `op` reads, binds and writes."""
@@ -197,20 +216,17 @@ class LinalgProgram:
             return "generic"
         return self._kernel.algorithm.data
 
-    def _split_parts(self) -> int:
-        """How many threads the op being compiled splits over: its kernel's `split` parts (set by
-        `split-kernels`); 1 outside a kernel, or in one without `split`."""
-        parts = self._kernel.split_parts() if self._kernel is not None else None
-        return 1 if parts is None else parts[1]
-
-    def _split_axis(self, op: Structured) -> int | None:
-        """The axis of `op`'s result its kernel's `split` cuts: the kernel's split axis when `op` has one
-        result of the rank of the kernel's first one; None otherwise."""
+    def _split(self, op: Operation) -> tuple[int, int | None]:
+        """Over how many threads `op` (being compiled) splits, and along which axis of its result: its
+        kernel's `split` (set by `split-kernels`; the axis only when `op` has one result of the rank of
+        the kernel's first one); (1, None) outside a kernel, or in one without `split`."""
         split = self._kernel.split_parts() if self._kernel is not None else None
-        if split is None or len(op.results) != 1 or not self._kernel.results:
-            return None
-        rank = len(op.results[0].type.get_shape())
-        return split[0] if rank == len(self._kernel.results[0].type.get_shape()) else None
+        if split is None:
+            return 1, None
+        first = self._kernel.results[0] if self._kernel.results else None
+        same_rank = (len(op.results) == 1 and first is not None
+                     and len(op.results[0].type.get_shape()) == len(first.type.get_shape()))
+        return split[1], split[0] if same_rank else None
 
     def _fuse(self, op: Structured, chunked: ChunkedOp, prepare, finish) -> None:
         """Add an elementwise op to the fused tail it continues (it reads the last member's result

@@ -53,7 +53,7 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
             border.append(before + (slice(lo + n, size),))
 
     step = PadStep(src, out, shape, dtype, interior, border, fill, program._planned, k)
-    step.split = program._split_parts()
+    step.split = program._split(op)[0]
     step.constant_fill = constant
     program.steps.append(step)
 

@@ -33,7 +33,7 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
     slot = program._slot
     zero_init = [program._elide_zero_fill(op, k) for k in range(len(op.outputs))]
     constant = [is_constant(v) for v in op.inputs]
-    split, axis = program._split_parts(), program._split_axis(op)
+    split, axis = program._split(op)
     run = compile_structured(op, zero_init, constant, reuse_views=program._views_cached,
                              algorithm=program._algorithm(), parts=split, split_axis=axis)
     loop = result_loop(op, axis)

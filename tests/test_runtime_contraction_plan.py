@@ -4,7 +4,7 @@ convolutions go unrecognised), against einsum references written here, without t
 `contract` path."""
 
 import numpy as np
-from module_builder import formed
+from module_builder import formed, make_module
 import pytest
 from op_levels import single_op_module
 
@@ -66,10 +66,12 @@ def test_dense(no_general_path):
 
 @pytest.mark.parametrize("layout, stride", [("NCHW", 1), ("NHWC", 1), ("NCHW", 2)])
 def test_planned_program_reuses_matrices_only_when_they_view_the_arrays(no_general_path, layout, stride, monkeypatch):
-    """Run after run with the same input array (its contents changed in between) and then another
-    array: unstrided, both layouts' matrices are views of the arrays (NCHW: per group, the weight's
-    rows times the data's channels by pixels), kept from run to run; with stride 2 the NCHW data
-    matrix is a copy (the strided pixels merged), made again on every run."""
+    """The contraction reads a buffer of the program (the ReLU of the argument), the same array every
+    run, whose contents change with the argument's: unstrided, both layouts' matrices are views of it
+    (NCHW: per group, the weight's rows times the data's channels by pixels), kept once the program
+    learnt its bindings (two runs); with stride 2 the NCHW data matrix is a copy (the strided pixels
+    merged), made again on every run."""
+    from xrelay.dialects import nn
     from xrelay.runtime.kernels import affine_views
 
     monkeypatch.setattr(linalg_structured, "conv_geometry", lambda *args: None)  # a planned contraction
@@ -80,26 +82,26 @@ def test_planned_program_reuses_matrices_only_when_they_view_the_arrays(no_gener
     to_layout = (0, 1, 2, 3) if layout == "NHWC" else (0, 3, 1, 2)
     attrs = dict(data_layout="NHWC", kernel_layout="HWIO") if layout == "NHWC" else {}
     kernel = np.ascontiguousarray(weight.transpose(2, 3, 1, 0) if layout == "NHWC" else weight)
-    module = lower(single_op_module("nn.conv2d", [x.transpose(to_layout), kernel],
-                                    dict(groups=groups, strides=(stride, stride), **attrs), constants=False), to="linalg")
+
+    def body(values, emit):
+        relu = emit(nn.make("nn.relu", [values["x"]]))
+        weight = emit(nn.ConstantOp(kernel))
+        return [emit(nn.make("nn.conv2d", [relu, weight], groups=groups, strides=[stride, stride], **attrs))]
+
+    module = lower(make_module({"x": x.transpose(to_layout).shape}, body), to="linalg")
     program = LinalgProgram(formed(module))
     made = []
     original = affine_views.LoopView.__call__
     monkeypatch.setattr(affine_views.LoopView, "__call__", lambda self, *a, **k: made.append(1) or original(self, *a, **k))
-    data = np.ascontiguousarray(x.transpose(to_layout))
-    counts = []
-    for source in (x, RNG.standard_normal(x.shape).astype(np.float32), None):
-        if source is None:  # another array object
-            data = np.ascontiguousarray(x.transpose(to_layout)) * 2
-            source = x * 2
-        else:
-            data[...] = source.transpose(to_layout)
-        expected = grouped_1x1_reference(source[:, ::stride, ::stride], w_groups)
+    counts, data = [], np.ascontiguousarray(x.transpose(to_layout))
+    for source in (x, RNG.standard_normal(x.shape).astype(np.float32), x * 2, x * 3):
+        data[...] = source.transpose(to_layout)  # the same argument array, new contents
+        expected = grouped_1x1_reference(np.maximum(source[:, ::stride, ::stride], 0), w_groups)
         before = len(made)
-        (got,) = program(data, kernel)
+        (got,) = program(data)
         counts.append(len(made) - before)
         np.testing.assert_allclose(got, expected.transpose(to_layout), rtol=1e-4, atol=1e-4)
     if stride == 1:
-        assert counts[1] == 0 and counts[2] > 0  # kept for the same arrays, made for a new one
+        assert counts[0] > 0 and counts[2] == counts[3] == 0  # kept: the same buffer every run
     else:
-        assert counts[1] == counts[0] > 0
+        assert counts[3] == counts[2] == counts[1] > 0  # (the first run also made the ReLU's)

@@ -1,14 +1,14 @@
 """The linalg executor's steps that bind or move data rather than compute it.
 
 A constant, a global or an allocation binds its array (`tensor.empty`/`memref.alloc`: its planned
-buffer, or a fresh array when not planned); a reshape, cast or slice binds a view of its operand
-(`bind_view`, made once per source array); a `tensor.insert_slice` writes its source into its slice
+buffer, or a fresh array when not planned); a reshape, cast or slice binds a view of its operand (a
+placed program's later runs bind the views of its own buffers once and for all:
+runtime/executor/bound_steps.py); a `tensor.insert_slice` writes its source into its slice
 of the destination (in place when the destination is fresh and single-use), copying nothing for a
 source the memory plan computed there (`insert_step`); broadcasts and `memref.copy` copy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -38,7 +38,7 @@ def compile_reshape(program: LinalgProgram, op: Operation) -> None:
     shape = tuple(op.results[0].type.get_shape())
     src, out = slot(op.operands[0]), slot(op.results[0])
     program.memory.alias(out, src, reshaped=True)
-    program.steps.append(bind_view(src, out, lambda a, sh=shape: a.reshape(sh)))
+    program.steps.append(lambda env: env.__setitem__(out, env[src].reshape(shape)))
 
 
 def compile_slice(program: LinalgProgram, op: tensor.ExtractSliceOp | memref.SubviewOp) -> None:
@@ -48,7 +48,7 @@ def compile_slice(program: LinalgProgram, op: tensor.ExtractSliceOp | memref.Sub
     src, out = slot(op.source), slot(op.result)
     program.memory.alias(out, src)
     shape = tuple(op.result.type.get_shape())  # rank-reducing slices drop unit axes
-    program.steps.append(bind_view(src, out, lambda a, i=index, sh=shape: a[i].reshape(sh)))
+    program.steps.append(lambda env: env.__setitem__(out, env[src][index].reshape(shape)))
 
 
 def compile_insert_slice(program: LinalgProgram, op: tensor.InsertSliceOp) -> None:
@@ -65,25 +65,6 @@ def compile_insert_slice(program: LinalgProgram, op: tensor.InsertSliceOp) -> No
             program.memory.place(src, dst, index, len(program.steps), op)
 
     program.steps.append(insert_step(src, dst, out, index, copy, view_shape))
-
-
-def bind_view(src: int, out: int, make: Callable[[np.ndarray], np.ndarray]):
-    """A step binding `make(env[src])`, a view of it, to slot `out`. The view is made once per source
-    array (the same argument object on every run, say), so that the kernels reading it keep theirs;
-    a `make` that had to copy is never reused."""
-    last: list = [None]
-
-    def step(env: list) -> None:
-        source = env[src]
-        entry = last[0]
-        if entry is not None and entry[0] is source:
-            env[out] = entry[1]
-            return
-        view = env[out] = make(source)
-        if isinstance(view, np.ndarray) and view.base is not None and np.may_share_memory(view, source):
-            last[0] = (source, view)
-
-    return step
 
 
 def static_slices(op: tensor.ExtractSliceOp | tensor.InsertSliceOp | memref.SubviewOp) -> tuple[slice, ...]:

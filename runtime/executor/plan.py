@@ -96,9 +96,9 @@ class FusedTail:
     def __init__(self, first: ChunkedOp, prepare: Callable, finish: Callable):
         self.members = [(first, prepare, finish)]
         self.rows, self.split = first.rows, first.split
-        self.kept: tuple[list, Callable[[int], None], bool] | None = None
+        self.kept: tuple[list, Callable[[int], None] | None] | None = None
         """(each member's operand arrays of the last run, their compiled call (`native_tail`) given a
-        thread count or None (numpy), whether there is one)."""
+        thread count, or None: numpy), made once per set of arrays."""
 
     def accepts(self, chunked: ChunkedOp) -> bool:
         last = self.members[-1][0]
@@ -109,24 +109,18 @@ class FusedTail:
 
     def __call__(self, env: list) -> None:
         prepared = []
-        kept = self.kept
-        same = kept is not None
         for chunked, prepare, finish in self.members:
-            arrays = prepare(env)
-            finish(env, arrays)  # in place: the results are the out buffers, bound before running
-            if same:
-                before = kept[0][len(prepared)]
-                same = len(arrays) == len(before) and all(a is b for a, b in zip(arrays, before))
-            prepared.append((chunked, arrays))
-        parts = split_parts(self.split)
-        if not same:  # (tried once per set of arrays, not on every run)
-            native = native_tail(prepared)
-            kept = self.kept = ([arrays for _, arrays in prepared], native, native is not None)
+            prepared.append((chunked, prepare(env)))
+            finish(env, prepared[-1][1])  # in place: the results are the out buffers, bound before running
+        kept = self.kept
+        if kept is None or any(len(arrays) != len(before) or any(a is not b for a, b in zip(arrays, before))
+                               for (_, arrays), before in zip(prepared, kept[0])):
+            kept = self.kept = ([arrays for _, arrays in prepared], native_tail(prepared))
         if kept[1] is None:  # numpy: each member whole, in order
             for chunked, arrays in prepared:
                 chunked.whole(arrays)
             return
-        kept[1](parts)  # one compiled call, split into `parts` in C
+        kept[1](split_parts(self.split))  # one compiled call, split into the kernel's parts in C
 
 
 def native_tail(prepared: list) -> Callable[[int], None] | None:

@@ -6,6 +6,7 @@ contraction path as the generic they replaced did."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from op_levels import single_op_module
 
 from xrelay.dialects import make_context
@@ -49,18 +50,39 @@ def test_dense_and_batch_matmul_lower_to_named_ops_on_the_blas_path():
         assert contraction_pair(named, 0) == (0, 1)
 
 
-def test_general_contraction_with_and_without_einsums_path_finder(monkeypatch):
-    """`contract` (the general contraction path) gives x @ w on einsum's own loop (at most
-    MAX_DIRECT_EINSUM_POINTS loop points) and through its BLAS path finder (above)."""
-    from xdsl.ir.affine import AffineMap
+@pytest.mark.parametrize("dtype, element", [(np.float32, "f32"), (np.int32, "i32")])
+def test_contractions_no_matmul_plan_takes_sum_their_product(dtype, element):
+    """out[i, j] += a[i, k] * b[i, m] (k and m each read by one operand only: no batched matmul) runs as
+    the product summed over the loop space; an integer matmul runs planned, wrapping as arith does."""
+    from xdsl.parser import Parser
 
-    from xrelay.runtime.kernels import linalg_structured
+    from xrelay.runtime.executor.linalg_exec import run_linalg
 
-    rng = np.random.default_rng(4)
-    x, w = rng.standard_normal((1, 96)).astype(np.float32), rng.standard_normal((96, 4)).astype(np.float32)
-    # loops (m, n, k): x (m, k), w (k, n), out (m, n); operands as loop-space views
-    maps = [AffineMap.from_callable(f) for f in (lambda m, n, k: (m, k), lambda m, n, k: (k, n), lambda m, n, k: (m, n))]
-    for limit in (0, 1 << 16):
-        monkeypatch.setattr(linalg_structured, "MAX_DIRECT_EINSUM_POINTS", limit)
-        product = linalg_structured.contract(x[:, None, :], w.T[None, :, :], *maps, (1, 4, 96))
-        np.testing.assert_allclose(product.reshape(1, 4), x @ w, rtol=1e-5, atol=1e-5)
+    add, mul = ("arith.addf", "arith.mulf") if element == "f32" else ("arith.addi", "arith.muli")
+    text = f"""
+    func.func @main(%a: tensor<3x4x{element}>, %b: tensor<3x5x{element}>, %w: tensor<4x2x{element}>,
+                    %o: tensor<3x2x{element}>, %p: tensor<3x2x{element}>) -> (tensor<3x2x{element}>, tensor<3x2x{element}>) {{
+      %r = linalg.generic {{indexing_maps = [affine_map<(i, j, k, m) -> (i, k)>, affine_map<(i, j, k, m) -> (i, m)>,
+                                            affine_map<(i, j, k, m) -> (i, j)>],
+                           iterator_types = ["parallel", "parallel", "reduction", "reduction"]}}
+          ins(%a, %b : tensor<3x4x{element}>, tensor<3x5x{element}>) outs(%o : tensor<3x2x{element}>) {{
+      ^bb0(%x: {element}, %y: {element}, %acc: {element}):
+        %t = {mul} %x, %y : {element}
+        %s = {add} %acc, %t : {element}
+        linalg.yield %s : {element}
+      }} -> tensor<3x2x{element}>
+      %q = linalg.matmul ins(%a, %w : tensor<3x4x{element}>, tensor<4x2x{element}>)
+                         outs(%p : tensor<3x2x{element}>) -> tensor<3x2x{element}>
+      func.return %r, %q : tensor<3x2x{element}>, tensor<3x2x{element}>
+    }}
+    """
+    rng = np.random.default_rng(8)
+    a, b, w, o, p = (rng.integers(-9, 9, shape).astype(dtype) for shape in ((3, 4), (3, 5), (4, 2), (3, 2), (3, 2)))
+    if dtype == np.int32:
+        a[0, 0] = w[0, 0] = 1 << 20  # (1 << 40) wraps to 0 in 32 bits
+    got_r, got_q = run_linalg(Parser(make_context(), text).parse_module(), {"a": a, "b": b, "w": w, "o": o, "p": p})
+    wide = [x.astype(np.int64 if dtype == np.int32 else np.float64) for x in (a, b, w, o, p)]
+    want_r = wide[3] + (wide[0].sum(axis=1) * wide[1].sum(axis=1))[:, None]
+    want_q = wide[4] + wide[0] @ wide[2]
+    np.testing.assert_allclose(got_r, want_r.astype(dtype), rtol=1e-5)
+    np.testing.assert_allclose(got_q, want_q.astype(dtype), rtol=1e-5)  # (int32: wrapped, as arith.muli/addi)

@@ -1,7 +1,7 @@
 """Contractions run through their planned batched matmul (runtime/kernels/contraction_plan.py): dense
 layers, and grouped 1x1 convolutions in both layouts (which im2col runs, `linalg_conv`, unless
-convolutions go unrecognised), against einsum references written here, without the general
-`contract` path."""
+convolutions go unrecognised), against einsum references written here, without the general path
+(the product summed over the loop space)."""
 
 import numpy as np
 from module_builder import formed, make_module
@@ -19,9 +19,9 @@ RNG = np.random.default_rng(5)
 @pytest.fixture
 def no_general_path(monkeypatch):
     def refuse(*args, **kwargs):
-        raise AssertionError("the general contract path ran")
+        raise AssertionError("the general path ran")
 
-    monkeypatch.setattr(linalg_structured, "contract", refuse)
+    monkeypatch.setattr(linalg_structured, "reduce_into", refuse)
 
 
 def grouped_1x1_reference(x_nhwc, w_groups):

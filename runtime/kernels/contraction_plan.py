@@ -1,9 +1,10 @@
 """A contraction's batched matmul planned once: axis orders and matrix shapes fixed at compile time.
 
 For a dense layer or a convolution (the output indexed by bare loops, each operand reading only loops
-the other or the output reads), `planned_contraction` does once what `linalg_structured.contract`
-works out per call; a call makes the two matrix views (a convolution's data copied: im2col) and runs
-one `threaded_matmul` into the output."""
+the other or the output reads), `planned_contraction` works out once how the operands' loop-space
+views reshape to matrices; a call makes the two matrix views (a convolution's data copied: im2col)
+and runs one `threaded_matmul` into the output. `linalg_structured.compile_structured` sums the
+product over the loop space for any other contraction."""
 
 from __future__ import annotations
 
@@ -118,7 +119,7 @@ class PlannedContraction:
         reshape to its matrix (a convolution's data: its im2col) is copied here."""
         a, b = (ins[k] for k in self.operands)
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
-                and a.dtype == b.dtype == target.dtype and a.dtype.kind == "f"):
+                and a.dtype == b.dtype == target.dtype and a.dtype.kind in "fiu"):
             return None
         try:  # (not in place: the output's axes in another order, groups between pixels and filters)
             view = target if self.in_place else target.transpose(self.to_labels)

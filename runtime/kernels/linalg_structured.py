@@ -6,12 +6,10 @@ maps gather), an elementwise body runs as numpy calls into the output (`elementw
 copy or a chain of ufuncs), a reduction `combine(x, acc)` folds with one `ufunc.reduce` (pooling
 windows separably: `window_reduce`), other reductions point by point (`reduction_programs`), and
 `acc + a * b` is a contraction: a convolution (`linalg_conv`), a planned batched matmul
-(`contraction_plan`) or one einsum."""
+(`contraction_plan`), or else a reduction of the product over the loop space."""
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -20,7 +18,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import SSAValue
-from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.ir.affine import AffineDimExpr
 
 from xrelay.dialects.structured import captured_values
 from xrelay.runtime.kernels.body_program import BodyProgram, depends_on, reduction_combine
@@ -105,8 +103,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
 
     pooled = window_program(op, maps, ranges, reduction_axes, zero_init)
     views = [LoopView(m, ranges) for m in maps]
-    # Per output: ("keep",), ("assign", target index), ("reduce", ufunc, target index) or
-    # ("contract", input a, input b).
+    # Per output: ("keep",), ("assign", target index) or ("reduce", ufunc, target index, a contraction's
+    # runner or None).
     plans = []
     conv = None  # (geometry, runner) of a convolution
     targets: list[SSAValue] = []
@@ -127,7 +125,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
         if combine is None:
             return sequential_reduction(op, maps, ranges, reduction_axes)
         ufunc, x = combine
-        contraction = contraction_pair(op, out_index)
+        contraction, fast = contraction_pair(op, out_index), None
         if contraction is not None:
             geometry = algorithm != "generic" and conv_geometry(maps, ranges, *contraction, n_in + out_index)
             fast = planned_contraction(maps, ranges, *contraction, n_in + out_index, reuse_views or [False],
@@ -135,10 +133,8 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             if geometry:  # the native kernel, else as a planned im2col
                 conv = (geometry, geometry.runner(ranges, constant_inputs, algorithm, parts, split_axis))
                 fast = _either(conv[1], fast)
-            plans.append(("contract", *contraction, fast))
-        else:
-            plans.append(("reduce", ufunc, len(targets)))
-            targets.append(x)
+        plans.append(("reduce", ufunc, len(targets), fast))  # (a contraction's runner, else the product summed)
+        targets.append(x)
 
     body = BodyProgram(block, targets, ranges) if targets else None
     needs_inputs = body is not None
@@ -153,7 +149,7 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
 
     # One contraction with a fast runner (a conv, a grouped 1x1 conv, a depthwise conv): tried first,
     # before any view of the output is made for the general path.
-    fast_only = plans[0][3] if len(plans) == 1 and plans[0][0] == "contract" else None
+    fast_only = plans[0][3] if len(plans) == 1 and plans[0][0] == "reduce" else None
     fast_accumulate = not (zero_init and zero_init[0])
 
     def run(arrays: list) -> None:
@@ -185,19 +181,11 @@ def compile_structured(op: Structured, zero_init: Sequence[bool] = (),
             if plan[0] == "assign":
                 if values is not None:
                     copy_into(out_view, values[plan[1]])
-            elif plan[0] == "reduce":
-                x = np.broadcast_to(values[plan[2]], ranges)  # (its identity's fill dropped: written whole)
-                reduce_into(plan[1], x, reduction_axes, out_view, k < len(zero_init) and zero_init[k])
             else:
-                ia, ib, fast = plan[1:]
-                accumulate = not (k < len(zero_init) and zero_init[k])
-                if fast is not None and fast(ins, outs[k], accumulate):
-                    continue
-                product = contract(views[ia](ins[ia]), views[ib](ins[ib]), maps[ia], maps[ib], out_maps[k], ranges)
-                if k < len(zero_init) and zero_init[k]:
-                    np.copyto(out_view, product, casting="unsafe")
-                else:
-                    np.add(out_view, product, out=out_view, casting="unsafe")
+                overwrite = k < len(zero_init) and zero_init[k]  # (its identity's fill dropped: written whole)
+                if plan[3] is not fast_only and plan[3](ins, outs[k], not overwrite):
+                    continue  # (a contraction's runner; the one output's ran first)
+                reduce_into(plan[1], np.broadcast_to(values[plan[2]], ranges), reduction_axes, out_view, overwrite)
 
     run.fast_only = fast_only  # (a planned contraction: its step keeps the matmul, runtime/executor/bound_steps.py)
     run.conv = conv if fast_only is not None else None  # (its ConvStep, runtime/kernels/conv_epilogue.py)
@@ -239,35 +227,3 @@ def overwritten_identity(op: Structured, k: int) -> float | None:
                                                           for e, size in zip(out_map.results, out_shape, strict=True)):
             return None  # (an element the reduction does not reach keeps its fill)
     return IDENTITIES[combine[0]]
-
-
-MAX_DIRECT_EINSUM_POINTS = 1 << 16
-"""`contract` runs einsum's own loop up to this many loop points, without its path finder (which
-looks for a BLAS call and costs about 30 us a call: a squeeze-excitation's 96x4 dense layer took 49
-us with it, 5 us without; 1152x48, 36 -> 12 us, minimum of 300 calls)."""
-
-
-def contract(a: np.ndarray, b: np.ndarray, map_a: AffineMap, map_b: AffineMap, map_out: AffineMap,
-             ranges: Sequence[int]) -> np.ndarray:
-    """sum over the loops not in the output of a * b, as one einsum (BLAS where numpy's path finder
-    can use it). `a` and `b` are loop-space views (one axis per loop, size 1 where unused); the
-    result is loop-space shaped too (size 1 on the loops it does not vary along), ready to add into
-    the output view. The general path: the executor's contractions mostly run planned
-    (`contraction_plan`) or as convolutions (`linalg_conv`)."""
-    index_a, index_b, subscripts, shape = _einsum_form(map_a, map_b, map_out, tuple(ranges))
-    optimize = math.prod(ranges) > MAX_DIRECT_EINSUM_POINTS
-    return np.einsum(subscripts, a[index_a], b[index_b], optimize=optimize).reshape(shape)
-
-
-@functools.lru_cache(maxsize=1024)
-def _einsum_form(map_a: AffineMap, map_b: AffineMap, map_out: AffineMap, ranges: tuple[int, ...]):
-    """`contract`'s (index of a's view, of b's, einsum subscripts, result shape), made once per op
-    (walking the maps costs more than a small einsum)."""
-    used_a, used_b = used_loops(map_a), used_loops(map_b)
-    kept = sorted(used_loops(map_out) & (used_a | used_b))
-    loops = range(len(ranges))
-    letters = "".join(chr(ord("a") + d) if d < 26 else chr(ord("A") + d - 26) for d in loops)
-    index = lambda used: tuple(slice(None) if d in used else 0 for d in loops)  # noqa: E731
-    named = lambda used: "".join(letters[d] for d in sorted(used))  # noqa: E731
-    subscripts = f"{named(used_a)},{named(used_b)}->{''.join(letters[d] for d in kept)}"
-    return index(used_a), index(used_b), subscripts, tuple(ranges[d] if d in kept else 1 for d in loops)

@@ -20,7 +20,6 @@ from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from xrelay.dialects.constant import attr_numpy, dtype_of
 from xrelay.runtime.kernels.affine_views import ExecutionError
-from xrelay.runtime.kernels import integer_ops
 from xrelay.runtime.math_functions import erf
 
 
@@ -59,6 +58,12 @@ def scalar_constant(attr: Attribute, value_type: Attribute):
     raise ExecutionError(f"unsupported constant {attr}")
 
 
+def _unsigned(array) -> np.ndarray:
+    """An `iN` array (held in a signed dtype) read as unsigned, for upstream's unsigned ops."""
+    array = np.asarray(array)
+    return array.view(np.dtype(f"u{array.dtype.itemsize}"))
+
+
 _BINARY = {
     arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply,
     arith.DivfOp: np.divide, arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
@@ -69,6 +74,8 @@ _BINARY = {
     arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
     arith.AndIOp: np.bitwise_and, arith.OrIOp: np.bitwise_or, arith.XOrIOp: np.bitwise_xor,
     math.PowFOp: np.power, math.CopySignOp: np.copysign,
+    arith.MaxUIOp: lambda a, b: np.maximum(_unsigned(a), _unsigned(b)).view(np.asarray(a).dtype),
+    arith.MinUIOp: lambda a, b: np.minimum(_unsigned(a), _unsigned(b)).view(np.asarray(a).dtype),
 }
 _UNARY = {
     arith.NegfOp: np.negative, math.SqrtOp: np.sqrt, math.ExpOp: np.exp, math.LogOp: np.log,
@@ -123,8 +130,12 @@ def body_op_fn(op: Operation) -> Callable:
     if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.FPToSIOp | arith.ExtSIOp
                   | arith.TruncIOp | arith.IndexCastOp):
         return _cast_fn(op)
-    if (unsigned := integer_ops.numpy_fn(op, numpy_dtype)) is not None:
-        return unsigned
+    if isinstance(op, arith.ExtUIOp | arith.UIToFPOp):
+        dtype = numpy_dtype(op.results[0].type)
+        return lambda x: _unsigned(x).astype(dtype)
+    if isinstance(op, arith.FPToUIOp):
+        dtype = numpy_dtype(op.results[0].type)
+        return lambda x: np.asarray(x).astype(np.dtype(f"u{dtype.itemsize}")).view(dtype)
     raise ExecutionError(f"unsupported op {op.name} in a linalg body")
 
 

@@ -124,32 +124,11 @@ class LoopView:
 
 
 def gather_view(array: np.ndarray, amap: AffineMap, ranges: Sequence[int]) -> np.ndarray:
-    """A loop-space array of `array`'s elements for any affine map (fancy indexing)."""
+    """A loop-space array of `array`'s elements for any affine map (fancy indexing: the map evaluated
+    over index grids, elementwise)."""
     rank = len(ranges)
     grids = [np.arange(r).reshape([r if i == d else 1 for i in range(rank)]) for d, r in enumerate(ranges)]
-    index = tuple(np.asarray(_eval_expr(expr, grids)) for expr in amap.results)
-    return np.asarray(array)[index]
-
-
-def _eval_expr(expr: AffineExpr, grids):
-    if isinstance(expr, AffineDimExpr):
-        return grids[expr.position]
-    if isinstance(expr, AffineConstantExpr):
-        return expr.value
-    assert isinstance(expr, AffineBinaryOpExpr)
-    lhs, rhs = _eval_expr(expr.lhs, grids), _eval_expr(expr.rhs, grids)
-    match expr.kind:
-        case AffineBinaryOpKind.Add:
-            return lhs + rhs
-        case AffineBinaryOpKind.Mul:
-            return lhs * rhs
-        case AffineBinaryOpKind.FloorDiv:
-            return lhs // rhs
-        case AffineBinaryOpKind.CeilDiv:
-            return -((-lhs) // rhs)
-        case AffineBinaryOpKind.Mod:
-            return lhs % rhs
-    raise ExecutionError(f"unsupported affine expression {expr}")
+    return np.asarray(array)[tuple(np.asarray(index) for index in amap.eval(grids, []))]
 
 
 def used_loops(amap: AffineMap) -> set[int]:

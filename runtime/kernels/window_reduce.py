@@ -14,11 +14,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.dialects import arith, memref, tensor
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import OpResult
 from xdsl.ir.affine import AffineMap
 
 from xrelay.runtime.kernels.affine_views import ExecutionError, data_axes, is_bare_permutation
-from xrelay.runtime.kernels.body_program import BodyProgram, body_op_fn, reduction_combine
+from xrelay.runtime.kernels.body_program import BodyProgram, reduction_combine
 from xrelay.runtime.native.window_kernels import native_window
 
 
@@ -115,41 +114,26 @@ IDENTITIES = {np.maximum: -np.inf, np.fmax: -np.inf, np.minimum: np.inf, np.fmin
 """The value a reduction's output may start from without changing it (its fill can be dropped)."""
 
 
-def _mapped_input(op, value) -> int | None:
-    """The index of the one input that `value` (a reduction body's folded value) is an elementwise
-    function of: every body op it needs computes per element from that input's block argument and
-    body constants (no loop indices, no reads of other operands, no captured values); else None."""
-
-    block = op.body.block
-    n_in = len(op.inputs)
-    args: set = set()
-    seen: set = set()
-    pending = [value]
-    while pending:
-        v = pending.pop()
-        if v in block.args:
-            if block.args.index(v) >= n_in:
-                return None
-            args.add(v)
-            continue
-        owner = v.owner
-        if not (isinstance(v, OpResult) and owner.parent_block() is block):
-            return None  # a captured value: the loop space's shape may matter, stay general
-        if owner in seen:
-            continue
-        seen.add(owner)
-        if isinstance(owner, arith.ConstantOp):
-            continue
-        if isinstance(owner, linalg.IndexOp | tensor.ExtractOp | memref.LoadOp | arith.IndexCastOp):
-            return None  # (they depend on where in the loop space, not only on the element)
-        try:
-            body_op_fn(owner)
-        except ExecutionError:
-            return None
-        pending.extend(owner.operands)
-    if len(args) != 1 or value in block.args:  # (the input itself: a pooling)
+def _mapped_input(op, value, ranges: Sequence[int]) -> tuple[int, BodyProgram] | None:
+    """(the index of the one input that `value`, a reduction body's folded value, is an elementwise
+    function of, its program): every body op it needs computes per element from that input's block
+    argument and body constants (no loop indices, no reads of other operands, no captured values);
+    else None."""
+    block, n_in = op.body.block, len(op.inputs)
+    try:
+        body = BodyProgram(block, [value], ranges)
+    except ExecutionError:
         return None
-    return block.args.index(args.pop())
+    made, args = {result for result, _, _ in body.steps}, set()
+    for result, _, operands in body.steps:
+        if isinstance(result.owner, linalg.IndexOp | tensor.ExtractOp | memref.LoadOp | arith.IndexCastOp):
+            return None  # (they depend on where in the loop space, not only on the element)
+        for v in operands:
+            if v in block.args[:n_in]:
+                args.add(v)
+            elif v not in made:
+                return None  # an output's or a captured value: the loop space's shape may matter
+    return (block.args.index(args.pop()), body) if len(args) == 1 else None
 
 
 def window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reduction: Sequence[int],
@@ -169,12 +153,13 @@ def window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reducti
     ufunc, value = combine
     block, n_in = op.body.block, len(op.inputs)
     pooling = value in block.args[:n_in]
-    data = block.args.index(value) if pooling else _mapped_input(op, value)
+    mapping = None if pooling else _mapped_input(op, value, ranges)  # (the input, the program of `f`)
+    data = block.args.index(value) if pooling else None if mapping is None else mapping[0]
     reduce = None if data is None else window_reduction(maps, ranges, reduction, data, n_in, ufunc)
     if reduce is None:
         return None
     accumulate = not (zero_init and zero_init[0])
-    mapped = None if pooling else _mapping(block, value, data, reduce.region, ranges)
+    mapped = None if pooling else _mapping(mapping[1], block.args[data], reduce.region)
 
     def run(arrays: list) -> bool:
         ins = arrays[:n_in]
@@ -195,11 +180,9 @@ def window_program(op, maps: Sequence[AffineMap], ranges: Sequence[int], reducti
     return run
 
 
-def _mapping(block, value, data: int, region: tuple, ranges: Sequence[int]) -> Callable:
-    """`mapped(x, dtype)`: a per-thread buffer of `x`'s shape holding `value` (an elementwise function
-    of input `data`) over `region`, the part of `x` the windows read."""
-    body = BodyProgram(block, [value], ranges)
-    x_arg = block.args[data]
+def _mapping(body: BodyProgram, x_arg, region: tuple) -> Callable:
+    """`mapped(x, dtype)`: a per-thread buffer of `x`'s shape holding `body`'s value (an elementwise
+    function of block argument `x_arg`) over `region`, the part of `x` the windows read."""
     local = threading.local()
 
     def mapped(x: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -89,7 +89,8 @@ def compile_structured_step(program: LinalgProgram, op: Structured) -> None:
         step.planned = planned  # (what it cuts; bound_steps keeps a planned contraction's matmul)
         step.prepare, step.n_in = prepare, n_in
 
-        step = ConvStep.of(op, zero_init, constant, run, prepare, finish, program._views_cached, split, axis) or step
+        if getattr(run, "conv", None) is not None and len(op.results) == 1:  # a convolution
+            step = ConvStep(op, run, prepare, finish, zero_init, constant, program._views_cached, split, axis)
     else:
         def step(env, run=run, operands=operands):
             run([env[i] for i in operands])

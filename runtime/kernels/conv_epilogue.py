@@ -17,7 +17,6 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from xrelay.runtime.kernels.linalg_conv import ConvGeometry
 from xrelay.runtime.native.conv_kernels import EpilogueOp, NativeEpilogue
 from xrelay.runtime.native.window_kernels import chain_ops
 from xrelay.runtime.kernels.linalg_structured import Structured
@@ -90,15 +89,16 @@ class RowTail:
 class ConvStep:
     """The step of a structured op that is a 2-D convolution (`linalg_conv.conv_geometry`, depthwise
     too) with one output: `prepare(env)` gives its operand arrays, `run(arrays)` computes it as
-    `compile_structured` does, `finish(env, arrays)` binds its result. With a `tail` (set by
-    `give_tail`) the step also runs that tail, row block by row block."""
+    `compile_structured` does, `finish(env, arrays)` binds its result; `run.conv` is its geometry and
+    runner (made for its kernel's split: `split` parts cutting output axis `split_axis`). With a `tail`
+    (set by `give_tail`) the step also runs that tail, row block by row block."""
 
-    def __init__(self, op: Structured, geometry: ConvGeometry, runner: Callable, run: Callable,
-                 prepare: Callable, finish: Callable, accumulate: bool):
-        self.op, self.geometry, self.runner = op, geometry, runner
-        self.run, self.prepare, self.finish, self.accumulate = run, prepare, finish, accumulate
+    def __init__(self, op: Structured, run: Callable, prepare: Callable, finish: Callable, zero_init: Sequence[bool],
+                 constant: Sequence[bool], reuse_views: Sequence[bool], split: int | None, split_axis: int | None):
+        (self.geometry, self.runner), self.op, self.run, self.prepare, self.finish = run.conv, op, run, prepare, finish
+        self.accumulate = not (zero_init and zero_init[0])
         self.n_in = len(op.inputs)
-        self.rows = op.results[0].type.get_shape()[geometry.out_axes[2]]
+        self.rows = op.results[0].type.get_shape()[self.geometry.out_axes[2]]
         self.tail: RowTail | None = None
         self.pad: PadStep | None = None
         """With a tail, the pad of the tail's result that this step also does, row block by row block."""
@@ -109,32 +109,14 @@ class ConvStep:
         """(the pad's buffer, its interior view, (the tail's rows, the result, their epilogue with the
         pad's copy) or None) of the last run: kept while the arrays are the same objects, as a planned
         program's are on every run."""
-        self.reuse_views = (False,)
-        self.split: int | None = None
-        """The threads its runner splits over: its kernel's `split` parts, or None (one)."""
+        self.reuse_views, self.split, self.split_axis = reuse_views, split, split_axis
         self.native_kept: tuple | None = None
         """(the Python epilogue of the last run, its `native_epilogue`)."""
-        self.constant_weight = False
+        self.constant_weight = self.geometry.weight < len(constant) and bool(constant[self.geometry.weight])
         """Whether the weight is a constant (its layout for the kernel is made once)."""
         self.native_arrays: list | None = None
         """(the thread count, the operand arrays) of the last run, when the native kernel ran it with the
         kept epilogue."""
-
-    @staticmethod
-    def of(op: Structured, zero_init: Sequence[bool], constant: Sequence[bool], run: Callable,
-           prepare: Callable, finish: Callable, reuse_views: Sequence[bool] = (False,),
-           parts: int | None = None, split_axis: int | None = None) -> ConvStep | None:
-        """The step of `op` when `compile_structured` made `run` a convolution's (`run.conv`: its
-        geometry and runner, which `parts` and `split_axis` were given to) with one result."""
-        conv = getattr(run, "conv", None)
-        if conv is None or len(op.results) != 1:
-            return None
-        geometry, runner = conv
-        step = ConvStep(op, geometry, runner, run, prepare, finish, not (zero_init and zero_init[0]))
-        step.constant_weight = geometry.weight < len(constant) and bool(constant[geometry.weight])
-        step.reuse_views = reuse_views
-        step.split, step.split_axis = parts, split_axis
-        return step
 
     def __call__(self, env: list) -> None:
         arrays = self.prepare(env)

@@ -4,8 +4,8 @@
 whose loops are tiled along the width alone (`tile-loops{tile=W inner_tile=1024}`: the output
 channels run whole and innermost), unrolled and jammed by W (`unroll-jam-loops{factor=W
 remainder=true}`) and fused, the same after `winograd-conv{tile=M}` (its 3x3 convolutions as
-Winograd F(M x M, 3 x 3): batched matmuls), all run by the native loops executor (codegen/);
-optionally the linalg level too.
+Winograd F(M x M, 3 x 3): batched matmuls), and that after `plan-buffers` (its buffers views of one
+arena), all run by the native loops executor (codegen/); optionally the linalg level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
         [--model matmul|conv|resnet18] [--size 64] [--tile 32] [--jam 4] [--width-tile 4] [--winograd 4] \\
@@ -15,7 +15,7 @@ optionally the linalg level too.
 `matmul` is nn.dense of 256x512 by 512x512; `conv` a 3x3 convolution, 64 to 64 channels over 56x56
 (padding 1); `resnet18` ResNet-18 on a 1x3xSIZExSIZE image with its weights bound. `--linalg` adds
 the model at the linalg level as `xrelay.build` makes it (xrelay's linalg executor, its default
-threading) as a fifth contender.
+threading) as a seventh contender.
 Each contender runs in a process of its own (workers.py: no OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE),
 compiles its module once before the timed turns (the compilation time is printed, 0 when the
 library came from the cache), checks its result against the nn level, and takes `--block` timed
@@ -57,14 +57,15 @@ def model(name: str, size: int):
     return module, {n: rng.standard_normal(s, np.float32) for n, s in shapes.items()}
 
 
-def nhwc_loops(module, width_tile: int, winograd: int = 0):
+def nhwc_loops(module, width_tile: int, winograd: int = 0, plan: bool = False):
     """The loops of `module` with its convolutions in NHWC/HWIO (3x3 ones as Winograd F(winograd x
     winograd, 3 x 3) when `winograd` is set), tiled along the width by `width_tile` (the channels
     whole, below the reductions), unrolled and jammed by `width_tile` (a partial tile's last points
-    unjammed) and fused."""
+    unjammed) and fused; with `plan`, its buffers placed in one arena."""
     from xrelay.lowering import lower
     from xrelay.passes import ConvertLayout, FoldConstant
     from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
+    from xrelay.passes.plan_buffers import PlanBuffers
     from xrelay.passes.tile_loops import TileLoops
     from xrelay.passes.unroll_jam_loops import UnrollJamLoops
     from xrelay.passes.winograd_conv import WinogradConv
@@ -73,14 +74,15 @@ def nhwc_loops(module, width_tile: int, winograd: int = 0):
     if winograd:
         module = WinogradConv(tile=winograd)(module)
     loops = TileLoops(tile=width_tile, inner_tile=1024)(lower(module, to="loops"))
-    return FuseMultiplyAdd()(UnrollJamLoops(factor=width_tile, remainder=True)(loops))
+    loops = FuseMultiplyAdd()(UnrollJamLoops(factor=width_tile, remainder=True)(loops))
+    return PlanBuffers()(loops) if plan else loops
 
 
 def worker(name: str, size: int, kind: str) -> None:
     """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=T} ("T"), after
     that, sink-reduction-loops, unroll-jam-loops{factor=F} and fuse-multiply-add ("TxF"), in NHWC
     tiled along the width by W ("nhwcW", `nhwc_loops`), the same after winograd-conv{tile=M}
-    ("nhwcWwM"), or at the linalg level (`kind` "linalg")."""
+    ("nhwcWwM"), that after plan-buffers ("nhwcWwMp"), or at the linalg level (`kind` "linalg")."""
     import xrelay
     from xrelay.lowering import lower
     from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
@@ -98,7 +100,8 @@ def worker(name: str, size: int, kind: str) -> None:
     else:
         if kind.startswith("nhwc"):
             width_tile, _, winograd = kind[4:].partition("w")
-            loops = nhwc_loops(module, int(width_tile), int(winograd or 0))
+            plan = winograd.endswith("p")
+            loops = nhwc_loops(module, int(width_tile), int(winograd.rstrip("p") or 0), plan)
             kind = "0"
         else:
             loops = lower(module, to="loops")
@@ -142,7 +145,8 @@ def main() -> None:
     contenders = {"as lowered": "0", f"tile-loops{{tile={args.tile}}}": str(args.tile),
                   f"+ sink, jam{{{args.jam}}}, fma": f"{args.tile}x{args.jam}",
                   f"NHWC, width tile {args.width_tile}": f"nhwc{args.width_tile}",
-                  f"+ winograd-conv{{tile={args.winograd}}}": f"nhwc{args.width_tile}w{args.winograd}"}
+                  f"+ winograd-conv{{tile={args.winograd}}}": f"nhwc{args.width_tile}w{args.winograd}",
+                  "+ plan-buffers": f"nhwc{args.width_tile}w{args.winograd}p"}
     if args.linalg:
         contenders["linalg level"] = "linalg"
     workers = {}
@@ -159,12 +163,14 @@ def main() -> None:
         print(f"{args.model} {label:>25}: median {medians[label]:9.2f} ms over {len(times)} runs "
               f"(compiled in {info['compile_s']:.2f} s, {info['parallel_loops']} parallel loops, "
               f"max error {info['error']:.1e} of the largest |value|)")
-    before, after, jammed, nhwc, winograd, *linalg = medians.values()
+    before, after, jammed, nhwc, winograd, planned, *linalg = medians.values()
     against = (f"; as lowered / linalg: {before / linalg[0]:.2f}x, tiled / linalg: {after / linalg[0]:.2f}x, "
                f"jammed / linalg: {jammed / linalg[0]:.2f}x, NHWC / linalg: {nhwc / linalg[0]:.2f}x, "
-               f"Winograd / linalg: {winograd / linalg[0]:.2f}x") if linalg else ""
+               f"Winograd / linalg: {winograd / linalg[0]:.2f}x, planned / linalg: {planned / linalg[0]:.2f}x"
+               ) if linalg else ""
     print(f"as lowered / tiled: {before / after:.2f}x, tiled / jammed: {after / jammed:.2f}x, "
-          f"jammed / NHWC: {jammed / nhwc:.2f}x, NHWC / Winograd: {nhwc / winograd:.2f}x{against}; "
+          f"jammed / NHWC: {jammed / nhwc:.2f}x, NHWC / Winograd: {nhwc / winograd:.2f}x, "
+          f"Winograd / planned: {winograd / planned:.2f}x{against}; "
           f"{args.threads} threads; 1-min load average "
           f"{min(loads):.1f}-{max(loads):.1f}; {time.strftime('%H:%M:%S')}")
     print(json.dumps({"medians_ms": medians, "loads": loads}))

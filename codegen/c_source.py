@@ -3,7 +3,8 @@
 `CTranslation(module)` writes `int xrelay_main(void **slots, int64_t xr_threads)`: `slots` holds a
 pointer per `@main` argument, then per result (a contiguous array the function copies the result
 into), then per `memref.global` the function reads (`global_names`, in order). Every memref is a
-pointer to the first element of its buffer (`restrict`: xrelay passes distinct copies), indexed
+pointer to the first element of its buffer (`restrict`: xrelay passes distinct copies, and the
+`memref.view`s of one buffer that are used together do not overlap, as `plan-buffers` places them), indexed
 through its type's static layout (row-major, or a subview's strides and offset), as the numpy
 loops executor indexes its flat arrays. SSA values are C locals of their own type; `scf.for` is a
 C `for` (loop-carried values are locals assigned by `scf.yield`); an `scf.for` whose iterations write
@@ -140,8 +141,8 @@ class CTranslation(SourceWriter):
         for position, arg in enumerate(self.arguments):
             self._roots[arg] = f"a{position}"
         for op in self.func.walk():
-            if isinstance(op, memref.AllocOp | memref.AllocaOp):
-                self._roots[op.memref] = f"b{len(self._roots)}"
+            if isinstance(op, memref.AllocOp | memref.AllocaOp | memref.ViewOp):
+                self._roots[op.results[0]] = f"b{len(self._roots)}"
             elif isinstance(op, memref.GetGlobalOp):
                 name = op.name_.root_reference.data
                 if name not in self.global_names:
@@ -224,6 +225,12 @@ class CTranslation(SourceWriter):
             if block is op.parent_block() and not freed:  # else freed when @main returns
                 self.emit(indent, f"free({root});")
                 self._allocated[root] = (block, True)
+        elif isinstance(op, memref.ViewOp):
+            if op.sizes:
+                raise NativeUnsupported(f"{located(op)}{op.name} with dynamic sizes")
+            kind = c_type(op.result.type.get_element_type())
+            shift = f"(char *){self.root(op.source, op)} + {self.name(op.byte_shift)}"
+            self.emit(indent, f"{kind} *{self._roots[op.result]} = ({kind} *)({shift});")  # no restrict: views share a buffer
         elif isinstance(op, (memref.GetGlobalOp, *_VIEWS)):  # a root, or a view of one: nothing to run
             self.root(op.results[0], op)
         elif isinstance(op, memref.CopyOp):
@@ -262,8 +269,7 @@ class CTranslation(SourceWriter):
             raise NativeUnsupported(f"{located(op)}{op.name} with dynamic sizes")
         kind, root = c_type(memref_type.get_element_type()), self._roots[op.memref]
         size = max(1, math.prod(memref_type.get_shape()))
-        # Zeroed as the numpy executors' buffers are, so both paths agree even on IR that reads first.
-        self.emit(indent, f"{kind} *restrict {root} = ({kind} *)calloc({size}, sizeof({kind}));")
+        self.emit(indent, f"{kind} *restrict {root} = ({kind} *)xr_alloc({size}, sizeof({kind}));")
         if indent == 1:
             self.emit(indent, f"if (!{root}) return -1;")
         if isinstance(op, memref.AllocOp):

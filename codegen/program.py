@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import threading
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
@@ -21,6 +22,20 @@ from xrelay.runtime.reference.loops_exec import LoopsProgram, register_loops_com
 from xrelay.runtime.native.build import load, native_enabled, usable_threads
 from xrelay.runtime.native.build import NativeUnsupported
 from xrelay.codegen.c_source import CTranslation
+
+
+ALIGNMENT = 64
+"""Bytes every global's copy is aligned to: a cache line, so vector loads and stores of a row that
+starts at a multiple of it (as `plan-buffers` places views) do not straddle two lines."""
+
+
+def aligned_copy(array: np.ndarray) -> np.ndarray:
+    """A writable C-contiguous copy of `array` whose data starts at a multiple of `ALIGNMENT` bytes."""
+    raw = np.empty(array.nbytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
 
 
 class NativeProgram:
@@ -38,13 +53,14 @@ class NativeProgram:
         self.arg_types = [a.type for a in translation.arguments]
         self.result_types = translation.result_types
         self._checks = translation.checks
-        self._globals = [np.ascontiguousarray(translation.global_arrays[name]).copy()
-                         for name in translation.global_names]  # writable: MLIR globals may be stored to
+        self._globals = [aligned_copy(translation.global_arrays[name])  # writable: MLIR globals may be stored to
+                         for name in translation.global_names]
         library = load(self.source)
         self.library, self.compile_seconds = library.path, library.compile_seconds
         self._main = library.handle.xrelay_main
         self._main.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64]
         self._main.restype = ctypes.c_int
+        self._running = threading.Lock()
 
     def __call__(self, *args: np.ndarray, threads: int | None = None) -> list[np.ndarray]:
         if len(args) != len(self.arg_types):
@@ -64,7 +80,8 @@ class NativeProgram:
                    for t in self.result_types]
         pointers = [a.ctypes.data for a in (*keep, *outputs, *self._globals)]
         threads = usable_threads(threads or _threads())
-        status = self._main((ctypes.c_void_p * max(1, len(pointers)))(*pointers), threads)
+        with self._running:  # one call at a time: the globals (plan-buffers' arena) are the program's state
+            status = self._main((ctypes.c_void_p * max(1, len(pointers)))(*pointers), threads)
         if status == -1:
             raise MemoryError("loops level: memref.alloc failed")
         if status == -2:  # what Python's // says, as the numpy loops executor raises it

@@ -50,6 +50,7 @@ PASS_MODULES: dict[str, str] = {
     "matmul-weights-k-major": "xrelay.passes.kernels.matmul_weights_k_major",
     "max-pool-before-monotonic": "xrelay.passes.kernels.max_pool_before_monotonic",
     "max-pool-first": "xrelay.passes.max_pool_first",
+    "plan-buffers": "xrelay.passes.plan_buffers",
     "plan-memory": "xrelay.passes.kernels.plan_memory",
     "pool-after-pointwise-conv": "xrelay.passes.pool_after_pointwise_conv",
     "pool-as-window-slices": "xrelay.lowering.pool_as_window_slices",

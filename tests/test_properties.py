@@ -44,6 +44,7 @@ from xrelay.passes.kernels.split_elementwise_bodies import SplitElementwiseBodie
 from xrelay.passes.kernels.split_kernels import SplitKernels
 from xrelay.passes.kernels.form_kernels import FormKernels
 from xrelay.passes.kernels.plan_memory import PlanMemory
+from xrelay.passes.plan_buffers import PlanBuffers
 from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
 from xrelay.passes.sink_reduction_loops import SinkReductionLoops
 from xrelay.passes.tile_loops import TileLoops
@@ -340,9 +341,10 @@ PASSES = {
     "SinkReductionLoops": SinkReductionLoops,  # on nn: no loops
     "UnrollJamLoops": UnrollJamLoops,  # on nn: no loops
     "FuseMultiplyAdd": FuseMultiplyAdd,  # on nn: no scalar bodies
+    "PlanBuffers": PlanBuffers,  # on nn: no buffers
     "loop-passes(lowered)": lambda: Sequential(
         [lowering_pipeline("loops"), TileLoops(tile=2), SinkReductionLoops(), UnrollJamLoops(factor=2),
-         FuseMultiplyAdd()],
+         FuseMultiplyAdd(), PlanBuffers()],
         name="jammed-loops"),
 }
 

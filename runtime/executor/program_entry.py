@@ -37,17 +37,21 @@ def located(op: Operation) -> str:
 
 
 def entry_and_globals(module: ModuleOp, entry: str) -> tuple[func.FuncOp, dict[str, np.ndarray]]:
-    """The module's `func.func @entry` and the values of its `memref.global`s by name; an
-    ExecutionError when the function is missing or a global has no dense initial value."""
+    """The module's `func.func @entry` and the values of its `memref.global`s by name (read-only
+    when dense, zeros when uninitialized); an ExecutionError when the function is missing or a
+    constant global has no dense initial value."""
     main = None
     global_arrays, global_types = {}, {}
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
             main = op
         elif isinstance(op, memref.GlobalOp):
-            if not isinstance(op.initial_value, DenseIntOrFPElementsAttr):
+            if isinstance(op.initial_value, DenseIntOrFPElementsAttr):
+                global_arrays[op.sym_name.data] = dense_to_numpy(op.initial_value)
+            elif op.constant is None:  # uninitialized: writable memory a program keeps (plan-buffers' arena)
+                global_arrays[op.sym_name.data] = np.zeros(op.type.get_shape(), numpy_dtype(op.type.get_element_type()))
+            else:
                 raise ExecutionError(f"memref.global @{op.sym_name.data} needs a dense initial value")
-            global_arrays[op.sym_name.data] = dense_to_numpy(op.initial_value)
             global_types[op.sym_name.data] = op.type
     if main is None:
         raise ExecutionError(f"module has no func.func @{entry}")

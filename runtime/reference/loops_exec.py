@@ -200,12 +200,23 @@ class LoopsCompiler(SourceWriter):
         elif isinstance(op, memref.GetGlobalOp):
             name = op.name_.root_reference.data
             key = f"G_{len(self.globals)}"
-            flat = np.array(self.global_arrays[name]).reshape(-1)
-            flat.flags.writeable = False
-            self.globals[key] = flat
+            source = self.global_arrays[name]
+            flat = np.array(source).reshape(-1)
             self.roots[op.memref] = op.memref
-            self.constant_roots.add(op.memref)
+            if not source.flags.writeable:  # a dense initial value; an uninitialized global is program state
+                flat.flags.writeable = False
+                self.constant_roots.add(op.memref)
+            self.globals[key] = flat
             emit(f"{self.name(op.memref)} = {key}")
+        elif isinstance(op, memref.ViewOp):  # a buffer of its own: views used together do not overlap
+            if op.sizes:
+                raise ExecutionError("loops level: memref.view with dynamic sizes")
+            result = op.result.type
+            nbytes = max(1, int(np.prod(result.get_shape()))) * numpy_dtype(result.get_element_type()).itemsize
+            self.roots[op.result] = op.result
+            shift = self.name(op.byte_shift)
+            emit(f"{self.name(op.result)} = {self.name(op.source)}[{shift}:{shift} + {nbytes}]"
+                 f".view(_np.{numpy_dtype(result.get_element_type())})")
         elif isinstance(op, memref.CollapseShapeOp | memref.ExpandShapeOp | memref.CastOp
                         | bufferization.ToBufferOp | bufferization.ToTensorOp):  # views of the same flat array
             self.roots[op.results[0]] = self.roots.get(op.operands[0], op.operands[0])

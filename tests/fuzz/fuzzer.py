@@ -81,7 +81,7 @@ PASSES = [
     "max-pool-before-monotonic", "whole-window-as-reduction", "split-elementwise-bodies",
     "split-kernels{threads=2 min_points=0}", "plan-memory", "build",
     "tile-loops", "tile-loops{tile=3}", "sink-reduction-loops", "sink-reduction-loops{max_trips=2}",
-    "unroll-jam-loops", "unroll-jam-loops{factor=2}", "fuse-multiply-add",
+    "unroll-jam-loops", "unroll-jam-loops{factor=2}", "fuse-multiply-add", "plan-buffers",
 ]
 LEVELS = ("nn", "linalg", "memref", "loops")
 INPUT_PLANS = ("good", "good", "good", "nan", "wrong-shape", "wrong-dtype", "missing", "extra", "pickled",

@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, func, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, StringAttr, UnitAttr, i8
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from xrelay.dialects.constant import dtype_of
 from xrelay.dialects.kernel import ARENA_ALIGNMENT
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
-from xrelay.passes.kernels.plan_memory import assign_blocks
+from xrelay.passes.kernels.plan_memory import Tracer, assign_blocks
 from xrelay.runtime.executor.memory_plan import StorageTracker
 
 PLANNED = Statistic("num-planned-buffers", "Number of allocations that became views of an arena")
@@ -59,15 +59,8 @@ def _plannable(op: Operation) -> bool:
             and isinstance(memref_type.memory_space, NoneAttr) and all(n >= 0 for n in memref_type.get_shape()))
 
 
-@dataclass
-class _Lifetimes:
+class _Lifetimes(Tracer):
     """The function's buffers and which top-level op touches which memref value (plan-memory's tracker)."""
-
-    tracker: StorageTracker
-    slots: dict[SSAValue, int]
-
-    def slot(self, value: SSAValue) -> int:
-        return self.slots.setdefault(value, len(self.slots))
 
     def trace(self, op: Operation, step: int) -> None:
         if isinstance(op, memref.AllocOp) and _plannable(op):

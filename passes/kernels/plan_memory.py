@@ -59,7 +59,7 @@ class Untracked(Exception):
 
 
 @dataclass
-class _Tracer:
+class Tracer:
     """The executor's `StorageTracker`, filled from the IR: one step per op of the function's block."""
 
     tracker: StorageTracker
@@ -204,7 +204,7 @@ def plan_function(function: func.FuncOp) -> bool:
     block: Block = function.body.block
     if any(not isinstance(arg.type, TensorType) for arg in block.args if isinstance(arg.type, ShapedType)):
         return False
-    tracer = _Tracer(StorageTracker(), {})
+    tracer = Tracer(StorageTracker(), {})
     for arg in block.args:
         tracer.slot(arg)
     ops = list(block.ops)

@@ -151,7 +151,7 @@ def step_label(step) -> str:
             names.append(op.name.removeprefix("linalg.") + (f"({','.join(body)})" if op.name == "linalg.generic" else ""))
         return f"tail {'+'.join(names)} {dims(step.members[-1][0].op.results[0].type.get_shape())}"
     if isinstance(step, PadStep):
-        return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.folded_transpose else "")
+        return f"pad {dims(step.source_shape)} -> {dims(step.shape)}" + (" (transposed)" if step.permutation is not None else "")
     if isinstance(getattr(step, "planned", None), PlannedContraction):  # runtime/kernels/contraction_plan.py
         return f"matmul {dims(step.planned.shape)} (batch x rows x cols)"
     if not isinstance(step, ConvStep):

@@ -61,27 +61,25 @@ def compile_pad(program: LinalgProgram, op: tensor.PadOp) -> None:
 class PadStep:
     """The step of one `tensor.pad`: `buffer(env)` binds the padded buffer (planned, or fresh when the
     program is not planned) with its border filled; calling the step also copies the source into the
-    interior. `runtime/kernels/conv_epilogue.py` calls `buffer` itself and fills the interior block by block."""
+    interior, numpy's copy split over the worker threads along `axis`, the first of more than one row.
+    `runtime/kernels/conv_epilogue.py` calls `buffer` itself and fills the interior block by block."""
 
     def __init__(self, source: int, out: int, shape, dtype, interior, border, fill, planned: list, k: int):
         self.source, self.out, self.shape, self.dtype = source, out, shape, dtype
         self.interior, self.border, self.fill, self.planned, self.k = interior, border, fill, planned, k
+        self.source_shape = tuple(sl.stop - sl.start for sl in interior)
+        self.permutation: tuple[int, ...] | None = None
+        """With `fold_transpose`, the transpose's: `source` is its input, copied through the permutation
+        into the interior seen with `source_shape`, the transpose's result shape."""
         self.constant_fill = False
         """Whether the pad value is a constant (not a slot bound by an earlier step)."""
-        self.folded_transpose = False
-        """Whether the pad copies from a transpose's input (`fold_transpose`), not from `source`."""
-        self.read_from(lambda env, inside: (inside, env[source]), tuple(sl.stop - sl.start for sl in interior))
         self.split: int | None = None  # its kernel's `split` parts, or None: whole
         self.native: tuple | None = None
         """(where the last copy's interior and source were, its compiled call or None: `native_window`)."""
 
-    def read_from(self, source_of, source_shape: tuple[int, ...]) -> None:
-        """Copy into the interior what `source_of(env, interior)` gives: (the interior seen with
-        `source_shape`, the array of that shape to copy). numpy's copy (a transposing one: a channel
-        shuffle's) is split over the worker threads along the first axis of more than one row."""
-        self.source_of, self.source_shape = source_of, source_shape
-        self.axis = next((a for a, n in enumerate(source_shape) if n > 1), 0)
-        self.rows = source_shape[self.axis] if source_shape else 1
+    @property
+    def axis(self) -> int:
+        return next((a for a, n in enumerate(self.source_shape) if n > 1), 0)
 
     def buffer(self, env: list) -> np.ndarray:
         padded = self.planned[self.k]
@@ -94,7 +92,9 @@ class PadStep:
         return padded
 
     def __call__(self, env: list) -> None:
-        inside, source = self.source_of(env, self.buffer(env)[self.interior])
+        inside, source = self.buffer(env)[self.interior], env[self.source]
+        if self.permutation is not None:  # (the interior seen so is a view, as the pass checked)
+            inside, source = np.reshape(inside, self.source_shape, copy=False), source.transpose(self.permutation)
         parts = split_parts(self.split)
         if isinstance(source, np.ndarray) and source.dtype == inside.dtype == np.float32:
             # (where the interior and the source are: the compiled copy is kept while they stay there)
@@ -115,7 +115,7 @@ class PadStep:
             index = (slice(None),) * axis + (slice(r0, r1),) if source_shape else ()
             copy_into(inside[index], source[index])
 
-        run_parts(copy_rows, self.rows, parts)
+        run_parts(copy_rows, source_shape[axis] if source_shape else 1, parts)
 
 
 def fold_transpose(program: LinalgProgram, index: int, pad: PadStep, pad_index: int) -> None:
@@ -132,13 +132,7 @@ def fold_transpose(program: LinalgProgram, index: int, pad: PadStep, pad_index: 
 
     program.steps[index] = bind_only
     program.accesses[index].writes.clear()  # now a binding: it writes no memory
-    source = program._slot(transpose.inputs[0])
-    program.accesses[pad_index].reads.add(source)  # read by the pad's step now
-    result_shape = tuple(transpose.results[0].type.get_shape())
-    permutation = tuple(transpose.permutation.get_values())
-
-    def source_of(env, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return np.reshape(inside, result_shape, copy=False), env[source].transpose(permutation)
-
-    pad.read_from(source_of, result_shape)
-    pad.folded_transpose = True
+    pad.source = program._slot(transpose.inputs[0])
+    program.accesses[pad_index].reads.add(pad.source)  # read by the pad's step now
+    pad.source_shape = tuple(transpose.results[0].type.get_shape())
+    pad.permutation = tuple(transpose.permutation.get_values())

@@ -185,7 +185,7 @@ def give_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue], int
     pad that result by a constant or the convolution is grouped."""
     conv, pad = steps[c], steps[p]
     result = conv.tail.result if conv.tail is not None else conv.op.results[0]
-    if not (isinstance(pad, PadStep) and conv.geometry.group_axes is None and pad.constant_fill and not pad.folded_transpose and p in accesses
+    if not (isinstance(pad, PadStep) and conv.geometry.group_axes is None and pad.constant_fill and pad.permutation is None and p in accesses
             and pad.source == slot(result) and pad.source_shape == tuple(result.type.get_shape())):
         return False
     conv.pad = pad
@@ -226,7 +226,7 @@ def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue]
     False (nothing changed) when the pad does not pad the tail's result by a constant or the tail
     cannot run by rows."""
     tail, pad = steps[t], steps[p]
-    if not (isinstance(pad, PadStep) and pad.constant_fill and not pad.folded_transpose and p in accesses):
+    if not (isinstance(pad, PadStep) and pad.constant_fill and pad.permutation is None and p in accesses):
         return False
     result = tail.members[-1][0].op.results[0]
     if pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape()):

@@ -17,12 +17,11 @@ from xrelay.runtime.native.window_kernels import chain_views, native_window
 from xrelay.runtime.kernels.linalg_structured import Structured, contraction_pair
 
 
-def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None
-               ) -> tuple[int, list[tuple[int, int, int, bool] | None]] | None:
-    """(loop, per operand: (axis, coefficient, offset, whether alone), or None where it does not use the
-    loop) for a parallel loop the op can be cut along (outputs index it as `d + offset` alone, inputs
-    possibly through a window), or None: the first such loop, or with `only`, that loop if it is one
-    (which loop a kernel is cut along is `split-kernels`' decision, written in its `split`)."""
+def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None) -> tuple[int, int] | None:
+    """(loop, the axis of the first output that indexes it) for a parallel loop the op can be cut along
+    (each operand indexes it in at most one axis: outputs as `d + offset` alone, inputs possibly
+    through a window), or None: the first such loop, or with `only`, that loop if it is one (which
+    loop a kernel is cut along is `split-kernels`' decision, written in its `split`)."""
     iterators = [str(it.data) for it in op.get_iterator_types()]
     if any(inner.name == "linalg.index" for inner in op.body.walk()):
         return None
@@ -33,34 +32,29 @@ def split_loop(op: Structured, ranges: Sequence[int], only: int | None = None
     for d, size in enumerate(ranges):
         if size < 2 or iterators[d] != "parallel" or (only is not None and d != only):
             continue
-        cuts: list[tuple[int, int, int, bool] | None] = []
+        axes = []  # per operand, the axis indexing the loop, or None
         for i, amap in enumerate(maps):
-            cut = None
-            for axis, expr in enumerate(amap.results):
-                if d not in expr.used_dims():
-                    continue
-                form = linear_form(expr)
-                ok = form is not None and (form[0] == {d: 1} if i >= n_in
-                                           else form[0].get(d, 0) >= 1 and min(form[0].values()) >= 0)
-                if cut is not None or not ok:
-                    cut = False
-                    break
-                cut = (axis, form[0][d], form[1], form[0] == {d: 1})
-            if cut is False or (cut is None and i >= n_in):  # every part would write all of it
+            using = [(axis, linear_form(expr)) for axis, expr in enumerate(amap.results) if d in expr.used_dims()]
+            forms = [form for _, form in using]
+            if i >= n_in:  # an output: the loop alone, in one axis (else every part would write all of it)
+                fits = len(forms) == 1 and forms[0] is not None and forms[0][0] == {d: 1}
+            else:  # an input: in at most one axis, possibly through a window
+                fits = len(forms) <= 1 and all(f is not None and f[0].get(d, 0) >= 1 and min(f[0].values()) >= 0
+                                               for f in forms)
+            if not fits:
                 break
-            cuts.append(cut)
+            axes.append(using[0][0] if using else None)
         else:
-            return d, cuts
+            return d, axes[n_in]
     return None
 
 
 class ChunkedOp:
     """A structured op that runs along one of its loops (see the module docstring): `whole(arrays)`
-    runs it, `loop` and `cuts` (per operand, as `split_loop` gives them) say how rows of that loop
-    slice its operands."""
+    runs it, `loop` is that loop and `out_axis` the axis of its output that indexes it."""
 
-    def __init__(self, op: Structured, ranges: Sequence[int], loop: int, cuts: list, whole: Callable[[list], None]):
-        self.op, self.ranges, self.loop, self.cuts = op, tuple(ranges), loop, cuts
+    def __init__(self, op: Structured, ranges: Sequence[int], loop: int, out_axis: int, whole: Callable[[list], None]):
+        self.op, self.ranges, self.loop, self.out_axis = op, tuple(ranges), loop, out_axis
         self.rows = ranges[loop]
         self.whole = whole
         self.split: int | None = None

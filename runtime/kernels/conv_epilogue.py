@@ -232,9 +232,8 @@ def tail_into_pad(steps: list, accesses: dict, memory, slot: Callable[[SSAValue]
     if pad.source != slot(result) or pad.source_shape != tuple(result.type.get_shape()):
         return False
     first = tail.members[0][0]
-    cut = first.cuts[len(first.op.inputs)]  # the output axis the tail's loop runs along
-    rows = RowTail.of(tail, cut[0]) if cut is not None else None
-    if rows is None or (not result.has_one_use() and rows.loop != cut[0]):  # copies along the loop's axis
+    rows = RowTail.of(tail, first.out_axis)  # rows along the output axis the tail's loop is
+    if rows is None or (not result.has_one_use() and rows.loop != first.out_axis):  # copies along the loop's axis
         return False
     fused_step = TailIntoPad(tail, rows, pad)
     fused_step.copies = not result.has_one_use()

@@ -12,10 +12,12 @@ import pytest
 
 from xrelay.runtime.kernels.conv import winograd_weights
 from xrelay.runtime.native import conv_kernels
+from xrelay.runtime.native.build import native_enabled
 from xrelay.runtime.native.conv_kernels import EpilogueOp, NativeEpilogue, native_winograd
 
-pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("XRELAY_CC") or "gcc") is None
-                                or conv_kernels._sgemm_address() is None, reason="no C compiler or no ILP64 OpenBLAS")
+pytestmark = pytest.mark.skipif(not native_enabled() or shutil.which(os.environ.get("XRELAY_CC") or "gcc") is None
+                                or conv_kernels._sgemm_address() is None,
+                                reason="XRELAY_NATIVE=0, no C compiler or no ILP64 OpenBLAS")
 
 
 def test_the_kernels_build_where_there_is_a_compiler():

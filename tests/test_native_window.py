@@ -14,12 +14,14 @@ import pytest
 import xrelay
 from xrelay.runtime.executor.plan import FusedTail
 from xrelay.runtime.native import conv_kernels
+from xrelay.runtime.native.build import native_enabled
 from xrelay.runtime.native.conv_kernels import EpilogueOp
 from xrelay.runtime.native.window_kernels import as_four_axes, chain_views, native_copy, native_window
 from xrelay.runtime.parallel.threads import set_blas_threads
 
-pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("XRELAY_CC") or "gcc") is None
-                                or conv_kernels._sgemm_address() is None, reason="no C compiler or no ILP64 OpenBLAS")
+pytestmark = pytest.mark.skipif(not native_enabled() or shutil.which(os.environ.get("XRELAY_CC") or "gcc") is None
+                                or conv_kernels._sgemm_address() is None,
+                                reason="XRELAY_NATIVE=0, no C compiler or no ILP64 OpenBLAS")
 RNG = np.random.default_rng(23)
 
 

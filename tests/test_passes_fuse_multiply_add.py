@@ -1,6 +1,6 @@
 """fuse-multiply-add: a matmul's and a convolution's loops with their multiply-adds fused compute what
 numpy written here does (each update rounded once, so within float32 rounding of the unfused nest),
-and the fused nest calls the C library's fmaf."""
+and the fused nest calls the C library's fmaf; the numpy loops executor (no compiler) runs it too."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from op_levels import conv2d_reference, single_op_module
 from xrelay.codegen.program import NativeProgram
 from xrelay.lowering import lower
 from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
+from xrelay.runtime.reference.loops_exec import LoopsProgram
 
 pytestmark = pytest.mark.usefixtures("native_cache")
 RNG = np.random.default_rng(36)
@@ -30,3 +31,4 @@ def test_fused_matmul_and_convolution_equal_numpy():
         (got,) = program(*args)
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got, NativeProgram(loops)(*args)[0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(LoopsProgram(fused)(*args)[0], expected, rtol=1e-5, atol=1e-5)

@@ -10,6 +10,7 @@ from xrelay.dialects import nn
 from xrelay.lowering import lower
 from xrelay.runtime.executor.linalg_exec import LinalgProgram
 from xrelay.runtime.kernels.conv_epilogue import ConvStep
+from xrelay.runtime.native.build import native_enabled
 from xrelay.runtime.parallel.threads import set_blas_threads
 
 RNG = np.random.default_rng(131)
@@ -148,7 +149,8 @@ def test_grouped_convolutions_and_their_tail_run_their_kept_calls_and_match_nump
             x = RNG.standard_normal(x.shape).astype(np.float32)
         else:
             x[...] = RNG.standard_normal(x.shape)
-    assert bound_calls(program) >= 2
+    if native_enabled():  # (numpy-only, a grouped convolution is group-by-group matmuls, no kept call)
+        assert bound_calls(program) >= 2
     assert [step.tail is not None for step in program.steps if isinstance(step, ConvStep)] == [True, True]
     for index, step in zip(program.runs.replay, program.runs.bodies[1]):
         if 0 in program.accesses[index].reads:

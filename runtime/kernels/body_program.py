@@ -108,6 +108,13 @@ _CMPI = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equa
          "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal}
 
 
+def _fma(a, b, c):
+    """`math.fma`: a * b + c. numpy has no fused multiply-add: the product is taken in float64, where
+    a float32 one is exact, so a float32 result rounds like C's fmaf but for a rare double rounding."""
+    dtype = np.result_type(a, b, c)
+    return (np.multiply(a, b, dtype=np.float64) + c).astype(dtype)
+
+
 def _cast_fn(op: Operation):
     dtype = numpy_dtype(op.results[0].type)
     return lambda x: np.asarray(x).astype(dtype, copy=False)
@@ -125,6 +132,8 @@ def body_op_fn(op: Operation) -> Callable:
         return _CMPI[arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]]
     if isinstance(op, arith.SelectOp):
         return np.where
+    if isinstance(op, math.FmaOp):
+        return _fma
     if isinstance(op, tensor.ExtractOp | memref.LoadOp):
         return _extract
     if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.FPToSIOp | arith.ExtSIOp

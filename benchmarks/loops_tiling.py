@@ -3,8 +3,9 @@
 `fuse-multiply-add`, and the model with its convolutions in NHWC (`convert-layout`, `fold-constant`)
 whose loops are tiled along the width alone (`tile-loops{tile=W inner_tile=1024}`: the output
 channels run whole and innermost), unrolled and jammed by W (`unroll-jam-loops{factor=W
-remainder=true}`) and fused, the same after `winograd-conv{tile=M}` (its 3x3 convolutions as
-Winograd F(M x M, 3 x 3): batched matmuls), and that after `plan-buffers` (its buffers views of one
+remainder=true}`) and fused, the same after `winograd-conv{tile=M min_tiles=40}` (its 3x3 convolutions
+as Winograd F(M x M, 3 x 3), F(2x2, 3x3) where F(M) leaves fewer than 40 tiles: batched matmuls),
+and that after `plan-buffers` (its buffers views of one
 arena), all run by the native loops executor (codegen/); optionally the linalg level too.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/loops_tiling.py \\
@@ -59,9 +60,10 @@ def model(name: str, size: int):
 
 def nhwc_loops(module, width_tile: int, winograd: int = 0, plan: bool = False):
     """The loops of `module` with its convolutions in NHWC/HWIO (3x3 ones as Winograd F(winograd x
-    winograd, 3 x 3) when `winograd` is set), tiled along the width by `width_tile` (the channels
-    whole, below the reductions), unrolled and jammed by `width_tile` (a partial tile's last points
-    unjammed) and fused; with `plan`, its buffers placed in one arena."""
+    winograd, 3 x 3) when `winograd` is set, F(2x2, 3x3) where that leaves fewer than 40 tiles),
+    tiled along the width by `width_tile` (the channels whole, below the reductions), unrolled and
+    jammed by `width_tile` (a partial tile's last points unjammed) and fused; with `plan`, its buffers
+    placed in one arena."""
     from xrelay.lowering import lower
     from xrelay.passes import ConvertLayout, FoldConstant
     from xrelay.passes.fuse_multiply_add import FuseMultiplyAdd
@@ -72,7 +74,7 @@ def nhwc_loops(module, width_tile: int, winograd: int = 0, plan: bool = False):
 
     module = FoldConstant()(ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]})(module))
     if winograd:
-        module = WinogradConv(tile=winograd)(module)
+        module = WinogradConv(tile=winograd, min_tiles=40)(module)
     loops = TileLoops(tile=width_tile, inner_tile=1024)(lower(module, to="loops"))
     loops = FuseMultiplyAdd()(UnrollJamLoops(factor=width_tile, remainder=True)(loops))
     return PlanBuffers()(loops) if plan else loops
@@ -81,7 +83,7 @@ def nhwc_loops(module, width_tile: int, winograd: int = 0, plan: bool = False):
 def worker(name: str, size: int, kind: str) -> None:
     """One contender: the model's loops natively (`kind` "0"), after tile-loops{tile=T} ("T"), after
     that, sink-reduction-loops, unroll-jam-loops{factor=F} and fuse-multiply-add ("TxF"), in NHWC
-    tiled along the width by W ("nhwcW", `nhwc_loops`), the same after winograd-conv{tile=M}
+    tiled along the width by W ("nhwcW", `nhwc_loops`), the same after winograd-conv{tile=M min_tiles=40}
     ("nhwcWwM"), that after plan-buffers ("nhwcWwMp"), or at the linalg level (`kind` "linalg")."""
     import xrelay
     from xrelay.lowering import lower
@@ -145,7 +147,7 @@ def main() -> None:
     contenders = {"as lowered": "0", f"tile-loops{{tile={args.tile}}}": str(args.tile),
                   f"+ sink, jam{{{args.jam}}}, fma": f"{args.tile}x{args.jam}",
                   f"NHWC, width tile {args.width_tile}": f"nhwc{args.width_tile}",
-                  f"+ winograd-conv{{tile={args.winograd}}}": f"nhwc{args.width_tile}w{args.winograd}",
+                  f"+ winograd-conv{{tile={args.winograd} min_tiles=40}}": f"nhwc{args.width_tile}w{args.winograd}",
                   "+ plan-buffers": f"nhwc{args.width_tile}w{args.winograd}p"}
     if args.linalg:
         contenders["linalg level"] = "linalg"
@@ -160,7 +162,7 @@ def main() -> None:
     for label, (times, *_rest) in results.items():
         info = workers[label].info
         medians[label] = statistics.median(times) * 1e3
-        print(f"{args.model} {label:>25}: median {medians[label]:9.2f} ms over {len(times)} runs "
+        print(f"{args.model} {label:>37}: median {medians[label]:9.2f} ms over {len(times)} runs "
               f"(compiled in {info['compile_s']:.2f} s, {info['parallel_loops']} parallel loops, "
               f"max error {info['error']:.1e} of the largest |value|)")
     before, after, jammed, nhwc, winograd, planned, *linalg = medians.values()

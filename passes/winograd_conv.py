@@ -15,7 +15,10 @@ Over all tiles the middle step is one batched matrix product, `nn.batch_matmul` 
 F(2x2, 3x3) (`tile=2`) does 2.25 times fewer multiply-adds than the convolution, F(4x4, 3x3) (`tile=4`)
 4 times fewer, at the price of the transforms' passes over memory and of rounding: F(4, 3)'s
 transforms hold constants up to 8, so float32 results differ from the direct sum in about the
-last 5 bits. Matched: a floating-point `nn.conv2d` with a 3x3 kernel, strides and dilation 1, one
+last 5 bits. With `min_tiles`, a convolution whose output F(tile) would cut into fewer tiles than
+that gets F(2x2, 3x3): over few tiles F(4, 3)'s weight, (6 / 3)^2 = 4 times the convolution's, is
+read for few products, and the batched product is too thin to pay for it (`choose-conv-algorithm`
+keeps Winograd for 40 tiles or more for the same reason). Matched: a floating-point `nn.conv2d` with a 3x3 kernel, strides and dilation 1, one
 group, no empty dimension and a constant weight, in any data and kernel layout (the output in the
 data layout); other convolutions are left alone. The xrelay CPU build has its own Winograd kernels
 (`choose-conv-algorithm`); this pass is for the loops level, which has none, as Relay's
@@ -104,8 +107,8 @@ class _Builder:
 class WinogradRewrite(RewritePattern):
     """Rewrites one matched convolution (see the module docstring)."""
 
-    def __init__(self, tile: int):
-        self.tile = tile
+    def __init__(self, tile: int, min_tiles: int = 0):
+        self.tile, self.min_tiles = tile, min_tiles
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, conv: nn.Conv2DOp, rewriter: PatternRewriter) -> None:
@@ -117,14 +120,17 @@ class WinogradRewrite(RewritePattern):
                 or tuple(attrs["dilation"]) != (1, 1) or attrs["out_layout"] not in ("", data_layout)
                 or (weight.shape[kernel_layout.index("H")], weight.shape[kernel_layout.index("W")]) != (3, 3)):
             return
-        m, (b_t, _, a_t) = self.tile, TRANSFORMS[self.tile]
+        out = dict(zip(data_layout, conv.results[0].type.get_shape()))
+        m = self.tile
+        if out["N"] * -(-out["H"] // m) * -(-out["W"] // m) < self.min_tiles:
+            m = min(TRANSFORMS)
+        b_t, _, a_t = TRANSFORMS[m]
         alpha = m + 2
         build = _Builder(rewriter, conv, weight.dtype)
         data = conv.operands[0]
         if data_layout != "NHWC":
             data = build.op("nn.transpose", data, axes=[data_layout.index(a) for a in "NHWC"])
         batch, height, width, channels = data.type.get_shape()
-        out = dict(zip(data_layout, conv.results[0].type.get_shape()))
         rows, cols, filters = -(-out["H"] // m), -(-out["W"] // m), out["C"]
         tiles = batch * rows * cols
         top, left, bottom, right = attrs["padding"]
@@ -160,8 +166,11 @@ class WinogradConv(PatternPass):
 
     tile: int = 2
     """The output tile m: 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3))."""
+    min_tiles: int = 0
+    """A convolution whose output F(tile) cuts into fewer tiles (all images) gets F(2x2, 3x3)."""
 
     def pattern(self) -> RewritePattern:
-        if self.tile not in TRANSFORMS:
-            raise PassFailedException(f"winograd-conv: tile must be 2 or 4, got {self.tile}")
-        return WinogradRewrite(self.tile)
+        if self.tile not in TRANSFORMS or self.min_tiles < 0:
+            raise PassFailedException(f"winograd-conv: tile must be 2 or 4 and min_tiles at least 0, got "
+                                      f"{self.tile} and {self.min_tiles}")
+        return WinogradRewrite(self.tile, self.min_tiles)

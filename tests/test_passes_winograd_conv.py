@@ -81,8 +81,25 @@ def test_other_convolutions_are_left_alone(attrs, constant, kernel):
 
 def test_an_unknown_tile_is_a_clear_error():
     weight = RNG.standard_normal((2, 2, 3, 3)).astype(np.float32)
-    with pytest.raises(Exception, match="winograd-conv: tile must be 2 or 4, got 3"):
+    with pytest.raises(Exception, match="winograd-conv: tile must be 2 or 4 and min_tiles at least 0, got 3 and 0"):
         WinogradConv(tile=3)(conv_module((1, 2, 4, 4), weight))
+    with pytest.raises(Exception, match="winograd-conv: tile must be 2 or 4 and min_tiles at least 0, got 4 and -1"):
+        WinogradConv(tile=4, min_tiles=-1)(conv_module((1, 2, 4, 4), weight))
+
+
+@pytest.mark.parametrize("size, tiles, expected_tile", [
+    (7, 4, 2),  # F(4) would cut a 7x7 output into 2 x 2 = 4 tiles (of 16 asked for): F(2), 4 x 4 tiles
+    (16, 16, 4),  # exactly 16 tiles of 4 x 4: F(4)
+])
+def test_min_tiles_gives_few_tiles_f2(size, tiles, expected_tile):
+    w_oihw = RNG.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    x = RNG.standard_normal((1, 3, size, size)).astype(np.float32)
+    mod = WinogradConv(tile=4, min_tiles=16)(conv_module(x.shape, w_oihw, padding=(1, 1, 1, 1)))
+    products = [op for op in mod.walk() if op.name == "nn.batch_matmul"][2]  # V's two, then the products
+    alpha, rows = expected_tile + 2, -(-size // expected_tile)
+    assert products.results[0].type.get_shape() == (alpha * alpha, rows * rows, 5)
+    expected = direct_conv(x, w_oihw, (1, 1, 1, 1))
+    np.testing.assert_allclose(run(mod, {"x": x}), expected, atol=1e-4 * np.abs(expected).max())
 
 
 def test_an_integer_convolution_is_left_alone():

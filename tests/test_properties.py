@@ -313,6 +313,7 @@ PASSES = {
     "ScaleIntoConvWeight": ScaleIntoConvWeight,
     "WinogradConv": WinogradConv,
     "WinogradConv(tile=4)": lambda: WinogradConv(tile=4),
+    "WinogradConv(tile=4, min_tiles=4)": lambda: WinogradConv(tile=4, min_tiles=4),
     "ConvertLayout(NHWC)": lambda: ConvertLayout({"nn.conv2d": ["NHWC", "HWIO"]}),
     "ConvertLayout(NCHW)": lambda: ConvertLayout({"nn.conv2d": ["NCHW", "OIHW"]}),
     "Build": Build,  # graph passes, lowering and kernel formation: the built program runs as its kernels say

@@ -74,7 +74,7 @@ PASSES = [
     "infer-type", "fold-constant", "simplify-inference", "backward-fold-scale-axis", "forward-fold-scale-axis",
     "fold-scale-axis", "canonicalize-ops", "dead-code-elimination", 'convert-layout{desired-layouts="nn.conv2d=NHWC,HWIO"}',
     "max-pool-first", "pool-after-pointwise-conv", "concat-first", "shuffle-into-conv", "preactivation-shift", "scale-into-conv-weight",
-    "winograd-conv", "winograd-conv{tile=4}", "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
+    "winograd-conv", "winograd-conv{tile=4}", "winograd-conv{tile=4 min_tiles=4}", "convert-nn-to-linalg", "linalg-bufferize", "linalg-to-loops",
     "conv-to-matmul", "conv-space-to-depth", "pool-as-window-slices", "iree-conv-tiles", "canonicalize", "cse", "dce",
     "form-kernels", "choose-conv-algorithm", "choose-conv-algorithm{winograd=false}", "split-kernels", "select-to-minmax", "canonicalize-inits", "channels-last",
     "matmul-weights-k-major{min_rows=1}", "drop-unit-dims", "expand-through-collapse",

@@ -37,4 +37,4 @@ func.func @main(%x: tensor<1x2x5x5xf32>) -> (tensor<1x1x5x5xf32>, tensor<1x1x2x2
 // CHECK-NEXT: %s = nn.conv2d(%x, %w) {strides = array<i64: 2, 2>}
 // CHECK-NEXT: func.return %y, %s
 
-// ERR: winograd-conv: tile must be 2 or 4, got 3
+// ERR: winograd-conv: tile must be 2 or 4 and min_tiles at least 0, got 3 and 0

@@ -43,7 +43,7 @@ test-slow: setup
 # The ONNX light model zoo with random weights against ONNX Runtime, every model at every level and
 # through IREE (minutes).
 test-zoo: setup
-	$(BIN)/python -m pytest -m zoo tests/test_frontend_onnx_zoo.py tests/test_frontend_onnx_zoo_iree.py tests/test_frontend_onnx_backend.py
+	$(BIN)/python -m pytest -m zoo
 
 lit: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -v tests/filecheck

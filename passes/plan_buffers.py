@@ -14,9 +14,10 @@ buffer lives from its alloc to the last op that uses it or a view of it. Blocks 
 unless best fit needs less memory); each starts at a multiple of `ARENA_ALIGNMENT` bytes.
 
 Left alone: buffers the function returns (the arena is overwritten by the next call), allocs in
-nested regions (one per iteration), dynamic shapes, non-identity layouts; and whole functions that
-another function calls (a recursive call would overwrite the caller's buffers) or whose top-level
-ops make memrefs this pass cannot follow (an `scf.if` or a call returning one).
+nested regions (one per iteration), dynamic shapes, non-identity layouts; and whole functions of
+several blocks, functions another function calls (a recursive call would overwrite the caller's
+buffers) and functions whose top-level ops make memrefs this pass cannot follow (an `scf.if` or a
+call returning one).
 
 The arena is state: calls of one program must not overlap (`NativeProgram` runs one at a time).
 """
@@ -135,7 +136,7 @@ class PlanBuffers(XRelayPass):
         called = {call.callee.root_reference.data for call in op.walk() if isinstance(call, func.CallOp)}
         rewriter = Rewriter()
         for function in list(op.ops):
-            if (isinstance(function, func.FuncOp) and function.body.blocks
+            if (isinstance(function, func.FuncOp) and len(function.body.blocks) == 1
                     and function.sym_name.data not in called):
                 plan_function(function, op, rewriter)
 

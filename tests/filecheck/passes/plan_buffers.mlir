@@ -38,6 +38,23 @@ func.func @caller(%n: index) {
 // CHECK-NOT:   memref.get_global
 // CHECK:         func.return
 
+// A function of several blocks: lifetimes across branches are not followed.
+func.func @branches(%c: i1) -> f32 {
+  %a = memref.alloc() : memref<4xf32>
+  cf.cond_br %c, ^yes, ^no
+^yes:
+  %one = arith.constant 1.0 : f32
+  memref.dealloc %a : memref<4xf32>
+  func.return %one : f32
+^no:
+  %two = arith.constant 2.0 : f32
+  memref.dealloc %a : memref<4xf32>
+  func.return %two : f32
+}
+
+// CHECK-LABEL: func.func @branches(
+// CHECK-NEXT:    %a = memref.alloc() : memref<4xf32>
+
 // Three buffers in a chain and the result: %a dies when %c is allocated, so %c reuses its block
 // (offset 0); %b, alive with both, gets the next multiple of 64 bytes. The returned %r keeps its own
 // allocation (the caller owns it), and the deallocs of planned buffers go.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.ir.affine import AffineMap
@@ -42,9 +42,9 @@ def planned_contraction(maps: Sequence[AffineMap], ranges: Sequence[int], ia: in
                         unit_axes: tuple[int, ...] = ()) -> PlannedContraction | None:
     """`run(ins, target, accumulate) -> bool` computing `maps[out] (+)= sum maps[ia] * maps[ib]` as one
     batched matmul into `target` (a convolution's data copied to its patch matrix); False (the general
-    path) when the arrays do not allow the direct write; None for maps of another kind (the output's
-    may index `unit_axes`, its axes of size 1, by 0). While `reuse_views[0]` the matrices made for the same arrays are reused (unless
-    making them copied an operand)."""
+    path) when the arrays do not fit; None for maps of another kind (the output's may index
+    `unit_axes`, its axes of size 1, by 0). While `reuse_views[0]` the matrices made for the same
+    arrays are reused (unless making them copied an operand)."""
     views = [LoopView(maps[i], ranges) for i in (ia, ib)]
     if not all(v.linear for v in views) or not is_bare_permutation(maps[out], unit_axes):
         return None
@@ -103,30 +103,23 @@ class PlannedContraction:
         return None
 
     def __call__(self, ins: list, target: np.ndarray, accumulate: bool) -> bool:
+        """Compute the product of these arrays into `target` (`accumulate`: added to it); False when the
+        arrays are not numbers of one dtype. An operand whose loop-space view does not reshape to its
+        matrix (a convolution's data: its im2col) is copied here."""
         kept = None if accumulate else self.kept(ins, target)
         if kept is not None:
             threaded_matmul(*kept[:2], out=kept[2], threads=self.split, along=self.along)
             return True
-        bound = self.bind(ins, target, accumulate)
-        if bound is None:
-            return False
-        bound()
-        return True
-
-    def bind(self, ins: list, target: np.ndarray, accumulate: bool = False) -> Callable[[], None] | None:
-        """A call computing the product of these arrays into `target` (`accumulate`: added to it), or
-        None when the arrays do not allow the direct write. An operand whose loop-space view does not
-        reshape to its matrix (a convolution's data: its im2col) is copied here."""
         a, b = (ins[k] for k in self.operands)
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(target, np.ndarray)
                 and a.dtype == b.dtype == target.dtype and a.dtype.kind in "fiu"):
-            return None
+            return False
         try:  # (not in place: the output's axes in another order, groups between pixels and filters)
             view = target if self.in_place else target.transpose(self.to_labels)
             product = np.reshape(view, self.shape, copy=False)
         except ValueError:
             if len(to_labels := self.to_labels) != target.ndim:
-                return None
+                return False
             view, product = target.transpose(to_labels), None  # (a product not one view of it: copied in)
         matrices, copied = [], False
         for k, order, shape in self.matrices:
@@ -136,15 +129,12 @@ class PlannedContraction:
             except ValueError:
                 matrices.append(loop_view.reshape(shape))
                 copied = True
-        if accumulate or product is None:  # (accumulate: its fill not dropped, an op run by itself)
-            def into_view() -> None:
-                result = threaded_matmul(*matrices, threads=self.split, along=self.along).reshape(view.shape)
-                if accumulate:
-                    np.add(view, result, out=view)
-                else:
-                    np.copyto(view, result)
-
-            return into_view
-        if self.reuse_views[0] and not copied:
+        direct = product is not None and not accumulate  # (accumulate: its fill not dropped, an op by itself)
+        result = threaded_matmul(*matrices, out=product if direct else None, threads=self.split, along=self.along)
+        if direct and self.reuse_views[0] and not copied:
             self.last = (a, b, target, *matrices, product)
-        return functools.partial(threaded_matmul, *matrices, out=product, threads=self.split, along=self.along)
+        elif accumulate:
+            np.add(view, result.reshape(view.shape), out=view)
+        elif not direct:
+            np.copyto(view, result.reshape(view.shape))
+        return True

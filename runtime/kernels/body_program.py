@@ -104,8 +104,14 @@ _CMPF = {
     "uno": lambda a, b: np.logical_or(np.isnan(a), np.isnan(b)),
 }
 """`arith.cmpf`'s predicates: ordered ones false and unordered ones true when an operand is NaN."""
+def _unsigned_order(signed: np.ufunc) -> Callable:
+    """An unsigned predicate (`ult`) as the signed one on the operands read as unsigned."""
+    return lambda a, b: signed(_unsigned(a), _unsigned(b))
+
+
 _CMPI = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
-         "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal}
+         "sge": np.greater_equal, "ult": _unsigned_order(np.less), "ule": _unsigned_order(np.less_equal),
+         "ugt": _unsigned_order(np.greater), "uge": _unsigned_order(np.greater_equal)}
 
 
 def _fma(a, b, c):

@@ -36,7 +36,7 @@ from xrelay.dialects.constant import dtype_of
 from xrelay.dialects.kernel import ARENA_ALIGNMENT
 from xrelay.instrument.statistics import Statistic
 from xrelay.pass_base import XRelayPass, register_xrelay_pass
-from xrelay.passes.kernels.plan_memory import Tracer, assign_blocks
+from xrelay.passes.kernels.plan_memory import Tracer, assign_blocks, block_starts
 from xrelay.runtime.executor.memory_plan import StorageTracker
 
 PLANNED = Statistic("num-planned-buffers", "Number of allocations that became views of an arena")
@@ -54,19 +54,25 @@ class Unfollowed(Exception):
     """A top-level op makes a memref whose memory the pass cannot tell: the function stays unplanned."""
 
 
-def _plannable(op: Operation) -> bool:
-    memref_type = op.results[0].type if isinstance(op, memref.AllocOp) else None
-    return (isinstance(memref_type, MemRefType) and not op.dynamic_sizes and isinstance(memref_type.layout, NoneAttr)
-            and isinstance(memref_type.memory_space, NoneAttr) and all(n >= 0 for n in memref_type.get_shape()))
+def _element_dtype(op: memref.AllocOp):
+    """The numpy dtype of a plannable allocation's elements (static shape, identity layout, default
+    memory space, an element type xrelay runs), else None: it keeps its own allocation."""
+    memref_type = op.memref.type
+    if (op.dynamic_sizes or not isinstance(memref_type, MemRefType) or not isinstance(memref_type.layout, NoneAttr)
+            or not isinstance(memref_type.memory_space, NoneAttr) or any(n < 0 for n in memref_type.get_shape())):
+        return None
+    try:
+        return dtype_of(memref_type.get_element_type())
+    except TypeError:
+        return None
 
 
 class _Lifetimes(Tracer):
     """The function's buffers and which top-level op touches which memref value (plan-memory's tracker)."""
 
     def trace(self, op: Operation, step: int) -> None:
-        if isinstance(op, memref.AllocOp) and _plannable(op):
-            element = op.memref.type.get_element_type()
-            self.tracker.fresh(self.slot(op.memref), step, op.memref.type.get_shape(), dtype_of(element), op)
+        if isinstance(op, memref.AllocOp) and (dtype := _element_dtype(op)) is not None:
+            self.tracker.fresh(self.slot(op.memref), step, op.memref.type.get_shape(), dtype, op)
         elif isinstance(op, VIEWS):
             self.tracker.alias(self.slot(op.results[0]), self.slot(op.operands[0]))
         elif not isinstance(op, OWN_MEMORY) and any(isinstance(r.type, MemRefType) for r in op.results):
@@ -83,19 +89,17 @@ def plan_function(function: func.FuncOp, module: ModuleOp, rewriter: Rewriter) -
     try:
         for step, op in enumerate(ops):
             lifetimes.trace(op, step)
-    except (Unfollowed, TypeError):
+    except Unfollowed:
         return
     tracker = lifetimes.tracker
     returned = [lifetimes.slot(v) for v in ops[-1].operands] if isinstance(ops[-1], func.ReturnOp) else []
     for slot in returned:
         tracker.drop(slot)  # no memory in the arena: its own allocation, which the caller gets
     plan = assign_blocks(tracker, len(ops), returned)
-    if plan is None or all(plan.block_of[k] < 0 for k in range(len(tracker.buffers))):
+    if plan is None or all(block < 0 for block in plan.block_of):  # (dropped buffers have no block)
         return
-    starts, arena_bytes = [], 0
-    for size in plan.block_sizes:
-        starts.append(arena_bytes)
-        arena_bytes += -(-max(size, 1) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+    starts, arena_bytes = block_starts(plan.block_sizes)
+    offsets = {k: starts[block] for k, block in enumerate(plan.block_of) if block >= 0}
     arena_type = MemRefType(i8, [arena_bytes])
     name = _fresh_symbol(module, f"__arena_{function.sym_name.data}")
     rewriter.insert_op(memref.GlobalOp.get(StringAttr(name), arena_type, UnitAttr(), alignment=ARENA_ALIGNMENT),
@@ -103,17 +107,16 @@ def plan_function(function: func.FuncOp, module: ModuleOp, rewriter: Rewriter) -
     arena = memref.GetGlobalOp(name, arena_type)
     arena.memref.name_hint = "arena"
     rewriter.insert_op(arena, InsertPoint.at_start(block))
-    planned = {k for k in range(len(tracker.buffers)) if k not in plan.unused and plan.block_of[k] >= 0}
     for dealloc in [op for op in function.walk() if isinstance(op, memref.DeallocOp)]:
-        if tracker.storage.get(lifetimes.slots.get(dealloc.memref, -1)) in planned:
+        if tracker.storage.get(lifetimes.slots.get(dealloc.memref, -1)) in offsets:
             rewriter.erase_op(dealloc)
-    for k in sorted(planned):
+    for k, offset in offsets.items():
         alloc = tracker.buffers[k].op
-        shift = arith.ConstantOp(IntegerAttr(starts[plan.block_of[k]], IndexType()))
+        shift = arith.ConstantOp(IntegerAttr(offset, IndexType()))
         shift.result.name_hint = "offset"
         rewriter.insert_op(shift, InsertPoint.before(alloc))
         rewriter.replace_op(alloc, memref.ViewOp(arena, shift, [], alloc.memref.type))
-    PLANNED.add(len(planned))
+    PLANNED.add(len(offsets))
     ARENA.add(arena_bytes)
 
 

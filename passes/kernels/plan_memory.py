@@ -191,6 +191,16 @@ def _assign_blocks(buffers: Sequence[PlannedBuffer], start: dict[int, int], end:
 
 
 
+def block_starts(block_sizes: Sequence[int]) -> tuple[list[int], int]:
+    """Each block's byte offset in one arena, laid out in order at multiples of `ARENA_ALIGNMENT`,
+    and the arena's size."""
+    starts, arena = [], 0
+    for size in block_sizes:
+        starts.append(arena)
+        arena += -(-max(size, 1) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+    return starts, arena
+
+
 def clear_placement(function: func.FuncOp) -> None:
     function.attributes.pop(ARENA_BYTES, None)
     for op in function.walk():
@@ -217,10 +227,7 @@ def plan_function(function: func.FuncOp) -> bool:
     plan = assign_blocks(tracer.tracker, len(ops), results)
     if plan is None:
         return False
-    starts, arena = [], 0
-    for size in plan.block_sizes:
-        starts.append(arena)
-        arena += -(-max(size, 1) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+    starts, arena = block_starts(plan.block_sizes)
     rewriter = Rewriter()
     for k, op in enumerate(b.op for b in tracer.tracker.buffers):
         if k in plan.unused or k in plan.parent or plan.block_of[k] < 0:

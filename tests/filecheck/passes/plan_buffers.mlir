@@ -55,6 +55,25 @@ func.func @branches(%c: i1) -> f32 {
 // CHECK-LABEL: func.func @branches(
 // CHECK-NEXT:    %a = memref.alloc() : memref<4xf32>
 
+// An allocation of an element type xrelay does not run (bf16) keeps its own memory; the function's
+// other buffers are still planned.
+func.func @half() {
+  %h = memref.alloc() : memref<8xbf16>
+  %f = memref.alloc() : memref<8xf32>
+  memref.dealloc %f : memref<8xf32>
+  memref.dealloc %h : memref<8xbf16>
+  func.return
+}
+
+// CHECK:       "memref.global"() <{sym_name = "__arena_half", type = memref<64xi8>, initial_value, sym_visibility = "private", alignment = 64 : i64}> : () -> ()
+// CHECK-LABEL: func.func @half(
+// CHECK-NEXT:    %arena = memref.get_global @__arena_half : memref<64xi8>
+// CHECK-NEXT:    %h = memref.alloc() : memref<8xbf16>
+// CHECK-NEXT:    %offset = arith.constant 0 : index
+// CHECK-NEXT:    %f = memref.view %arena[%offset][] : memref<64xi8> to memref<8xf32>
+// CHECK-NEXT:    memref.dealloc %h : memref<8xbf16>
+// CHECK-NEXT:    func.return
+
 // Three buffers in a chain and the result: %a dies when %c is allocated, so %c reuses its block
 // (offset 0); %b, alive with both, gets the next multiple of 64 bytes. The returned %r keeps its own
 // allocation (the caller owns it), and the deallocs of planned buffers go.
@@ -105,5 +124,5 @@ func.func @main(%x: memref<4xf32>) -> memref<4xf32> {
 // CHECK-NOT:     memref.dealloc
 
 // STATS:      PlanBuffers
-// STATS-NEXT:   (S) 128 arena-bytes         - Bytes of the arenas the planned buffers share
-// STATS-NEXT:   (S)   3 num-planned-buffers - Number of allocations that became views of an arena
+// STATS-NEXT:   (S) 192 arena-bytes         - Bytes of the arenas the planned buffers share
+// STATS-NEXT:   (S)   4 num-planned-buffers - Number of allocations that became views of an arena

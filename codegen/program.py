@@ -22,18 +22,13 @@ from xrelay.runtime.reference.loops_exec import LoopsProgram, register_loops_com
 from xrelay.runtime.native.build import load, native_enabled, usable_threads
 from xrelay.runtime.native.build import NativeUnsupported
 from xrelay.codegen.c_source import CTranslation
-
-
-ALIGNMENT = 64
-"""Bytes every global's copy is aligned to: a cache line, so vector loads and stores of a row that
-starts at a multiple of it (as `plan-buffers` places views) do not straddle two lines."""
+from xrelay.runtime.executor.placement import aligned_bytes
 
 
 def aligned_copy(array: np.ndarray) -> np.ndarray:
-    """A writable C-contiguous copy of `array` whose data starts at a multiple of `ALIGNMENT` bytes."""
-    raw = np.empty(array.nbytes + ALIGNMENT, np.uint8)
-    start = -raw.ctypes.data % ALIGNMENT
-    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    """A writable C-contiguous copy of `array` starting at a cache line, so vector loads and stores of
+    a row that starts at a multiple of 64 bytes (as `plan-buffers` places views) do not straddle two."""
+    copy = aligned_bytes(array.nbytes).view(array.dtype).reshape(array.shape)
     copy[...] = array
     return copy
 

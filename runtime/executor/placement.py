@@ -24,6 +24,12 @@ from xrelay.runtime.executor.program_entry import located
 from xrelay.runtime.kernels.linalg_structured import ExecutionError
 
 
+def aligned_bytes(nbytes: int) -> np.ndarray:
+    """`nbytes` uninitialized bytes starting at a multiple of `ARENA_ALIGNMENT` (a cache line)."""
+    raw = np.empty(nbytes + ARENA_ALIGNMENT, np.uint8)
+    return raw[-raw.ctypes.data % ARENA_ALIGNMENT:][:nbytes]
+
+
 def is_placed(function: func.FuncOp) -> bool:
     """Whether `plan-memory` placed `function`'s buffers (it has `kernel.arena_bytes`)."""
     return ARENA_BYTES in function.attributes
@@ -63,8 +69,7 @@ def ir_plan(function: func.FuncOp, tracker: StorageTracker, n_steps: int, result
                                  f"bytes inside the {arena_bytes}-byte arena at a multiple of "
                                  f"{buffers[r].dtype.itemsize}")
     _check_disjoint(buffers, offsets, start, end)
-    raw = np.empty(arena_bytes + ARENA_ALIGNMENT, np.uint8)
-    arena = raw[(-raw.ctypes.data) % ARENA_ALIGNMENT:][:arena_bytes]
+    arena = aligned_bytes(arena_bytes)
     arrays: list[np.ndarray | None] = [None] * len(buffers)
 
     def array(k: int) -> np.ndarray:
